@@ -1,0 +1,90 @@
+import Router from '@koa/router'
+import { z } from 'zod'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../gateway/store/schema.js'
+import { voxError } from '../../gateway/errors.js'
+import {
+  createOrganization,
+  getOrganizationRow,
+  setCarrierCredentials,
+  toOrganization,
+  updateOrganization,
+} from '../../gateway/store/organizations.js'
+import { createApiKey } from '../../gateway/store/api-keys.js'
+import { requireAdminToken } from '../auth.js'
+import { readJsonObject } from '../http/body.js'
+import { parseOr400 } from '../http/validate.js'
+import type { Log } from '../../gateway/log.js'
+
+const orgFields = {
+  balance: z.number().finite().nullable().optional(),
+  max_concurrent_sessions: z.number().int().min(0).max(100_000).nullable().optional(),
+  recording_enabled: z.boolean().optional(),
+}
+const createOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200), ...orgFields })
+const patchOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200).optional(), ...orgFields })
+const carrierSchema = z.strictObject({
+  account_sid: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
+  auth_token: z.string().min(8).max(256),
+  api_base_url: z
+    .url({ protocol: /^https?$/ })
+    .max(2000)
+    .optional(),
+})
+
+/** The operator API under /admin/v1 (bearer ADMIN_TOKEN). */
+export function adminRouter(deps: { db: Kysely<Database>; adminToken: string | undefined; log: Log }): Router {
+  const { db, log } = deps
+  const r = new Router({ prefix: '/admin/v1' })
+  r.use(requireAdminToken(deps.adminToken))
+
+  r.post('/organizations', async (ctx) => {
+    const body = parseOr400(createOrgSchema, await readJsonObject(ctx))
+    const { organization, apiKey } = await createOrganization(db, body)
+    log.info({ organization_id: organization.id }, 'organization created')
+    ctx.status = 201
+    ctx.body = {
+      id: organization.id,
+      name: organization.name,
+      api_key: apiKey,
+      balance: organization.balance,
+      max_concurrent_sessions: organization.max_concurrent_sessions,
+      recording_enabled: organization.recording_enabled,
+    }
+  })
+
+  r.get('/organizations/:id', async (ctx) => {
+    const row = await getOrganizationRow(db, ctx.params.id as string)
+    if (row === undefined) throw voxError('organization_not_found')
+    ctx.body = toOrganization(row)
+  })
+
+  r.patch('/organizations/:id', async (ctx) => {
+    const body = parseOr400(patchOrgSchema, await readJsonObject(ctx))
+    const org = await updateOrganization(db, ctx.params.id as string, body)
+    if (org === undefined) throw voxError('organization_not_found')
+    ctx.body = org
+  })
+
+  r.post('/organizations/:id/api_keys', async (ctx) => {
+    const row = await getOrganizationRow(db, ctx.params.id as string)
+    if (row === undefined) throw voxError('organization_not_found')
+    ctx.status = 201
+    ctx.body = { api_key: await createApiKey(db, row.id) }
+  })
+
+  r.put('/organizations/:id/carrier', async (ctx) => {
+    const body = parseOr400(carrierSchema, await readJsonObject(ctx))
+    const apiBaseUrl = body.api_base_url?.replace(/\/+$/, '') ?? null
+    const ok = await setCarrierCredentials(db, ctx.params.id as string, {
+      accountSid: body.account_sid,
+      authToken: body.auth_token,
+      apiBaseUrl,
+    })
+    if (!ok) throw voxError('organization_not_found')
+    log.info({ organization_id: ctx.params.id, account_sid: body.account_sid }, 'carrier credentials stored')
+    ctx.body = { account_sid: body.account_sid, api_base_url: apiBaseUrl, auth_token_set: true }
+  })
+
+  return r
+}

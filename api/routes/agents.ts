@@ -1,0 +1,134 @@
+import Router from '@koa/router'
+import { z } from 'zod'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../gateway/store/schema.js'
+import { voxError } from '../../gateway/errors.js'
+import { createAgent, getAgent, getAgentRow, listAgents, updateAgent, type Agent } from '../../gateway/store/agents.js'
+import { getTemplate } from '../../gateway/store/agent-templates.js'
+import { assignPhoneNumber, unassignPhoneNumber } from '../../gateway/store/phone-numbers.js'
+import { normalisePhoneNumber } from '../../gateway/phone.js'
+import { validatePipelineConfig } from '../../pipeline/config/validate.js'
+import { withAvailableVendors, withWebhookUrl } from '../../pipeline/config/templates.js'
+import type { ApiState } from '../auth.js'
+import { readJsonObject } from '../http/body.js'
+import { parseOr400 } from '../http/validate.js'
+
+/** Which vendors have keys configured; decides what new agents are cloned with. */
+export interface VendorCaps {
+  stt: { vendor_a: boolean; vendor_b: boolean }
+  tts: { vendor_a: boolean }
+}
+
+const createSchema = z.strictObject({
+  template_id: z.string().min(1).max(200).optional(),
+  name: z.string().trim().min(1).max(200).optional(),
+})
+const updateSchema = z.strictObject({
+  webhook_url: z.string().min(1).max(2000).optional(),
+  name: z.string().trim().min(1).max(200).optional(),
+  config: z.unknown().optional(),
+})
+const phoneSchema = z.strictObject({
+  phone_number: z.string().min(1).max(64),
+  carrier_sid: z.string().min(1).max(64).optional(),
+  friendly_name: z.string().min(1).max(200).optional(),
+})
+
+function listShape(a: Agent) {
+  return {
+    id: a.id,
+    name: a.name,
+    type: a.type,
+    agent_template_id: a.agent_template_id,
+    created_at: a.created_at,
+    updated_at: a.updated_at,
+    assigned_phone_numbers: a.assigned_phone_numbers,
+  }
+}
+
+/** Validates a pipeline config or throws 400 with every problem, each naming its field. */
+export function validConfigOr400(config: unknown, allowInsecureLoopback: boolean): unknown {
+  const r = validatePipelineConfig(config, { allowInsecureLoopback })
+  if (!r.ok) throw voxError('validation_failed', r.errors.join('; '), { details: r.errors })
+  return r.config
+}
+
+/** /v1/agents: list, create from template, get, update, phone numbers. */
+export function agentsRouter(deps: { db: Kysely<Database>; vendors: VendorCaps; allowInsecureWebhooks: boolean }): Router<ApiState> {
+  const { db } = deps
+  const r = new Router<ApiState>()
+
+  r.get('/v1/agents', async (ctx) => {
+    ctx.body = { agents: (await listAgents(db, ctx.state.organizationId)).map(listShape) }
+  })
+
+  r.post('/v1/agents', async (ctx) => {
+    const body = parseOr400(createSchema, await readJsonObject(ctx))
+    const template = await getTemplate(db, body.template_id)
+    if (template === undefined) throw voxError('template_not_found', `agent template ${body.template_id} not found`)
+    const config = validConfigOr400(withAvailableVendors(template.config as never, deps.vendors), deps.allowInsecureWebhooks)
+    const agent = await createAgent(db, {
+      organizationId: ctx.state.organizationId,
+      name: body.name,
+      config,
+      templateId: template.id,
+    })
+    ctx.status = 201
+    ctx.body = agent
+  })
+
+  r.get('/v1/agents/:agent_id', async (ctx) => {
+    const agent = await getAgent(db, ctx.state.organizationId, ctx.params.agent_id as string)
+    if (agent === undefined) throw voxError('agent_not_found')
+    ctx.body = agent
+  })
+
+  r.post('/v1/agents/:agent_id', async (ctx) => {
+    const body = parseOr400(updateSchema, await readJsonObject(ctx))
+    const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
+    if (row === undefined) throw voxError('agent_not_found')
+    let config: unknown = body.config === undefined ? undefined : validConfigOr400(body.config, deps.allowInsecureWebhooks)
+    let demoMode: boolean | undefined
+    if (body.webhook_url !== undefined) {
+      const base = (config ?? row.config) as never
+      config = validConfigOr400(withWebhookUrl(base, body.webhook_url), deps.allowInsecureWebhooks)
+      demoMode = false
+    }
+    const agent = await updateAgent(db, ctx.state.organizationId, row.id, { name: body.name, config, demo_mode: demoMode })
+    if (agent === undefined) throw voxError('agent_not_found')
+    ctx.body = agent
+  })
+
+  r.post('/v1/agents/:agent_id/phone_numbers', async (ctx) => {
+    const body = parseOr400(phoneSchema, await readJsonObject(ctx))
+    const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
+    if (row === undefined) throw voxError('agent_not_found')
+    const number = normalisePhoneNumber(body.phone_number)
+    if (number === undefined) {
+      throw voxError('invalid_phone_number', `phone_number is not a valid international number: ${body.phone_number}`)
+    }
+    const res = await assignPhoneNumber(db, {
+      agentId: row.id,
+      organizationId: row.organization_id,
+      phoneNumber: number.e164,
+      carrierSid: body.carrier_sid ?? null,
+      friendlyName: body.friendly_name ?? null,
+    })
+    if (!res.ok) throw voxError('phone_number_taken', `${number.e164} is assigned to another agent`)
+    ctx.status = 201
+    ctx.body = res.assignment
+  })
+
+  r.delete('/v1/agents/:agent_id/phone_numbers/:phone_number', async (ctx) => {
+    const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
+    if (row === undefined) throw voxError('agent_not_found')
+    const number = normalisePhoneNumber(ctx.params.phone_number)
+    if (number === undefined) throw voxError('invalid_phone_number')
+    if (!(await unassignPhoneNumber(db, row.id, number.e164))) {
+      throw voxError('not_found', `${number.e164} is not assigned to this agent`)
+    }
+    ctx.status = 204
+  })
+
+  return r
+}

@@ -1,0 +1,17 @@
+import Router from '@koa/router'
+import type { Store } from '../../gateway/store/database.js'
+import { voxError } from '../../gateway/errors.js'
+
+/** /healthz: the process is up. /readyz: the database answers and the gateway takes sessions. */
+export function healthRouter(deps: { store: Store; isDraining: () => boolean }): Router {
+  const r = new Router()
+  r.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' }
+  })
+  r.get('/readyz', async (ctx) => {
+    if (deps.isDraining()) throw voxError('shutting_down')
+    if (!(await deps.store.ping())) throw voxError('database_unavailable')
+    ctx.body = { status: 'ready', database: deps.store.dialect }
+  })
+  return r
+}

@@ -1,0 +1,127 @@
+import { resolve } from 'node:path'
+
+/** Endpoint and key of one outside service (speech vendor or LLM). */
+export interface VendorEndpoint {
+  url: string
+  apiKey: string | undefined
+}
+
+/** The gateway's whole configuration, read from the environment once at start-up. */
+export interface GatewayConfig {
+  port: number
+  host: string
+  publicUrl: string
+  databaseUrl: string | undefined
+  dataDir: string
+  adminToken: string | undefined
+  logLevel: string
+  allowInsecureWebhooks: boolean
+  /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of the gateway. */
+  trustProxy: boolean
+  /** Price of one connected minute, charged from the organization's balance at session end. */
+  usageRatePerMinute: number
+  /** How long a concurrency lease lives without a heartbeat. */
+  leaseTtlMs: number
+  /** Longest wait for live sessions to end on SIGTERM before the process exits anyway. */
+  shutdownGraceMs: number
+  sttVendorA: VendorEndpoint
+  sttVendorB: VendorEndpoint
+  ttsVendorA: VendorEndpoint
+  llm: VendorEndpoint
+}
+
+/** Raised when an environment variable has an invalid value; the message names the variable. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+type Env = Record<string, string | undefined>
+
+function str(env: Env, name: string): string | undefined {
+  const v = env[name]
+  return v === undefined || v.trim() === '' ? undefined : v.trim()
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = str(env, name)
+  if (raw === undefined) return def
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const n = Number(raw)
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`)
+  return n
+}
+
+function num(env: Env, name: string, def: number, min: number): number {
+  const raw = str(env, name)
+  if (raw === undefined) return def
+  const n = Number(raw)
+  if (!Number.isFinite(n) || n < min) throw new ConfigError(name, `must be a number >= ${min}, got "${raw}"`)
+  return n
+}
+
+function bool(env: Env, name: string): boolean {
+  const raw = str(env, name)
+  if (raw === undefined) return false
+  if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true
+  if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false
+  throw new ConfigError(name, `must be 1/true/yes or 0/false/no, got "${raw}"`)
+}
+
+function url(env: Env, name: string, def: string | undefined, schemes: string[]): string | undefined {
+  const raw = str(env, name) ?? def
+  if (raw === undefined) return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(name, `must be an absolute URL, got "${raw}"`)
+  }
+  if (!schemes.includes(parsed.protocol.replace(':', ''))) {
+    throw new ConfigError(name, `must use ${schemes.join(' or ')}, got "${parsed.protocol.replace(':', '')}"`)
+  }
+  if (parsed.username || parsed.password) {
+    // Credentials in a public URL would leak into markup and logs.
+    if (name !== 'DATABASE_URL') throw new ConfigError(name, 'must not contain credentials')
+  }
+  return raw.replace(/\/+$/, '')
+}
+
+function vendor(env: Env, prefix: string, defUrl: string, schemes: string[], urlVar = `${prefix}_URL`): VendorEndpoint {
+  return { url: url(env, urlVar, defUrl, schemes) as string, apiKey: str(env, `${prefix}_API_KEY`) }
+}
+
+/** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): GatewayConfig {
+  const port = int(env, 'PORT', 3000, 0, 65535)
+  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase()
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  const adminToken = str(env, 'ADMIN_TOKEN')
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 characters long')
+  }
+  const host = str(env, 'HOST') ?? '0.0.0.0'
+  if (!/^[\w.:-]+$/.test(host)) throw new ConfigError('HOST', `is not a host name or address: "${host}"`)
+  return {
+    port,
+    host,
+    publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http', 'https']) as string,
+    databaseUrl: url(env, 'DATABASE_URL', undefined, ['postgres', 'postgresql']),
+    dataDir: resolve(str(env, 'DATA_DIR') ?? './data'),
+    adminToken,
+    logLevel,
+    allowInsecureWebhooks: bool(env, 'ALLOW_INSECURE_WEBHOOKS'),
+    trustProxy: bool(env, 'TRUST_PROXY'),
+    usageRatePerMinute: num(env, 'USAGE_RATE_PER_MINUTE', 0, 0),
+    leaseTtlMs: int(env, 'LEASE_TTL_MS', 30_000, 3_000, 600_000),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    sttVendorA: vendor(env, 'STT_VENDOR_A', 'wss://api.deepgram.com', ['ws', 'wss']),
+    sttVendorB: vendor(env, 'STT_VENDOR_B', 'wss://streaming.assemblyai.com', ['ws', 'wss']),
+    ttsVendorA: vendor(env, 'TTS_VENDOR_A', 'wss://api.elevenlabs.io', ['ws', 'wss']),
+    llm: vendor(env, 'LLM', 'https://api.openai.com/v1', ['http', 'https'], 'LLM_BASE_URL'),
+  }
+}

@@ -1,0 +1,76 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely'
+import pg from 'pg'
+import type { Database } from './schema.js'
+import { migrateToLatest } from './migrate.js'
+
+/** An open store: the Kysely handle and how to close it. */
+export interface Store {
+  db: Kysely<Database>
+  dialect: 'pglite' | 'pg'
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>
+  close(): Promise<void>
+}
+
+/** Where the store lives: a server (`databaseUrl`) or an embedded PGlite directory (`dataDir`). */
+export interface StoreOptions {
+  databaseUrl?: string | undefined
+  dataDir: string
+  /** Pool size for the server dialect. */
+  poolSize?: number
+}
+
+// Postgres int8 (count(*), bigserial) comes back as a string from `pg`; our counts and ids fit in a double.
+pg.types.setTypeParser(20, (v: string) => Number(v))
+
+async function pgliteDialect(dataDir: string): Promise<{ dialect: Dialect; close: () => Promise<void> }> {
+  // PGlite is loaded lazily: a server deployment never pays for the WASM module.
+  const [{ PGlite }, { PGliteDialect }] = await Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')])
+  // PGlite creates only the last folder level itself.
+  mkdirSync(dirname(dataDir), { recursive: true })
+  const client = await PGlite.create(dataDir)
+  return { dialect: new PGliteDialect(client), close: async () => undefined }
+}
+
+/** Opens the store and runs pending migrations. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  let dialect: Dialect
+  let kind: Store['dialect']
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 })
+    // An idle client's error (server restart) must not crash the process; queries will report it.
+    pool.on('error', () => undefined)
+    dialect = new PostgresDialect({ pool })
+    kind = 'pg'
+  } else {
+    dialect = (await pgliteDialect(`${options.dataDir}/pg`)).dialect
+    kind = 'pglite'
+  }
+  const db = new Kysely<Database>({ dialect })
+  try {
+    await migrateToLatest(db)
+  } catch (e) {
+    await db.destroy().catch(() => undefined)
+    throw e
+  }
+  let closed = false
+  return {
+    db,
+    dialect: kind,
+    async ping() {
+      try {
+        await sql`select 1`.execute(db)
+        return true
+      } catch {
+        return false
+      }
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      await db.destroy()
+    },
+  }
+}

@@ -1,0 +1,27 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { initial } from './migrations/0001-initial.js'
+
+/** Every migration, in order; names sort the way they must run. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001-initial': initial,
+}
+
+/** Serves the migrations from code, so a compiled build and tsx run the same set. */
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return MIGRATIONS
+  }
+}
+
+/** Brings the schema up to date; throws with the failing migration's name when one fails. */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() })
+  const { error, results } = await migrator.migrateToLatest()
+  const failed = results?.find((r) => r.status === 'Error')
+  if (error !== undefined || failed !== undefined) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`, {
+      cause: error,
+    })
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}

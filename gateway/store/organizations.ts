@@ -1,0 +1,118 @@
+import type { Kysely } from 'kysely'
+import type { Database, OrganizationRow } from './schema.js'
+import { newId } from './ids.js'
+import { createApiKey } from './api-keys.js'
+
+/** An organization as the API shows it (no carrier secret). */
+export interface Organization {
+  id: string
+  name: string
+  balance: number | null
+  max_concurrent_sessions: number | null
+  recording_enabled: boolean
+  carrier_configured: boolean
+}
+
+/** Carrier credentials of an organization; the auth token is a secret. */
+export interface CarrierCredentials {
+  accountSid: string
+  authToken: string
+  apiBaseUrl: string | null
+}
+
+/** Fields an operator can set on an organization. */
+export interface OrganizationFields {
+  name?: string
+  balance?: number | null
+  max_concurrent_sessions?: number | null
+  recording_enabled?: boolean
+}
+
+/** Default concurrent-session limit of a new organization (operators change it; null is unlimited). */
+export const DEFAULT_MAX_CONCURRENT_SESSIONS = 50
+
+/** Maps a row to the API shape, converting numeric and hiding secrets. */
+export function toOrganization(row: OrganizationRow): Organization {
+  return {
+    id: row.id,
+    name: row.name,
+    balance: row.balance === null ? null : Number(row.balance),
+    max_concurrent_sessions: row.max_concurrent_sessions,
+    recording_enabled: row.recording_enabled,
+    carrier_configured: row.carrier_account_sid !== null && row.carrier_auth_token !== null,
+  }
+}
+
+/** Creates an organization and its first API key; the plain key is returned once and never stored. */
+export async function createOrganization(
+  db: Kysely<Database>,
+  fields: OrganizationFields & { name: string },
+): Promise<{ organization: Organization; apiKey: string }> {
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .insertInto('organizations')
+      .values({
+        id: newId('org'),
+        name: fields.name,
+        balance: fields.balance ?? null,
+        max_concurrent_sessions:
+          fields.max_concurrent_sessions === undefined ? DEFAULT_MAX_CONCURRENT_SESSIONS : fields.max_concurrent_sessions,
+        recording_enabled: fields.recording_enabled ?? false,
+        carrier_account_sid: null,
+        carrier_auth_token: null,
+        carrier_api_base_url: null,
+        updated_at: new Date(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    const apiKey = await createApiKey(tx, row.id)
+    return { organization: toOrganization(row), apiKey }
+  })
+}
+
+/** Reads one organization row, or undefined. */
+export async function getOrganizationRow(db: Kysely<Database>, id: string): Promise<OrganizationRow | undefined> {
+  return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+/** Updates the given fields; undefined when no such organization. */
+export async function updateOrganization(
+  db: Kysely<Database>,
+  id: string,
+  fields: OrganizationFields,
+): Promise<Organization | undefined> {
+  const row = await db
+    .updateTable('organizations')
+    .set({ ...fields, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst()
+  return row && toOrganization(row)
+}
+
+/** Stores carrier credentials; returns false when no such organization. */
+export async function setCarrierCredentials(db: Kysely<Database>, id: string, creds: CarrierCredentials): Promise<boolean> {
+  const res = await db
+    .updateTable('organizations')
+    .set({
+      carrier_account_sid: creds.accountSid,
+      carrier_auth_token: creds.authToken,
+      carrier_api_base_url: creds.apiBaseUrl,
+      updated_at: new Date(),
+    })
+    .where('id', '=', id)
+    .executeTakeFirst()
+  return Number(res.numUpdatedRows) > 0
+}
+
+/** The organization's carrier credentials, or undefined when none are stored. */
+export function carrierCredentials(row: OrganizationRow): CarrierCredentials | undefined {
+  if (row.carrier_account_sid === null || row.carrier_auth_token === null) return undefined
+  return { accountSid: row.carrier_account_sid, authToken: row.carrier_auth_token, apiBaseUrl: row.carrier_api_base_url }
+}
+
+/** Number of organizations (first start creates a default one when this is zero). */
+export async function countOrganizations(db: Kysely<Database>): Promise<number> {
+  const r = await db.selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  return Number(r.n)
+}

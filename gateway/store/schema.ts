@@ -1,0 +1,157 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+
+/** A timestamptz column: Date when read, Date or ISO string when written, defaulted by the database. */
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+/** jsonb: an object when read; written as JSON text so `pg` and PGlite store the same thing. */
+type Json<T = unknown> = ColumnType<T, string, string>
+type NullableJson<T = unknown> = ColumnType<T | null, string | null | undefined, string | null>
+/** numeric comes back as a string from `pg` and PGlite alike; repositories convert it. */
+type Numeric = ColumnType<string | null, number | string | null | undefined, number | string | null>
+
+/** organizations: a tenant, with its balance, limits and carrier credentials. */
+export interface OrganizationsTable {
+  id: string
+  name: string
+  balance: Numeric
+  max_concurrent_sessions: number | null
+  recording_enabled: Generated<boolean>
+  carrier_account_sid: string | null
+  /** Secret: needed in clear to compute carrier signatures; never returned by the API, never logged. */
+  carrier_auth_token: string | null
+  carrier_api_base_url: string | null
+  created_at: CreatedAt
+  updated_at: Timestamp
+}
+
+/** api_keys: only the SHA-256 of a key is stored; `prefix` identifies it in listings. */
+export interface ApiKeysTable {
+  id: string
+  organization_id: string
+  key_hash: string
+  prefix: string
+  created_at: CreatedAt
+  last_used_at: NullableTimestamp
+  revoked_at: NullableTimestamp
+}
+
+/** agent_templates: seeded pipeline configurations new agents are cloned from. */
+export interface AgentTemplatesTable {
+  id: string
+  name: string
+  description: string
+  config: Json
+  is_default: Generated<boolean>
+  created_at: CreatedAt
+}
+
+/** agents: an organization's voice agent and its pipeline configuration. */
+export interface AgentsTable {
+  id: string
+  organization_id: string
+  name: string
+  type: Generated<string>
+  config: Json
+  webhook_secret: string
+  agent_template_id: string | null
+  demo_mode: Generated<boolean>
+  created_at: CreatedAt
+  updated_at: Timestamp
+}
+
+/** phone_numbers: an E.164 number assigned to one agent (globally unique: the voice hook routes by it). */
+export interface PhoneNumbersTable {
+  phone_number: string
+  agent_id: string
+  organization_id: string
+  carrier_sid: string | null
+  friendly_name: string | null
+  assigned_at: CreatedAt
+}
+
+/** conversations: the stable thread that sessions (connections) resume. */
+export interface ConversationsTable {
+  id: string
+  organization_id: string
+  agent_id: string
+  created_at: CreatedAt
+  updated_at: Timestamp
+}
+
+/** Session lifecycle as stored. */
+export type SessionStatus = 'authorized' | 'connected' | 'ended'
+
+/** sessions: one connection, from authorization to end; also the concurrency lease. */
+export interface SessionsTable {
+  id: string
+  conversation_id: string
+  agent_id: string
+  organization_id: string
+  status: SessionStatus
+  channel: 'browser' | 'carrier'
+  direction: string | null
+  /** SHA-256 of the client_session_key; null once the key is consumed or revoked. */
+  key_hash: string | null
+  key_expires_at: NullableTimestamp
+  key_used_at: NullableTimestamp
+  /** Per-session override as given at authorization (merged and validated). */
+  config_override: NullableJson
+  metadata: NullableJson
+  call_sid: string | null
+  call_status: string | null
+  from_phone_number: string | null
+  from_phone_country: string | null
+  to_phone_number: string | null
+  to_phone_country: string | null
+  ip_address: string | null
+  country_code: string | null
+  started_at: NullableTimestamp
+  ended_at: NullableTimestamp
+  duration_ms: number | null
+  end_reason: string | null
+  transcription_duration_seconds: number | null
+  tts_duration_seconds: number | null
+  latency_ms: number | null
+  recording_status: Generated<string>
+  recording_url: string | null
+  /** Concurrency lease: the process holding the slot and until when (renewed by heartbeat). */
+  lease_owner: string | null
+  lease_expires_at: NullableTimestamp
+  charged: Generated<boolean>
+  created_at: CreatedAt
+  updated_at: Timestamp
+}
+
+/** transcript_entries: one row per turn of a session. */
+export interface TranscriptEntriesTable {
+  id: Generated<number>
+  session_id: string
+  conversation_id: string
+  seq: number
+  turn_id: string
+  timestamp: Timestamp
+  user_message: string | null
+  assistant_message: string | null
+  latency_ms: number | null
+}
+
+/** The whole database as Kysely sees it. */
+export interface Database {
+  organizations: OrganizationsTable
+  api_keys: ApiKeysTable
+  agent_templates: AgentTemplatesTable
+  agents: AgentsTable
+  phone_numbers: PhoneNumbersTable
+  conversations: ConversationsTable
+  sessions: SessionsTable
+  transcript_entries: TranscriptEntriesTable
+}
+
+export type OrganizationRow = Selectable<OrganizationsTable>
+export type AgentRow = Selectable<AgentsTable>
+export type NewAgent = Insertable<AgentsTable>
+export type AgentUpdate = Updateable<AgentsTable>
+export type PhoneNumberRow = Selectable<PhoneNumbersTable>
+export type SessionRow = Selectable<SessionsTable>
+export type TranscriptEntryRow = Selectable<TranscriptEntriesTable>

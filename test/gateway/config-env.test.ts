@@ -1,0 +1,54 @@
+import t from 'tap'
+import { loadConfig, ConfigError } from '../../gateway/config.js'
+
+t.test('defaults on an empty environment', async (t) => {
+  const c = loadConfig({})
+  t.equal(c.port, 3000)
+  t.equal(c.host, '0.0.0.0')
+  t.equal(c.publicUrl, 'http://localhost:3000')
+  t.equal(c.databaseUrl, undefined)
+  t.match(c.dataDir, /\/data$/)
+  t.equal(c.adminToken, undefined)
+  t.equal(c.logLevel, 'info')
+  t.equal(c.allowInsecureWebhooks, false)
+  t.equal(c.llm.url, 'https://api.openai.com/v1')
+  t.equal(c.sttVendorA.apiKey, undefined)
+})
+
+t.test('PUBLIC_URL follows PORT and trailing slashes are dropped', async (t) => {
+  t.equal(loadConfig({ PORT: '8080' }).publicUrl, 'http://localhost:8080')
+  t.equal(loadConfig({ PUBLIC_URL: 'https://gw.example.com/voice/' }).publicUrl, 'https://gw.example.com/voice')
+})
+
+t.test('vendor variables are read', async (t) => {
+  const c = loadConfig({ STT_VENDOR_A_URL: 'ws://127.0.0.1:9/', STT_VENDOR_A_API_KEY: 'k', LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_API_KEY: 'x' })
+  t.equal(c.sttVendorA.url, 'ws://127.0.0.1:9')
+  t.equal(c.sttVendorA.apiKey, 'k')
+  t.equal(c.llm.url, 'http://127.0.0.1:1/v1')
+  t.equal(c.llm.apiKey, 'x')
+})
+
+const bad: [string, string, RegExp][] = [
+  ['PORT', 'abc', /PORT: must be a whole number/],
+  ['PORT', '70000', /PORT: must be between 0 and 65535/],
+  ['PUBLIC_URL', 'not a url', /PUBLIC_URL: must be an absolute URL/],
+  ['PUBLIC_URL', 'ftp://x', /PUBLIC_URL: must use http or https/],
+  ['DATABASE_URL', 'mysql://x', /DATABASE_URL: must use postgres or postgresql/],
+  ['LOG_LEVEL', 'loud', /LOG_LEVEL: must be one of/],
+  ['ADMIN_TOKEN', 'short', /ADMIN_TOKEN: must be at least 16/],
+  ['ALLOW_INSECURE_WEBHOOKS', 'maybe', /ALLOW_INSECURE_WEBHOOKS: must be/],
+  ['STT_VENDOR_A_URL', 'https://x', /STT_VENDOR_A_URL: must use ws or wss/],
+  ['USAGE_RATE_PER_MINUTE', '-1', /USAGE_RATE_PER_MINUTE: must be a number/],
+  ['HOST', 'a b', /HOST: is not a host/],
+]
+for (const [name, value, re] of bad) {
+  t.test(`invalid ${name}=${value} names the variable`, async (t) => {
+    t.throws(() => loadConfig({ [name]: value }), re)
+    try {
+      loadConfig({ [name]: value })
+    } catch (e) {
+      t.ok(e instanceof ConfigError)
+      t.equal((e as ConfigError).variable, name)
+    }
+  })
+}

@@ -1,0 +1,88 @@
+/** Starts a real gateway on port 0 over a real test database, and a small HTTP client for it. */
+import { loadConfig, type GatewayConfig } from '../../gateway/config.js'
+import { silentLogger, type Log } from '../../gateway/log.js'
+import { bootstrap } from '../../gateway/bootstrap.js'
+import { startGateway, type Gateway } from '../../gateway/app.js'
+import type { Store } from '../../gateway/store/database.js'
+import { testDb, type TestDb } from './db.js'
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789'
+
+/** A gateway under test. */
+export interface TestGateway {
+  gateway: Gateway
+  url: string
+  db: TestDb
+  store: Store
+  config: GatewayConfig
+  /** The default organization's API key created at first start. */
+  apiKey: string
+  orgId: string
+  request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>
+  close(): Promise<void>
+}
+
+export interface RequestOptions {
+  key?: string | null
+  admin?: boolean
+  body?: unknown
+  rawBody?: string
+  headers?: Record<string, string>
+}
+
+export interface TestResponse {
+  status: number
+  body: any
+  text: string
+  headers: Headers
+}
+
+/** Starts a gateway; `env` overrides the environment it is configured from. */
+export async function startTestGateway(env: Record<string, string> = {}, opts: { log?: Log; db?: TestDb } = {}): Promise<TestGateway> {
+  const db = opts.db ?? (await testDb())
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_TOKEN,
+    ALLOW_INSECURE_WEBHOOKS: '1',
+    LOG_LEVEL: 'silent',
+    ...env,
+  })
+  const boot = await bootstrap(db.store.db)
+  const gateway = await startGateway({ config, store: db.store, log: opts.log ?? silentLogger() })
+  const apiKey = boot.createdOrganization?.apiKey ?? ''
+  const orgId = boot.createdOrganization?.id ?? ''
+  const url = gateway.url
+  return {
+    gateway,
+    url,
+    db,
+    store: db.store,
+    config,
+    apiKey,
+    orgId,
+    async request(method, path, o = {}) {
+      const headers: Record<string, string> = { ...o.headers }
+      const key = o.admin ? ADMIN_TOKEN : o.key === undefined ? apiKey : o.key
+      if (key !== null) headers.authorization = `Bearer ${key}`
+      let body: string | undefined = o.rawBody
+      if (o.body !== undefined) {
+        body = JSON.stringify(o.body)
+        headers['content-type'] ??= 'application/json'
+      }
+      const res = await fetch(url + path, { method, headers, body })
+      const text = await res.text()
+      let parsed: unknown
+      try {
+        parsed = text ? JSON.parse(text) : undefined
+      } catch {
+        parsed = undefined
+      }
+      return { status: res.status, body: parsed, text, headers: res.headers }
+    },
+    async close() {
+      await gateway.close()
+      if (!opts.db) await db.cleanup()
+    },
+  }
+}
