@@ -1,0 +1,58 @@
+import Router from '@koa/router'
+import { z } from 'zod'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../gateway/store/schema.js'
+import { voxError } from '../../gateway/errors.js'
+import { authorizeSession } from '../../gateway/sessions/authorize.js'
+import { getSessionRow, sessionTranscript } from '../../gateway/store/sessions.js'
+import { sessionDetails } from '../../gateway/sessions/session-details.js'
+import type { ApiState } from '../auth.js'
+import { readJsonObject } from '../http/body.js'
+import { parseOr400 } from '../http/validate.js'
+
+const authorizeSchema = z.strictObject({
+  agent_id: z.string().min(1).max(200),
+  conversation_id: z.string().min(1).max(200).nullable().optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  // Browser SDKs send it to the customer's endpoint, which may pass it on; accepted and not used.
+  sdk_version: z.string().max(100).optional(),
+})
+
+/** Largest authorization metadata, serialised; it travels in every webhook. */
+const MAX_METADATA_BYTES = 16 * 1024
+
+/** authorize_session and session details. */
+export function sessionsRouter(deps: { db: Kysely<Database>; allowInsecureWebhooks: boolean }): Router<ApiState> {
+  const { db } = deps
+  const r = new Router<ApiState>()
+
+  r.post('/v1/agents/web/authorize_session', async (ctx) => {
+    const body = parseOr400(authorizeSchema, await readJsonObject(ctx))
+    if (body.metadata !== undefined && JSON.stringify(body.metadata).length > MAX_METADATA_BYTES) {
+      throw voxError('validation_failed', `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
+    }
+    const auth = await authorizeSession(
+      db,
+      {
+        organizationId: ctx.state.organizationId,
+        agentId: body.agent_id,
+        conversationId: body.conversation_id,
+        configOverride: body.config,
+        metadata: body.metadata,
+        origin: { channel: 'browser' },
+      },
+      { allowInsecureWebhooks: deps.allowInsecureWebhooks },
+    )
+    ctx.body = { client_session_key: auth.clientSessionKey, conversation_id: auth.conversationId, config: auth.config }
+  })
+
+  r.get('/v1/agents/:agent_id/sessions/:session_id', async (ctx) => {
+    const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
+    const row = await getSessionRow(db, ctx.state.organizationId, agent_id, session_id)
+    if (row === undefined) throw voxError('session_not_found')
+    ctx.body = sessionDetails(row, await sessionTranscript(db, row.id))
+  })
+
+  return r
+}

@@ -1,0 +1,133 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { AddressInfo } from 'node:net'
+import Koa from 'koa'
+import Router from '@koa/router'
+import type { GatewayConfig } from './config.js'
+import type { Store } from './store/database.js'
+import type { Log } from './log.js'
+import { maskKeyInPath } from './log.js'
+import { SessionManager } from './sessions/session-manager.js'
+import type { SessionDeps } from './sessions/call-session.js'
+import { browserUpgradeHandler, BROWSER_WS_PATH, type BrowserAttach } from './browser/browser-upgrade.js'
+import { refuseUpgrade } from './http/upgrade-refusal.js'
+import { errorHandler } from '../api/http/error-handler.js'
+import { adminRouter } from '../api/routes/admin.js'
+import { agentsRouter, type VendorCaps } from '../api/routes/agents.js'
+import { sessionsRouter } from '../api/routes/sessions.js'
+import { healthRouter } from '../api/routes/health.js'
+import { requireApiKey, type ApiState } from '../api/auth.js'
+
+/** What the process wires together. */
+export interface GatewayDeps {
+  config: GatewayConfig
+  store: Store
+  log: Log
+  /** Overrides of session behaviour (tests shorten minutes and webhook backoff). */
+  sessionOverrides?: Partial<Pick<SessionDeps, 'minuteMs' | 'webhookDelivery'>>
+  /** Wires a connected browser socket to its session (the browser protocol). */
+  attachBrowser?: BrowserAttach
+}
+
+/** A running gateway: its HTTP server and how to stop it. */
+export interface Gateway {
+  server: Server
+  /** Base URL it listens on (127.0.0.1 with the real port when bound to all interfaces). */
+  url: string
+  sessions: SessionManager
+  /** Stops taking new work, ends live sessions, closes the server. Idempotent. */
+  close(): Promise<void>
+}
+
+function vendorCaps(config: GatewayConfig): VendorCaps {
+  return {
+    stt: { vendor_a: config.sttVendorA.apiKey !== undefined, vendor_b: config.sttVendorB.apiKey !== undefined },
+    tts: { vendor_a: config.ttsVendorA.apiKey !== undefined },
+  }
+}
+
+/** Builds the koa application with every route. */
+export function buildApp(deps: GatewayDeps, sessions: SessionManager): Koa {
+  const { config, store, log } = deps
+  const app = new Koa({ proxy: config.trustProxy })
+  app.silent = true
+  app.use(errorHandler(log))
+
+  const health = healthRouter({ store, isDraining: () => sessions.isDraining })
+  app.use(health.routes())
+
+  const admin = adminRouter({ db: store.db, adminToken: config.adminToken, log })
+  app.use(admin.routes()).use(admin.allowedMethods({ throw: true }))
+
+  const v1 = new Router<ApiState>()
+  v1.use('/v1', requireApiKey(store.db))
+  // Fixed paths (/v1/agents/web/...) are registered before /v1/agents/:agent_id so they win.
+  const sessionRoutes = sessionsRouter({ db: store.db, allowInsecureWebhooks: config.allowInsecureWebhooks })
+  const agents = agentsRouter({ db: store.db, vendors: vendorCaps(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
+  v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
+  v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
+  app.use(v1.routes())
+  return app
+}
+
+/** Starts the HTTP server (REST and WebSocket upgrades) and the session manager. */
+export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
+  const { config, store, log } = deps
+  const sessions = new SessionManager(
+    {
+      db: store.db,
+      log,
+      allowInsecureWebhooks: config.allowInsecureWebhooks,
+      usageRatePerMinute: config.usageRatePerMinute,
+      ...deps.sessionOverrides,
+    },
+    config.leaseTtlMs,
+  )
+  await sessions.start()
+  const app = buildApp(deps, sessions)
+  const server = createServer(app.callback())
+  server.requestTimeout = 60_000
+  server.headersTimeout = 15_000
+
+  const browser = browserUpgradeHandler({
+    sessions,
+    log,
+    trustProxy: config.trustProxy,
+    attach: deps.attachBrowser ?? (() => undefined),
+  })
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => undefined)
+    const url = new URL(req.url ?? '/', 'http://gateway.invalid')
+    if (url.pathname === BROWSER_WS_PATH) {
+      void browser(req, socket, head, url)
+      return
+    }
+    log.debug({ path: maskKeyInPath(url.pathname) }, 'upgrade to unknown path refused')
+    refuseUpgrade(socket, 404, `no WebSocket endpoint at ${maskKeyInPath(url.pathname)}`)
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const addr = server.address() as AddressInfo
+  const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address
+  let closing: Promise<void> | undefined
+  return {
+    server,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
+    sessions,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+        await sessions.shutdown(config.shutdownGraceMs)
+        server.closeIdleConnections()
+        await closed
+      })()
+      return closing
+    },
+  }
+}

@@ -1,0 +1,105 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../store/schema.js'
+import { voxError } from '../errors.js'
+import { getAgentRow } from '../store/agents.js'
+import { getOrganizationRow } from '../store/organizations.js'
+import { acquireLease, createAuthorizedSession, createConversation, getConversation, type SessionOrigin } from '../store/sessions.js'
+import { frontendConfig, type FrontendConfig } from '../../pipeline/config/frontend-config.js'
+import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
+import { validateConfigOverride } from '../../pipeline/config/validate.js'
+
+/** What a transport or the REST API asks for. */
+export interface AuthorizeInput {
+  organizationId: string
+  agentId: string
+  /** Absent or null: a new conversation. */
+  conversationId?: string | null | undefined
+  configOverride?: unknown
+  metadata?: Record<string, unknown> | undefined
+  origin: SessionOrigin
+  /** Take a concurrency slot now (carrier calls, outbound calls), in the same transaction. */
+  holdLease?: { owner: string; ttlMs: number }
+}
+
+/** A granted authorization. */
+export interface Authorization {
+  clientSessionKey: string
+  conversationId: string
+  sessionId: string
+  expiresAt: Date
+  config: FrontendConfig
+}
+
+/**
+ * The one authorization path (REST authorize_session, the carrier voice hook, outbound calls): checks the
+ * agent, the conversation, the override and the balance, then creates the session and its one-time key.
+ * Throws registered errors: invalid_agent_id, invalid_conversation_id, validation_failed,
+ * insufficient_balance, concurrency_limit.
+ */
+export async function authorizeSession(
+  db: Kysely<Database>,
+  input: AuthorizeInput,
+  options: { allowInsecureWebhooks: boolean },
+): Promise<Authorization> {
+  const agent = await getAgentRow(db, input.organizationId, input.agentId)
+  if (agent === undefined) throw voxError('invalid_agent_id', `invalid agent id: ${input.agentId}`)
+
+  const policy = { allowInsecureLoopback: options.allowInsecureWebhooks }
+  let override: unknown
+  if (input.configOverride !== undefined && input.configOverride !== null) {
+    const checked = validateConfigOverride(input.configOverride, policy)
+    if (!checked.ok) throw voxError('validation_failed', prefix(checked.errors).join('; '), { details: prefix(checked.errors) })
+    override = checked.config
+  }
+  const effective = resolveSessionConfig(agent.config, override, policy)
+  if (!effective.ok) throw voxError('validation_failed', prefix(effective.errors).join('; '), { details: prefix(effective.errors) })
+  const clientOn = input.origin.channel === 'browser' ? effective.config.clients.browser : effective.config.clients.carrier
+  if (!clientOn) {
+    throw voxError('bad_request', `${input.origin.channel} clients are disabled for this agent (config.clients.${input.origin.channel})`)
+  }
+
+  if (input.conversationId !== undefined && input.conversationId !== null) {
+    const conv = await getConversation(db, input.organizationId, input.conversationId)
+    if (conv === undefined || conv.agent_id !== agent.id) {
+      throw voxError('invalid_conversation_id', `invalid conversation id: ${input.conversationId}`)
+    }
+  }
+
+  const org = await getOrganizationRow(db, input.organizationId)
+  if (org === undefined) throw voxError('invalid_api_key')
+  if (org.balance !== null && Number(org.balance) <= 0) throw voxError('insufficient_balance')
+
+  const metadata = { ...(effective.config.metadata ?? {}), ...(input.metadata ?? {}) }
+  const granted = await db.transaction().execute(async (tx) => {
+    const conversationId = input.conversationId ?? (await createConversation(tx, input.organizationId, agent.id))
+    const s = await createAuthorizedSession(tx, {
+      organizationId: input.organizationId,
+      agentId: agent.id,
+      conversationId,
+      configOverride: override,
+      metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
+      origin: input.origin,
+    })
+    if (input.holdLease) {
+      const ok = await acquireLease(tx, {
+        sessionId: s.sessionId,
+        organizationId: input.organizationId,
+        leaseOwner: input.holdLease.owner,
+        leaseTtlMs: input.holdLease.ttlMs,
+      })
+      if (!ok) throw voxError('concurrency_limit')
+    }
+    return { ...s, conversationId }
+  })
+  return {
+    clientSessionKey: granted.key,
+    conversationId: granted.conversationId,
+    sessionId: granted.sessionId,
+    expiresAt: granted.expiresAt,
+    config: frontendConfig(effective.config),
+  }
+}
+
+function prefix(errors: string[]): string[] {
+  return errors.map((e) => (e.startsWith('config') ? e : `config.${e}`))
+}

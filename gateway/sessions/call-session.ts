@@ -1,0 +1,224 @@
+import type { Kysely } from 'kysely'
+import type { Database, SessionRow } from '../store/schema.js'
+import type { Log } from '../log.js'
+import { getAgentRow } from '../store/agents.js'
+import { getOrganizationRow } from '../store/organizations.js'
+import { appendTranscript, endSession, sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
+import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
+import type { PipelineConfig } from '../../pipeline/config/schema.js'
+import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
+import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js'
+import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
+
+/** Why a session ended (stored as `end_reason`). */
+export type EndReason =
+  | 'client_disconnected'
+  | 'hangup'
+  | 'caller_hangup'
+  | 'duration_timeout'
+  | 'silence_timeout'
+  | 'shutdown'
+  | 'error'
+
+/** What a transport must offer the session: a way to be closed. Wire events come with the pipeline. */
+export interface SessionTransport {
+  readonly kind: 'browser' | 'carrier' | 'test'
+  /** Called exactly once when the session ends for any reason other than the transport itself closing. */
+  close(reason: EndReason): void
+}
+
+/** What every session of this process shares. */
+export interface SessionDeps {
+  db: Kysely<Database>
+  log: Log
+  allowInsecureWebhooks: boolean
+  usageRatePerMinute: number
+  webhookDelivery?: DeliveryOptions
+  /** Length of a "minute" for the SPEC's minute-based timeouts; tests shorten it. */
+  minuteMs?: number
+}
+
+/** Usage figures a pipeline reports during the call. */
+export interface SessionUsage {
+  transcriptionSeconds: number
+  ttsSeconds: number
+  latencySamples: number[]
+}
+
+/**
+ * One connected session: owns its row, lease release, timeouts, transcript, lifecycle webhooks and (with the
+ * pipeline) the voice loop. It has one AbortController; `end()` runs once whatever ends it and always
+ * persists what it has.
+ */
+export class CallSession {
+  private readonly abort = new AbortController()
+  private readonly timers: NodeJS.Timeout[] = []
+  private silenceTimer: NodeJS.Timeout | undefined
+  private transcriptSeq = 0
+  private transcriptWrites: Promise<void> = Promise.resolve()
+  private ending: Promise<void> | undefined
+  private readonly webhooks: WebhookQueue | undefined
+  readonly usage: SessionUsage = { transcriptionSeconds: 0, ttsSeconds: 0, latencySamples: [] }
+  /** Resolves when the session has ended and its end was persisted. */
+  readonly ended: Promise<EndReason>
+  private resolveEnded!: (r: EndReason) => void
+
+  private constructor(
+    private readonly deps: SessionDeps,
+    readonly row: SessionRow,
+    readonly config: PipelineConfig,
+    readonly webhookSecret: string,
+    private readonly recordingEnabled: boolean,
+    private readonly transport: SessionTransport,
+  ) {
+    this.ended = new Promise((r) => (this.resolveEnded = r))
+    const hook = config.session_webhook
+    if (hook !== undefined && hook.events.length > 0) {
+      this.webhooks = new WebhookQueue(
+        { url: hook.url, secret: webhookSecret, customHeaders: hook.custom_headers },
+        deps.log.child({ session_id: row.id }),
+        { allowInsecureLoopback: deps.allowInsecureWebhooks, ...deps.webhookDelivery },
+      )
+    }
+  }
+
+  /**
+   * Builds the session for a row that was just started (key consumed, lease held) and starts its timers and
+   * `session.start`. A session whose agent or config vanished in between is ended at once with `error`.
+   */
+  static async begin(deps: SessionDeps, row: SessionRow, transport: SessionTransport): Promise<CallSession> {
+    const agent = await getAgentRow(deps.db, row.organization_id, row.agent_id)
+    const org = await getOrganizationRow(deps.db, row.organization_id)
+    const resolved =
+      agent === undefined
+        ? undefined
+        : resolveSessionConfig(agent.config, row.config_override ?? undefined, { allowInsecureLoopback: deps.allowInsecureWebhooks })
+    if (agent === undefined || resolved === undefined || !resolved.ok) {
+      deps.log.error({ session_id: row.id }, 'session cannot start: agent or config no longer valid')
+      await endSession(deps.db, row.id, { endReason: 'error', transcriptionDurationSeconds: null, ttsDurationSeconds: null, latencyMs: null }, deps.usageRatePerMinute)
+      throw new Error('session configuration is no longer valid')
+    }
+    const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
+    s.startTimers()
+    s.emitLifecycle('session.start', () => sessionStartEvent(row, s.customMetadata))
+    return s
+  }
+
+  get id(): string {
+    return this.row.id
+  }
+  get conversationId(): string {
+    return this.row.conversation_id
+  }
+  /** Aborted when the session ends; every operation of the session listens to it. */
+  get signal(): AbortSignal {
+    return this.abort.signal
+  }
+  get isEnded(): boolean {
+    return this.ending !== undefined
+  }
+  private get customMetadata(): Record<string, unknown> | undefined {
+    return this.config.session_webhook?.custom_metadata
+  }
+  private get minuteMs(): number {
+    return this.deps.minuteMs ?? 60_000
+  }
+
+  private startTimers(): void {
+    const limit = this.config.session_duration_timeout_minutes * this.minuteMs
+    this.timers.push(setTimeout(() => void this.end('duration_timeout'), limit))
+    this.noteUserActivity()
+  }
+
+  /** The user spoke or typed: restarts the user-silence timeout when one is configured. */
+  noteUserActivity(): void {
+    if (this.isEnded) return
+    const tm = this.config.plugins.find((p) => p.use === 'turn_manager')
+    const minutes = tm?.use === 'turn_manager' ? tm.options.user_silence_timeout_minutes : undefined
+    if (minutes === undefined || minutes === null) return
+    clearTimeout(this.silenceTimer)
+    this.silenceTimer = setTimeout(() => void this.end('silence_timeout'), minutes * this.minuteMs)
+  }
+
+  /** Stores one finished turn at once (a crash later loses nothing already said). */
+  addTurn(turn: TranscriptTurn): Promise<void> {
+    const seq = ++this.transcriptSeq
+    if (turn.latencyMs !== null) this.usage.latencySamples.push(turn.latencyMs)
+    this.transcriptWrites = this.transcriptWrites
+      .then(() => appendTranscript(this.deps.db, this.row.id, this.row.conversation_id, seq, turn))
+      .catch((e: unknown) => this.deps.log.error({ err: e, session_id: this.row.id }, 'transcript write failed'))
+    return this.transcriptWrites
+  }
+
+  /** Ends the session once: stops timers, aborts work, persists, sends `session.end`, closes the transport. */
+  end(reason: EndReason): Promise<void> {
+    this.ending ??= this.finish(reason)
+    return this.ending
+  }
+
+  /** Ends the session because the transport closed (the transport is not told to close again). */
+  transportClosed(reason: EndReason = 'client_disconnected'): Promise<void> {
+    this.transportGone = true
+    return this.end(reason)
+  }
+  private transportGone = false
+
+  private async finish(reason: EndReason): Promise<void> {
+    for (const t of this.timers) clearTimeout(t)
+    clearTimeout(this.silenceTimer)
+    this.abort.abort(new Error(`session ended: ${reason}`))
+    if (!this.transportGone) {
+      try {
+        this.transport.close(reason)
+      } catch (e) {
+        this.deps.log.warn({ err: e, session_id: this.row.id }, 'transport close failed')
+      }
+    }
+    await this.transcriptWrites
+    const samples = this.usage.latencySamples
+    const latency = samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length
+    let row: SessionRow | undefined
+    try {
+      row = await endSession(
+        this.deps.db,
+        this.row.id,
+        {
+          endReason: reason,
+          transcriptionDurationSeconds: round(this.usage.transcriptionSeconds),
+          ttsDurationSeconds: round(this.usage.ttsSeconds),
+          latencyMs: latency === null ? null : round(latency),
+        },
+        this.deps.usageRatePerMinute,
+      )
+    } catch (e) {
+      // The lease then expires and the sweeper ends the row: nothing stays "connected" forever.
+      this.deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')
+    }
+    this.deps.log.info({ session_id: this.row.id, reason, duration_ms: row?.duration_ms }, 'session ended')
+    if (row !== undefined) {
+      const ended = row
+      const transcript = await sessionTranscript(this.deps.db, ended.id).catch(() => [])
+      this.emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.recordingEnabled, this.customMetadata))
+    }
+    this.resolveEnded(reason)
+  }
+
+  private emitLifecycle(event: SessionWebhookEvent, build: () => { type: string } & Record<string, unknown>): void {
+    if (this.webhooks === undefined || !this.config.session_webhook?.events.includes(event)) return
+    this.webhooks.send(build())
+  }
+
+  /** Waits until queued lifecycle webhooks are delivered or given up (shutdown uses it). */
+  async drainWebhooks(timeoutMs: number): Promise<void> {
+    await this.webhooks?.drain(timeoutMs)
+  }
+
+  /** Delivery results so far (tests and diagnostics). */
+  get webhookResults() {
+    return this.webhooks?.results ?? []
+  }
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000
+}

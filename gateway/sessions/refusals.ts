@@ -1,0 +1,12 @@
+import type { OpenRefusal } from './session-manager.js'
+
+/** HTTP status and message for each reason a session key is refused at connect time. */
+export const OPEN_REFUSALS: Record<OpenRefusal, { status: number; message: string }> = {
+  unknown: { status: 401, message: 'unknown client_session_key' },
+  used: { status: 401, message: 'client_session_key was already used or replaced by a newer authorization' },
+  expired: { status: 401, message: 'client_session_key has expired (keys are valid for 1 hour)' },
+  concurrency_limit: { status: 429, message: 'concurrent session limit reached' },
+  insufficient_balance: { status: 402, message: 'insufficient balance' },
+  shutting_down: { status: 503, message: 'the gateway is shutting down' },
+  error: { status: 500, message: 'the session could not start' },
+}

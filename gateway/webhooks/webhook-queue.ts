@@ -1,0 +1,150 @@
+import type { Log } from '../log.js'
+import { signedHeaders } from '../../pipeline/webhook/signed-request.js'
+import { webhookUrlProblem } from '../../pipeline/config/webhook-url.js'
+
+/** Where one session's lifecycle webhooks go and how they are signed. */
+export interface WebhookTarget {
+  url: string
+  secret: string
+  customHeaders?: Record<string, string> | undefined
+}
+
+/** Delivery tuning; the defaults suit production, tests shorten them. */
+export interface DeliveryOptions {
+  /** Per-attempt timeout. */
+  timeoutMs?: number
+  /** Total attempts per event, the first included. */
+  maxAttempts?: number
+  /** Backoff before retry n (ms); the last value repeats. Jitter of up to 25% is added. */
+  backoffMs?: number[]
+  /** Events waiting beyond this are dropped (oldest first) and logged. */
+  maxPending?: number
+  allowInsecureLoopback?: boolean
+}
+
+/** Outcome of one event's delivery, for logs and tests. */
+export interface DeliveryResult {
+  type: string
+  ok: boolean
+  attempts: number
+  status?: number
+  error?: string
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    signal.addEventListener('abort', done, { once: true })
+  })
+}
+
+/**
+ * One session's lifecycle webhooks: delivered one at a time in the order they were sent, each with a timeout
+ * and bounded retries (network errors, 408, 429, 5xx) with backoff. Failures are logged and never thrown:
+ * a customer's broken endpoint can never break a call. Redirects are not followed (the signed body would go
+ * somewhere else).
+ */
+export class WebhookQueue {
+  private readonly pending: { type: string; body: string }[] = []
+  private running: Promise<void> | undefined
+  private readonly abort = new AbortController()
+  private readonly opts: Required<DeliveryOptions>
+  /** Results in delivery order (kept small: one per event). */
+  readonly results: DeliveryResult[] = []
+
+  constructor(
+    private readonly target: WebhookTarget,
+    private readonly log: Log,
+    options: DeliveryOptions = {},
+  ) {
+    this.opts = {
+      timeoutMs: options.timeoutMs ?? 10_000,
+      maxAttempts: options.maxAttempts ?? 4,
+      backoffMs: options.backoffMs ?? [500, 2_000, 5_000],
+      maxPending: options.maxPending ?? 32,
+      allowInsecureLoopback: options.allowInsecureLoopback ?? false,
+    }
+  }
+
+  /** Queues an event; returns at once. */
+  send(payload: { type: string } & Record<string, unknown>): void {
+    if (this.abort.signal.aborted) return
+    const problem = webhookUrlProblem(this.target.url, { allowInsecureLoopback: this.opts.allowInsecureLoopback })
+    if (problem !== undefined) {
+      this.log.warn({ type: payload.type, problem }, 'session webhook not sent: url refused')
+      this.results.push({ type: payload.type, ok: false, attempts: 0, error: `url ${problem}` })
+      return
+    }
+    if (this.pending.length >= this.opts.maxPending) {
+      const dropped = this.pending.shift()
+      this.log.warn({ type: dropped?.type }, 'session webhook dropped: too many pending')
+    }
+    this.pending.push({ type: payload.type, body: JSON.stringify(payload) })
+    this.running ??= this.run().finally(() => {
+      this.running = undefined
+    })
+  }
+
+  /** Resolves when everything queued so far is delivered or given up, or after `timeoutMs`. */
+  async drain(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (this.running !== undefined && Date.now() < deadline) {
+      await Promise.race([this.running, sleep(Math.max(1, deadline - Date.now()), this.abort.signal)])
+    }
+  }
+
+  /** Stops retrying and drops what is pending. */
+  close(): void {
+    this.pending.length = 0
+    this.abort.abort()
+  }
+
+  private async run(): Promise<void> {
+    for (let item = this.pending.shift(); item !== undefined; item = this.pending.shift()) {
+      const result = await this.deliver(item.type, item.body)
+      this.results.push(result)
+      if (result.ok) this.log.debug({ ...result }, 'session webhook delivered')
+      else this.log.warn({ ...result }, 'session webhook failed')
+    }
+  }
+
+  private async deliver(type: string, body: string): Promise<DeliveryResult> {
+    let last: DeliveryResult = { type, ok: false, attempts: 0 }
+    for (let attempt = 1; attempt <= this.opts.maxAttempts; attempt++) {
+      if (this.abort.signal.aborted) return { ...last, error: 'closed' }
+      last = await this.attempt(type, body, attempt)
+      if (last.ok || !retryable(last.status)) return last
+      if (attempt < this.opts.maxAttempts) {
+        const base = this.opts.backoffMs[Math.min(attempt - 1, this.opts.backoffMs.length - 1)] ?? 1_000
+        await sleep(base + Math.random() * base * 0.25, this.abort.signal)
+      }
+    }
+    return last
+  }
+
+  private async attempt(type: string, body: string, attempt: number): Promise<DeliveryResult> {
+    // Re-signed on every attempt so a retried request is not rejected as too old.
+    const headers = signedHeaders(this.target.secret, body, this.target.customHeaders)
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.opts.timeoutMs)])
+    try {
+      const res = await fetch(this.target.url, { method: 'POST', headers, body, signal, redirect: 'manual' })
+      // The reply body is not used; read it so the connection can be reused.
+      await res.arrayBuffer().catch(() => undefined)
+      return { type, ok: res.status >= 200 && res.status < 300, attempts: attempt, status: res.status }
+    } catch (e) {
+      const name = (e as Error).name
+      return { type, ok: false, attempts: attempt, error: name === 'TimeoutError' ? 'timeout' : 'network error' }
+    }
+  }
+}
+
+/** Network errors (no status), timeouts, 408, 429 and 5xx are worth retrying; other answers are final. */
+function retryable(status: number | undefined): boolean {
+  return status === undefined || status === 408 || status === 429 || status >= 500
+}
