@@ -1,0 +1,172 @@
+// Fake of the Deepgram-compatible live STT API (stt.vendor_a): /v1/listen (nova-3) and /v2/listen (flux).
+import { randomUUID } from 'node:crypto';
+import type { WebSocket } from 'ws';
+import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from './fake-ws-server.js';
+
+const ENCODINGS = new Set(['linear16', 'linear32', 'mulaw', 'alaw', 'flac', 'opus', 'ogg-opus', 'amr-nb', 'amr-wb', 'speex', 'g729']);
+
+/** One live connection to the fake, with helpers that send correctly shaped vendor messages. */
+export class FakeDeepgramConnection extends FakeConnection {
+  readonly version: 'v1' | 'v2';
+  readonly requestId = randomUUID();
+  /** Transcript the fake answers a `Finalize` (v1) or `ForceEndTurn` (v2) with. */
+  pendingTranscript = '';
+  #sequence = 0;
+  #turnIndex = 0;
+  #cursor = 0;
+
+  constructor(socket: WebSocket, request: UpgradeRecord) {
+    super(socket, request);
+    this.version = request.path.startsWith('/v2/') ? 'v2' : 'v1';
+    socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary) this.#onControl(data.toString('utf8'));
+    });
+    if (this.version === 'v2') this.send({ type: 'Connected', request_id: this.requestId, sequence_id: this.#next() });
+  }
+
+  /** Control messages (`type` of each JSON text frame) in order. */
+  get controls(): string[] {
+    return this.messages.map((message) => String(message['type']));
+  }
+
+  /** v1 `Results`; `duration` seconds of audio are covered, starting where the previous result ended. */
+  sendResults(transcript: string, flags: { isFinal?: boolean; speechFinal?: boolean; fromFinalize?: boolean } = {}): void {
+    const duration = 0.5;
+    const start = this.#cursor;
+    if (flags.isFinal) this.#cursor += duration;
+    this.send({
+      type: 'Results',
+      channel_index: [0, 1],
+      duration,
+      start,
+      is_final: flags.isFinal ?? false,
+      speech_final: flags.speechFinal ?? false,
+      ...(flags.fromFinalize ? { from_finalize: true } : {}),
+      channel: {
+        alternatives: [
+          {
+            transcript,
+            confidence: 0.98,
+            words: transcript
+              .split(/\s+/)
+              .filter(Boolean)
+              .map((word, i) => ({ word, start: start + i * 0.1, end: start + i * 0.1 + 0.1, confidence: 0.98, punctuated_word: word })),
+          },
+        ],
+      },
+      metadata: { request_id: this.requestId, model_info: { name: 'nova-3', version: 'fake', arch: 'fake' }, model_uuid: 'fake' },
+    });
+  }
+
+  /** v1 `SpeechStarted`. */
+  sendSpeechStarted(): void {
+    this.send({ type: 'SpeechStarted', channel: [0, 1], timestamp: this.#cursor });
+  }
+
+  /** v1 `UtteranceEnd`. */
+  sendUtteranceEnd(): void {
+    this.send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: this.#cursor });
+  }
+
+  /** v2 `TurnInfo` with the given event; `EndOfTurn` advances the turn index afterwards. */
+  sendTurnInfo(event: 'StartOfTurn' | 'Update' | 'EagerEndOfTurn' | 'TurnResumed' | 'EndOfTurn', transcript: string): void {
+    this.send({
+      type: 'TurnInfo',
+      request_id: this.requestId,
+      sequence_id: this.#next(),
+      event,
+      turn_index: this.#turnIndex,
+      audio_window_start: 0,
+      audio_window_end: this.#cursor,
+      transcript,
+      words: transcript.split(/\s+/).filter(Boolean).map((word) => ({ word, confidence: 0.97 })),
+      end_of_turn_confidence: event === 'EndOfTurn' ? 0.9 : 0.1,
+    });
+    if (event === 'EndOfTurn') this.#turnIndex++;
+  }
+
+  /** v2 `Error` then a close, as the vendor does on a fatal problem. */
+  sendFluxError(code: string, description: string, closeCode = 1011): void {
+    this.send({ type: 'Error', sequence_id: this.#next(), code, description });
+    this.close(closeCode, description.slice(0, 100));
+  }
+
+  #next(): number {
+    return this.#sequence++;
+  }
+
+  #onControl(text: string): void {
+    let message: { type?: unknown };
+    try {
+      message = JSON.parse(text) as { type?: unknown };
+    } catch {
+      this.close(1008, 'DATA-0000');
+      return;
+    }
+    if (this.version === 'v1') {
+      if (message.type === 'Finalize') {
+        this.sendResults(this.pendingTranscript, { isFinal: true, fromFinalize: true });
+        this.pendingTranscript = '';
+      } else if (message.type === 'CloseStream') {
+        this.send({
+          type: 'Metadata',
+          transaction_key: 'deprecated',
+          request_id: this.requestId,
+          sha256: 'fake',
+          created: new Date().toISOString(),
+          duration: this.audio.length,
+          channels: 1,
+        });
+        this.close(1000, '');
+      }
+    } else if (message.type === 'ForceEndTurn') {
+      this.sendTurnInfo('EndOfTurn', this.pendingTranscript);
+      this.pendingTranscript = '';
+    } else if (message.type === 'CloseStream') {
+      this.close(1000, '');
+    }
+  }
+}
+
+/** Options of {@link startFakeDeepgram}. */
+export interface FakeDeepgramOptions {
+  /** The key to accept in `Authorization: Token <key>`. */
+  apiKey: string;
+  /** Runs for each accepted connection, e.g. to send transcripts after some audio. */
+  script?: (connection: FakeDeepgramConnection) => void | Promise<void>;
+}
+
+/**
+ * Start the fake on 127.0.0.1:0. Refuses with 401 on a wrong key, 404 on other paths and 400 on a bad query, like the
+ * vendor; answers `Finalize` with a `from_finalize` result (`pendingTranscript`), `CloseStream` with `Metadata` and a
+ * 1000 close (v1) or a close (v2), `ForceEndTurn` with `EndOfTurn` (v2). Everything received is recorded.
+ */
+export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<FakeWsServer<FakeDeepgramConnection>> {
+  return startFakeWsServer({
+    verify(request, url) {
+      if (url.pathname !== '/v1/listen' && url.pathname !== '/v2/listen') {
+        return { accept: false, status: 404, body: '{"err_code":"NOT_FOUND"}' };
+      }
+      if (request.headers.authorization !== `Token ${options.apiKey}`) {
+        return {
+          accept: false,
+          status: 401,
+          body: '{"err_code":"INVALID_AUTH","err_msg":"Invalid credentials.","request_id":"fake"}',
+        };
+      }
+      const encoding = url.searchParams.get('encoding');
+      const sampleRate = Number(url.searchParams.get('sample_rate'));
+      const model = url.searchParams.get('model') ?? '';
+      const badModel = url.pathname === '/v2/listen' ? !model.startsWith('flux') : model.startsWith('flux');
+      if ((encoding !== null && !ENCODINGS.has(encoding)) || (encoding !== null && !(sampleRate > 0)) || badModel) {
+        return { accept: false, status: 400, body: '{"err_code":"Bad Request","err_msg":"Bad Request: invalid query"}' };
+      }
+      return { accept: true };
+    },
+    wrap(socket, upgrade) {
+      const connection = new FakeDeepgramConnection(socket, upgrade);
+      void options.script?.(connection);
+      return connection;
+    },
+  });
+}
