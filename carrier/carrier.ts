@@ -1,0 +1,313 @@
+/**
+ * Carrier-neutral contracts for telephony. The gateway depends only on these; each carrier
+ * (`carrier/twilio/`, ...) supplies one folder implementing them.
+ */
+
+/** Credentials an organization stores for its carrier account. */
+export interface CarrierCredentials {
+  readonly accountSid: string
+  readonly authToken: string
+  /** Carrier REST base URL, e.g. `https://api.twilio.com` (no trailing slash needed). */
+  readonly apiBaseUrl: string
+}
+
+/** Options every async carrier operation accepts. */
+export interface CarrierCallOptions {
+  readonly signal?: AbortSignal
+}
+
+// ---------------------------------------------------------------------------------------------
+// Media stream codec (pure: wire text <-> typed events, no I/O)
+// ---------------------------------------------------------------------------------------------
+
+/** Audio format announced by the carrier in `start`. */
+export interface CarrierMediaFormat {
+  readonly encoding: string
+  readonly sampleRate: number
+  readonly channels: number
+}
+
+/** The carrier opened the stream. */
+export interface CarrierConnectedEvent {
+  readonly kind: 'connected'
+  readonly protocol: string
+  readonly version: string
+}
+
+/** Stream metadata; sent once before any media. */
+export interface CarrierStartEvent {
+  readonly kind: 'start'
+  readonly sequenceNumber: number
+  readonly streamSid: string
+  readonly callSid: string
+  readonly accountSid: string
+  readonly tracks: readonly string[]
+  readonly customParameters: Readonly<Record<string, string>>
+  readonly mediaFormat: CarrierMediaFormat
+}
+
+/** One chunk of caller audio. */
+export interface CarrierMediaEvent {
+  readonly kind: 'media'
+  readonly sequenceNumber: number
+  readonly streamSid: string
+  /** Raw mu-law 8 kHz bytes. */
+  readonly payload: Buffer
+  /** Milliseconds since the stream started. */
+  readonly timestamp: number
+  readonly chunk: number
+  readonly track: string
+}
+
+/** Echo of a mark we sent: audio queued before it has played (or was cleared). */
+export interface CarrierMarkEvent {
+  readonly kind: 'mark'
+  readonly sequenceNumber: number
+  readonly streamSid: string
+  readonly name: string
+}
+
+/** The caller pressed a key. */
+export interface CarrierDtmfEvent {
+  readonly kind: 'dtmf'
+  readonly sequenceNumber: number
+  readonly streamSid: string
+  readonly digit: string
+  readonly track: string
+}
+
+/** The stream ended (hangup or the call left the stream). */
+export interface CarrierStopEvent {
+  readonly kind: 'stop'
+  readonly sequenceNumber: number
+  readonly streamSid: string
+  readonly callSid: string | undefined
+  readonly accountSid: string | undefined
+}
+
+/** Stable reasons a frame failed to decode. */
+export type CarrierDecodeErrorReason =
+  | 'too_large'
+  | 'not_json'
+  | 'not_object'
+  | 'unknown_event'
+  | 'missing_field'
+  | 'bad_field'
+
+/** A malformed or unknown frame; returned, never thrown. */
+export interface CarrierDecodeError {
+  readonly kind: 'invalid'
+  readonly reason: CarrierDecodeErrorReason
+  /** Human-readable detail for logs (never contains the payload). */
+  readonly detail: string
+}
+
+/** Everything a carrier can send on the media stream, plus the decode error. */
+export type CarrierInbound =
+  | CarrierConnectedEvent
+  | CarrierStartEvent
+  | CarrierMediaEvent
+  | CarrierMarkEvent
+  | CarrierDtmfEvent
+  | CarrierStopEvent
+  | CarrierDecodeError
+
+/** Pure codec for one carrier's media-stream wire format. */
+export interface CarrierMediaCodec {
+  /** Decode one text frame. `null` means a valid frame voxgate deliberately ignores. */
+  decode(raw: string): CarrierInbound | null
+  /** Frame carrying assistant audio (raw mu-law 8 kHz). */
+  encodeMedia(streamSid: string, muLaw: Buffer): string
+  /** Frame asking the carrier to echo `name` once everything queued before it has played. */
+  encodeMark(streamSid: string, name: string): string
+  /** Frame dropping all unplayed audio (pending marks are echoed at once). */
+  encodeClear(streamSid: string): string
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhook signatures
+// ---------------------------------------------------------------------------------------------
+
+/** Form fields as parsed from `application/x-www-form-urlencoded`; repeated names keep every value. */
+export type CarrierFormParams = Readonly<Record<string, string | readonly string[]>>
+
+/** What the verifier needs from one incoming carrier request. */
+export interface CarrierSignedRequest {
+  /** The public URL the carrier requested (built from PUBLIC_URL, never from the Host header). */
+  readonly url: string
+  /** Value of the signature header; undefined when absent. */
+  readonly signature: string | undefined
+  /** Parsed form body (ignored for JSON bodies signed with a body hash). */
+  readonly params: CarrierFormParams
+  /** Raw body; required when the URL carries a body hash (JSON bodies). */
+  readonly rawBody?: string | Buffer
+}
+
+/** Stable reasons a request signature was refused. */
+export type CarrierSignatureFailure = 'missing_signature' | 'bad_signature' | 'bad_body_hash' | 'bad_url'
+
+/** Outcome of a signature check. */
+export type CarrierSignatureResult = { readonly ok: true } | { readonly ok: false; readonly reason: CarrierSignatureFailure }
+
+/** Checks carrier webhook signatures. */
+export interface CarrierSignatureVerifier {
+  /** Lower-case name of the header carrying the signature. */
+  readonly headerName: string
+  /** Verify a request against the account auth token. */
+  verify(request: CarrierSignedRequest, authToken: string): CarrierSignatureResult
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls REST API and call status
+// ---------------------------------------------------------------------------------------------
+
+/** Call lifecycle states. */
+export type CarrierCallStatus =
+  | 'queued'
+  | 'initiated'
+  | 'ringing'
+  | 'in-progress'
+  | 'completed'
+  | 'busy'
+  | 'no-answer'
+  | 'canceled'
+  | 'failed'
+
+/** Status callback events a call can subscribe to. */
+export type CarrierStatusCallbackEvent = 'initiated' | 'ringing' | 'answered' | 'completed'
+
+/** A parsed status callback. */
+export interface CarrierStatusUpdate {
+  readonly callSid: string
+  readonly accountSid: string | undefined
+  readonly status: CarrierCallStatus
+  /** e.g. `inbound`, `outbound-api`, `outbound-dial`. */
+  readonly direction: string | undefined
+  readonly from: string | undefined
+  readonly to: string | undefined
+  /** Seconds the call was connected; present on the final callback. */
+  readonly callDurationSec: number | undefined
+  /** The carrier's per-call callback counter, useful for ordering. */
+  readonly sequenceNumber: number | undefined
+  /** When the carrier produced the event, if it said. */
+  readonly timestamp: Date | undefined
+  readonly sipResponseCode: number | undefined
+  readonly answeredBy: string | undefined
+  /** Which subscribed event this is (`in-progress` is reported as `answered`). */
+  readonly event: CarrierStatusCallbackEvent | 'queued'
+}
+
+/** Result of parsing a status callback: a value or a stable reason, never a throw. */
+export type CarrierStatusParseResult =
+  | { readonly ok: true; readonly update: CarrierStatusUpdate }
+  | { readonly ok: false; readonly reason: 'missing_call_sid' | 'missing_status' | 'unknown_status' }
+
+/** Parameters of an outbound call. */
+export interface CarrierCreateCallRequest extends CarrierCallOptions {
+  readonly to: string
+  readonly from: string
+  /** Voice hook URL the carrier requests when the callee answers. */
+  readonly url: string
+  readonly statusCallback?: string
+  readonly statusCallbackEvents?: readonly CarrierStatusCallbackEvent[]
+  /** Seconds to let the phone ring before giving up. */
+  readonly timeoutSec?: number
+}
+
+/** A call as the carrier reports it. */
+export interface CarrierCall {
+  readonly sid: string
+  readonly status: CarrierCallStatus | string
+}
+
+/** Places and ends calls through the carrier's REST API. */
+export interface CarrierCallsClient {
+  /** Start an outbound call. Throws `CarrierApiError` (or the signal's reason when aborted). */
+  createCall(request: CarrierCreateCallRequest): Promise<CarrierCall>
+  /** Hang up a call. Throws `CarrierApiError` (or the signal's reason when aborted). */
+  hangup(sid: string, options?: CarrierCallOptions): Promise<CarrierCall>
+}
+
+/** Stable codes of `CarrierApiError`. */
+export type CarrierApiErrorCode =
+  | 'carrier_rejected'
+  | 'carrier_auth_failed'
+  | 'carrier_rate_limited'
+  | 'carrier_unavailable'
+  | 'carrier_timeout'
+  | 'carrier_bad_response'
+
+/** Fields of a `CarrierApiError`. */
+export interface CarrierApiErrorInit {
+  readonly code: CarrierApiErrorCode
+  /** HTTP status, 0 when no response arrived. */
+  readonly status: number
+  readonly message: string
+  /** The carrier's own error number (e.g. 21211), when it sent one. */
+  readonly carrierCode?: number | undefined
+  readonly moreInfo?: string | undefined
+  readonly attempts?: number | undefined
+  readonly cause?: unknown
+}
+
+/** A failed carrier REST call. Messages never contain credentials. */
+export class CarrierApiError extends Error {
+  /** Stable voxgate code. */
+  readonly code: CarrierApiErrorCode
+  /** HTTP status, 0 when no response arrived. */
+  readonly status: number
+  /** The carrier's own error number, when it sent one. */
+  readonly carrierCode: number | undefined
+  /** Carrier documentation link, when it sent one. */
+  readonly moreInfo: string | undefined
+  /** How many HTTP attempts were made. */
+  readonly attempts: number
+
+  constructor(init: CarrierApiErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause })
+    this.name = 'CarrierApiError'
+    this.code = init.code
+    this.status = init.status
+    this.carrierCode = init.carrierCode
+    this.moreInfo = init.moreInfo
+    this.attempts = init.attempts ?? 1
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markup
+// ---------------------------------------------------------------------------------------------
+
+/** A name/value pair passed to the media stream (arrives as `start.customParameters`). */
+export interface CarrierStreamParameter {
+  readonly name: string
+  readonly value: string
+}
+
+/** Voice markup returned from the voice hook. */
+export interface CarrierMarkup {
+  /** Media type of the markup documents. */
+  readonly contentType: string
+  /** Public stream URL for a one-time session key. */
+  streamUrl(publicUrl: string, key: string): string
+  /** Document that connects the call to a bidirectional media stream. */
+  connectStream(streamUrl: string, parameters?: readonly CarrierStreamParameter[] | Readonly<Record<string, string>>): string
+  /** Document that speaks `text` and hangs up (refusals). */
+  sayAndHangup(text: string): string
+}
+
+/** Everything one carrier provides, so a new carrier is a new folder. */
+export interface Carrier {
+  readonly name: string
+  readonly codec: CarrierMediaCodec
+  readonly verifier: CarrierSignatureVerifier
+  readonly markup: CarrierMarkup
+  /** Build a REST client for one organization's credentials. */
+  callsClient(credentials: CarrierCredentials): CarrierCallsClient
+  /** Parse a status callback form. */
+  parseStatusCallback(params: CarrierFormParams): CarrierStatusParseResult
+  /** The status to store when `incoming` arrives while the call is `current` (never backwards). */
+  nextStatus(current: CarrierCallStatus | undefined, incoming: CarrierCallStatus): CarrierCallStatus
+  /** True for statuses after which nothing else happens to the call. */
+  isFinalStatus(status: CarrierCallStatus): boolean
+}

@@ -1,0 +1,232 @@
+/**
+ * One call placed through the fake Calls API, driven the way the carrier drives it: signed status
+ * callbacks (initiated, ringing, then answered -> voice hook + media stream -> completed, or a
+ * busy / no-answer / failed / canceled end).
+ */
+import { performance } from 'node:perf_hooks'
+import { setTimeout as delay } from 'node:timers/promises'
+import { placeCall, type PlaceCallResult } from './phone-simulator.js'
+import { postSignedForm } from './sign.js'
+
+/** How a created call proceeds. */
+export type CallOutcome =
+  | {
+      readonly kind: 'answer'
+      /** Callee audio (mu-law 8 kHz) spoken once the stream is up. */
+      readonly audio?: Buffer
+      readonly realtime?: boolean
+      readonly silenceWhenIdle?: boolean
+      readonly playbackSpeed?: number
+      readonly fromCountry?: string
+      readonly toCountry?: string
+    }
+  | { readonly kind: 'busy' | 'no-answer' | 'failed' | 'canceled' }
+  /** Nothing happens after `queued`; the test drives the call. */
+  | { readonly kind: 'manual' }
+
+/** One status callback the fake posted. */
+export interface CallbackRecord {
+  readonly callStatus: string
+  readonly form: Record<string, string>
+  /** HTTP status of the reply, or the network error message. */
+  readonly reply: number | string
+  readonly at: number
+}
+
+/** What the fake call needs from its API server. */
+export interface FakeCallContext {
+  readonly accountSid: string
+  readonly authToken: string
+  readonly stepMs: number
+  readonly signatureHeader: string
+  readonly rewriteUrl: (url: string) => string
+}
+
+/** Parameters the call was created with. */
+export interface FakeCallParams {
+  readonly sid: string
+  readonly to: string
+  readonly from: string
+  readonly url: string
+  readonly statusCallback: string | undefined
+  readonly statusCallbackEvents: readonly string[]
+  readonly timeoutSec: number | undefined
+}
+
+const SIP_CODES: Record<string, string> = { busy: '486', 'no-answer': '487', canceled: '487', failed: '500' }
+
+/** A call in the fake carrier. */
+export class FakeCall {
+  readonly params: FakeCallParams
+  readonly callbacks: CallbackRecord[] = []
+  status = 'queued'
+  /** The phone's side once the callee answered. */
+  phone: PlaceCallResult | undefined
+  /** Resolves when the call reached a final status. */
+  readonly done: Promise<string>
+  readonly #ctx: FakeCallContext
+  readonly #abort = new AbortController()
+  #resolveDone: (status: string) => void = () => undefined
+  #answeredAt: number | undefined
+  #hangupRequested = false
+  #seq = 0
+
+  constructor(params: FakeCallParams, ctx: FakeCallContext) {
+    this.params = params
+    this.#ctx = ctx
+    this.done = new Promise((resolve) => {
+      this.#resolveDone = resolve
+    })
+  }
+
+  /** The call's sid (`CA` + 32 hex). */
+  get sid(): string {
+    return this.params.sid
+  }
+
+  /** Run the call to its end according to `outcome`. */
+  async drive(outcome: CallOutcome): Promise<void> {
+    if (outcome.kind === 'manual') return
+    const signal = this.#abort.signal
+    try {
+      await delay(this.#ctx.stepMs, undefined, { signal })
+      await this.progress('initiated')
+      await delay(this.#ctx.stepMs, undefined, { signal })
+      await this.progress('ringing')
+      await delay(this.#ctx.stepMs, undefined, { signal })
+    } catch {
+      // Aborted by a REST hangup, which already finished the call.
+      return
+    }
+    if (outcome.kind !== 'answer') {
+      await this.finish(outcome.kind)
+      return
+    }
+    this.#answeredAt = performance.now()
+    this.status = 'in-progress'
+    this.phone = await placeCall({
+      voiceHookUrl: this.#ctx.rewriteUrl(this.params.url),
+      publicUrl: this.params.url,
+      authToken: this.#ctx.authToken,
+      signatureHeader: this.#ctx.signatureHeader,
+      accountSid: this.#ctx.accountSid,
+      callSid: this.sid,
+      from: this.params.from,
+      to: this.params.to,
+      direction: 'outbound-api',
+      rewriteUrl: this.#ctx.rewriteUrl,
+      ...(outcome.audio ? { audio: outcome.audio } : {}),
+      ...(outcome.realtime !== undefined ? { realtime: outcome.realtime } : {}),
+      ...(outcome.silenceWhenIdle !== undefined ? { silenceWhenIdle: outcome.silenceWhenIdle } : {}),
+      ...(outcome.playbackSpeed !== undefined ? { playbackSpeed: outcome.playbackSpeed } : {}),
+      ...(outcome.fromCountry ? { fromCountry: outcome.fromCountry } : {}),
+      ...(outcome.toCountry ? { toCountry: outcome.toCountry } : {}),
+    }).catch((err: Error) => ({ outcome: 'http_error' as const, status: 0, body: err.message }))
+    await this.progress('in-progress')
+    if (this.phone.outcome === 'connected') {
+      if (this.#hangupRequested) await this.phone.call.hangup()
+      await this.phone.call.ended
+    }
+    await this.finish('completed')
+  }
+
+  /** REST hangup: end the stream (the phone sends `stop`) or cancel a call not yet answered. */
+  async hangup(): Promise<void> {
+    if (isFinal(this.status)) return
+    this.#hangupRequested = true
+    if (this.#answeredAt === undefined) {
+      this.#abort.abort()
+      await this.finish('canceled')
+      return
+    }
+    if (this.phone?.outcome === 'connected') await this.phone.call.hangup()
+    // drive() posts `completed` once the stream has ended.
+    await this.done
+  }
+
+  /** Post one progress callback (if subscribed) and record the status. */
+  async progress(callStatus: string): Promise<void> {
+    this.status = callStatus
+    const event = callStatus === 'in-progress' ? 'answered' : callStatus
+    if (!this.params.statusCallbackEvents.includes(event)) return
+    await this.postStatus(callStatus, {})
+  }
+
+  /** Reach a final status; the final callback is always posted. Idempotent. */
+  async finish(callStatus: string): Promise<void> {
+    if (isFinal(this.status)) return
+    this.status = callStatus
+    const seconds = this.#answeredAt === undefined ? 0 : Math.round((performance.now() - this.#answeredAt) / 1000)
+    const extra: Record<string, string> = { CallDuration: String(seconds), Duration: String(Math.ceil(seconds / 60)) }
+    const sip = SIP_CODES[callStatus]
+    if (sip) extra.SipResponseCode = sip
+    await this.postStatus(callStatus, extra)
+    this.#resolveDone(callStatus)
+  }
+
+  /** Post one signed status callback to StatusCallback and record the reply. */
+  async postStatus(callStatus: string, extra: Record<string, string>): Promise<void> {
+    const target = this.params.statusCallback
+    if (target === undefined) return
+    const form: Record<string, string> = {
+      AccountSid: this.#ctx.accountSid,
+      ApiVersion: '2010-04-01',
+      CallSid: this.sid,
+      CallStatus: callStatus,
+      CallbackSource: 'call-progress-events',
+      Called: this.params.to,
+      Caller: this.params.from,
+      Direction: 'outbound-api',
+      From: this.params.from,
+      To: this.params.to,
+      SequenceNumber: String(this.#seq++),
+      Timestamp: new Date().toUTCString().replace('GMT', '+0000'),
+      ...extra,
+    }
+    let reply: number | string
+    try {
+      reply = (
+        await postSignedForm({
+          postTo: this.#ctx.rewriteUrl(target),
+          signedUrl: target,
+          form,
+          authToken: this.#ctx.authToken,
+          signatureHeader: this.#ctx.signatureHeader,
+        })
+      ).status
+    } catch (err) {
+      reply = (err as Error).message
+    }
+    this.callbacks.push({ callStatus, form, reply, at: performance.now() })
+  }
+
+  /** Twilio-shaped call resource. */
+  toJson(): Record<string, unknown> {
+    const now = new Date().toUTCString().replace('GMT', '+0000')
+    return {
+      sid: this.sid,
+      account_sid: this.#ctx.accountSid,
+      api_version: '2010-04-01',
+      to: this.params.to,
+      to_formatted: this.params.to,
+      from: this.params.from,
+      from_formatted: this.params.from,
+      status: this.status,
+      direction: 'outbound-api',
+      date_created: now,
+      date_updated: now,
+      start_time: null,
+      end_time: null,
+      duration: null,
+      price: null,
+      answered_by: null,
+      parent_call_sid: null,
+      uri: `/2010-04-01/Accounts/${this.#ctx.accountSid}/Calls/${this.sid}.json`,
+    }
+  }
+}
+
+/** True for statuses that end a call. */
+export function isFinal(status: string): boolean {
+  return ['completed', 'busy', 'no-answer', 'canceled', 'failed'].includes(status)
+}

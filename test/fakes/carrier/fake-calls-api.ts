@@ -1,0 +1,234 @@
+/**
+ * A fake Twilio-compatible Calls REST API on a real HTTP server (port 0). It checks Basic auth,
+ * answers with the carrier's JSON shapes, can be told to fail, and drives created calls with
+ * signed status callbacks and, when answered, the voice hook and media stream.
+ */
+import { randomBytes } from 'node:crypto'
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as delay } from 'node:timers/promises'
+import { FakeCall, isFinal, type CallOutcome } from './fake-call.js'
+
+/** Options of `FakeCallsApi.start`. */
+export interface FakeCallsApiOptions {
+  readonly accountSid?: string
+  readonly authToken?: string
+  /** How created calls proceed (default: answered). */
+  readonly outcome?: CallOutcome
+  /** Pause between call progress steps. Default 10 ms. */
+  readonly stepMs?: number
+  readonly signatureHeader?: string
+  /** Map a public URL (Url, StatusCallback, stream URL) to where to connect. Default identity. */
+  readonly rewriteUrl?: (url: string) => string
+}
+
+/** One request the fake received. */
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly form: Record<string, string | string[]>
+  readonly rawBody: string
+}
+
+/** A scripted failure for the next matching request(s). */
+export interface FakeFailure {
+  /** HTTP status to answer; omit with `delayMs` to only slow the request down. */
+  readonly status?: number
+  /** Carrier error number, e.g. 21211 or 20429. */
+  readonly code?: number
+  readonly message?: string
+  /** How many requests fail this way. Default 1. */
+  readonly times?: number
+  readonly headers?: Readonly<Record<string, string>>
+  /** Destroy the socket without answering (a network error) instead of replying. */
+  readonly dropConnection?: boolean
+  /** Answer after this long (for timeout tests). */
+  readonly delayMs?: number
+}
+
+const E164 = /^\+[1-9]\d{1,14}$/
+
+/** The fake Calls API server. */
+export class FakeCallsApi {
+  readonly accountSid: string
+  readonly authToken: string
+  readonly requests: RecordedRequest[] = []
+  readonly calls = new Map<string, FakeCall>()
+  outcome: CallOutcome
+  readonly #server: Server
+  readonly #options: FakeCallsApiOptions
+  readonly #failures: FakeFailure[] = []
+  readonly #driving = new Set<Promise<void>>()
+  #created: ((call: FakeCall) => void)[] = []
+
+  private constructor(server: Server, options: FakeCallsApiOptions) {
+    this.#server = server
+    this.#options = options
+    this.accountSid = options.accountSid ?? `AC${randomBytes(16).toString('hex')}`
+    this.authToken = options.authToken ?? randomBytes(16).toString('hex')
+    this.outcome = options.outcome ?? { kind: 'answer' }
+  }
+
+  /** Start on 127.0.0.1, port 0. */
+  static async start(options: FakeCallsApiOptions = {}): Promise<FakeCallsApi> {
+    const server = createServer()
+    const api = new FakeCallsApi(server, options)
+    server.on('request', (req, res) => void api.#handle(req, res))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return api
+  }
+
+  /** Base URL to configure as the carrier API (`apiBaseUrl`). */
+  get baseUrl(): string {
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`
+  }
+
+  /** Queue a failure for the next request(s). */
+  failNext(failure: FakeFailure): void {
+    this.#failures.push({ ...failure })
+  }
+
+  /** Resolve with the next call created. */
+  nextCall(): Promise<FakeCall> {
+    return new Promise((resolve) => this.#created.push(resolve))
+  }
+
+  /** Stop the server and end every call in progress. */
+  async close(): Promise<void> {
+    await Promise.all(Array.from(this.calls.values(), (c) => c.hangup().catch(() => undefined)))
+    await Promise.allSettled(Array.from(this.#driving))
+    this.#server.closeAllConnections()
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()))
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const rawBody = Buffer.concat(chunks).toString('utf8')
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    const form = parseForm(rawBody)
+    this.requests.push({ method: req.method ?? '', path, headers: req.headers, form, rawBody })
+
+    const failure = this.#takeFailure()
+    if (failure) {
+      if (failure.delayMs) await delay(failure.delayMs)
+      if (failure.dropConnection) {
+        req.socket.destroy()
+        return
+      }
+      if (failure.status !== undefined) {
+        return send(res, failure.status, errorBody(failure.status, failure.code, failure.message), failure.headers)
+      }
+    }
+    if (!this.#authorized(req.headers.authorization)) {
+      return send(res, 401, errorBody(401, 20003, 'Authenticate'), { 'www-authenticate': 'Basic realm="Twilio API"' })
+    }
+    const base = `/2010-04-01/Accounts/${this.accountSid}/Calls`
+    if (req.method === 'POST' && path === `${base}.json`) return this.#createCall(form, res)
+    if (req.method === 'POST' && path.startsWith(`${base}/`) && path.endsWith('.json')) {
+      const sid = decodeURIComponent(path.slice(base.length + 1, -'.json'.length))
+      if (!sid.includes('/')) return this.#updateCall(sid, form, res)
+    }
+    if (path.startsWith('/2010-04-01/Accounts/') && !path.startsWith(`/2010-04-01/Accounts/${this.accountSid}/`)) {
+      return send(res, 401, errorBody(401, 20003, 'Authenticate'))
+    }
+    return send(res, 404, errorBody(404, 20404, `The requested resource ${path} was not found`))
+  }
+
+  #createCall(form: Record<string, string | string[]>, res: ServerResponse): void {
+    const to = one(form.To)
+    const from = one(form.From)
+    const url = one(form.Url)
+    if (!to) return send(res, 400, errorBody(400, 21201, "No 'To' number is specified"))
+    if (!E164.test(to)) return send(res, 400, errorBody(400, 21211, `The 'To' number ${to} is not a valid phone number.`))
+    if (!from) return send(res, 400, errorBody(400, 21603, "A 'From' phone number is required."))
+    if (!url || !/^https?:\/\//.test(url)) return send(res, 400, errorBody(400, 21205, 'Url is not a valid URL'))
+    const events = form.StatusCallbackEvent
+    const statusCallback = one(form.StatusCallback)
+    const call = new FakeCall(
+      {
+        sid: `CA${randomBytes(16).toString('hex')}`,
+        to,
+        from,
+        url,
+        statusCallback: statusCallback || undefined,
+        statusCallbackEvents: events === undefined ? ['completed'] : ([] as string[]).concat(events),
+        timeoutSec: form.Timeout === undefined ? undefined : Number(one(form.Timeout)),
+      },
+      {
+        accountSid: this.accountSid,
+        authToken: this.authToken,
+        stepMs: this.#options.stepMs ?? 10,
+        signatureHeader: this.#options.signatureHeader ?? 'X-Carrier-Signature',
+        rewriteUrl: this.#options.rewriteUrl ?? ((u) => u),
+      },
+    )
+    this.calls.set(call.sid, call)
+    send(res, 201, call.toJson())
+    for (const resolve of this.#created.splice(0)) resolve(call)
+    const driving = call.drive(this.outcome)
+    this.#driving.add(driving)
+    void driving.finally(() => this.#driving.delete(driving))
+  }
+
+  #updateCall(sid: string, form: Record<string, string | string[]>, res: ServerResponse): void {
+    const call = this.calls.get(sid)
+    if (!call) return send(res, 404, errorBody(404, 20404, `The requested resource Calls/${sid}.json was not found`))
+    const status = one(form.Status)
+    if (status !== undefined && status !== 'completed' && status !== 'canceled') {
+      return send(res, 400, errorBody(400, 21218, 'Invalid Status'))
+    }
+    if (status === undefined) return send(res, 200, call.toJson())
+    // The carrier answers at once; the stream's `stop` and the final callback follow.
+    const final = call.status === 'in-progress' || call.status === 'completed' ? 'completed' : 'canceled'
+    const json = { ...call.toJson(), status: isFinal(call.status) ? call.status : final }
+    const ending = call.hangup()
+    this.#driving.add(ending)
+    void ending.finally(() => this.#driving.delete(ending))
+    send(res, 200, json)
+  }
+
+  #takeFailure(): FakeFailure | undefined {
+    const head = this.#failures[0]
+    if (!head) return undefined
+    const left = (head.times ?? 1) - 1
+    if (left <= 0) this.#failures.shift()
+    else this.#failures[0] = { ...head, times: left }
+    return head
+  }
+
+  #authorized(header: string | undefined): boolean {
+    if (!header?.startsWith('Basic ')) return false
+    const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8')
+    return decoded === `${this.accountSid}:${this.authToken}`
+  }
+}
+
+/** Twilio-shaped error JSON. */
+export function errorBody(status: number, code: number | undefined, message: string | undefined): Record<string, unknown> {
+  return {
+    code: code ?? null,
+    message: message ?? 'Error',
+    more_info: code === undefined ? null : `https://www.twilio.com/docs/errors/${code}`,
+    status,
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify(body))
+}
+
+function parseForm(body: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {}
+  for (const [name, value] of new URLSearchParams(body)) {
+    const prev = out[name]
+    out[name] = prev === undefined ? value : ([] as string[]).concat(prev, value)
+  }
+  return out
+}
+
+function one(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
