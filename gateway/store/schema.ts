@@ -91,7 +91,7 @@ export interface SessionsTable {
   status: SessionStatus
   channel: 'browser' | 'carrier'
   direction: string | null
-  /** SHA-256 of the client_session_key; null once the key is consumed or revoked. */
+  /** SHA-256 of the client_session_key (kept after use so a reused key is told apart from an unknown one). */
   key_hash: string | null
   key_expires_at: NullableTimestamp
   key_used_at: NullableTimestamp

@@ -45,10 +45,11 @@ export async function createAuthorizedSession(
   },
 ): Promise<{ sessionId: string; key: string; expiresAt: Date }> {
   const now = Date.now()
-  // Older keys of this conversation stop working; sessions that never connected end as superseded.
+  // Older keys of this conversation stop working; sessions that never connected end as superseded. The
+  // hash stays so a late client is told its key was replaced rather than unknown.
   await tx
     .updateTable('sessions')
-    .set({ key_hash: null, status: 'ended', end_reason: 'superseded', updated_at: new Date(now) })
+    .set({ status: 'ended', end_reason: 'superseded', lease_expires_at: null, updated_at: new Date(now) })
     .where('conversation_id', '=', input.conversationId)
     .where('status', '=', 'authorized')
     .execute()
@@ -145,7 +146,6 @@ export async function startSessionWithKey(
       .updateTable('sessions')
       .set({
         status: 'connected',
-        key_hash: null,
         key_used_at: sql<Date>`now()`,
         started_at: sql<Date>`now()`,
         ip_address: input.ipAddress,
@@ -234,7 +234,6 @@ export async function endSession(
         tts_duration_seconds: end.ttsDurationSeconds,
         latency_ms: end.latencyMs,
         ...(end.callStatus !== undefined && { call_status: end.callStatus }),
-        key_hash: null,
         lease_expires_at: null,
         charged: true,
         updated_at: sql<Date>`now()`,
@@ -273,7 +272,6 @@ export async function sweepExpiredSessions(db: Kysely<Database>, ratePerMinute: 
         ended_at: sql<Date>`lease_expires_at`,
         duration_ms: sql<number>`case when started_at is null then null else greatest(0, floor(extract(epoch from (lease_expires_at - started_at)) * 1000))::int end`,
         end_reason: 'lease_expired',
-        key_hash: null,
         lease_expires_at: null,
         charged: true,
         updated_at: sql<Date>`now()`,

@@ -2,7 +2,7 @@
 import { loadConfig, type GatewayConfig } from '../../gateway/config.js'
 import { silentLogger, type Log } from '../../gateway/log.js'
 import { bootstrap } from '../../gateway/bootstrap.js'
-import { startGateway, type Gateway } from '../../gateway/app.js'
+import { startGateway, type Gateway, type GatewayDeps } from '../../gateway/app.js'
 import type { Store } from '../../gateway/store/database.js'
 import { testDb, type TestDb } from './db.js'
 
@@ -38,7 +38,7 @@ export interface TestResponse {
 }
 
 /** Starts a gateway; `env` overrides the environment it is configured from. */
-export async function startTestGateway(env: Record<string, string> = {}, opts: { log?: Log; db?: TestDb } = {}): Promise<TestGateway> {
+export async function startTestGateway(env: Record<string, string> = {}, opts: { log?: Log; db?: TestDb; deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser'>> } = {}): Promise<TestGateway> {
   const db = opts.db ?? (await testDb())
   const config = loadConfig({
     PORT: '0',
@@ -49,7 +49,13 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: {
     ...env,
   })
   const boot = await bootstrap(db.store.db)
-  const gateway = await startGateway({ config, store: db.store, log: opts.log ?? silentLogger() })
+  const gateway = await startGateway({
+    config,
+    store: db.store,
+    log: opts.log ?? silentLogger(),
+    sessionOverrides: { webhookDelivery: { backoffMs: [20, 40, 80], timeoutMs: 2_000 }, ...opts.deps?.sessionOverrides },
+    attachBrowser: opts.deps?.attachBrowser,
+  })
   const apiKey = boot.createdOrganization?.apiKey ?? ''
   const orgId = boot.createdOrganization?.id ?? ''
   const url = gateway.url
