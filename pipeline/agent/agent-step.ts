@@ -1,0 +1,58 @@
+/**
+ * The agent step contract: a turn's input in, an async stream of response events out, cancellable with the
+ * signal (barge-in aborts the in-flight request; no other signal is sent, as the SPEC says).
+ */
+
+/** What the agent is asked to answer. */
+export type AgentRequest =
+  /** The session began: the agent may speak first (webhook type `session.start`). */
+  | { kind: 'welcome'; turnId: string }
+  /** The user finished a turn (webhook type `message`). */
+  | { kind: 'message'; turnId: string; text: string }
+  /** The client sent data (webhook type `data`); answered with a plain JSON reply, not SSE. */
+  | { kind: 'data'; turnId: string; data: unknown }
+
+/** One earlier turn, for steps that keep conversation history (the built-in LLM). */
+export interface HistoryItem {
+  role: 'user' | 'assistant'
+  text: string
+}
+
+/** Facts about the session every request carries. */
+export interface AgentContext {
+  sessionId: string
+  conversationId: string
+  fromPhoneNumber?: string | undefined
+  toPhoneNumber?: string | undefined
+  customMetadata?: Record<string, unknown> | undefined
+  /** The conversation so far, oldest first (includes earlier sessions of the conversation). */
+  history: readonly HistoryItem[]
+}
+
+/** What a step yields while answering. */
+export type AgentEvent =
+  /** The request left the gateway (latency: end of user speech -> webhook sent). */
+  | { type: 'sent' }
+  /** The first byte of the reply arrived (latency: webhook sent -> first reply byte). */
+  | { type: 'first_byte' }
+  /** Text to speak, as it arrives (never held back until the end). */
+  | { type: 'tts'; text: string }
+  /** Data for the client (`response.data`). */
+  | { type: 'data'; content: unknown }
+  /** The reply is complete. */
+  | { type: 'end' }
+  /** Speak `text`, then end the session. */
+  | { type: 'hangup'; text: string }
+  /** The turn failed (backend error, timeout, malformed reply); the turn ends, the session goes on. */
+  | { type: 'error'; code: string; message: string }
+
+/** An agent step (`agent.webhook`, `agent.llm`). */
+export interface AgentStep {
+  /** Which request kinds the step handles; others are skipped by the caller (e.g. `data` when not enabled). */
+  readonly handles: ReadonlySet<AgentRequest['kind']>
+  /**
+   * Answers one request. The stream always ends with exactly one of `end`, `hangup` or `error` unless the
+   * signal aborts it, in which case it stops quietly without yielding further events.
+   */
+  respond(request: AgentRequest, context: AgentContext, options: { signal: AbortSignal }): AsyncIterable<AgentEvent>
+}
