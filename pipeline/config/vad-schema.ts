@@ -2,13 +2,13 @@ import { z } from 'zod'
 import { integerBetween, numberBetween } from './rules.js'
 
 /** Silero v5 window sizes (samples at 16 kHz) the VAD accepts; 512 (32 ms) is the model's native window. */
-export const VAD_FRAME_SAMPLES = [256, 512, 1024, 1536] as const
+export const VAD_FRAME_SAMPLES = [512] as const
 
 /** Frame size reported to browsers when the config leaves `vad.frame_samples` unset. */
 export const DEFAULT_VAD_FRAME_SAMPLES = 512
 
 const frameSamples = z.number().refine((n) => (VAD_FRAME_SAMPLES as readonly number[]).includes(n), {
-  error: `must be one of ${VAD_FRAME_SAMPLES.join(', ')}`,
+  error: `must be ${VAD_FRAME_SAMPLES.join(' or ')}`,
 })
 
 // Each field once, without defaults: the override form must not inject defaults over the agent's values.

@@ -25,7 +25,7 @@ t.test('every vad option set is passed through', async (t) => {
     redemption_frames: 8,
     min_speech_frames: 3,
     pre_speech_pad_frames: 1,
-    frame_samples: 1536,
+    frame_samples: 512,
   }
   t.strictSame(frontendConfig(validOf({ ...baseConfig(), vad })).vad, vad)
 })

@@ -1,0 +1,78 @@
+/** Sample arrays the framer can cut. */
+export type SampleArray = Int16Array | Float32Array;
+
+/** 20 ms carrier frame at 8 kHz. */
+export const CARRIER_FRAME_SAMPLES_8K = 160;
+/** 32 ms Silero VAD frame at 8 kHz (512 samples at 16 kHz). */
+export const VAD_FRAME_SAMPLES_8K = 256;
+
+/**
+ * Cuts a stream of arbitrary-sized chunks into fixed-size frames, carrying leftovers between pushes.
+ * Frames handed to the callback are views (into the chunk when aligned, else into one reused buffer):
+ * they are valid only during the callback; copy them to keep them.
+ */
+export class Framer<T extends SampleArray = Int16Array> {
+  readonly frameSize: number;
+  private readonly buf: T;
+  private fill = 0;
+  private emitted = 0;
+
+  constructor(frameSize: number, make: (n: number) => T = (n) => new Int16Array(n) as T) {
+    if (!Number.isInteger(frameSize) || frameSize < 1) throw new RangeError(`bad frame size ${frameSize}`);
+    this.frameSize = frameSize;
+    this.buf = make(frameSize);
+  }
+
+  /** Samples waiting for the next frame. */
+  get pendingSamples(): number {
+    return this.fill;
+  }
+
+  /** Frames emitted since construction or the last reset. */
+  get framesEmitted(): number {
+    return this.emitted;
+  }
+
+  /** Append a chunk; calls `onFrame` once per completed frame, in order. Returns the number of frames emitted. */
+  push(chunk: T, onFrame: (frame: T, index: number) => void): number {
+    const size = this.frameSize;
+    const buf = this.buf as SampleArray;
+    let off = 0;
+    let count = 0;
+    if (this.fill > 0) {
+      const take = Math.min(size - this.fill, chunk.length);
+      buf.set(chunk.subarray(0, take) as never, this.fill);
+      this.fill += take;
+      off = take;
+      if (this.fill < size) return 0;
+      this.fill = 0;
+      onFrame(this.buf, this.emitted++);
+      count++;
+    }
+    while (chunk.length - off >= size) {
+      onFrame(chunk.subarray(off, off + size) as T, this.emitted++);
+      off += size;
+      count++;
+    }
+    if (off < chunk.length) {
+      buf.set(chunk.subarray(off) as never, 0);
+      this.fill = chunk.length - off;
+    }
+    return count;
+  }
+
+  /** Emit the leftover as one zero-padded frame (if any) and empty the framer. Returns frames emitted (0 or 1). */
+  flush(onFrame: (frame: T, index: number) => void): number {
+    if (this.fill === 0) return 0;
+    this.buf.fill(0, this.fill);
+    this.fill = 0;
+    onFrame(this.buf, this.emitted++);
+    return 1;
+  }
+
+  /** Drop any leftover and restart frame numbering. */
+  reset(): void {
+    this.fill = 0;
+    this.emitted = 0;
+  }
+}

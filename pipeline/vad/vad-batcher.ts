@@ -1,0 +1,188 @@
+import { SILERO_STATE_SIZE, sharedSileroModel, sileroContextSamples, sileroFrameSamples, type SileroModel, type SileroSampleRate } from './silero-model.js';
+
+/**
+ * One frame of one stream waiting for inference. The batcher reads `input` and `state` when the batch runs,
+ * writes the new state back into `state` and calls `done`; the owner must not touch either array meanwhile.
+ */
+export interface VadJob {
+  /** Model rate of `input`. */
+  sampleRate: SileroSampleRate;
+  /** Context + frame samples (288 at 8 kHz, 576 at 16 kHz). */
+  input: Float32Array;
+  /** The stream's recurrent state, [2][128], updated in place. */
+  state: Float32Array;
+  /** Called once with the speech probability, or with an error. */
+  done(error: Error | undefined, probability: number): void;
+}
+
+/** Batching knobs. */
+export interface VadBatcherOptions {
+  /** Most frames in one model call. Default 128. */
+  maxBatch?: number;
+  /** How long the first frame of an idle batcher waits for company; 0 = until the end of this I/O phase. Default 2. */
+  maxWaitMs?: number;
+}
+
+/** Counters for monitoring and benchmarks. */
+export interface VadBatcherStats {
+  batches: number;
+  frames: number;
+  maxBatchSeen: number;
+}
+
+interface RateBuffers {
+  input: Float32Array;
+  state: Float32Array;
+}
+
+/**
+ * Collects frames from many streams that arrive close together and runs them as one model call with batch
+ * dimension N, scattering probabilities and states back. One model call is in flight at a time; frames
+ * arriving during it form the next batch, so batches grow with load.
+ */
+export class VadBatcher {
+  readonly maxBatch: number;
+  readonly maxWaitMs: number;
+  private readonly model: SileroModel;
+  private readonly pending: VadJob[] = [];
+  private readonly buffers = new Map<SileroSampleRate, RateBuffers>();
+  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  private running = false;
+  private closed = false;
+  private readonly counters: VadBatcherStats = { batches: 0, frames: 0, maxBatchSeen: 0 };
+
+  constructor(model: SileroModel = sharedSileroModel(), options: VadBatcherOptions = {}) {
+    this.model = model;
+    this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 128));
+    this.maxWaitMs = Math.max(0, options.maxWaitMs ?? 2);
+  }
+
+  /** Batches and frames run so far. */
+  get stats(): Readonly<VadBatcherStats> {
+    return this.counters;
+  }
+
+  /** Queue one frame; `job.done` is called when its batch has run. */
+  submit(job: VadJob): void {
+    if (this.closed) {
+      job.done(new Error('VadBatcher is closed'), 0);
+      return;
+    }
+    this.pending.push(job);
+    if (this.running) return;
+    if (this.pending.length >= this.maxBatch) {
+      this.flushNow();
+    } else if (this.timer === undefined) {
+      this.timer = this.maxWaitMs === 0 ? setImmediate(this.onTimer) : setTimeout(this.onTimer, this.maxWaitMs);
+    }
+  }
+
+  /** Promise form of `submit` for one frame (allocates; streams use `submit`). */
+  infer(sampleRate: SileroSampleRate, input: Float32Array, state: Float32Array, options: { signal?: AbortSignal } = {}): Promise<number> {
+    options.signal?.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      this.submit({ sampleRate, input, state, done: (err, p) => (err === undefined ? resolve(p) : reject(err)) });
+    });
+  }
+
+  /** Fail queued frames and refuse new ones. Idempotent; does not close the shared model. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.clearTimer();
+    const jobs = this.pending.splice(0);
+    for (const j of jobs) j.done(new Error('VadBatcher is closed'), 0);
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    if (!this.running) this.flushNow();
+  };
+
+  private clearTimer(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer as NodeJS.Timeout);
+    clearImmediate(this.timer as NodeJS.Immediate);
+    this.timer = undefined;
+  }
+
+  private flushNow(): void {
+    this.clearTimer();
+    if (this.pending.length === 0 || this.closed) return;
+    // One model call serves one sample rate; take the leading run of jobs at the head's rate.
+    const rate = this.pending[0]!.sampleRate;
+    let n = 0;
+    const jobs: VadJob[] = [];
+    for (let i = 0; i < this.pending.length && n < this.maxBatch; i++) {
+      const j = this.pending[i]!;
+      if (j.sampleRate !== rate) continue;
+      jobs.push(j);
+      n++;
+    }
+    if (n === this.pending.length) this.pending.length = 0;
+    else {
+      const taken = new Set(jobs);
+      const rest = this.pending.filter((j) => !taken.has(j));
+      this.pending.length = 0;
+      this.pending.push(...rest);
+    }
+    this.running = true;
+    void this.runBatch(rate, jobs).finally(() => {
+      this.running = false;
+      if (this.pending.length > 0 && !this.closed) this.flushNow();
+    });
+  }
+
+  private async runBatch(rate: SileroSampleRate, jobs: VadJob[]): Promise<void> {
+    const n = jobs.length;
+    const width = sileroFrameSamples(rate) + sileroContextSamples(rate);
+    let buf = this.buffers.get(rate);
+    if (buf === undefined || buf.input.length < n * width) {
+      buf = { input: new Float32Array(this.maxBatch * width), state: new Float32Array(this.maxBatch * SILERO_STATE_SIZE) };
+      this.buffers.set(rate, buf);
+    }
+    const half = SILERO_STATE_SIZE / 2;
+    for (let i = 0; i < n; i++) {
+      const j = jobs[i]!;
+      buf.input.set(j.input, i * width);
+      // Per-stream state is [2][128]; the model wants [2][n][128].
+      buf.state.set(j.state.subarray(0, half), i * half);
+      buf.state.set(j.state.subarray(half), (n + i) * half);
+    }
+    let probs: Float32Array;
+    let state: Float32Array;
+    try {
+      ({ probs, state } = await this.model.infer(rate, n, buf.input.subarray(0, n * width), buf.state.subarray(0, n * SILERO_STATE_SIZE)));
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      for (const j of jobs) j.done(e, 0);
+      return;
+    }
+    this.counters.batches++;
+    this.counters.frames += n;
+    if (n > this.counters.maxBatchSeen) this.counters.maxBatchSeen = n;
+    for (let i = 0; i < n; i++) {
+      const j = jobs[i]!;
+      j.state.set(state.subarray(i * half, (i + 1) * half), 0);
+      j.state.set(state.subarray((n + i) * half, (n + i + 1) * half), half);
+    }
+    // A throwing listener must not starve the other streams of their results: deliver all, then rethrow.
+    let failure: unknown;
+    for (let i = 0; i < n; i++) {
+      try {
+        jobs[i]!.done(undefined, probs[i]!);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  }
+}
+
+let shared: VadBatcher | undefined;
+
+/** The process-wide batcher over the shared model. */
+export function sharedVadBatcher(): VadBatcher {
+  shared ??= new VadBatcher();
+  return shared;
+}
