@@ -126,7 +126,8 @@ export class CallSession {
 
   private startTimers(): void {
     const limit = this.config.session_duration_timeout_minutes * this.minuteMs
-    this.timers.push(setTimeout(() => void this.end('duration_timeout'), limit))
+    // Timers never keep the process alive on their own: the transport's socket does that.
+    this.timers.push(setTimeout(() => void this.end('duration_timeout'), limit).unref())
     this.noteUserActivity()
   }
 
@@ -137,7 +138,7 @@ export class CallSession {
     const minutes = tm?.use === 'turn_manager' ? tm.options.user_silence_timeout_minutes : undefined
     if (minutes === undefined || minutes === null) return
     clearTimeout(this.silenceTimer)
-    this.silenceTimer = setTimeout(() => void this.end('silence_timeout'), minutes * this.minuteMs)
+    this.silenceTimer = setTimeout(() => void this.end('silence_timeout'), minutes * this.minuteMs).unref()
   }
 
   /** Stores one finished turn at once (a crash later loses nothing already said). */

@@ -95,7 +95,10 @@ export class WebhookQueue {
   async drain(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs
     while (this.running !== undefined && Date.now() < deadline) {
-      await Promise.race([this.running, sleep(Math.max(1, deadline - Date.now()), this.abort.signal)])
+      // The wait is cancelled as soon as delivery finishes, so no timer outlives the drain.
+      const waiting = new AbortController()
+      await Promise.race([this.running, sleep(Math.max(1, deadline - Date.now()), AbortSignal.any([this.abort.signal, waiting.signal]))])
+      waiting.abort()
     }
   }
 
