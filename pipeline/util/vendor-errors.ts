@@ -14,6 +14,12 @@ export const VendorErrorCode = {
   ProtocolError: 'vendor_protocol_error',
   /** A TTS context was in flight when its socket dropped; its audio is incomplete. Not fatal. */
   ContextLost: 'tts_context_lost',
+  /** The offline speech engine (optional package) could not be loaded. Fatal. */
+  LocalUnavailable: 'tts_local_unavailable',
+  /** The offline speech engine has no such voice. Fatal. */
+  LocalVoiceUnknown: 'tts_local_voice_unknown',
+  /** The offline speech engine failed on one sentence. Not fatal. */
+  LocalFailed: 'tts_local_failed',
 } as const;
 
 /** One of {@link VendorErrorCode}. */

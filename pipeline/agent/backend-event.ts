@@ -1,0 +1,72 @@
+import { AgentErrorCode, snippet } from './agent-errors.js'
+import type { AgentEvent } from './agent-step.js'
+
+/** Events a backend reply can turn into (the request bookkeeping events `sent`/`first_byte` are not among them). */
+export type BackendAgentEvent = Exclude<AgentEvent, { type: 'sent' } | { type: 'first_byte' }>
+
+/** The outcome of decoding one backend event. */
+export type BackendEventResult =
+  /** A valid event; `note` says what was repaired (logged by the caller). */
+  | { ok: true; event: BackendAgentEvent; note?: string }
+  /** Not a valid event for this turn; the turn ends with `agent_bad_event`. */
+  | { ok: false; problem: string }
+
+/** True for events after which nothing more is read: `end`, `hangup`, `error`. */
+export function isTerminal(event: AgentEvent): boolean {
+  return event.type === 'end' || event.type === 'hangup' || event.type === 'error'
+}
+
+/**
+ * Decodes one backend event object `{ type, content?, turn_id }` (already parsed JSON) for the turn `turnId`.
+ * `turn_id` is required and must match; `response.hangup` without content is repaired to an empty farewell;
+ * `response.error` becomes an `agent_error` event carrying the backend's (bounded) error text.
+ */
+export function decodeBackendEvent(value: unknown, turnId: string): BackendEventResult {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, problem: 'event is not a JSON object' }
+  }
+  const event = value as Record<string, unknown>
+  const type = event['type']
+  if (typeof type !== 'string') return { ok: false, problem: 'event has no string "type"' }
+  if (!('turn_id' in event)) return { ok: false, problem: `${snippet(type, 40)} event has no turn_id` }
+  if (event['turn_id'] !== turnId) {
+    return { ok: false, problem: `${snippet(type, 40)} event is for turn ${snippet(String(event['turn_id']), 80)}, not ${turnId}` }
+  }
+  const content = event['content']
+  switch (type) {
+    case 'response.tts':
+      if (typeof content !== 'string') return { ok: false, problem: 'response.tts content must be a string' }
+      return { ok: true, event: { type: 'tts', text: content } }
+    case 'response.data':
+      return { ok: true, event: { type: 'data', content: content ?? null } }
+    case 'response.end':
+      return { ok: true, event: { type: 'end' } }
+    case 'response.hangup':
+      if (content === undefined || content === null) {
+        return { ok: true, event: { type: 'hangup', text: '' }, note: 'response.hangup without content' }
+      }
+      if (typeof content !== 'string') return { ok: false, problem: 'response.hangup content must be a string' }
+      return { ok: true, event: { type: 'hangup', text: content } }
+    case 'response.error': {
+      const error = event['error'] ?? content
+      const text = typeof error === 'string' ? error : JSON.stringify(error ?? 'no details')
+      return {
+        ok: true,
+        event: { type: 'error', code: AgentErrorCode.BackendError, message: `backend reported an error: ${snippet(text)}` },
+      }
+    }
+    default:
+      return { ok: false, problem: `unknown event type ${snippet(type, 80)}` }
+  }
+}
+
+/** Parses the data of one SSE event and decodes it; malformed JSON is a problem like any other. */
+export function decodeBackendEventText(data: string, turnId: string): BackendEventResult {
+  let value: unknown
+  try {
+    value = JSON.parse(data)
+  } catch {
+    return { ok: false, problem: `event data is not JSON: ${snippet(data, 80)}` }
+  }
+  return decodeBackendEvent(value, turnId)
+}

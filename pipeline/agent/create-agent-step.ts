@@ -1,0 +1,45 @@
+import type { PluginOf } from '../config/plugins-schema.js'
+import { silentLogger, type PipelineLogger } from '../util/logger.js'
+import type { AgentStep } from './agent-step.js'
+import type { FetchLike } from './http-exchange.js'
+import { OpenAiLlmAgentStep } from './llm-agent.js'
+import { ScriptedAgentStep } from './scripted-agent.js'
+import { WebhookAgentStep } from './webhook-agent.js'
+
+/** A validated `agent.*` plugin entry of the pipeline configuration. */
+export type AgentPluginConfig = PluginOf<'agent.llm'> | PluginOf<'agent.webhook'>
+
+/** What the agent steps need from the gateway. */
+export interface AgentStepDeps {
+  /** The agent's `webhook_secret` (signs `agent.webhook` requests). */
+  webhookSecret: string
+  /** The OpenAI-compatible endpoint of `agent.llm` provider `openai`; without a key the scripted agent stands in. */
+  llm: { baseUrl: string; apiKey: string | undefined }
+  logger?: PipelineLogger | undefined
+  fetch?: FetchLike | undefined
+  /** The session's clock for the scripted agent. */
+  now?: (() => number) | undefined
+}
+
+/**
+ * The agent step for a plugin entry. `agent.llm` with provider `openai` but no API key configured falls back to
+ * the offline `scripted` agent, with one warning when the step is created, so a demo works without a key.
+ */
+export function createAgentStep(plugin: AgentPluginConfig, deps: AgentStepDeps): AgentStep {
+  const logger = deps.logger ?? silentLogger
+  if (plugin.use === 'agent.webhook') {
+    return new WebhookAgentStep(plugin.options, { webhookSecret: deps.webhookSecret, logger, fetch: deps.fetch })
+  }
+  const options = plugin.options
+  if (options.provider === 'openai') {
+    const apiKey = deps.llm.apiKey
+    if (apiKey !== undefined && apiKey !== '') {
+      return new OpenAiLlmAgentStep(options, { baseUrl: deps.llm.baseUrl, apiKey, logger, fetch: deps.fetch })
+    }
+    logger.warn(
+      { plugin: plugin.use, provider: options.provider, fallback: 'scripted' },
+      'agent.llm provider openai has no API key configured; using the scripted demo agent instead',
+    )
+  }
+  return new ScriptedAgentStep(options, { now: deps.now })
+}

@@ -1,0 +1,41 @@
+import type { AgentContext, AgentRequest } from './agent-step.js'
+
+/** The webhook `type` of each request kind (the opening turn is `session.start`, as the SPEC names it). */
+export const WEBHOOK_REQUEST_TYPES = {
+  welcome: 'session.start',
+  message: 'message',
+  data: 'data',
+} as const satisfies Record<AgentRequest['kind'], string>
+
+/** The JSON body of an agent webhook request. */
+export interface WebhookRequestBody {
+  type: (typeof WEBHOOK_REQUEST_TYPES)[AgentRequest['kind']]
+  session_id: string
+  conversation_id: string
+  turn_id: string
+  custom_metadata?: Record<string, unknown>
+  text?: string
+  data?: unknown
+  from_phone_number?: string
+  to_phone_number?: string
+}
+
+/**
+ * The body the customer backend receives for a request: the common fields, then `text` (message) or `data`
+ * (data), then the phone numbers on telephony sessions. Absent optional fields are left out, never sent as null.
+ */
+export function webhookRequestBody(request: AgentRequest, context: AgentContext): WebhookRequestBody {
+  const body: WebhookRequestBody = {
+    type: WEBHOOK_REQUEST_TYPES[request.kind],
+    session_id: context.sessionId,
+    conversation_id: context.conversationId,
+    turn_id: request.turnId,
+  }
+  if (context.customMetadata !== undefined) body.custom_metadata = context.customMetadata
+  if (request.kind === 'message') body.text = request.text
+  // A data request always carries `data`; JSON has no undefined, so a missing value is sent as null.
+  if (request.kind === 'data') body.data = request.data ?? null
+  if (context.fromPhoneNumber !== undefined) body.from_phone_number = context.fromPhoneNumber
+  if (context.toPhoneNumber !== undefined) body.to_phone_number = context.toPhoneNumber
+  return body
+}

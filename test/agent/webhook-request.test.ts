@@ -1,0 +1,84 @@
+import t from 'tap'
+import { WebhookAgentStep } from '../../pipeline/agent/webhook-agent.js'
+import { context, end, events, fastOptions, MESSAGE, replyOf, SECRET, sleep, tts, webhookHarness } from './agent-helpers.js'
+
+t.test('message request: path, headers, independent signature check, body, reply', async (t) => {
+  const { backend, step } = await webhookHarness(t, { custom_headers: { 'X-Api-Token': 'tok_123', 'X-Tenant': 'acme' } })
+  const ctx = context({
+    customMetadata: { plan: 'gold', n: 2 },
+    fromPhoneNumber: '+15550001111',
+    toPhoneNumber: '+15550002222',
+  })
+  const got = await events(step, MESSAGE, ctx)
+  t.same(got, [{ type: 'sent' }, { type: 'first_byte' }, { type: 'tts', text: 'ok' }, { type: 'end' }])
+  const req = await backend.request(0)
+  t.equal(req.method, 'POST')
+  t.equal(req.path, '/api/agent')
+  t.equal(req.headers['content-type'], 'application/json')
+  t.equal(req.headers['accept'], 'text/event-stream')
+  t.equal(req.headers['user-agent'], 'voxgate-webhooks/1')
+  t.equal(req.headers['x-api-token'], 'tok_123')
+  t.equal(req.headers['x-tenant'], 'acme')
+  t.match(req.headers['service-signature'], /^t=\d+,v1=[a-f0-9]{64}$/)
+  t.ok(req.signatureValid, 'HMAC-SHA256 of "t.<raw body>" verified with node:crypto')
+  t.same(JSON.parse(req.raw), {
+    type: 'message',
+    session_id: 'sess_1',
+    conversation_id: 'conv_1',
+    turn_id: 't1',
+    custom_metadata: { plan: 'gold', n: 2 },
+    text: 'Hello there',
+    from_phone_number: '+15550001111',
+    to_phone_number: '+15550002222',
+  })
+  t.equal(Object.keys(JSON.parse(req.raw)).join(','), 'type,session_id,conversation_id,turn_id,custom_metadata,text,from_phone_number,to_phone_number')
+  t.equal(await req.closed, 'finished')
+})
+
+t.test('welcome and data requests: types and bodies; optional fields left out', async (t) => {
+  const { backend, step, script } = await webhookHarness(t)
+  await events(step, { kind: 'welcome', turnId: 'a1' }, context())
+  t.same(JSON.parse((await backend.request(0)).raw), {
+    type: 'session.start',
+    session_id: 'sess_1',
+    conversation_id: 'conv_1',
+    turn_id: 'a1',
+  })
+  script({ kind: 'json', body: {} })
+  await events(step, { kind: 'data', turnId: 'd1', data: { button: 'yes' } }, context())
+  const req = await backend.request(1)
+  t.same(JSON.parse(req.raw), { type: 'data', session_id: 'sess_1', conversation_id: 'conv_1', turn_id: 'd1', data: { button: 'yes' } })
+  t.equal(req.headers['accept'], 'application/json')
+  t.ok(req.signatureValid)
+})
+
+t.test('handles follows options.events', async (t) => {
+  const { step } = await webhookHarness(t)
+  t.same([...step.handles].sort(), ['data', 'message', 'welcome'])
+  const only = await webhookHarness(t, { events: ['message'] })
+  t.same([...only.step.handles], ['message'])
+})
+
+t.test('redirects are not followed', async (t) => {
+  const { backend, step, script } = await webhookHarness(t)
+  script((req) =>
+    req.path === '/api/agent'
+      ? { kind: 'status', status: 307, headers: { location: '/elsewhere' } }
+      : { kind: 'sse', steps: [tts('followed'), end()] },
+  )
+  t.same(replyOf(await events(step, MESSAGE, context())), [
+    { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 307 (redirects are not followed)' },
+  ])
+  await sleep(100)
+  t.equal(backend.requests.length, 1)
+})
+
+t.test('unreachable backend -> agent_unreachable without the URL in the message', async (t) => {
+  const { backend } = await webhookHarness(t)
+  const url = backend.url.replace('/api/agent', '/secret-token-path')
+  await backend.close()
+  const step = new WebhookAgentStep({ ...fastOptions(backend, 1000, 2000), url }, { webhookSecret: SECRET })
+  const got = await events(step, MESSAGE, context())
+  t.match(got, [{ type: 'sent' }, { type: 'error', code: 'agent_unreachable', message: /ECONNREFUSED/ }])
+  t.notMatch(JSON.stringify(got), /secret-token-path/)
+})
