@@ -1,0 +1,61 @@
+/**
+ * The contract between a voice pipeline and the transport that carries one call (browser WebSocket or carrier
+ * media stream). Transports translate wire messages into `PipelineInput` calls and `PipelineEvent`s back into
+ * wire messages; they hold no turn-taking logic of their own.
+ */
+
+/** Audio the transport delivers to callers: mu-law 8 kHz (carrier) or PCM16 LE 16 kHz (browser). */
+export type OutputAudioFormat = 'ulaw_8000' | 'pcm_16000'
+
+/** Audio the transport receives from callers: mu-law 8 kHz (carrier) or PCM16 LE 8 kHz (browser). */
+export type InputAudioFormat = 'mulaw_8000' | 'pcm16_8000'
+
+/** Everything the pipeline tells the transport. */
+export type PipelineEvent =
+  /** A user turn was detected, or the assistant's turn begins. A user turn during playback is a barge-in. */
+  | { type: 'turn.start'; role: 'user' | 'assistant'; turnId: string }
+  /** A turn is over (browser extension message). */
+  | { type: 'turn.end'; role: 'user' | 'assistant'; turnId: string }
+  /**
+   * Assistant speech in the transport's output format. `chunkId` is unique per session and increasing; the
+   * transport reports it back through `markPlayed` once the caller has heard it (carrier marks).
+   */
+  | { type: 'audio'; turnId: string; chunkId: number; audio: Buffer; durationMs: number }
+  /** Drop every queued, unplayed assistant audio now (barge-in): `clear` for the carrier. */
+  | { type: 'clear_playback'; turnId: string }
+  | { type: 'assistant.text.delta'; turnId: string; content: string }
+  | { type: 'assistant.text'; turnId: string; content: string }
+  /** User transcript with the SPEC's delta_counter rules (interim replaces same counter; delta stabilises). */
+  | { type: 'user.transcript.interim_delta'; turnId: string; content: string; deltaCounter: number }
+  | { type: 'user.transcript.delta'; turnId: string; content: string; deltaCounter: number }
+  | { type: 'user.transcript'; turnId: string; content: string }
+  | { type: 'data'; turnId: string; content: unknown }
+  /** The assistant's reply for the turn is complete (text-wise; audio may still be playing). */
+  | { type: 'response.end'; turnId: string }
+  /** A notice for the client, e.g. that speech recognition is not configured. Sent once per cause. */
+  | { type: 'notice'; code: string; message: string }
+  /**
+   * The session should end: after `response.hangup` once its farewell has been played (or immediately when
+   * nothing is playing), or on a fatal pipeline error.
+   */
+  | { type: 'hangup'; reason: 'agent_hangup' | 'pipeline_error' }
+
+/** What the transport tells the pipeline. All methods are cheap and never throw. */
+export interface PipelineInput {
+  /** Caller audio in the format given at creation, any chunk size. */
+  pushAudio(chunk: Buffer): void
+  /** Client-side VAD (browser `vad_events`); `model_failed` means no more will come (server VAD decides). */
+  clientVad(event: 'vad_start' | 'vad_end' | 'vad_model_failed'): void
+  /** Push-to-talk button pressed / released. */
+  pushToTalk(pressed: boolean): void
+  /** Typed text from the user (blank text is ignored). */
+  userText(text: string): void
+  /** Client data relayed to the agent as a `data` event, without touching the current turn. */
+  userData(data: unknown): void
+  /** A telephone keypad digit (sent to the agent as data `{ dtmf: digit }`). */
+  dtmf(digit: string): void
+  /** The caller has heard every audio chunk up to and including `chunkId` (carrier mark echo). */
+  markPlayed(chunkId: number): void
+  /** The browser played all audio it received for `turnId` (`trigger.response.audio.replay_finished`). */
+  replayFinished(turnId: string): void
+}
