@@ -11,12 +11,14 @@ import { SessionManager } from './sessions/session-manager.js'
 import type { SessionDeps } from './sessions/call-session.js'
 import { browserUpgradeHandler, BROWSER_WS_PATH, type BrowserAttach } from './browser/browser-upgrade.js'
 import { refuseUpgrade } from './http/upgrade-refusal.js'
+import { staticClient } from './http/static-client.js'
 import { errorHandler } from '../api/http/error-handler.js'
 import { adminRouter } from '../api/routes/admin.js'
 import { agentsRouter, type VendorCaps } from '../api/routes/agents.js'
 import { sessionsRouter } from '../api/routes/sessions.js'
 import { healthRouter } from '../api/routes/health.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
+import { createCarrierGateway, type CarrierGateway, type CarrierGatewayOptions } from '../carrier/gateway/carrier-gateway.js'
 
 /** What the process wires together. */
 export interface GatewayDeps {
@@ -24,9 +26,11 @@ export interface GatewayDeps {
   store: Store
   log: Log
   /** Overrides of session behaviour (tests shorten minutes and webhook backoff). */
-  sessionOverrides?: Partial<Pick<SessionDeps, 'minuteMs' | 'webhookDelivery'>>
+  sessionOverrides?: Partial<Pick<SessionDeps, 'minuteMs' | 'webhookDelivery' | 'createVad'>>
   /** Wires a connected browser socket to its session (the browser protocol). */
   attachBrowser?: BrowserAttach
+  /** Carrier path tuning (the carrier implementation, waiting-call deadlines). */
+  carrier?: CarrierGatewayOptions
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -47,7 +51,7 @@ function vendorCaps(config: GatewayConfig): VendorCaps {
 }
 
 /** Builds the koa application with every route. */
-export function buildApp(deps: GatewayDeps, sessions: SessionManager): Koa {
+export function buildApp(deps: GatewayDeps, sessions: SessionManager, carrier: CarrierGateway = carrierGateway(deps, sessions)): Koa {
   const { config, store, log } = deps
   const app = new Koa({ proxy: config.trustProxy })
   app.silent = true
@@ -55,9 +59,15 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager): Koa {
 
   const health = healthRouter({ store, isDraining: () => sessions.isDraining })
   app.use(health.routes())
+  // The demo page at / and its scripts under /client/ (client/dist).
+  app.use(staticClient({ log }))
 
   const admin = adminRouter({ db: store.db, adminToken: config.adminToken, log })
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }))
+
+  // Signed by the carrier, not behind the API key.
+  const carrierHooks = carrier.hooksRouter()
+  app.use(carrierHooks.routes()).use(carrierHooks.allowedMethods({ throw: true }))
 
   const v1 = new Router<ApiState>()
   v1.use('/v1', requireApiKey(store.db))
@@ -65,9 +75,24 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager): Koa {
   const sessionRoutes = sessionsRouter({ db: store.db, allowInsecureWebhooks: config.allowInsecureWebhooks })
   const agents = agentsRouter({ db: store.db, vendors: vendorCaps(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
+  const outbound = carrier.outboundRouter()
+  v1.use(outbound.routes(), outbound.allowedMethods({ throw: true }))
   v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
   app.use(v1.routes())
   return app
+}
+
+function carrierGateway(deps: GatewayDeps, sessions: SessionManager): CarrierGateway {
+  return createCarrierGateway({
+    db: deps.store.db,
+    log: deps.log,
+    sessions,
+    publicUrl: deps.config.publicUrl,
+    allowInsecureWebhooks: deps.config.allowInsecureWebhooks,
+    trustProxy: deps.config.trustProxy,
+    webhookDelivery: deps.sessionOverrides?.webhookDelivery,
+    options: deps.carrier,
+  })
 }
 
 /** Starts the HTTP server (REST and WebSocket upgrades) and the session manager. */
@@ -79,12 +104,14 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       log,
       allowInsecureWebhooks: config.allowInsecureWebhooks,
       usageRatePerMinute: config.usageRatePerMinute,
+      vendors: { sttVendorA: config.sttVendorA, sttVendorB: config.sttVendorB, ttsVendorA: config.ttsVendorA, llm: config.llm },
       ...deps.sessionOverrides,
     },
     config.leaseTtlMs,
   )
   await sessions.start()
-  const app = buildApp(deps, sessions)
+  const carrier = carrierGateway(deps, sessions)
+  const app = buildApp(deps, sessions, carrier)
   const server = createServer(app.callback())
   server.requestTimeout = 60_000
   server.headersTimeout = 15_000
@@ -100,6 +127,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     const url = new URL(req.url ?? '/', 'http://gateway.invalid')
     if (url.pathname === BROWSER_WS_PATH) {
       void browser(req, socket, head, url)
+      return
+    }
+    if (carrier.isMediaStreamPath(url.pathname)) {
+      void carrier.upgrade(req, socket, head, url)
       return
     }
     log.debug({ path: maskKeyInPath(url.pathname) }, 'upgrade to unknown path refused')
@@ -123,6 +154,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+        carrier.stop()
         await sessions.shutdown(config.shutdownGraceMs)
         server.closeIdleConnections()
         await closed

@@ -7,6 +7,9 @@ import { appendTranscript, endSession, sessionTranscript, type TranscriptTurn } 
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../pipeline/session/pipeline-io.js'
+import type { VadFactory } from '../../pipeline/session/caller-audio.js'
+import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
 
@@ -20,9 +23,13 @@ export type EndReason =
   | 'shutdown'
   | 'error'
 
-/** What a transport must offer the session: a way to be closed. Wire events come with the pipeline. */
+/** What a transport must offer the session. */
 export interface SessionTransport {
   readonly kind: 'browser' | 'carrier' | 'test'
+  /** The audio formats of the wire; a transport without audio runs text only. */
+  readonly audio?: { input: InputAudioFormat; output: OutputAudioFormat }
+  /** Pipeline events for the wire (turns, audio, transcripts, clear, hangup). Must not throw. */
+  deliver?(event: PipelineEvent): void
   /** Called exactly once when the session ends for any reason other than the transport itself closing. */
   close(reason: EndReason): void
 }
@@ -36,6 +43,29 @@ export interface SessionDeps {
   webhookDelivery?: DeliveryOptions
   /** Length of a "minute" for the SPEC's minute-based timeouts; tests shorten it. */
   minuteMs?: number
+  /** Speech vendors and LLM; without them sessions run with what needs no key. */
+  vendors?: VendorEndpoints
+  /** VAD override (tests); the default is Silero v5, batched per process. */
+  createVad?: VadFactory
+}
+
+/** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */
+const NO_INPUT: PipelineInput = {
+  pushAudio: () => undefined,
+  clientVad: () => undefined,
+  pushToTalk: () => undefined,
+  userText: () => undefined,
+  userData: () => undefined,
+  dtmf: () => undefined,
+  markPlayed: () => undefined,
+  replayFinished: () => undefined,
+}
+
+const NO_VENDORS: VendorEndpoints = {
+  sttVendorA: { url: '', apiKey: undefined },
+  sttVendorB: { url: '', apiKey: undefined },
+  ttsVendorA: { url: '', apiKey: undefined },
+  llm: { url: '', apiKey: undefined },
 }
 
 /** Usage figures a pipeline reports during the call. */
@@ -58,6 +88,8 @@ export class CallSession {
   private transcriptWrites: Promise<void> = Promise.resolve()
   private ending: Promise<void> | undefined
   private readonly webhooks: WebhookQueue | undefined
+  private pipeline: PipelineInput = NO_INPUT
+  private closePipeline: () => void = () => undefined
   readonly usage: SessionUsage = { transcriptionSeconds: 0, ttsSeconds: 0, latencySamples: [] }
   /** Resolves when the session has ended and its end was persisted. */
   readonly ended: Promise<EndReason>
@@ -101,7 +133,61 @@ export class CallSession {
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
     s.startTimers()
     s.emitLifecycle('session.start', () => sessionStartEvent(row, s.customMetadata))
+    if (transport.deliver !== undefined) await s.startPipeline()
     return s
+  }
+
+  /** What the transport feeds the voice pipeline (caller audio, text, data, playback reports). */
+  get input(): PipelineInput {
+    return this.pipeline
+  }
+
+  private async startPipeline(): Promise<void> {
+    const log = this.deps.log.child({ session_id: this.row.id })
+    try {
+      const p = await startPipeline({
+        db: this.deps.db,
+        row: this.row,
+        config: this.config,
+        webhookSecret: this.webhookSecret,
+        audio: this.transport.audio,
+        vendors: this.deps.vendors ?? NO_VENDORS,
+        createVad: this.deps.createVad,
+        log,
+        signal: this.signal,
+        emit: (e) => this.onPipelineEvent(e),
+        hooks: {
+          turnCompleted: (t) => {
+            log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
+            void this.addTurn({ turnId: t.turnId, timestamp: t.timestamp, userMessage: t.userMessage, assistantMessage: t.assistantMessage, latencyMs: t.latencyMs })
+          },
+          userActivity: () => this.noteUserActivity(),
+          usage: (u) => {
+            this.usage.transcriptionSeconds += u.transcriptionSeconds ?? 0
+            this.usage.ttsSeconds += u.ttsSeconds ?? 0
+          },
+        },
+      })
+      if (this.isEnded) {
+        p.close()
+        return
+      }
+      this.pipeline = p
+      this.closePipeline = () => p.close()
+    } catch (e) {
+      log.error({ err: e }, 'voice pipeline could not start')
+      void this.end('error')
+    }
+  }
+
+  private onPipelineEvent(e: PipelineEvent): void {
+    if (this.isEnded) return
+    try {
+      this.transport.deliver?.(e)
+    } catch (err) {
+      this.deps.log.warn({ err, session_id: this.row.id }, 'transport failed to deliver an event')
+    }
+    if (e.type === 'hangup') void this.end(e.reason === 'agent_hangup' ? 'hangup' : 'error')
   }
 
   get id(): string {
@@ -167,6 +253,8 @@ export class CallSession {
   private async finish(reason: EndReason): Promise<void> {
     for (const t of this.timers) clearTimeout(t)
     clearTimeout(this.silenceTimer)
+    this.pipeline = NO_INPUT
+    this.closePipeline()
     this.abort.abort(new Error(`session ended: ${reason}`))
     if (!this.transportGone) {
       try {

@@ -1,4 +1,5 @@
 import type { EndReason, SessionTransport } from './call-session.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/session/pipeline-io.js'
 
 /**
  * A transport with no wire: drives a CallSession from code (tests, benchmarks, tools). It records what the
@@ -8,6 +9,35 @@ export class MemoryTransport implements SessionTransport {
   readonly kind = 'test' as const
   /** Reasons the session closed this transport with (at most one entry). */
   readonly closes: EndReason[] = []
+  /** Every pipeline event delivered, in order. */
+  readonly events: PipelineEvent[] = []
+  private readonly listeners: ((e: PipelineEvent) => void)[] = []
+
+  constructor(readonly audio?: { input: InputAudioFormat; output: OutputAudioFormat }) {}
+
+  deliver(event: PipelineEvent): void {
+    this.events.push(event)
+    for (const l of this.listeners) l(event)
+  }
+
+  /** Resolves with the first delivered event (past or future) that matches. */
+  waitFor<T extends PipelineEvent>(pred: (e: PipelineEvent) => e is T, timeoutMs?: number): Promise<T>
+  waitFor(pred: (e: PipelineEvent) => boolean, timeoutMs?: number): Promise<PipelineEvent>
+  waitFor(pred: (e: PipelineEvent) => boolean, timeoutMs = 10_000): Promise<PipelineEvent> {
+    const found = this.events.find(pred)
+    if (found) return Promise.resolve(found)
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('timed out waiting for a pipeline event')), timeoutMs)
+      const l = (e: PipelineEvent) => {
+        if (!pred(e)) return
+        clearTimeout(timer)
+        this.listeners.splice(this.listeners.indexOf(l), 1)
+        resolve(e)
+      }
+      this.listeners.push(l)
+    })
+  }
+
   close(reason: EndReason): void {
     this.closes.push(reason)
   }

@@ -4,6 +4,9 @@ import { queryString, webSocketBase } from '../util/ws-url.js';
 import { type VendorConnectRequest, WsVendorStream, type WsVendorStreamOptions } from '../util/ws-vendor-stream.js';
 import type { TtsAudioEvent, TtsDoneEvent, TtsErrorEvent, TtsEvent, TtsStream, TtsStreamOptions } from './tts-stream.js';
 
+
+/** Text that ends a sentence (closing quotes and brackets allowed, trailing space ignored). */
+const SENTENCE_END = /[.!?;:\n]["'”’)\]]*\s*$/;
 /**
  * The vendor closes a context after 20 s without a message for it (`inactivity_timeout`, default 20); an empty-text
  * message for every open context idle for 10 s keeps it alive while the agent is still thinking.
@@ -81,7 +84,10 @@ export class VendorATtsStream extends WsVendorStream<TtsAudioEvent | TtsDoneEven
       this.logger.warn({ stream: this.label, contextId }, 'text after flush ignored');
       return;
     }
-    this.#send(contextId, { text: /\s$/.test(text) ? text : `${text} `, context_id: contextId });
+    // A finished sentence is generated at once (`flush` in a text message keeps the context open): without
+    // it the vendor waits for its chunk schedule to fill, and a streamed reply would stay silent until the end.
+    const sentenceEnd = SENTENCE_END.test(text);
+    this.#send(contextId, { text: /\s$/.test(text) ? text : `${text} `, context_id: contextId, ...(sentenceEnd && { flush: true }) });
   }
 
   flush(contextId: string): void {

@@ -30,17 +30,21 @@ t.test('multi-context: path, auth, context messages, audio and done', async (t) 
   t.equal(conn.request.headers['xi-api-key'], KEY);
 
   stream.pushText('turn-1', 'Hello there.');
-  stream.pushText('turn-1', 'How can I help? ');
+  stream.pushText('turn-1', 'How can I');
+  stream.pushText('turn-1', ' help? ');
   stream.flush('turn-1');
   await reader.waitFor((e) => e.type === 'done' && e.contextId === 'turn-1');
   t.same(conn.messagesFor('turn-1'), [
     { text: ' ', context_id: 'turn-1', voice_settings: { speed: 1.1 } },
-    { text: 'Hello there. ', context_id: 'turn-1' },
-    { text: 'How can I help? ', context_id: 'turn-1' },
+    // A finished sentence asks for generation at once; text mid-sentence does not.
+    { text: 'Hello there. ', context_id: 'turn-1', flush: true },
+    { text: 'How can I ', context_id: 'turn-1' },
+    { text: ' help? ', context_id: 'turn-1', flush: true },
     { context_id: 'turn-1', flush: true },
     { context_id: 'turn-1', close_context: true },
   ]);
-  const samples = fakeSampleCount('ulaw_8000', ' Hello there. How can I help? ', 20);
+  // Generated in two pieces (one per sentence), continuous per context.
+  const samples = fakeSampleCount('ulaw_8000', ' Hello there. ', 20) + fakeSampleCount('ulaw_8000', 'How can I  help? ', 20);
   t.same(audioOf(reader.events, 'turn-1'), fakeToneAudio('ulaw_8000', 0, samples), 'audio decoded from base64 exactly');
   t.equal(reader.events.at(-1)?.type, 'done');
 

@@ -1,0 +1,106 @@
+import type { Kysely } from 'kysely'
+import type { Database, SessionRow } from '../store/schema.js'
+import type { VendorEndpoint } from '../config.js'
+import type { Log } from '../log.js'
+import { conversationHistory } from '../store/sessions.js'
+import type { PipelineConfig } from '../../pipeline/config/schema.js'
+import type { HistoryItem } from '../../pipeline/agent/agent-step.js'
+import { createAgentStep } from '../../pipeline/agent/create-agent-step.js'
+import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
+import type { SttStream } from '../../pipeline/stt/stt-stream.js'
+import { createTtsStream } from '../../pipeline/tts/create-tts-stream.js'
+import { createLocalTtsStream } from '../../pipeline/tts/local-tts.js'
+import type { TtsStream } from '../../pipeline/tts/tts-stream.js'
+import type { VadFactory } from '../../pipeline/session/caller-audio.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/session/pipeline-io.js'
+import { VoicePipeline, type PipelineHooks } from '../../pipeline/session/voice-pipeline.js'
+
+/** Outside services a pipeline may use; keys absent mean "not configured". */
+export interface VendorEndpoints {
+  sttVendorA: VendorEndpoint
+  sttVendorB: VendorEndpoint
+  ttsVendorA: VendorEndpoint
+  llm: VendorEndpoint
+}
+
+/** Longest conversation history handed to an agent step when a conversation resumes. */
+const MAX_HISTORY_ITEMS = 200
+
+function sttFor(config: PipelineConfig, vendors: VendorEndpoints, input: InputAudioFormat, signal: AbortSignal, log: Log): SttStream | undefined {
+  const plugin = config.plugins.find((p) => p.use === 'stt.vendor_a' || p.use === 'stt.vendor_b')
+  if (plugin === undefined || (plugin.use !== 'stt.vendor_a' && plugin.use !== 'stt.vendor_b')) return undefined
+  const endpoint = plugin.use === 'stt.vendor_a' ? vendors.sttVendorA : vendors.sttVendorB
+  if (endpoint.apiKey === undefined) return undefined
+  return createSttStream(plugin, {
+    encoding: input === 'mulaw_8000' ? 'mulaw' : 'linear16',
+    sampleRate: 8000,
+    endpoint: { url: endpoint.url, apiKey: endpoint.apiKey },
+    signal,
+    logger: log,
+  })
+}
+
+function ttsFor(config: PipelineConfig, vendors: VendorEndpoints, output: OutputAudioFormat, signal: AbortSignal, log: Log): TtsStream | undefined {
+  const plugin = config.plugins.find((p) => p.use === 'tts.vendor_a' || p.use === 'tts.local')
+  if (plugin?.use === 'tts.local') return createLocalTtsStream(plugin.options, { outputFormat: output, signal, logger: log })
+  if (plugin?.use !== 'tts.vendor_a') return undefined
+  if (vendors.ttsVendorA.apiKey === undefined) {
+    // An agent saved with a vendor voice still speaks on a machine without the vendor key.
+    log.warn({}, 'tts.vendor_a has no API key configured (TTS_VENDOR_A_API_KEY): speaking with tts.local instead')
+    return createLocalTtsStream({ voice: 'en-us', rate: 175 }, { outputFormat: output, signal, logger: log })
+  }
+  return createTtsStream(plugin, { outputFormat: output, endpoint: { url: vendors.ttsVendorA.url, apiKey: vendors.ttsVendorA.apiKey }, signal, logger: log })
+}
+
+/** Builds and starts the voice pipeline of one session. */
+export async function startPipeline(input: {
+  db: Kysely<Database>
+  row: SessionRow
+  config: PipelineConfig
+  webhookSecret: string
+  audio: { input: InputAudioFormat; output: OutputAudioFormat } | undefined
+  vendors: VendorEndpoints
+  createVad?: VadFactory | undefined
+  log: Log
+  signal: AbortSignal
+  emit: (e: PipelineEvent) => void
+  hooks: PipelineHooks
+}): Promise<VoicePipeline> {
+  const { row, config, log, signal } = input
+  const agentPlugin = config.plugins.find((p) => p.use === 'agent.llm' || p.use === 'agent.webhook')
+  if (agentPlugin === undefined || (agentPlugin.use !== 'agent.llm' && agentPlugin.use !== 'agent.webhook')) {
+    throw new Error('pipeline config has no agent step')
+  }
+  const history: HistoryItem[] = []
+  for (const t of await conversationHistory(input.db, row.conversation_id, MAX_HISTORY_ITEMS)) {
+    if (t.user_message !== null) history.push({ role: 'user', text: t.user_message })
+    if (t.assistant_message !== null) history.push({ role: 'assistant', text: t.assistant_message })
+  }
+  const agent = createAgentStep(agentPlugin, {
+    webhookSecret: input.webhookSecret,
+    llm: { baseUrl: input.vendors.llm.url, apiKey: input.vendors.llm.apiKey },
+    logger: log,
+  })
+  const pipeline = new VoicePipeline({
+    config,
+    audio: input.audio,
+    context: {
+      sessionId: row.id,
+      conversationId: row.conversation_id,
+      fromPhoneNumber: row.from_phone_number ?? undefined,
+      toPhoneNumber: row.to_phone_number ?? undefined,
+      customMetadata: (row.metadata as Record<string, unknown> | null) ?? undefined,
+      history,
+    },
+    agent,
+    stt: input.audio ? sttFor(config, input.vendors, input.audio.input, signal, log) : undefined,
+    tts: input.audio ? ttsFor(config, input.vendors, input.audio.output, signal, log) : undefined,
+    createVad: input.createVad,
+    emit: input.emit,
+    hooks: input.hooks,
+    logger: log,
+    signal,
+  })
+  pipeline.start()
+  return pipeline
+}

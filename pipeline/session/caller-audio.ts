@@ -1,0 +1,113 @@
+import { decodeMulaw, encodeMulaw } from '../audio/g711-mulaw.js'
+import type { VadConfig } from '../config/vad-schema.js'
+import type { SttStream } from '../stt/stt-stream.js'
+import type { PipelineLogger } from '../util/logger.js'
+import { VadStream } from '../vad/vad-stream.js'
+import type { VadEvent } from '../vad/vad-events.js'
+import type { InputAudioFormat } from './pipeline-io.js'
+
+/** The part of a VAD the pipeline uses; tests may inject another. */
+export interface VadLike {
+  push(samples: Int16Array): void
+  close(): void
+}
+
+/** Builds a VAD for one call. */
+export type VadFactory = (onEvent: (e: VadEvent) => void, options: { gateAudio: boolean; vad: VadConfig }) => VadLike
+
+/** The default VAD: Silero v5 at 8 kHz, batched with every other call of the process. */
+export const sileroVad: VadFactory = (onEvent, { gateAudio, vad }) =>
+  new VadStream(onEvent, {
+    sampleRate: 8000,
+    gateAudio,
+    bufferFrames: vad.buffer_frames,
+    ...(vad.positive_speech_threshold !== undefined && { positiveSpeechThreshold: vad.positive_speech_threshold }),
+    ...(vad.negative_speech_threshold !== undefined && { negativeSpeechThreshold: vad.negative_speech_threshold }),
+    ...(vad.redemption_frames !== undefined && { redemptionFrames: vad.redemption_frames }),
+    ...(vad.min_speech_frames !== undefined && { minSpeechFrames: vad.min_speech_frames }),
+    ...(vad.pre_speech_pad_frames !== undefined && { preSpeechPadFrames: vad.pre_speech_pad_frames }),
+  })
+
+/** What CallerAudio needs. */
+export interface CallerAudioOptions {
+  format: InputAudioFormat
+  vad: VadConfig
+  /** False in push-to-talk mode: the button, not the VAD, delimits turns. */
+  useVad: boolean
+  stt: SttStream | undefined
+  createVad?: VadFactory | undefined
+  logger: PipelineLogger
+  /** Push-to-talk override of what reaches STT: true/false while it decides, undefined to follow the VAD gate. */
+  sendToStt: () => boolean | undefined
+  onSpeechStart(): void
+  onSpeechEnd(): void
+  onMisfire(): void
+}
+
+/**
+ * The caller's audio: decoded once for the VAD (8 kHz PCM16), and handed to STT in the wire's own encoding
+ * (mu-law stays mu-law). With `vad.gate_audio` only speech (plus `buffer_frames` of lead-in) reaches STT.
+ */
+export class CallerAudio {
+  private vad: VadLike | undefined
+  private gate: boolean
+
+  constructor(private readonly o: CallerAudioOptions) {
+    const vadOn = o.useVad && o.vad.enabled
+    this.gate = vadOn && o.vad.gate_audio
+    if (vadOn) {
+      try {
+        this.vad = (o.createVad ?? sileroVad)((e) => this.onVad(e), { gateAudio: this.gate, vad: o.vad })
+      } catch (err) {
+        o.logger.error({ err }, 'VAD could not start: audio goes to speech recognition ungated')
+        this.gate = false
+      }
+    }
+  }
+
+  /** One chunk of caller audio in the transport's format. */
+  push(chunk: Buffer): void {
+    const ptt = this.o.sendToStt()
+    if (ptt !== undefined) {
+      if (ptt) this.o.stt?.pushAudio(chunk)
+      return
+    }
+    if (!this.gate) this.o.stt?.pushAudio(chunk)
+    if (this.vad !== undefined) {
+      if (this.o.format === 'mulaw_8000') this.vad.push(decodeMulaw(chunk))
+      else if (chunk.length % 2 === 0) this.vad.push(new Int16Array(chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.length)))
+    }
+  }
+
+  private onVad(e: VadEvent): void {
+    switch (e.type) {
+      case 'speech_start':
+        this.o.onSpeechStart()
+        break
+      case 'speech_end':
+        this.o.onSpeechEnd()
+        break
+      case 'misfire':
+        this.o.onMisfire()
+        break
+      case 'audio':
+        // The view is only valid during the callback: encode (mu-law) or copy (PCM16) it now.
+        if (this.o.format === 'mulaw_8000') this.o.stt?.pushAudio(Buffer.from(encodeMulaw(e.samples)))
+        else this.o.stt?.pushAudio(Buffer.from(e.samples.buffer.slice(e.samples.byteOffset, e.samples.byteOffset + e.samples.byteLength)))
+        break
+      case 'error':
+        this.o.logger.error({ err: e.error }, 'VAD failed: audio goes to speech recognition ungated')
+        this.vad?.close()
+        this.vad = undefined
+        this.gate = false
+        break
+      default:
+        break
+    }
+  }
+
+  close(): void {
+    this.vad?.close()
+    this.vad = undefined
+  }
+}
