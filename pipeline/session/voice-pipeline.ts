@@ -1,15 +1,18 @@
 import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { PipelineConfig } from '../config/schema.js'
 import type { TurnManagerOptions } from '../config/turn-manager-options.js'
-import type { SttStream } from '../stt/stt-stream.js'
+import type { SttEvent, SttStream } from '../stt/stt-stream.js'
 import type { TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../util/logger.js'
+import { pump } from '../util/pump.js'
 import { newTurnId } from '../util/turn-ids.js'
-import { AssistantTurn, type TurnLatency } from '../turn/assistant-turn.js'
+import type { AssistantTurn, TurnLatency } from '../turn/assistant-turn.js'
 import { BargeInGate } from '../turn/barge-in.js'
 import { UserTurn } from '../turn/user-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
+import { relayData } from './data-relay.js'
 import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from './pipeline-io.js'
+import { Replies } from './replies.js'
 
 /** A finished exchange, for the transcript. */
 export interface CompletedTurn {
@@ -49,9 +52,6 @@ export interface VoicePipelineDeps {
   now?: () => number
 }
 
-const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_16000: 32 }
-/** After a reply's audio should have been heard, how long to wait for the transport's reports before moving on. */
-const PLAYBACK_REPORT_GRACE_MS = 3_000
 
 /**
  * One session's voice loop: caller audio -> VAD -> STT -> turn taking -> agent step -> TTS -> audio out, with
@@ -65,12 +65,11 @@ export class VoicePipeline implements PipelineInput {
   private readonly bargeIn: BargeInGate
   private readonly pushToTalkMode: boolean
   private user: UserTurn | undefined
-  private assistant: AssistantTurn | undefined
+  private readonly replies: Replies
   private pending: { text: string; userEndAt: number } | undefined
   private commitTimer: NodeJS.Timeout | undefined
   private speaking = false
   private pttPressed = false
-  private chunkSeq = 0
   private closed = false
   private readonly noticed = new Set<string>()
 
@@ -85,6 +84,19 @@ export class VoicePipeline implements PipelineInput {
       () => this.interrupt(),
       () => this.user?.wordCount ?? 0,
     )
+    this.replies = new Replies({
+      agent: deps.agent,
+      tts: deps.tts,
+      output: deps.audio?.output,
+      context: deps.context,
+      emit: (e) => deps.emit(e),
+      hooks: deps.hooks,
+      logger: deps.logger,
+      signal: deps.signal,
+      now: this.now,
+      notice: (code, message) => this.notice(code, message),
+      onFinished: (a) => this.replyFinished(a),
+    })
     if (deps.audio !== undefined) {
       this.caller = new CallerAudio({
         format: deps.audio.input,
@@ -107,8 +119,13 @@ export class VoicePipeline implements PipelineInput {
     if (this.deps.audio !== undefined && this.deps.stt === undefined && this.deps.config.plugins.some((p) => p.use.startsWith('stt.'))) {
       this.notice('stt_not_configured', 'speech recognition is not configured on this gateway (no STT vendor key): send text instead')
     }
-    if (this.deps.stt) void this.sttLoop(this.deps.stt)
-    if (this.deps.tts) void this.ttsLoop(this.deps.tts)
+    const log = this.deps.logger
+    if (this.deps.stt) void pump(this.deps.stt, (e) => this.onSttEvent(e), () => this.closed, log, 'speech recognition')
+    const output = this.deps.audio?.output
+    if (this.deps.tts && output !== undefined) {
+      // When the TTS stream ends for good, an open turn can only finish text-wise.
+      void pump(this.deps.tts, (e) => this.replies.onTtsEvent(e), () => this.closed, log, 'speech synthesis').then(() => this.replies.ttsEnded())
+    }
     if (this.deps.agent.handles.has('welcome')) this.startAssistant({ kind: 'welcome', turnId: newTurnId('assistant') }, null, undefined)
   }
 
@@ -152,7 +169,12 @@ export class VoicePipeline implements PipelineInput {
       this.deps.logger.debug({}, 'client data not relayed: the agent does not take data events')
       return
     }
-    void this.relayData(data)
+    const turnId = this.replies.active?.turnId ?? this.user?.turnId ?? newTurnId('data')
+    void relayData(this.deps.agent, { ...this.deps.context }, turnId, data, {
+      emit: (e) => this.deps.emit(e),
+      logger: this.deps.logger,
+      signal: this.deps.signal,
+    })
   }
 
   dtmf(digit: string): void {
@@ -162,16 +184,11 @@ export class VoicePipeline implements PipelineInput {
   }
 
   markPlayed(chunkId: number): void {
-    const a = this.assistant
-    if (a && a.playback.markPlayed(chunkId)) this.maybeFinishAssistant(a)
+    this.replies.markPlayed(chunkId)
   }
 
   replayFinished(turnId: string): void {
-    const a = this.assistant
-    if (a && a.turnId === turnId) {
-      a.playback.allPlayed()
-      this.maybeFinishAssistant(a)
-    }
+    this.replies.replayFinished(turnId)
   }
 
   /** Stops everything; idempotent. */
@@ -180,10 +197,7 @@ export class VoicePipeline implements PipelineInput {
     this.closed = true
     clearTimeout(this.commitTimer)
     this.bargeIn.reset()
-    if (this.assistant) {
-      clearTimeout(this.assistant.safetyTimer)
-      this.assistant.abort.abort()
-    }
+    this.replies.close()
     this.caller?.close()
     void this.deps.stt?.close()
     void this.deps.tts?.close()
@@ -192,13 +206,12 @@ export class VoicePipeline implements PipelineInput {
   // ---- user side ------------------------------------------------------------------------------------------
 
   private isAssistantActive(): boolean {
-    return this.assistant !== undefined && !this.assistant.finished
+    return this.replies.active !== undefined
   }
 
   private canInterrupt(): boolean {
-    const a = this.assistant
     if (!this.tm.allow_interruptions) return false
-    return !(a?.kind === 'welcome' && this.tm.disable_interruptions_during_welcome)
+    return !(this.replies.active?.kind === 'welcome' && this.tm.disable_interruptions_during_welcome)
   }
 
   /** The user turn in progress, created (and announced when `announce`) if there is none. */
@@ -243,38 +256,31 @@ export class VoicePipeline implements PipelineInput {
     }
   }
 
-  private async sttLoop(stt: SttStream): Promise<void> {
-    try {
-      for await (const e of stt) {
-        if (this.closed) break
-        switch (e.type) {
-          case 'speech_started':
-            if (this.deps.config.vad.enabled === false && !this.pushToTalkMode) this.speechStarted()
-            break
-          case 'interim':
-            this.ensureUserTurn(!this.isAssistantActive()).addInterim(e.text)
-            this.bargeIn.wordsChanged()
-            break
-          case 'final':
-            this.ensureUserTurn(!this.isAssistantActive()).addFinal(e.text)
-            this.bargeIn.wordsChanged()
-            break
-          case 'end_of_turn':
-            if (this.speaking && !this.pushToTalkMode) break // the VAD still hears speech: wait for it
-            if (this.pushToTalkMode && this.pttPressed) break
-            this.commitUserTurn(e.text)
-            break
-          case 'reconnected':
-            this.user?.restart()
-            break
-          case 'error':
-            this.deps.logger.warn({ code: e.code, fatal: e.fatal }, `speech recognition: ${e.message}`)
-            if (e.fatal) this.notice('stt_unavailable', 'speech recognition stopped working for this call: send text instead')
-            break
-        }
-      }
-    } catch (err) {
-      this.deps.logger.error({ err }, 'speech recognition loop failed')
+  private onSttEvent(e: SttEvent): void {
+    switch (e.type) {
+      case 'speech_started':
+        if (this.deps.config.vad.enabled === false && !this.pushToTalkMode) this.speechStarted()
+        break
+      case 'interim':
+        this.ensureUserTurn(!this.isAssistantActive()).addInterim(e.text)
+        this.bargeIn.wordsChanged()
+        break
+      case 'final':
+        this.ensureUserTurn(!this.isAssistantActive()).addFinal(e.text)
+        this.bargeIn.wordsChanged()
+        break
+      case 'end_of_turn':
+        if (this.speaking && !this.pushToTalkMode) break // the VAD still hears speech: wait for it
+        if (this.pushToTalkMode && this.pttPressed) break
+        this.commitUserTurn(e.text)
+        break
+      case 'reconnected':
+        this.user?.restart()
+        break
+      case 'error':
+        this.deps.logger.warn({ code: e.code, fatal: e.fatal }, `speech recognition: ${e.message}`)
+        if (e.fatal) this.notice('stt_unavailable', 'speech recognition stopped working for this call: send text instead')
+        break
     }
   }
 
@@ -304,151 +310,13 @@ export class VoicePipeline implements PipelineInput {
   // ---- assistant side -------------------------------------------------------------------------------------
 
   private startAssistant(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEndAt: number | undefined): void {
-    const hasSpeech = this.deps.tts !== undefined && this.deps.audio !== undefined
-    const a = new AssistantTurn(request.turnId, request.kind, userText, hasSpeech, this.deps.audio?.output === 'ulaw_8000')
-    if (userEndAt !== undefined) a.timings.userEndAt = userEndAt
-    this.assistant = a
     this.bargeIn.reset()
-    this.deps.emit({ type: 'turn.start', role: 'assistant', turnId: a.turnId })
-    void this.runAgent(a, request)
+    this.replies.start(request, userText, userEndAt)
   }
 
-  private async runAgent(a: AssistantTurn, request: AgentRequest): Promise<void> {
-    // The turn's own controller, also aborted with the session (AbortSignal.any's composite signals can be
-    // collected on Node 20 and then never fire).
-    const signal = a.abort.signal
-    const onSessionAbort = () => a.abort.abort()
-    this.deps.signal.addEventListener('abort', onSessionAbort, { once: true })
-    signal.addEventListener('abort', () => this.deps.signal.removeEventListener('abort', onSessionAbort), { once: true })
-    const context: AgentContext = { ...this.deps.context, history: this.deps.context.history }
-    try {
-      for await (const e of this.deps.agent.respond(request, context, { signal })) {
-        if (a.interrupted || this.closed) break
-        switch (e.type) {
-          case 'sent':
-            a.timings.sentAt = this.now()
-            break
-          case 'first_byte':
-            a.timings.firstByteAt = this.now()
-            break
-          case 'tts':
-          case 'hangup':
-            if (e.type === 'hangup') a.hangup = true
-            if (e.text !== '') this.say(a, e.text)
-            break
-          case 'data':
-            this.deps.emit({ type: 'data', turnId: a.turnId, content: e.content })
-            break
-          case 'error':
-            this.deps.logger.warn({ code: e.code, turn_id: a.turnId }, `agent turn failed: ${e.message}`)
-            break
-          case 'end':
-            break
-        }
-      }
-    } catch (err) {
-      if (!signal.aborted) this.deps.logger.error({ err, turn_id: a.turnId }, 'agent step failed')
-    }
-    this.deps.signal.removeEventListener('abort', onSessionAbort)
-    if (a.interrupted || this.closed) return
-    a.agentDone = true
-    if (a.text.trim() !== '') this.deps.emit({ type: 'assistant.text', turnId: a.turnId, content: a.text.trim() })
-    this.deps.emit({ type: 'response.end', turnId: a.turnId })
-    if (!a.ttsDone) {
-      if (a.text.trim() === '') a.ttsDone = true
-      else this.deps.tts?.flush(a.turnId)
-    }
-    this.maybeFinishAssistant(a)
-  }
-
-  private say(a: AssistantTurn, text: string): void {
-    a.timings.firstTextAt ??= this.now()
-    const sep = a.text === '' || /\s$/.test(a.text) || /^\s/.test(text) ? '' : ' '
-    a.text += sep + text
-    this.deps.emit({ type: 'assistant.text.delta', turnId: a.turnId, content: sep + text })
-    if (!a.ttsDone) this.deps.tts?.pushText(a.turnId, sep + text)
-  }
-
-  private async ttsLoop(tts: TtsStream): Promise<void> {
-    const output = this.deps.audio?.output
-    if (output === undefined) return
-    try {
-      for await (const e of tts) {
-        if (this.closed) break
-        const a = this.assistant
-        if (e.type === 'audio') {
-          if (!a || a.turnId !== e.contextId || a.interrupted) continue
-          const durationMs = e.audio.length / BYTES_PER_MS[output]
-          const chunkId = ++this.chunkSeq
-          a.timings.firstAudioAt ??= this.now()
-          a.playback.sent(chunkId, durationMs, this.now())
-          this.deps.hooks.usage({ ttsSeconds: durationMs / 1000 })
-          this.deps.emit({ type: 'audio', turnId: a.turnId, chunkId, audio: e.audio, durationMs })
-        } else if (e.type === 'done') {
-          if (a && a.turnId === e.contextId) {
-            a.ttsDone = true
-            this.maybeFinishAssistant(a)
-          }
-        } else if (e.type === 'error') {
-          this.deps.logger.warn({ code: e.code, fatal: e.fatal }, `speech synthesis: ${e.message}`)
-          if (a && (e.fatal || e.contextId === a.turnId)) {
-            a.ttsDone = true
-            this.maybeFinishAssistant(a)
-          }
-          if (e.fatal) this.notice('tts_unavailable', 'speech synthesis is unavailable for this call: replies come as text only')
-        }
-      }
-    } catch (err) {
-      this.deps.logger.error({ err }, 'speech synthesis loop failed')
-    }
-    // Without TTS any open turn can only finish text-wise.
-    const a = this.assistant
-    if (a && !a.ttsDone) {
-      a.ttsDone = true
-      this.maybeFinishAssistant(a)
-    }
-  }
-
-  /** Finishes the turn once the reply is complete and the caller has heard it. */
-  private maybeFinishAssistant(a: AssistantTurn): void {
-    if (a.finished || a.interrupted || !a.agentDone || !a.ttsDone) return
-    const now = this.now()
-    if (!a.playback.isDone(now)) {
-      // Re-check when the audio should have played out; a transport that never reports cannot stall the call.
-      clearTimeout(a.safetyTimer)
-      const heard = a.playback.heardMs(now)
-      const wait = Math.max(50, a.playback.totalMs - heard) + PLAYBACK_REPORT_GRACE_MS
-      a.safetyTimer = setTimeout(() => {
-        a.playback.allPlayed()
-        this.maybeFinishAssistant(a)
-      }, wait)
-      a.safetyTimer.unref()
-      return
-    }
-    this.finishAssistant(a)
-  }
-
-  private finishAssistant(a: AssistantTurn): void {
-    if (a.finished) return
-    a.finished = true
-    clearTimeout(a.safetyTimer)
+  /** A reply is over: hang up after a farewell, or answer what the user said while it could not be interrupted. */
+  private replyFinished(a: AssistantTurn): void {
     this.bargeIn.reset()
-    const hasSpeech = this.deps.tts !== undefined && this.deps.audio !== undefined
-    const said = a.transcriptText(this.now(), hasSpeech)
-    const latency = a.latency()
-    this.deps.context.history.push(...(a.userText ? [{ role: 'user' as const, text: a.userText }] : []))
-    if (said !== '') this.deps.context.history.push({ role: 'assistant', text: said })
-    this.deps.emit({ type: 'turn.end', role: 'assistant', turnId: a.turnId })
-    this.deps.hooks.turnCompleted({
-      turnId: a.turnId,
-      timestamp: new Date(),
-      userMessage: a.userText,
-      assistantMessage: said === '' ? null : said,
-      latencyMs: latency.totalMs === null ? null : Math.round(latency.totalMs),
-      latency,
-      interrupted: a.interrupted,
-    })
-    if (this.assistant === a) this.assistant = undefined
     if (a.hangup && !a.interrupted) {
       this.deps.emit({ type: 'hangup', reason: 'agent_hangup' })
       return
@@ -460,31 +328,9 @@ export class VoicePipeline implements PipelineInput {
     }
   }
 
-  /**
-   * Barge-in: stop the reply now, clear the caller's playback, announce the user's turn (which tells a browser
-   * to stop playing) and keep only what was heard in the transcript.
-   */
+  /** Barge-in: the reply stops and the user's turn is announced (which tells a browser to stop playing). */
   private interrupt(userTurn: UserTurn | undefined = this.user): void {
-    const a = this.assistant
-    if (!a || a.finished) return
-    a.interrupted = true
-    a.abort.abort()
-    this.deps.tts?.cancel(a.turnId)
-    this.deps.emit({ type: 'clear_playback', turnId: a.turnId })
-    ;(userTurn ?? this.ensureUserTurn(false)).announce()
-    this.finishAssistant(a)
-  }
-
-  private async relayData(data: unknown): Promise<void> {
-    const turnId = this.assistant?.turnId ?? this.user?.turnId ?? newTurnId('data')
-    try {
-      for await (const e of this.deps.agent.respond({ kind: 'data', turnId, data }, { ...this.deps.context }, { signal: this.deps.signal })) {
-        if (e.type === 'data') this.deps.emit({ type: 'data', turnId, content: e.content })
-        else if (e.type === 'error') this.deps.logger.warn({ code: e.code }, `data event failed: ${e.message}`)
-      }
-    } catch (err) {
-      if (!this.deps.signal.aborted) this.deps.logger.error({ err }, 'data relay failed')
-    }
+    this.replies.interrupt(() => (userTurn ?? this.ensureUserTurn(false)).announce())
   }
 
   private notice(code: string, message: string): void {
