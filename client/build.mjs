@@ -28,7 +28,23 @@ export function clientIsBuilt() {
   return ['index.html', 'demo/demo.js', 'src/voxgate-client.js'].every((file) => existsSync(join(dist, file)));
 }
 
+/** True when the project's TypeScript compiler is installed (not in a production install without dev deps). */
+export function compilerAvailable() {
+  try {
+    createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  // Run as the npm `prepare` script: an install without dev dependencies has no tsc and must not fail for it;
+  // the gateway then answers 503 at `/` with the reason.
+  if (!compilerAvailable()) {
+    console.warn('client/build.mjs: typescript is not installed, the demo page is not built');
+    process.exit(0);
+  }
   try {
     console.log(`built ${buildClient()}`);
   } catch (error) {

@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { SessionManager } from '../sessions/session-manager.js'
-import type { CallSession, EndReason, SessionTransport } from '../sessions/call-session.js'
+import type { CallSession } from '../sessions/call-session.js'
+import { BrowserTransport, type BrowserTransportLimits } from './browser-transport.js'
 import { OPEN_REFUSALS } from '../sessions/refusals.js'
 import { refuseUpgrade } from '../http/upgrade-refusal.js'
 import { clientIp } from '../http/client-ip.js'
@@ -11,35 +12,34 @@ import type { Log } from '../log.js'
 /** Path of the browser WebSocket (SPEC). */
 export const BROWSER_WS_PATH = '/v1/agents/web/websocket'
 
-/** Largest browser frame accepted; a 1 s chunk of 8 kHz PCM16 in base64 is ~21 KiB. */
-export const MAX_BROWSER_FRAME_BYTES = 256 * 1024
+/**
+ * Hard limit of one browser frame: ws closes the socket with 1009 beyond it (it cannot skip a frame it has not
+ * buffered). Frames between the codec's MAX_TEXT_FRAME_BYTES (64 KiB) and this get an `error` message and are
+ * dropped, so only absurd frames cost the connection.
+ */
+export const MAX_BROWSER_FRAME_BYTES = 1024 * 1024
 
-/** Attaches a connected browser socket to its session; the message protocol is handled by the transport. */
-export type BrowserAttach = (ws: WebSocket, session: CallSession, transport: BrowserSocketTransport) => void
-
-/** The socket side of a browser session: closing it ends the session and vice versa. */
-export class BrowserSocketTransport implements SessionTransport {
-  readonly kind = 'browser' as const
-  ws: WebSocket | undefined
-  close(reason: EndReason): void {
-    const ws = this.ws
-    if (ws === undefined) return
-    // 1000 for a normal end, 1001 when the gateway goes away; the reason says which timeout or hangup.
-    ws.close(reason === 'shutdown' ? 1001 : 1000, reason)
-  }
-}
+/** Observes a connected browser socket (tests); the protocol itself is the transport's. */
+export type BrowserAttach = (ws: WebSocket, session: CallSession, transport: BrowserTransport) => void
 
 /**
  * Handles upgrades on the browser path: the key is checked and consumed (with the concurrency slot) before
  * the upgrade completes; a refused key gets a plain HTTP error with a JSON body and no WebSocket.
  */
-export function browserUpgradeHandler(deps: { sessions: SessionManager; log: Log; trustProxy: boolean; attach: BrowserAttach }) {
+export function browserUpgradeHandler(deps: {
+  sessions: SessionManager
+  log: Log
+  trustProxy: boolean
+  attach?: BrowserAttach
+  limits?: BrowserTransportLimits
+}) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_BROWSER_FRAME_BYTES, perMessageDeflate: false })
   return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
     const key = url.searchParams.get('client_session_key')
     if (!key) return refuseUpgrade(socket, 400, 'missing client_session_key query parameter')
     if (key.length > 200) return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
-    const transport = new BrowserSocketTransport()
+    // The transport declares its audio formats before the session opens, so the pipeline starts with them.
+    const transport = new BrowserTransport(deps.log, deps.limits)
     let opened
     try {
       opened = await deps.sessions.open(key, transport, { ipAddress: clientIp(req, deps.trustProxy), countryCode: null })
@@ -58,11 +58,11 @@ export function browserUpgradeHandler(deps: { sessions: SessionManager; log: Log
       return
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      transport.ws = ws
       ws.on('close', () => void session.transportClosed())
       ws.on('error', (e) => deps.log.debug({ err: e, session_id: session.id }, 'browser socket error'))
+      transport.attach(ws, session)
       if (session.isEnded) ws.close(1000, 'session ended')
-      deps.attach(ws, session, transport)
+      deps.attach?.(ws, session, transport)
     })
   }
 }

@@ -1,0 +1,190 @@
+/**
+ * Everything a browser end-to-end test needs: a real gateway (serving the demo page) over a real database, the
+ * Deepgram-compatible STT fake scripted to transcribe what it hears, a customer backend fake with SSE replies,
+ * an agent routed to that backend, and headless Chromium whose microphone is a WAV file.
+ */
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { WebSocket } from 'ws'
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
+import { startFakeDeepgram, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
+import type { FakeWsServer } from '../fakes/deepgram/fake-ws-server.js'
+import { startFakeBackend, type BackendRequest, type FakeBackend } from '../fakes/backend/fake-backend.js'
+import { parsePipelineConfig } from '../../pipeline/config/validate.js'
+import { updateAgent } from '../../gateway/store/agents.js'
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+export const SPEECH_WAV = fileURLToPath(new URL('../fixtures/browser/speech-16k.wav', import.meta.url))
+/** What the STT fake "hears" in the WAV (and in push-to-talk turns). */
+export const HEARD = 'I would like to book a table for two'
+export const HEARD_PTT = 'push to talk works'
+/** The reply the backend speaks to every user message. */
+export const REPLY = 'Sure, a table for two at seven.'
+
+/** Why the browser tests cannot run here, or undefined. */
+export function skipReason(): string | undefined {
+  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (apt-get install -y chromium)`
+  return undefined
+}
+
+/** Bytes of 8 kHz PCM16 the STT fake waits for before it transcribes (0.8 s of speech). */
+const HEARD_AFTER_BYTES = 12_800
+
+/**
+ * The STT fake. Automatic turns: after enough audio it sends an interim, then a final `speech_final` result and
+ * `UtteranceEnd`, once per stretch of audio (Chromium loops the WAV; VAD gating means only speech reaches the
+ * fake). Push-to-talk: it only answers the pipeline's `Finalize` (the button released) with {@link HEARD_PTT}.
+ */
+function scriptDeepgram(pushToTalk: boolean) {
+  return (c: FakeDeepgramConnection): void => {
+    c.pendingTranscript = pushToTalk ? HEARD_PTT : ''
+    let heard = 0
+    let lastAudioAt = Date.now()
+    c.socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary) {
+        // The fake answered a Finalize with pendingTranscript and cleared it: re-arm for the next turn.
+        if (data.toString().includes('Finalize')) {
+          heard = 0
+          setImmediate(() => (c.pendingTranscript = pushToTalk ? HEARD_PTT : ''))
+        }
+        return
+      }
+      if (pushToTalk) return
+      if (Date.now() - lastAudioAt > 1500) heard = 0
+      lastAudioAt = Date.now()
+      const before = heard
+      heard += data.length
+      if (before < HEARD_AFTER_BYTES / 2 && heard >= HEARD_AFTER_BYTES / 2) c.sendResults('I would like', { isFinal: false })
+      if (before < HEARD_AFTER_BYTES && heard >= HEARD_AFTER_BYTES) {
+        c.sendResults(HEARD, { isFinal: true, speechFinal: true })
+        c.sendUtteranceEnd()
+      }
+    })
+  }
+}
+
+export interface E2e {
+  gw: TestGateway
+  backend: FakeBackend
+  stt: FakeWsServer<FakeDeepgramConnection>
+  agentId: string
+  browser: Browser
+  /** Server side of every browser socket, in connection order (to simulate a network drop). */
+  sockets: WebSocket[]
+  /** `type` of every client frame the gateway received, in order. */
+  clientTypes: string[]
+  /** Opens the demo page (a fresh browser context), fills the API key and agent, and connects. */
+  openDemo(opts?: { mic?: boolean; connect?: boolean }): Promise<Page>
+  /** Backend requests of a type (`message`, `session.start`, `data`). */
+  requests(type: string): BackendRequest[]
+  waitForRequest(pred: (r: BackendRequest) => boolean, timeoutMs?: number): Promise<BackendRequest>
+  close(): Promise<void>
+}
+
+/** Starts the whole rig; `pushToTalk` saves the agent with `turn_manager.trigger: push_to_talk`. */
+export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e> {
+  const stt = await startFakeDeepgram({ apiKey: 'dg-e2e-key', script: scriptDeepgram(opts.pushToTalk === true) })
+  const sockets: WebSocket[] = []
+  const clientTypes: string[] = []
+  const gw = await startTestGateway(
+    { STT_VENDOR_A_URL: stt.url, STT_VENDOR_A_API_KEY: 'dg-e2e-key' },
+    {
+      deps: {
+        attachBrowser: (ws) => {
+          sockets.push(ws)
+          ws.on('message', (d, binary) => {
+            if (!binary) clientTypes.push(String((JSON.parse(d.toString()) as { type?: unknown }).type))
+          })
+        },
+      },
+    },
+  )
+  const created = (await gw.request('POST', '/v1/agents', { body: { name: 'E2E' } })).body
+  const backend = await startFakeBackend({ secret: created.webhook_secret })
+  backend.reply = (req) => {
+    const turnId = req.json?.turn_id
+    // The welcome turn stays silent, so audio played in a test is the reply to what the user said or typed.
+    if (req.json?.type !== 'message') return { kind: 'sse', steps: [{ data: { type: 'response.end', turn_id: turnId } }] }
+    return {
+      kind: 'sse',
+      steps: [
+        { data: { type: 'response.tts', content: REPLY, turn_id: turnId } },
+        { data: { type: 'response.end', turn_id: turnId } },
+      ],
+    }
+  }
+  const updated = await gw.request('POST', `/v1/agents/${created.id}`, { body: { webhook_url: backend.url } })
+  if (updated.status !== 200) throw new Error(`agent update failed: ${updated.text}`)
+  if (opts.pushToTalk) {
+    const config = structuredClone(updated.body.config)
+    config.clients = { browser: true, carrier: false }
+    for (const p of config.plugins) if (p.use === 'turn_manager') p.options.trigger = 'push_to_talk'
+    await updateAgent(gw.store.db, gw.orgId, created.id, { config: parsePipelineConfig(config, { allowInsecureLoopback: true }) })
+  }
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${SPEECH_WAV}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  })
+  const e2e: E2e = {
+    gw,
+    backend,
+    stt,
+    agentId: created.id,
+    browser,
+    sockets,
+    clientTypes,
+    async openDemo(o = {}) {
+      const context = await browser.newContext()
+      const page = await context.newPage()
+      page.on('pageerror', (e) => console.error('page error:', e.message))
+      await page.goto(`${gw.url}/?agent=${encodeURIComponent(created.id)}${o.mic === false ? '&mic=off' : ''}`)
+      await page.fill('[data-testid=api-key]', gw.apiKey)
+      if (o.connect !== false) {
+        await page.click('[data-testid=connect]')
+        await page.waitForFunction(() => globalThis.voxgateDemo.status === 'connected', undefined, { timeout: 15_000 })
+      }
+      return page
+    },
+    requests: (type) => backend.requests.filter((r) => r.json?.type === type),
+    async waitForRequest(pred, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        const found = backend.requests.find(pred)
+        if (found) return found
+        if (Date.now() > deadline) throw new Error('timed out waiting for a backend request')
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    },
+    async close() {
+      await browser.close()
+      await gw.close()
+      await backend.close()
+      await stt.close()
+    },
+  }
+  return e2e
+}
+
+/** What the demo page exposes as `window.voxgateDemo` (read inside page functions as `globalThis.voxgateDemo`). */
+export interface DemoState {
+  status: string
+  transcript: { role: 'user' | 'assistant'; turnId: string; text: string; final: boolean }[]
+  audioPlayedMs: number
+  lastError: { code: string; message: string } | null
+  conversationId: string | null
+  client: { conversationId: string | undefined; pushToTalk: boolean; connected: boolean }
+}
+
+declare global {
+  // eslint-disable-next-line no-var
+  var voxgateDemo: DemoState
+}
