@@ -13,6 +13,7 @@ const benches: BenchEntry[] = [
   { name: 'vad-model', load: () => import('./vad-model.bench.js') },
   { name: 'vad-calls', load: () => import('./vad-calls.bench.js') },
   { name: 'vad-rate', load: () => import('./vad-rate.bench.js') },
+  { name: 'carrier-calls', load: () => import('./carrier-calls.bench.js') },
   { name: 'pipeline-latency', load: () => import('./pipeline-latency.bench.js') },
 ];
 

@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely'
+import type { Carrier, CarrierCredentials as CarrierApiCredentials } from '../carrier.js'
+import type { Database } from '../../gateway/store/schema.js'
+import type { Log } from '../../gateway/log.js'
+import type { SessionManager } from '../../gateway/sessions/session-manager.js'
+import type { DeliveryOptions } from '../../gateway/webhooks/webhook-queue.js'
+import type { CarrierCredentials } from '../../gateway/store/organizations.js'
+import type { CallWatchdog } from './call-watchdog.js'
+
+/** Carrier REST base URL used when an organization stored none. */
+export const DEFAULT_CARRIER_API_BASE_URL = 'https://api.twilio.com'
+
+/** Tuning of the carrier path; every field has a default. */
+export interface CarrierGatewayOptions {
+  /** The carrier implementation (default: Twilio-compatible). */
+  carrier?: Carrier
+  /** How long after answering the voice hook the media stream must connect. Default 30 s. */
+  streamConnectTimeoutMs?: number
+  /** Seconds an outbound call may ring (`Timeout` of the Calls API). Default 60. */
+  ringTimeoutSec?: number
+  /** Extra wait beyond the ring timeout for a final status callback before the slot is released. Default 120 s. */
+  statusGraceMs?: number
+  /** Measures the synchronous handling of each media-stream frame in ms (benchmarks). */
+  frameTiming?: (ms: number) => void
+}
+
+/** What every part of the carrier path shares. */
+export interface CarrierContext {
+  readonly db: Kysely<Database>
+  readonly log: Log
+  readonly carrier: Carrier
+  readonly sessions: SessionManager
+  readonly publicUrl: string
+  readonly allowInsecureWebhooks: boolean
+  readonly webhookDelivery: DeliveryOptions | undefined
+  readonly streamConnectTimeoutMs: number
+  readonly ringTimeoutSec: number
+  readonly statusGraceMs: number
+  readonly watchdog: CallWatchdog
+  readonly frameTiming: ((ms: number) => void) | undefined
+}
+
+/** The REST credentials of an organization's stored carrier account. */
+export function apiCredentials(stored: CarrierCredentials): CarrierApiCredentials {
+  return { accountSid: stored.accountSid, authToken: stored.authToken, apiBaseUrl: stored.apiBaseUrl ?? DEFAULT_CARRIER_API_BASE_URL }
+}
+
+/** `no-answer` -> `call_no_answer`: the end_reason of a call that ended with this status before connecting. */
+export function callEndReason(status: string): string {
+  return `call_${status.replace(/-/g, '_')}`
+}

@@ -1,0 +1,67 @@
+/**
+ * Reading and authenticating one carrier webhook (voice hook, status callback): the body as form fields
+ * (form-encoded, or JSON signed through `bodySHA256`), and the signature checked against PUBLIC_URL.
+ */
+import type { Context } from 'koa'
+import type { Carrier, CarrierFormParams } from '../carrier.js'
+import { expectedUrl } from '../twilio/signature.js'
+import { readBody } from '../../api/http/body.js'
+import { voxError } from '../../gateway/errors.js'
+import type { Log } from '../../gateway/log.js'
+
+/** Largest carrier webhook body read (the carrier's forms are a few hundred bytes). */
+export const MAX_CARRIER_BODY_BYTES = 64 * 1024
+
+/** A carrier webhook as read: its fields and what the signature check needs. */
+export interface CarrierRequest {
+  readonly params: CarrierFormParams
+  readonly raw: Buffer
+  readonly kind: 'form' | 'json' | 'empty'
+  /** The URL the carrier signed: PUBLIC_URL + the path and query as received (never the Host header). */
+  readonly url: string
+}
+
+/** Reads the body; JSON objects become string fields so both encodings are handled alike. */
+export async function readCarrierRequest(ctx: Context, publicUrl: string): Promise<CarrierRequest> {
+  const body = await readBody(ctx, MAX_CARRIER_BODY_BYTES)
+  const url = expectedUrl(publicUrl, ctx.originalUrl)
+  if (body.kind === 'form') return { params: body.value as CarrierFormParams, raw: body.raw, kind: 'form', url }
+  if (body.kind === 'empty') return { params: {}, raw: body.raw, kind: 'empty', url }
+  if (body.value === null || typeof body.value !== 'object' || Array.isArray(body.value)) {
+    throw voxError('bad_request', 'carrier webhook body must be a form or a JSON object')
+  }
+  const params: Record<string, string> = {}
+  for (const [k, v] of Object.entries(body.value as Record<string, unknown>)) {
+    if (typeof v === 'string') params[k] = v
+    else if (typeof v === 'number' || typeof v === 'boolean') params[k] = String(v)
+  }
+  return { params, raw: body.raw, kind: 'json', url }
+}
+
+/** First value of a field, trimmed; undefined when absent or blank. */
+export function field(params: CarrierFormParams, name: string): string | undefined {
+  const v = params[name]
+  const first = typeof v === 'string' ? v : v?.[0]
+  const trimmed = first?.trim()
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed
+}
+
+/**
+ * Requires a valid signature made with `authToken`; throws 403 `invalid_signature` otherwise. A JSON body
+ * must be covered by `bodySHA256` in the URL: an unsigned JSON body would let anyone change the fields.
+ */
+export function requireSignature(ctx: Context, carrier: Carrier, request: CarrierRequest, authToken: string, log: Log): void {
+  const signature = ctx.get(carrier.verifier.headerName) || undefined
+  if (request.kind === 'json' && !new URL(request.url).searchParams.has('bodySHA256')) {
+    log.warn({ path: ctx.path }, 'carrier webhook refused: JSON body without bodySHA256')
+    throw voxError('invalid_signature', 'invalid carrier signature: a JSON body must be signed with bodySHA256')
+  }
+  const result = carrier.verifier.verify({ url: request.url, signature, params: request.params, rawBody: request.raw }, authToken)
+  if (result.ok) return
+  // The usual cause is a PUBLIC_URL that differs from the URL configured at the carrier (scheme, host, port).
+  log.warn({ path: ctx.path, reason: result.reason, signed_url: request.url.split('?')[0] }, 'carrier webhook refused: bad signature')
+  throw voxError(
+    'invalid_signature',
+    result.reason === 'missing_signature' ? 'missing carrier signature header' : 'invalid carrier signature',
+  )
+}

@@ -1,0 +1,238 @@
+/**
+ * The gateway side of one carrier media stream: carrier frames become `PipelineInput` calls, pipeline events
+ * become carrier frames. Audio stays mu-law 8 kHz both ways (no transcoding). Each assistant audio chunk is
+ * followed by a mark named with its chunk id; the echo tells the pipeline what the caller actually heard.
+ * Echoes released by a `clear` are not reported (they do not prove playback).
+ */
+import type { WebSocket } from 'ws'
+import type { CarrierMediaCodec, CarrierStartEvent } from '../carrier.js'
+import type { EndReason, SessionTransport } from '../../gateway/sessions/call-session.js'
+import type { Log } from '../../gateway/log.js'
+import type { PipelineEvent, PipelineInput } from '../../pipeline/session/pipeline-io.js'
+import { LogLimiter } from './log-limiter.js'
+
+/** Above this many bytes waiting in the socket, assistant audio is dropped (~40 s of audio as base64 JSON). */
+export const MAX_BUFFERED_BYTES = 512 * 1024
+/** Most outbound messages held while the carrier has not sent `start` yet. */
+export const MAX_PENDING_MESSAGES = 512
+/** Largest mu-law payload put in one `media` frame (1 s); longer chunks are split. */
+export const MAX_MEDIA_PAYLOAD_BYTES = 8000
+/** How long the carrier has to send `start` after the socket opened. */
+export const START_TIMEOUT_MS = 10_000
+
+/** What the transport needs from its session: a narrow view of `CallSession`. */
+export interface MediaStreamSession {
+  readonly id: string
+  readonly isEnded: boolean
+  /** The pipeline's input; absent while the session runs without a pipeline. */
+  readonly input?: PipelineInput
+  end(reason: EndReason): Promise<void>
+  transportClosed(reason?: EndReason): Promise<void>
+}
+
+/** Options of a `MediaStreamTransport`. */
+export interface MediaStreamTransportOptions {
+  readonly codec: CarrierMediaCodec
+  readonly log: Log
+  /** Called once with the carrier's `start` (call sid check, call status). */
+  readonly onStart?: (start: CarrierStartEvent) => void
+  readonly maxBufferedBytes?: number
+  readonly startTimeoutMs?: number
+  /** Measures the synchronous handling of each inbound frame in ms (benchmarks). */
+  readonly frameTiming?: ((ms: number) => void) | undefined
+}
+
+type Pending = { kind: 'audio'; chunkId: number; audio: Buffer }
+
+/** Most marks remembered while waiting for their echoes (a carrier that never echoes must not grow memory). */
+const MAX_OUTSTANDING_MARKS = 4096
+
+/** `SessionTransport` over a carrier media stream WebSocket. */
+export class MediaStreamTransport implements SessionTransport {
+  readonly kind = 'carrier' as const
+  readonly audio = { input: 'mulaw_8000', output: 'ulaw_8000' } as const
+  readonly #codec: CarrierMediaCodec
+  readonly #log: Log
+  readonly #warn: LogLimiter
+  readonly #opts: MediaStreamTransportOptions
+  #ws: WebSocket | undefined
+  #session: MediaStreamSession | undefined
+  #streamSid: string | undefined
+  #pending: Pending[] = []
+  /** Marks sent and not yet echoed, oldest first (the carrier echoes in order). */
+  #marks: string[] = []
+  #stopped = false
+  #startTimer: NodeJS.Timeout | undefined
+  /** Frames received, for diagnostics and benchmarks. */
+  framesIn = 0
+  /** Audio bytes dropped because the socket was backed up. */
+  droppedBytes = 0
+
+  constructor(options: MediaStreamTransportOptions) {
+    this.#opts = options
+    this.#codec = options.codec
+    this.#log = options.log
+    this.#warn = new LogLimiter(options.log)
+  }
+
+  /** The carrier's stream id once `start` arrived. */
+  get streamSid(): string | undefined {
+    return this.#streamSid
+  }
+
+  /** Binds the open socket and its session; from now on frames flow. */
+  attach(ws: WebSocket, session: MediaStreamSession): void {
+    this.#ws = ws
+    this.#session = session
+    const timing = this.#opts.frameTiming
+    if (timing === undefined) ws.on('message', (data, isBinary) => this.#onMessage(data as Buffer, isBinary))
+    else {
+      ws.on('message', (data, isBinary) => {
+        const t0 = performance.now()
+        this.#onMessage(data as Buffer, isBinary)
+        timing(performance.now() - t0)
+      })
+    }
+    ws.on('close', () => {
+      clearTimeout(this.#startTimer)
+      void session.transportClosed(this.#stopped ? 'caller_hangup' : 'client_disconnected')
+    })
+    this.#startTimer = setTimeout(() => {
+      if (this.#streamSid !== undefined) return
+      this.#log.warn({ session_id: session.id }, 'carrier media stream sent no start: closing it')
+      void session.end('error')
+    }, this.#opts.startTimeoutMs ?? START_TIMEOUT_MS)
+    this.#startTimer.unref()
+  }
+
+  deliver(event: PipelineEvent): void {
+    switch (event.type) {
+      case 'audio':
+        this.#queue({ kind: 'audio', chunkId: event.chunkId, audio: event.audio })
+        return
+      case 'clear_playback':
+        this.#clear()
+        return
+      case 'hangup':
+        // The pipeline sends this after the farewell's marks came back: closing the stream ends the call.
+        this.#closeSocket(1000, 'hangup')
+        void this.#session?.end(event.reason === 'agent_hangup' ? 'hangup' : 'error')
+        return
+      default:
+        // Text, transcripts and turn events have no carrier equivalent.
+        return
+    }
+  }
+
+  close(reason: EndReason): void {
+    clearTimeout(this.#startTimer)
+    this.#closeSocket(reason === 'shutdown' ? 1001 : 1000, reason)
+  }
+
+  #closeSocket(code: number, reason: string): void {
+    const ws = this.#ws
+    if (ws === undefined || ws.readyState === ws.CLOSING || ws.readyState === ws.CLOSED) return
+    ws.close(code, reason)
+  }
+
+  #onMessage(data: Buffer, isBinary: boolean): void {
+    this.framesIn++
+    const session = this.#session
+    if (session === undefined || this.#stopped) return
+    if (isBinary) return this.#warn.warn({ session_id: session.id }, 'carrier sent a binary frame: ignored')
+    const event = this.#codec.decode(data.toString('utf8'))
+    if (event === null) return
+    switch (event.kind) {
+      case 'invalid':
+        return this.#warn.warn({ session_id: session.id, reason: event.reason, detail: event.detail }, 'malformed carrier frame ignored')
+      case 'connected':
+        return
+      case 'start':
+        return this.#onStart(session, event)
+      default:
+        break
+    }
+    if (event.streamSid !== this.#streamSid) {
+      return this.#warn.warn({ session_id: session.id, event: event.kind }, 'carrier frame for another stream ignored')
+    }
+    switch (event.kind) {
+      case 'media':
+        session.input?.pushAudio(event.payload)
+        return
+      case 'dtmf':
+        session.input?.dtmf(event.digit)
+        return
+      case 'mark':
+        return this.#onMark(session, event.name)
+      case 'stop':
+        this.#stopped = true
+        void session.transportClosed('caller_hangup')
+        this.#closeSocket(1000, 'stream stopped')
+        return
+    }
+  }
+
+  #onStart(session: MediaStreamSession, event: CarrierStartEvent): void {
+    if (this.#streamSid !== undefined) {
+      this.#warn.warn({ session_id: session.id }, 'second carrier start ignored')
+      return
+    }
+    clearTimeout(this.#startTimer)
+    this.#streamSid = event.streamSid
+    const format = event.mediaFormat
+    if (format.encoding !== 'audio/x-mulaw' || format.sampleRate !== 8000 || format.channels !== 1) {
+      this.#log.warn({ session_id: session.id, media_format: format }, 'carrier announced an unexpected media format; treating it as mu-law 8 kHz')
+    }
+    this.#opts.onStart?.(event)
+    const pending = this.#pending
+    this.#pending = []
+    for (const item of pending) this.#send(item)
+  }
+
+  #onMark(session: MediaStreamSession, name: string): void {
+    const at = this.#marks.indexOf(name)
+    // Unknown names are echoes released by a clear (already forgotten) or not ours: nothing was heard.
+    if (at === -1) return
+    this.#marks.splice(0, at + 1)
+    const chunkId = Number(name)
+    if (Number.isSafeInteger(chunkId)) session.input?.markPlayed(chunkId)
+  }
+
+  #queue(item: Pending): void {
+    if (this.#streamSid !== undefined) return this.#send(item)
+    if (this.#pending.length >= MAX_PENDING_MESSAGES) {
+      this.droppedBytes += item.audio.length
+      this.#warn.warn({ session_id: this.#session?.id }, 'carrier stream not started: assistant audio dropped')
+      return
+    }
+    this.#pending.push(item)
+  }
+
+  #send(item: Pending): void {
+    const ws = this.#ws
+    const sid = this.#streamSid
+    if (ws === undefined || sid === undefined || ws.readyState !== ws.OPEN) return
+    const name = String(item.chunkId)
+    if (ws.bufferedAmount > (this.#opts.maxBufferedBytes ?? MAX_BUFFERED_BYTES)) {
+      // Never grow memory without bound; the mark still goes so the pipeline is not left waiting for it.
+      this.droppedBytes += item.audio.length
+      this.#warn.warn({ session_id: this.#session?.id, buffered: ws.bufferedAmount }, 'carrier socket backed up: assistant audio dropped')
+    } else {
+      for (let at = 0; at < item.audio.length; at += MAX_MEDIA_PAYLOAD_BYTES) {
+        ws.send(this.#codec.encodeMedia(sid, item.audio.subarray(at, at + MAX_MEDIA_PAYLOAD_BYTES)))
+      }
+    }
+    if (this.#marks.length >= MAX_OUTSTANDING_MARKS) this.#marks.shift()
+    this.#marks.push(name)
+    ws.send(this.#codec.encodeMark(sid, name))
+  }
+
+  #clear(): void {
+    this.#pending = []
+    this.#marks = []
+    const ws = this.#ws
+    const sid = this.#streamSid
+    if (ws === undefined || sid === undefined || ws.readyState !== ws.OPEN) return
+    ws.send(this.#codec.encodeClear(sid))
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Upgrades on `{carrier_ws_url}/v1/agents/carrier/websocket/<key>`: the key is consumed (with the
+ * concurrency slot) before the upgrade completes; a refused key gets a plain HTTP error with a JSON body.
+ */
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { WebSocketServer } from 'ws'
+import { STREAM_PATH } from '../twilio/markup.js'
+import { MAX_FRAME_BYTES } from '../twilio/media-codec.js'
+import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
+import { refuseUpgrade } from '../../gateway/http/upgrade-refusal.js'
+import { clientIp } from '../../gateway/http/client-ip.js'
+import { advanceCallStatus } from '../../gateway/store/carrier-calls.js'
+import type { CarrierCallStatus } from '../carrier.js'
+import type { CarrierContext } from './carrier-context.js'
+import { MediaStreamTransport } from './media-stream-transport.js'
+
+/** Path prefix of the media stream; the one-time key follows it. */
+export const MEDIA_STREAM_PATH_PREFIX = STREAM_PATH
+
+/** Upgrade handler for media streams; `url` is the parsed request URL. */
+export function mediaStreamUpgradeHandler(c: CarrierContext, options: { trustProxy: boolean }) {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false })
+  return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
+    let key: string
+    try {
+      key = decodeURIComponent(url.pathname.slice(MEDIA_STREAM_PATH_PREFIX.length))
+    } catch {
+      return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
+    }
+    if (key === '' || key.includes('/')) return refuseUpgrade(socket, 400, 'missing session key in the stream URL')
+    if (key.length > 200) return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
+    // Set once the key opened the session; `start` always comes after that.
+    let sessionId: string | undefined
+    let callSid: string | null = null
+    const transport = new MediaStreamTransport({
+      codec: c.carrier.codec,
+      log: c.log,
+      frameTiming: c.frameTiming,
+      onStart: (start) => {
+        const id = sessionId
+        if (id === undefined) return
+        if (callSid !== null && start.callSid !== callSid) {
+          c.log.warn({ session_id: id }, 'carrier stream start names another call sid than the voice hook did')
+        }
+        advanceCallStatus<CarrierCallStatus>(c.db, id, (current) => c.carrier.nextStatus(current, 'in-progress')).catch((e: unknown) =>
+          c.log.warn({ err: e, session_id: id }, 'could not store the call status'),
+        )
+      },
+    })
+    let opened
+    try {
+      opened = await c.sessions.open(key, transport, { ipAddress: clientIp(req, options.trustProxy), countryCode: null })
+    } catch (e) {
+      c.log.error({ err: e }, 'carrier session open failed')
+      return refuseUpgrade(socket, 500, OPEN_REFUSALS.error.message)
+    }
+    if (!opened.ok) {
+      const r = OPEN_REFUSALS[opened.reason]
+      c.log.info({ reason: opened.reason }, 'carrier media stream refused')
+      return refuseUpgrade(socket, r.status, r.message)
+    }
+    const session = opened.session
+    sessionId = session.id
+    callSid = session.row.call_sid
+    c.watchdog.settle(session.id)
+    if (socket.destroyed) {
+      void session.transportClosed('client_disconnected')
+      return
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', (e) => c.log.debug({ err: e, session_id: session.id }, 'carrier socket error'))
+      transport.attach(ws, session)
+      if (session.isEnded) ws.close(1000, 'session ended')
+    })
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Ending a carrier session that never reached its media stream: the slot is released, the reason recorded,
+ * and for outbound calls the customer backend hears how the call ended.
+ *
+ * Webhook rule: `session.end` is sent for a never-connected call only when it was placed with
+ * initiate_outbound (busy, no answer, failed, canceled, timed out), so the backend that asked for the call
+ * always learns its outcome; it carries `call_status` and `end_reason`, with `started_at` and `duration` null
+ * and an empty transcript, and no `session.start` precedes it. An inbound call that hung up before its stream
+ * connected had no session.start and gets no webhook (like a browser key that was never used).
+ */
+import type { SessionRow } from '../../gateway/store/schema.js'
+import { endWaitingSession } from '../../gateway/store/carrier-calls.js'
+import { getAgentRow } from '../../gateway/store/agents.js'
+import { carrierCredentials, getOrganizationRow } from '../../gateway/store/organizations.js'
+import { sessionEndEvent } from '../../gateway/sessions/lifecycle-events.js'
+import { WebhookQueue } from '../../gateway/webhooks/webhook-queue.js'
+import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
+import { apiCredentials, type CarrierContext } from './carrier-context.js'
+
+/** How a waiting call ends. */
+export interface WaitingCallEnd {
+  readonly endReason: string
+  readonly callStatus?: string | undefined
+  /** Also hang the call up at the carrier (voxgate gave up on it; the carrier may still think it is live). */
+  readonly hangup?: boolean
+}
+
+/** Ends a session still waiting for its stream; undefined when it had already connected or ended. */
+export async function endWaitingCall(ctx: CarrierContext, sessionId: string, end: WaitingCallEnd): Promise<SessionRow | undefined> {
+  ctx.watchdog.settle(sessionId)
+  const row = await endWaitingSession(ctx.db, sessionId, { endReason: end.endReason, callStatus: end.callStatus })
+  if (row === undefined) return undefined
+  ctx.log.info(
+    { session_id: row.id, call_sid: row.call_sid, direction: row.direction, reason: end.endReason, call_status: row.call_status },
+    'carrier call ended before its media stream connected',
+  )
+  if (end.hangup && row.call_sid !== null) void hangupAtCarrier(ctx, row)
+  if (row.direction === 'outbound-api') void notifyEnd(ctx, row)
+  return row
+}
+
+async function hangupAtCarrier(ctx: CarrierContext, row: SessionRow): Promise<void> {
+  try {
+    const org = await getOrganizationRow(ctx.db, row.organization_id)
+    const stored = org && carrierCredentials(org)
+    if (stored === undefined || row.call_sid === null) return
+    await ctx.carrier.callsClient(apiCredentials(stored)).hangup(row.call_sid, { signal: AbortSignal.timeout(30_000) })
+  } catch (e) {
+    ctx.log.warn({ err: e, session_id: row.id, call_sid: row.call_sid }, 'could not hang up the call at the carrier')
+  }
+}
+
+async function notifyEnd(ctx: CarrierContext, row: SessionRow): Promise<void> {
+  try {
+    const agent = await getAgentRow(ctx.db, row.organization_id, row.agent_id)
+    if (agent === undefined) return
+    const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, {
+      allowInsecureLoopback: ctx.allowInsecureWebhooks,
+    })
+    const hook = resolved.ok ? resolved.config.session_webhook : undefined
+    if (hook === undefined || !hook.events.includes('session.end')) return
+    const org = await getOrganizationRow(ctx.db, row.organization_id)
+    const queue = new WebhookQueue({ url: hook.url, secret: agent.webhook_secret, customHeaders: hook.custom_headers }, ctx.log, {
+      allowInsecureLoopback: ctx.allowInsecureWebhooks,
+      ...ctx.webhookDelivery,
+    })
+    queue.send({ ...sessionEndEvent(row, [], org?.recording_enabled ?? false, hook.custom_metadata), call_status: row.call_status })
+    await queue.drain(60_000)
+  } catch (e) {
+    ctx.log.warn({ err: e, session_id: row.id }, 'could not send session.end for a call that never connected')
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Shared setup of the carrier end-to-end tests: a real gateway whose PUBLIC_URL is a public https name (as
+ * behind a TLS-terminating proxy), the simulator's URL rewriting to reach it, and organizations with an
+ * agent, an assigned number and (optionally) carrier credentials pointing at a fake Calls API.
+ */
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
+import type { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
+import { placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
+
+/** What the carrier believes the gateway's address is. */
+export const PUBLIC_URL = 'https://voice.example.test'
+
+/** A gateway reachable at PUBLIC_URL through `rewrite`. */
+export interface CarrierGw {
+  gw: TestGateway
+  /** Maps public (https/wss) URLs to the gateway's real address. */
+  rewrite: (url: string) => string
+  hookUrl: string
+  statusUrl: string
+}
+
+/** Starts a gateway for carrier tests. */
+export async function startCarrierGateway(env: Record<string, string> = {}): Promise<CarrierGw> {
+  const gw = await startTestGateway({ PUBLIC_URL, ...env })
+  const wsBase = gw.url.replace(/^http/, 'ws')
+  const rewrite = (url: string) => url.replace(PUBLIC_URL, gw.url).replace(PUBLIC_URL.replace(/^https/, 'wss'), wsBase)
+  return { gw, rewrite, hookUrl: `${PUBLIC_URL}/v1/agents/carrier/twiml`, statusUrl: `${PUBLIC_URL}/v1/agents/carrier/status` }
+}
+
+let numberSeq = 0
+/** A fresh valid US number for this process. */
+export function newNumber(): string {
+  numberSeq += 1
+  const n = (process.pid * 37 + numberSeq * 7919) % 10_000
+  return `+1415555${String(n).padStart(4, '0')}`
+}
+
+/** One organization with an agent and a number assigned to it. */
+export interface CarrierTenant {
+  orgId: string
+  apiKey: string
+  agentId: string
+  webhookSecret: string
+  number: string
+  authToken: string | undefined
+}
+
+/** Creates an organization, an agent (optionally with config changes) and assigns it a new number. */
+export async function newTenant(
+  c: CarrierGw,
+  opts: {
+    limit?: number | null
+    balance?: number | null
+    /** Store carrier credentials: a token (and a fake Calls API for outbound). */
+    carrier?: { authToken: string; accountSid?: string; api?: FakeCallsApi } | undefined
+    config?: (config: any) => any
+    /** Agent template (default: the recommended one). */
+    template?: string
+  } = {},
+): Promise<CarrierTenant> {
+  const org = await c.gw.request('POST', '/admin/v1/organizations', {
+    admin: true,
+    body: {
+      name: `carrier-${numberSeq}`,
+      ...(opts.limit !== undefined && { max_concurrent_sessions: opts.limit }),
+      ...(opts.balance !== undefined && { balance: opts.balance }),
+    },
+  })
+  if (org.status !== 201) throw new Error(org.text)
+  const apiKey = org.body.api_key as string
+  const agent = await c.gw.request('POST', '/v1/agents', { key: apiKey, body: opts.template ? { template_id: opts.template } : {} })
+  if (agent.status !== 201) throw new Error(agent.text)
+  if (opts.config) {
+    const r = await c.gw.request('POST', `/v1/agents/${agent.body.id}`, { key: apiKey, body: { config: opts.config(structuredClone(agent.body.config)) } })
+    if (r.status !== 200) throw new Error(r.text)
+  }
+  const number = newNumber()
+  const assigned = await c.gw.request('POST', `/v1/agents/${agent.body.id}/phone_numbers`, { key: apiKey, body: { phone_number: number } })
+  if (assigned.status !== 201) throw new Error(assigned.text)
+  if (opts.carrier) {
+    const r = await c.gw.request('PUT', `/admin/v1/organizations/${org.body.id}/carrier`, {
+      admin: true,
+      body: {
+        account_sid: opts.carrier.api?.accountSid ?? opts.carrier.accountSid ?? `AC${'1'.repeat(32)}`,
+        auth_token: opts.carrier.api?.authToken ?? opts.carrier.authToken,
+        ...(opts.carrier.api && { api_base_url: opts.carrier.api.baseUrl }),
+      },
+    })
+    if (r.status !== 200) throw new Error(r.text)
+  }
+  return {
+    orgId: org.body.id,
+    apiKey,
+    agentId: agent.body.id,
+    webhookSecret: agent.body.webhook_secret,
+    number,
+    authToken: opts.carrier?.api?.authToken ?? opts.carrier?.authToken,
+  }
+}
+
+/** Places an inbound call to the tenant's number through the simulator. */
+export function callTenant(c: CarrierGw, tenant: CarrierTenant, opts: Partial<PlaceCallOptions> = {}): Promise<PlaceCallResult> {
+  return placeCall({
+    voiceHookUrl: c.rewrite(c.hookUrl),
+    publicUrl: c.hookUrl,
+    ...(tenant.authToken !== undefined && { authToken: tenant.authToken }),
+    from: '+442071838750',
+    to: tenant.number,
+    rewriteUrl: c.rewrite,
+    realtime: false,
+    ...opts,
+  })
+}
+
+/** Polls until `check` returns a value that is not undefined. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await check()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error('eventually: timed out')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+/** The session row of a call sid (newest). */
+export async function sessionOfCall(c: CarrierGw, callSid: string) {
+  return c.gw.store.db.selectFrom('sessions').selectAll().where('call_sid', '=', callSid).orderBy('created_at', 'desc').executeTakeFirst()
+}
