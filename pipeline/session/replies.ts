@@ -168,12 +168,19 @@ export class Replies {
     this.finish(a)
   }
 
+  /**
+   * The session is ending: a reply still in progress is cut off like a barge-in, so the transcript keeps the
+   * user's words and what the caller heard of the answer.
+   */
   close(): void {
-    this.closed = true
-    if (this.turn) {
-      clearTimeout(this.turn.safetyTimer)
-      this.turn.abort.abort()
+    if (this.closed) return
+    const a = this.active
+    if (a !== undefined) {
+      a.interrupted = true
+      a.abort.abort()
+      this.finish(a)
     }
+    this.closed = true
   }
 
   private speechDone(a: AssistantTurn): void {
@@ -208,7 +215,8 @@ export class Replies {
     if (a.userText) this.d.context.history.push({ role: 'user', text: a.userText })
     if (said !== '') this.d.context.history.push({ role: 'assistant', text: said })
     this.d.emit({ type: 'turn.end', role: 'assistant', turnId: a.turnId })
-    this.d.hooks.turnCompleted({
+    // A turn in which nobody said anything (a silent welcome, a reply cut off before any audio) is not stored.
+    if (a.userText !== null || said !== '') this.d.hooks.turnCompleted({
       turnId: a.turnId,
       timestamp: new Date(),
       userMessage: a.userText,

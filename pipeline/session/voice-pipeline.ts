@@ -191,13 +191,31 @@ export class VoicePipeline implements PipelineInput {
     this.replies.replayFinished(turnId)
   }
 
-  /** Stops everything; idempotent. */
+  /**
+   * Stops everything; idempotent. Nothing said is lost: a reply in progress is stored with what the caller
+   * heard of it, and words no reply has answered yet are stored on their own.
+   */
   close(): void {
     if (this.closed) return
     this.closed = true
     clearTimeout(this.commitTimer)
     this.bargeIn.reset()
     this.replies.close()
+    const unanswered = [this.pending?.text, this.user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
+    if (unanswered !== '') {
+      const none = { totalMs: null, agentMs: null, ttsMs: null, gatewayMs: null }
+      this.deps.hooks.turnCompleted({
+        turnId: this.user?.turnId ?? newTurnId('user'),
+        timestamp: new Date(),
+        userMessage: unanswered,
+        assistantMessage: null,
+        latencyMs: null,
+        latency: none,
+        interrupted: false,
+      })
+    }
+    this.pending = undefined
+    this.user = undefined
     this.caller?.close()
     void this.deps.stt?.close()
     void this.deps.tts?.close()

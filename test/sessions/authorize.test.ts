@@ -1,11 +1,14 @@
 import t from 'tap'
 import { startTestGateway } from '../helpers/gateway.js'
 import { connectBrowser, closed } from '../helpers/ws-client.js'
+import { withoutWelcome } from '../helpers/quiet-agent.js'
 
 const gw = await startTestGateway()
 t.teardown(() => gw.close())
 
-const agent = (await gw.request('POST', '/v1/agents', { body: { name: 'Sessions' } })).body
+const created = (await gw.request('POST', '/v1/agents', { body: { name: 'Sessions' } })).body
+// These tests are about sessions, not conversation: the agent does not speak first.
+const agent = (await gw.request('POST', `/v1/agents/${created.id}`, { body: { config: withoutWelcome(created.config) } })).body
 const other = (await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: 'Other' } })).body
 const otherAgent = (await gw.request('POST', '/v1/agents', { key: other.api_key, body: {} })).body
 

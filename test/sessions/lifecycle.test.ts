@@ -4,6 +4,7 @@ import { startTestGateway } from '../helpers/gateway.js'
 import { startWebhookReceiver, type ReceivedRequest } from '../helpers/webhook-receiver.js'
 import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
 import { connectBrowser, closed } from '../helpers/ws-client.js'
+import { withoutWelcome } from '../helpers/quiet-agent.js'
 
 const receiver = await startWebhookReceiver()
 t.teardown(() => receiver.close())
@@ -23,15 +24,13 @@ function hookConfig(extra: Record<string, unknown> = {}) {
   }
 }
 
-async function newAgent(config?: Record<string, unknown>) {
+/** An agent with `config` merged in; it does not speak first, so transcripts hold only what a test adds. */
+async function newAgent(config: Record<string, unknown> = {}) {
   const a = (await gw.request('POST', '/v1/agents', { body: {} })).body
-  if (config) {
-    const merged = { ...a.config, ...config }
-    const r = await gw.request('POST', `/v1/agents/${a.id}`, { body: { config: merged } })
-    if (r.status !== 200) throw new Error(r.text)
-    return r.body
-  }
-  return a
+  const merged = withoutWelcome({ ...a.config, ...config })
+  const r = await gw.request('POST', `/v1/agents/${a.id}`, { body: { config: merged } })
+  if (r.status !== 200) throw new Error(r.text)
+  return r.body
 }
 
 async function open(agentId: string, body: Record<string, unknown> = {}) {
