@@ -4,12 +4,12 @@
  */
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
+import { upgradeToSession } from '../../gateway/http/upgrade-session.js'
 import { WebSocketServer } from 'ws'
 import { STREAM_PATH } from '../twilio/markup.js'
 import { MAX_FRAME_BYTES } from '../twilio/media-codec.js'
 import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
 import { refuseUpgrade } from '../../gateway/http/upgrade-refusal.js'
-import { clientIp } from '../../gateway/http/client-ip.js'
 import { advanceCallStatus } from '../../gateway/store/carrier-calls.js'
 import type { CarrierCallStatus } from '../carrier.js'
 import type { CarrierContext } from './carrier-context.js'
@@ -29,7 +29,6 @@ export function mediaStreamUpgradeHandler(c: CarrierContext, options: { trustPro
       return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
     }
     if (key === '' || key.includes('/')) return refuseUpgrade(socket, 400, 'missing session key in the stream URL')
-    if (key.length > 200) return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
     // Set once the key opened the session; `start` always comes after that.
     let sessionId: string | undefined
     let callSid: string | null = null
@@ -48,30 +47,13 @@ export function mediaStreamUpgradeHandler(c: CarrierContext, options: { trustPro
         )
       },
     })
-    let opened
-    try {
-      opened = await c.sessions.open(key, transport, { ipAddress: clientIp(req, options.trustProxy), countryCode: null })
-    } catch (e) {
-      c.log.error({ err: e }, 'carrier session open failed')
-      return refuseUpgrade(socket, 500, OPEN_REFUSALS.error.message)
-    }
-    if (!opened.ok) {
-      const r = OPEN_REFUSALS[opened.reason]
-      c.log.info({ reason: opened.reason }, 'carrier media stream refused')
-      return refuseUpgrade(socket, r.status, r.message)
-    }
-    const session = opened.session
+    const up = await upgradeToSession({ wss, req, socket, head, key, transport, sessions: c.sessions, trustProxy: options.trustProxy, log: c.log, channel: 'carrier' })
+    if (up === undefined) return
+    const { session, ws } = up
     sessionId = session.id
     callSid = session.row.call_sid
     c.watchdog.settle(session.id)
-    if (socket.destroyed) {
-      void session.transportClosed('client_disconnected')
-      return
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      ws.on('error', (e) => c.log.debug({ err: e, session_id: session.id }, 'carrier socket error'))
-      transport.attach(ws, session)
-      if (session.isEnded) ws.close(1000, 'session ended')
-    })
+    transport.attach(ws, session)
+    if (session.isEnded) ws.close(1000, 'session ended')
   }
 }

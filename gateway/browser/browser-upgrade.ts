@@ -1,12 +1,11 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
+import { upgradeToSession } from '../http/upgrade-session.js'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { SessionManager } from '../sessions/session-manager.js'
 import type { CallSession } from '../sessions/call-session.js'
 import { BrowserTransport, type BrowserTransportLimits } from './browser-transport.js'
-import { OPEN_REFUSALS } from '../sessions/refusals.js'
 import { refuseUpgrade } from '../http/upgrade-refusal.js'
-import { clientIp } from '../http/client-ip.js'
 import type { Log } from '../log.js'
 
 /** Path of the browser WebSocket (SPEC). */
@@ -37,32 +36,14 @@ export function browserUpgradeHandler(deps: {
   return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
     const key = url.searchParams.get('client_session_key')
     if (!key) return refuseUpgrade(socket, 400, 'missing client_session_key query parameter')
-    if (key.length > 200) return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
     // The transport declares its audio formats before the session opens, so the pipeline starts with them.
     const transport = new BrowserTransport(deps.log, deps.limits)
-    let opened
-    try {
-      opened = await deps.sessions.open(key, transport, { ipAddress: clientIp(req, deps.trustProxy), countryCode: null })
-    } catch (e) {
-      deps.log.error({ err: e }, 'browser session open failed')
-      return refuseUpgrade(socket, 500, OPEN_REFUSALS.error.message)
-    }
-    if (!opened.ok) {
-      const r = OPEN_REFUSALS[opened.reason]
-      deps.log.info({ reason: opened.reason }, 'browser connection refused')
-      return refuseUpgrade(socket, r.status, r.message)
-    }
-    const session = opened.session
-    if (socket.destroyed) {
-      void session.transportClosed()
-      return
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      ws.on('close', () => void session.transportClosed())
-      ws.on('error', (e) => deps.log.debug({ err: e, session_id: session.id }, 'browser socket error'))
-      transport.attach(ws, session)
-      if (session.isEnded) ws.close(1000, 'session ended')
-      deps.attach?.(ws, session, transport)
-    })
+    const up = await upgradeToSession({ wss, req, socket, head, key, transport, sessions: deps.sessions, trustProxy: deps.trustProxy, log: deps.log, channel: 'browser' })
+    if (up === undefined) return
+    const { session, ws } = up
+    ws.on('close', () => void session.transportClosed())
+    transport.attach(ws, session)
+    if (session.isEnded) ws.close(1000, 'session ended')
+    deps.attach?.(ws, session, transport)
   }
 }
