@@ -1,31 +1,44 @@
-// Concurrent simulated phone calls against one in-process gateway (carrier path, VAD on, zero-latency vendor
-// fakes). Reports, per call count: event-loop lateness (a frame can only be late if the loop was blocked), the
-// synchronous handling time of each media frame, CPU share, and memory per call. The phones run in the same
-// process and their cost is included, so the figures are conservative.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { loadConfig } from '../gateway/config.js';
-import { silentLogger } from '../gateway/log.js';
-import { bootstrap } from '../gateway/bootstrap.js';
-import { startGateway } from '../gateway/app.js';
-import { openStore } from '../gateway/store/database.js';
-import { encodeMulaw } from '../pipeline/audio/g711-mulaw.js';
-import { loadFixture } from '../test/fixtures/audio/signals.js';
-import { startFakeDeepgram } from '../test/fakes/deepgram/fake-deepgram.js';
-import { startFakeElevenLabs } from '../test/fakes/elevenlabs/fake-elevenlabs.js';
-import { startFakeBackend } from '../test/fakes/backend/fake-backend.js';
-import { placeCall, type SimulatedCall } from '../test/fakes/carrier/phone-simulator.js';
-import { cpuMs, fmt, type BenchOptions, type BenchRow } from './bench-util.js';
+// Concurrent simulated phone calls against one gateway process (carrier path, VAD on, zero-latency vendor fakes).
+// The phones, the vendor fakes and the customer backend run in a child process (bench/carrier-world.ts), so
+// this process holds only the gateway: one Node process is one core. Reports, per call count: event-loop
+// lateness (a 20 ms frame can only be late if the loop was blocked), the synchronous handling time of each media
+// frame, the gateway's CPU share, and memory per call.
+import { fork, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { loadConfig } from '../gateway/config.js'
+import { silentLogger } from '../gateway/log.js'
+import { bootstrap } from '../gateway/bootstrap.js'
+import { startGateway } from '../gateway/app.js'
+import { openStore } from '../gateway/store/database.js'
+import { cpuMs, fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 
-const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10);
-const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '25,50,100,200').split(',').map(Number);
+const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10)
+const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
+const PUBLIC_URL = 'https://voice.example.test'
+
+/** Sends a command to the world process and waits for the reply that has `key`. */
+function ask(world: ChildProcess, key: string, message?: unknown): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: any) => {
+      if (m.error) reject(new Error(m.error))
+      else if (key in m) {
+        world.off('message', onMessage)
+        resolve(m)
+      }
+    }
+    world.on('message', onMessage)
+    if (message !== undefined) world.send(message as never)
+  })
+}
 
 async function run(calls: number): Promise<BenchRow> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'));
-  const deepgram = await startFakeDeepgram({ apiKey: 'k' });
-  const elevenlabs = await startFakeElevenLabs({ apiKey: 'k', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 });
+  const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const urls = await ask(world, 'ready');
   const store = await openStore({ dataDir: dir });
   const boot = await bootstrap(store.db);
   const frameTimes: number[] = [];
@@ -34,10 +47,10 @@ async function run(calls: number): Promise<BenchRow> {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     ALLOW_INSECURE_WEBHOOKS: '1',
-    PUBLIC_URL: 'https://voice.example.test',
-    STT_VENDOR_A_URL: deepgram.url,
+    PUBLIC_URL,
+    STT_VENDOR_A_URL: urls.deepgram,
     STT_VENDOR_A_API_KEY: 'k',
-    TTS_VENDOR_A_URL: elevenlabs.url,
+    TTS_VENDOR_A_URL: urls.elevenlabs,
     TTS_VENDOR_A_API_KEY: 'k',
   });
   const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: (ms) => frameTimes.push(ms) } });
@@ -48,42 +61,24 @@ async function run(calls: number): Promise<BenchRow> {
   };
   await store.db.updateTable('organizations').set({ max_concurrent_sessions: null }).execute();
   const agent = await api('POST', '/v1/agents', { template_id: 'voice-agent-webhook' });
-  const backend = await startFakeBackend({ secret: agent.webhook_secret });
   const cfg = structuredClone(agent.config);
   cfg.plugins = cfg.plugins.map((p: any) =>
-    p.use === 'agent.webhook' ? { ...p, options: { ...p.options, url: backend.url } } : p.use === 'stt.vendor_a' ? { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } } : p,
+    p.use === 'agent.webhook' ? { ...p, options: { ...p.options, url: urls.backend } } : p.use === 'stt.vendor_a' ? { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } } : p,
   );
   await api('POST', `/v1/agents/${agent.id}`, { config: cfg });
   const number = '+14155552671';
   await api('POST', `/v1/agents/${agent.id}/phone_numbers`, { phone_number: number });
-  const wsBase = gateway.url.replace(/^http/, 'ws');
-  const rewrite = (u: string) => u.replace('https://voice.example.test', gateway.url).replace('wss://voice.example.test', wsBase);
-  const speech = Buffer.from(encodeMulaw(loadFixture('phrase.wav').samples));
-
   const progress = (m: string) => process.stderr.write(`[carrier-calls ${calls}] ${m}\n`);
-  progress('gateway up');
-  const phones: SimulatedCall[] = [];
-  // Memory per call: heap + buffers after a GC (run with NODE_OPTIONS=--expose-gc for a stable figure).
+  // Memory per call: growth of the resident set (JS heap, buffers and native state such as VAD and sockets)
+  // from before the calls to the end of the measured period, after a GC when --expose-gc allows one.
   const gc = (globalThis as { gc?: () => void }).gc;
   const used = () => {
     gc?.();
-    const m = process.memoryUsage();
-    return m.heapUsed + m.arrayBuffers;
+    return process.memoryUsage().rss;
   };
   const memBefore = used();
-  for (let i = 0; i < calls; i++) {
-    const r = await placeCall({ voiceHookUrl: rewrite('https://voice.example.test/v1/agents/carrier/twiml'), publicUrl: 'https://voice.example.test/v1/agents/carrier/twiml', from: '+442071838750', to: number, rewriteUrl: rewrite, realtime: true, silenceWhenIdle: true, playbackSpeed: 1 });
-    if (r.outcome !== 'connected') throw new Error(`call ${i} not connected: ${r.outcome}`);
-    phones.push(r.call);
-  }
+  await ask(world, 'connected', { cmd: 'call', calls, gatewayUrl: gateway.url, number, publicUrl: PUBLIC_URL });
   progress('calls connected');
-  // Everyone talks, in a loop, for the measured period.
-  let stopping = false;
-  const talking = phones.map(async (p, i) => {
-    await new Promise((r) => setTimeout(r, (i * 37) % 1000));
-    // sendAudio resolves at once on a closed call: the flag keeps this from spinning on microtasks.
-    while (!stopping && p.isOpen) await p.sendAudio(speech);
-  });
   await new Promise((r) => setTimeout(r, 1000));
   frameTimes.length = 0;
   const loop = monitorEventLoopDelay({ resolution: 1 });
@@ -96,15 +91,8 @@ async function run(calls: number): Promise<BenchRow> {
   loop.disable();
   const memPerCall = (used() - memBefore) / calls / 1024 / 1024;
   progress('measured; hanging up');
-  stopping = true;
-  await Promise.all(phones.map((p) => p.hangup()));
-  progress('hung up');
-  await Promise.allSettled(talking);
-  progress('phones done');
+  await ask(world, 'done', { cmd: 'hangup' });
   await gateway.close();
-  progress('gateway closed');
-  await Promise.all([backend.close(), deepgram.close(), elevenlabs.close()]);
-  progress('fakes closed');
   await store.close();
   rmSync(dir, { recursive: true, force: true });
   frameTimes.sort((a, b) => a - b);
@@ -117,7 +105,7 @@ async function run(calls: number): Promise<BenchRow> {
     'loop delay max ms': fmt(maxLateMs),
     'no frame later than 20 ms': maxLateMs <= 20 ? 'yes' : 'no',
     'CPU % of one core': fmt((100 * cpu) / wall),
-    [gc ? 'MB per call (heap+buffers)' : 'MB per call (heap+buffers, no --expose-gc)']: fmt(memPerCall),
+    'MB per call (RSS growth)': fmt(memPerCall),
   };
 }
 

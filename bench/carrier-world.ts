@@ -1,0 +1,63 @@
+// The outside world of the carrier benchmark, in its own process: speech-vendor fakes, the customer backend and
+// N simulated phones. Driven by its parent over IPC, so the gateway's process is measured alone.
+import { encodeMulaw } from '../pipeline/audio/g711-mulaw.js'
+import { loadFixture } from '../test/fixtures/audio/signals.js'
+import { startFakeDeepgram } from '../test/fakes/deepgram/fake-deepgram.js'
+import { startFakeElevenLabs } from '../test/fakes/elevenlabs/fake-elevenlabs.js'
+import { startFakeBackend } from '../test/fakes/backend/fake-backend.js'
+import { placeCall, type SimulatedCall } from '../test/fakes/carrier/phone-simulator.js'
+
+type Command = { cmd: 'call'; calls: number; gatewayUrl: string; number: string; publicUrl: string } | { cmd: 'hangup' }
+
+const send = (m: unknown) => process.send?.(m)
+const deepgram = await startFakeDeepgram({ apiKey: 'k' })
+const elevenlabs = await startFakeElevenLabs({ apiKey: 'k', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
+const backend = await startFakeBackend({ secret: 'not-checked' })
+send({ ready: true, deepgram: deepgram.url, elevenlabs: elevenlabs.url, backend: backend.url })
+
+const speech = Buffer.from(encodeMulaw(loadFixture('phrase.wav').samples))
+const phones: SimulatedCall[] = []
+let stopping = false
+const talking: Promise<void>[] = []
+
+process.on('message', (m: Command) => {
+  void (async () => {
+    if (m.cmd === 'call') {
+      const wsBase = m.gatewayUrl.replace(/^http/, 'ws')
+      const rewrite = (u: string) => u.replace(m.publicUrl, m.gatewayUrl).replace(m.publicUrl.replace(/^http/, 'ws'), wsBase)
+      for (let i = 0; i < m.calls; i++) {
+        const r = await placeCall({
+          voiceHookUrl: `${m.gatewayUrl}/v1/agents/carrier/twiml`,
+          publicUrl: `${m.publicUrl}/v1/agents/carrier/twiml`,
+          from: '+442071838750',
+          to: m.number,
+          rewriteUrl: rewrite,
+          realtime: true,
+          silenceWhenIdle: true,
+          playbackSpeed: 1,
+        })
+        if (r.outcome !== 'connected') throw new Error(`call ${i} not connected: ${r.outcome}`)
+        const phone = r.call
+        phones.push(phone)
+        // Everyone talks, in a loop, staggered over a second.
+        talking.push(
+          (async () => {
+            await new Promise((res) => setTimeout(res, (i * 37) % 1000))
+            while (!stopping && phone.isOpen) await phone.sendAudio(speech)
+          })(),
+        )
+      }
+      send({ connected: phones.length })
+    } else {
+      stopping = true
+      await Promise.all(phones.map((p) => p.hangup()))
+      await Promise.allSettled(talking)
+      await Promise.all([deepgram.close(), elevenlabs.close(), backend.close()])
+      send({ done: true })
+      process.exit(0)
+    }
+  })().catch((e: unknown) => {
+    send({ error: String(e) })
+    process.exit(1)
+  })
+})
