@@ -45,7 +45,7 @@ function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN
 }
 
-const TURNS = 300
+const TURNS = 1000
 
 export const bench: BenchFn = async () => {
   const marks = { eot: 0, webhook: 0, sseText: 0, ttsText: 0, ttsAudio: 0, frame: 0 }

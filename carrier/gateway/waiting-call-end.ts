@@ -10,11 +10,8 @@
  */
 import type { SessionRow } from '../../gateway/store/schema.js'
 import { endWaitingSession } from '../../gateway/store/carrier-calls.js'
-import { getAgentRow } from '../../gateway/store/agents.js'
 import { carrierCredentials, getOrganizationRow } from '../../gateway/store/organizations.js'
-import { sessionEndEvent } from '../../gateway/sessions/lifecycle-events.js'
-import { WebhookQueue } from '../../gateway/webhooks/webhook-queue.js'
-import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
+import { sendDetachedSessionEnd } from '../../gateway/sessions/detached-session-end.js'
 import { apiCredentials, type CarrierContext } from './carrier-context.js'
 
 /** How a waiting call ends. */
@@ -50,23 +47,6 @@ async function hangupAtCarrier(ctx: CarrierContext, row: SessionRow): Promise<vo
   }
 }
 
-async function notifyEnd(ctx: CarrierContext, row: SessionRow): Promise<void> {
-  try {
-    const agent = await getAgentRow(ctx.db, row.organization_id, row.agent_id)
-    if (agent === undefined) return
-    const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, {
-      allowInsecureLoopback: ctx.allowInsecureWebhooks,
-    })
-    const hook = resolved.ok ? resolved.config.session_webhook : undefined
-    if (hook === undefined || !hook.events.includes('session.end')) return
-    const org = await getOrganizationRow(ctx.db, row.organization_id)
-    const queue = new WebhookQueue({ url: hook.url, secret: agent.webhook_secret, customHeaders: hook.custom_headers }, ctx.log, {
-      allowInsecureLoopback: ctx.allowInsecureWebhooks,
-      ...ctx.webhookDelivery,
-    })
-    queue.send({ ...sessionEndEvent(row, [], org?.recording_enabled ?? false, hook.custom_metadata), call_status: row.call_status })
-    await queue.drain(60_000)
-  } catch (e) {
-    ctx.log.warn({ err: e, session_id: row.id }, 'could not send session.end for a call that never connected')
-  }
+function notifyEnd(ctx: CarrierContext, row: SessionRow): Promise<void> {
+  return sendDetachedSessionEnd(ctx, row, { call_status: row.call_status })
 }

@@ -1,12 +1,8 @@
 import type { SessionRow } from '../store/schema.js'
-import { getAgentRow } from '../store/agents.js'
-import { getOrganizationRow } from '../store/organizations.js'
-import { sessionTranscript, startSessionWithKey, type KeyProblem } from '../store/sessions.js'
-import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
-import { WebhookQueue } from '../webhooks/webhook-queue.js'
+import { startSessionWithKey, type KeyProblem } from '../store/sessions.js'
+import { sendDetachedSessionEnd } from './detached-session-end.js'
 import { CallSession, type SessionDeps, type SessionTransport } from './call-session.js'
 import { LeaseKeeper } from './lease-keeper.js'
-import { sessionEndEvent } from './lifecycle-events.js'
 
 /** Why a key did not open a session. */
 export type OpenRefusal = KeyProblem | 'concurrency_limit' | 'insufficient_balance' | 'shutting_down' | 'error'
@@ -81,24 +77,7 @@ export class SessionManager {
   }
 
   /** Sends session.end for a session the sweeper ended (its own process died before it could). */
-  private async notifySwept(row: SessionRow): Promise<void> {
-    try {
-      const agent = await getAgentRow(this.deps.db, row.organization_id, row.agent_id)
-      if (agent === undefined) return
-      const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, {
-        allowInsecureLoopback: this.deps.allowInsecureWebhooks,
-      })
-      const hook = resolved.ok ? resolved.config.session_webhook : undefined
-      if (hook === undefined || !hook.events.includes('session.end')) return
-      const org = await getOrganizationRow(this.deps.db, row.organization_id)
-      const q = new WebhookQueue({ url: hook.url, secret: agent.webhook_secret, customHeaders: hook.custom_headers }, this.deps.log, {
-        allowInsecureLoopback: this.deps.allowInsecureWebhooks,
-        ...this.deps.webhookDelivery,
-      })
-      q.send(sessionEndEvent(row, await sessionTranscript(this.deps.db, row.id), org?.recording_enabled ?? false, hook.custom_metadata))
-      await q.drain(60_000)
-    } catch (e) {
-      this.deps.log.warn({ err: e, session_id: row.id }, 'could not send session.end for a swept session')
-    }
+  private notifySwept(row: SessionRow): Promise<void> {
+    return sendDetachedSessionEnd(this.deps, row)
   }
 }
