@@ -1,0 +1,98 @@
+import t from 'tap'
+import { UserTurn } from '../../pipeline/turn/user-turn.js'
+import { Playback, heardText } from '../../pipeline/turn/playback.js'
+import { BargeInGate } from '../../pipeline/turn/barge-in.js'
+import type { PipelineEvent } from '../../pipeline/session/pipeline-io.js'
+
+t.test('user transcript follows the delta_counter rules', async (t) => {
+  const out: PipelineEvent[] = []
+  const u = new UserTurn('user-1', 0, (e) => out.push(e))
+  u.addInterim('hel')
+  u.addInterim('hello')
+  u.addInterim('hello') // unchanged: not repeated
+  u.addFinal('hello there')
+  u.addInterim('how')
+  u.addInterim('how are')
+  u.addFinal('how are you')
+  t.same(
+    out.map((e) => [e.type, 'content' in e ? e.content : '', 'deltaCounter' in e ? e.deltaCounter : -1]),
+    [
+      ['user.transcript.interim_delta', 'hel', 0],
+      ['user.transcript.interim_delta', 'hello', 0],
+      ['user.transcript.delta', 'hello there', 0],
+      ['user.transcript.interim_delta', 'how', 1],
+      ['user.transcript.interim_delta', 'how are', 1],
+      ['user.transcript.delta', 'how are you', 1],
+    ],
+    'interims replace within a counter; a delta stabilises it and the counter moves on',
+  )
+  t.equal(u.text(), 'hello there how are you')
+  t.equal(u.wordCount, 5)
+  t.equal(u.complete('Hello there, how are you?'), 'Hello there, how are you?', 'a fuller vendor text wins')
+  t.equal(u.complete('hi'), 'hello there how are you', 'a shorter vendor text does not')
+  u.announce()
+  u.announce()
+  t.equal(out.filter((e) => e.type === 'turn.start').length, 1, 'announced once')
+  u.restart()
+  t.equal(u.text(), '', 'a vendor reconnect restarts the segments')
+})
+
+t.test('playback: marks are exact, browsers are estimated by the clock', async (t) => {
+  const carrier = new Playback(true)
+  carrier.sent(5, 100, 0)
+  carrier.sent(6, 100, 0)
+  carrier.sent(7, 100, 0)
+  t.equal(carrier.heardMs(10_000), 0, 'nothing heard until a mark returns, whatever the clock says')
+  t.notOk(carrier.markPlayed(4), 'a late mark of an earlier turn is not this turn\'s')
+  t.equal(carrier.heardMs(0), 0, 'and changes nothing')
+  t.ok(carrier.markPlayed(6))
+  t.equal(carrier.heardMs(0), 200, 'marks are cumulative: chunk 6 heard means 5 and 6')
+  t.notOk(carrier.isDone(0))
+  carrier.markPlayed(7)
+  t.ok(carrier.isDone(0))
+  const browser = new Playback(false)
+  browser.sent(1, 1000, 0)
+  t.equal(browser.heardMs(400), 400, 'real time from the first chunk')
+  t.equal(browser.heardMs(5000), 1000, 'never more than was sent')
+  browser.allPlayed()
+  t.ok(browser.isDone(0))
+})
+
+t.test('heard text is a whole-word prefix in proportion to what was heard', async (t) => {
+  const text = 'one two three four five six seven eight nine ten'
+  t.equal(heardText(text, 0, 1000), '')
+  t.equal(heardText(text, 1000, 1000), text)
+  t.equal(heardText(text, 500, 1000), 'one two three four five', 'half of 48 characters ends right after "five "')
+  t.equal(heardText(text, 450, 1000), 'one two three four', 'a word cut in the middle is dropped')
+  t.ok(text.startsWith(heardText(text, 300, undefined)), 'estimated while audio is still coming')
+  t.equal(heardText(text, 65 * 9, undefined), 'one two', 'about 65 ms per character, cut back to a word')
+})
+
+t.test('barge-in gate: short speech never interrupts, long enough speech does, words can be required', async (t) => {
+  let interrupts = 0
+  let words = 0
+  const gate = new BargeInGate({ allowInterruptions: true, minInterruptionMs: 40, minInterruptionWords: 0 }, () => interrupts++, () => words)
+  gate.speechStarted(0, true)
+  gate.speechEnded()
+  await new Promise((r) => setTimeout(r, 60))
+  t.equal(interrupts, 0, 'a cough that ends before min_interruption_ms does not interrupt')
+  gate.speechStarted(0, true)
+  await new Promise((r) => setTimeout(r, 60))
+  t.equal(interrupts, 1, 'speech that lasts interrupts')
+  gate.reset()
+  gate.speechStarted(0, false)
+  await new Promise((r) => setTimeout(r, 60))
+  t.equal(interrupts, 1, 'not while interruptions are not allowed (e.g. the welcome)')
+
+  const wordy = new BargeInGate({ allowInterruptions: true, minInterruptionMs: 20, minInterruptionWords: 2 }, () => interrupts++, () => words)
+  wordy.speechStarted(0, true)
+  await new Promise((r) => setTimeout(r, 40))
+  t.equal(interrupts, 1, 'long enough but too few words')
+  words = 2
+  wordy.wordsChanged()
+  t.equal(interrupts, 2, 'the words arrived: interrupt')
+  const off = new BargeInGate({ allowInterruptions: false, minInterruptionMs: 0, minInterruptionWords: 0 }, () => interrupts++, () => 9)
+  off.speechStarted(0, true)
+  await new Promise((r) => setTimeout(r, 20))
+  t.equal(interrupts, 2, 'allow_interruptions false: never')
+})
