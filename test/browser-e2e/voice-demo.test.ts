@@ -25,6 +25,7 @@ if (skip !== undefined) {
     // The transcript shows both sides; the reply is actually played by Web Audio.
     await page.waitForFunction((reply) => globalThis.voxgateDemo.transcript.some((l) => l.role === 'assistant' && l.text === reply && l.final), REPLY, { timeout: 20_000 })
     await page.waitForFunction(() => globalThis.voxgateDemo.audioPlayedMs > 500, undefined, { timeout: 20_000 })
+    t.ok((await page.evaluate(() => globalThis.voxgateDemo.audioPlayedMs)) > 500, 'the page played the reply')
     const state = await page.evaluate(() => globalThis.voxgateDemo)
     t.ok(state.transcript.some((l) => l.role === 'user' && l.text === HEARD), 'user transcript shown')
     t.equal(state.lastError, null)
@@ -41,6 +42,7 @@ if (skip !== undefined) {
     const conversationId = await page.evaluate(() => globalThis.voxgateDemo.conversationId)
     t.equal(message.json.conversation_id, conversationId)
     await page.waitForFunction(() => globalThis.voxgateDemo.audioPlayedMs > 500, undefined, { timeout: 20_000 })
+    t.ok((await page.evaluate(() => globalThis.voxgateDemo.audioPlayedMs)) > 500, 'the page played the reply')
     // Blank text is not sent by the page; a blank frame sent anyway is ignored by the gateway.
     const before = e2e.requests('message').length
     await page.evaluate(() => (globalThis.voxgateDemo.client as unknown as { sendText(s: string): void }).sendText('   '))
@@ -70,6 +72,7 @@ if (skip !== undefined) {
     t.equal(second.json.conversation_id, conversationId, 'the backend sees the same conversation')
     t.not(second.json.session_id, first.json.session_id, 'in a new session')
     await page.waitForFunction(() => globalThis.voxgateDemo.audioPlayedMs > 500, undefined, { timeout: 20_000 })
+    t.ok((await page.evaluate(() => globalThis.voxgateDemo.audioPlayedMs)) > 500, 'the page played the reply')
     const status = await e2e.gw.request('GET', `/v1/agents/${e2e.agentId}/sessions/${first.json.session_id}`)
     t.equal(status.status, 200)
     t.ok(status.body.ended_at, 'the dropped session ended')
