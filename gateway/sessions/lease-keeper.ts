@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
-import { renewLeases, sweepExpiredSessions } from '../store/sessions.js'
+import { renewLeases, sweepExpiredSessions } from '../store/leases.js'
 import type { Log } from '../log.js'
 
 /**

@@ -1,6 +1,8 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
 import { hashToken, newId, newSecret } from './ids.js'
+import { liveLeases } from './leases.js'
+import { chargeUsage } from './usage.js'
 
 /** How long a client_session_key stays valid (SPEC: 1 hour). */
 export const SESSION_KEY_TTL_MS = 60 * 60 * 1000
@@ -96,17 +98,6 @@ export async function inspectKey(db: Kysely<Database>, key: string): Promise<{ r
   return { row }
 }
 
-/** Number of sessions of the organization holding a live concurrency lease. */
-export async function liveLeases(db: Kysely<Database>, organizationId: string): Promise<number> {
-  const r = await db
-    .selectFrom('sessions')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('organization_id', '=', organizationId)
-    .where('lease_expires_at', '>', sql<Date>`now()`)
-    .executeTakeFirstOrThrow()
-  return Number(r.n)
-}
-
 /** Outcome of starting a session with its key. */
 export type StartResult =
   | { ok: true; row: SessionRow }
@@ -163,46 +154,6 @@ export async function startSessionWithKey(
   })
 }
 
-/**
- * Takes a concurrency slot for a session that is not connected yet (a carrier call between voice hook and
- * media stream, or an outbound call that is still ringing). Returns false when the limit is reached.
- */
-export async function acquireLease(
-  tx: Transaction<Database>,
-  input: { sessionId: string; organizationId: string; leaseOwner: string; leaseTtlMs: number },
-): Promise<boolean> {
-  const org = await tx
-    .selectFrom('organizations')
-    .select(['max_concurrent_sessions'])
-    .where('id', '=', input.organizationId)
-    .forUpdate()
-    .executeTakeFirstOrThrow()
-  if (org.max_concurrent_sessions !== null && (await liveLeases(tx, input.organizationId)) >= org.max_concurrent_sessions) {
-    return false
-  }
-  await tx
-    .updateTable('sessions')
-    .set({
-      lease_owner: input.leaseOwner,
-      lease_expires_at: sql<Date>`now() + ${`${input.leaseTtlMs} milliseconds`}::interval`,
-    })
-    .where('id', '=', input.sessionId)
-    .execute()
-  return true
-}
-
-/** Renews every live lease this process holds; one statement per heartbeat whatever the number of calls. */
-export async function renewLeases(db: Kysely<Database>, leaseOwner: string, leaseTtlMs: number): Promise<number> {
-  const r = await db
-    .updateTable('sessions')
-    .set({ lease_expires_at: sql<Date>`now() + ${`${leaseTtlMs} milliseconds`}::interval` })
-    .where('lease_owner', '=', leaseOwner)
-    .where('lease_expires_at', 'is not', null)
-    .where('status', '!=', 'ended')
-    .executeTakeFirst()
-  return Number(r.numUpdatedRows)
-}
-
 /** Fields persisted when a session ends. */
 export interface SessionEnd {
   endReason: string
@@ -243,47 +194,9 @@ export async function endSession(
       .returningAll()
       .executeTakeFirst()
     if (row === undefined) return undefined
-    await charge(tx, row, ratePerMinute)
+    await chargeUsage(tx, row, ratePerMinute)
     return row
   })
-}
-
-async function charge(tx: Transaction<Database>, row: SessionRow, ratePerMinute: number): Promise<void> {
-  if (ratePerMinute <= 0 || row.duration_ms === null || row.duration_ms <= 0) return
-  const cost = (row.duration_ms / 60_000) * ratePerMinute
-  await tx
-    .updateTable('organizations')
-    .set({ balance: sql<string>`balance - ${cost}`, updated_at: sql<Date>`now()` })
-    .where('id', '=', row.organization_id)
-    .where('balance', 'is not', null)
-    .execute()
-}
-
-/**
- * Ends sessions whose lease expired (their process died): they never stay `connected` forever. The end time
- * is the lease expiry, the last moment a live process vouched for the call. Returns the rows it ended.
- */
-export async function sweepExpiredSessions(db: Kysely<Database>, ratePerMinute: number): Promise<SessionRow[]> {
-  const rows = await db.transaction().execute(async (tx) => {
-    const ended = await tx
-      .updateTable('sessions')
-      .set({
-        status: 'ended',
-        ended_at: sql<Date>`lease_expires_at`,
-        duration_ms: sql<number>`case when started_at is null then null else greatest(0, floor(extract(epoch from (lease_expires_at - started_at)) * 1000))::int end`,
-        end_reason: 'lease_expired',
-        lease_expires_at: null,
-        charged: true,
-        updated_at: sql<Date>`now()`,
-      })
-      .where('status', '!=', 'ended')
-      .where('lease_expires_at', '<=', sql<Date>`now()`)
-      .returningAll()
-      .execute()
-    for (const row of ended) await charge(tx, row, ratePerMinute)
-    return ended
-  })
-  return rows
 }
 
 /** One turn of the transcript as stored. */
