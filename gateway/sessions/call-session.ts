@@ -87,6 +87,8 @@ export class CallSession {
   private transcriptSeq = 0
   private transcriptWrites: Promise<void> = Promise.resolve()
   private ending: Promise<void> | undefined
+  /** The transport closed itself: it is not told to close again. */
+  private transportGone = false
   private readonly webhooks: WebhookQueue | undefined
   private pipeline: PipelineInput = NO_INPUT
   private closePipeline: () => void = () => undefined
@@ -248,7 +250,6 @@ export class CallSession {
     this.transportGone = true
     return this.end(reason)
   }
-  private transportGone = false
 
   private async finish(reason: EndReason): Promise<void> {
     for (const t of this.timers) clearTimeout(t)

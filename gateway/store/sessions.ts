@@ -89,15 +89,6 @@ export async function createAuthorizedSession(
 /** Why a key could not be used. */
 export type KeyProblem = 'unknown' | 'expired' | 'used'
 
-/** Looks a key up without consuming it, to tell the client why it is refused. */
-export async function inspectKey(db: Kysely<Database>, key: string): Promise<{ row: SessionRow } | { problem: KeyProblem }> {
-  const row = await db.selectFrom('sessions').selectAll().where('key_hash', '=', hashToken(key)).executeTakeFirst()
-  if (row === undefined) return { problem: 'unknown' }
-  if (row.key_used_at !== null || row.status !== 'authorized') return { problem: 'used' }
-  if (row.key_expires_at === null || row.key_expires_at.getTime() <= Date.now()) return { problem: 'expired' }
-  return { row }
-}
-
 /** Outcome of starting a session with its key. */
 export type StartResult =
   | { ok: true; row: SessionRow }
@@ -258,9 +249,3 @@ export async function getSessionRow(db: Kysely<Database>, organizationId: string
     .where('organization_id', '=', organizationId)
     .executeTakeFirst()
 }
-
-/** Session by id, unscoped (internal use by the owning process). */
-export async function getSessionById(db: Kysely<Database>, sessionId: string) {
-  return db.selectFrom('sessions').selectAll().where('id', '=', sessionId).executeTakeFirst()
-}
-

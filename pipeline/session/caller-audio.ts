@@ -1,4 +1,5 @@
 import { decodeMulaw, encodeMulaw } from '../audio/g711-mulaw.js'
+import { bufferToInt16 } from '../audio/pcm16.js'
 import type { VadConfig } from '../config/vad-schema.js'
 import type { SttStream } from '../stt/stt-stream.js'
 import type { PipelineLogger } from '../util/logger.js'
@@ -75,7 +76,7 @@ export class CallerAudio {
     if (!this.gate) this.o.stt?.pushAudio(chunk)
     if (this.vad !== undefined) {
       if (this.o.format === 'mulaw_8000') this.vad.push(decodeMulaw(chunk))
-      else if (chunk.length % 2 === 0) this.vad.push(new Int16Array(chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.length)))
+      else if (chunk.length % 2 === 0) this.vad.push(bufferToInt16(chunk))
     }
   }
 
