@@ -9,6 +9,7 @@ import type { InputAudioFormat } from './pipeline-io.js'
 
 /** The part of a VAD the pipeline uses; tests may inject another. */
 export interface VadLike {
+  /** `samples` is only valid during the call (the caller reuses it): copy what must be kept. */
   push(samples: Int16Array): void
   close(): void
 }
@@ -27,6 +28,7 @@ export const sileroVad: VadFactory = (onEvent, { gateAudio, vad }) =>
     ...(vad.redemption_frames !== undefined && { redemptionFrames: vad.redemption_frames }),
     ...(vad.min_speech_frames !== undefined && { minSpeechFrames: vad.min_speech_frames }),
     ...(vad.pre_speech_pad_frames !== undefined && { preSpeechPadFrames: vad.pre_speech_pad_frames }),
+    frameEvents: false,
   })
 
 /** What CallerAudio needs. */
@@ -52,6 +54,8 @@ export interface CallerAudioOptions {
 export class CallerAudio {
   private vad: VadLike | undefined
   private gate: boolean
+  /** mu-law decoded for the VAD, reused for every chunk (a 20 ms frame arrives 50 times a second per call). */
+  private pcm = new Int16Array(160)
 
   constructor(private readonly o: CallerAudioOptions) {
     const vadOn = o.useVad && o.vad.enabled
@@ -75,7 +79,10 @@ export class CallerAudio {
     }
     if (!this.gate) this.o.stt?.pushAudio(chunk)
     if (this.vad !== undefined) {
-      if (this.o.format === 'mulaw_8000') this.vad.push(decodeMulaw(chunk))
+      if (this.o.format === 'mulaw_8000') {
+        if (this.pcm.length < chunk.length) this.pcm = new Int16Array(chunk.length)
+        this.vad.push(decodeMulaw(chunk, this.pcm))
+      }
       else if (chunk.length % 2 === 0) this.vad.push(bufferToInt16(chunk))
     }
   }
@@ -93,7 +100,8 @@ export class CallerAudio {
         break
       case 'audio':
         // The view is only valid during the callback: encode (mu-law) or copy (PCM16) it now.
-        if (this.o.format === 'mulaw_8000') this.o.stt?.pushAudio(Buffer.from(encodeMulaw(e.samples)))
+        // allocUnsafe of a small size is a slice of Node's pool: one object, no new memory block per frame.
+        if (this.o.format === 'mulaw_8000') this.o.stt?.pushAudio(encodeMulaw(e.samples, Buffer.allocUnsafe(e.samples.length)) as Buffer)
         else this.o.stt?.pushAudio(Buffer.from(e.samples.buffer.slice(e.samples.byteOffset, e.samples.byteOffset + e.samples.byteLength)))
         break
       case 'error':

@@ -142,12 +142,16 @@ export class VadBatcher {
       this.buffers.set(rate, buf);
     }
     const half = SILERO_STATE_SIZE / 2;
+    const bufState = buf.state;
     for (let i = 0; i < n; i++) {
       const j = jobs[i]!;
       buf.input.set(j.input, i * width);
-      // Per-stream state is [2][128]; the model wants [2][n][128].
-      buf.state.set(j.state.subarray(0, half), i * half);
-      buf.state.set(j.state.subarray(half), (n + i) * half);
+      // Per-stream state is [2][128]; the model wants [2][n][128]. Index loops, not views: no allocation per frame.
+      const s = j.state;
+      for (let x = 0, a = i * half, b = (n + i) * half; x < half; x++) {
+        bufState[a + x] = s[x]!;
+        bufState[b + x] = s[half + x]!;
+      }
     }
     let probs: Float32Array;
     let state: Float32Array;
@@ -162,9 +166,11 @@ export class VadBatcher {
     this.counters.frames += n;
     if (n > this.counters.maxBatchSeen) this.counters.maxBatchSeen = n;
     for (let i = 0; i < n; i++) {
-      const j = jobs[i]!;
-      j.state.set(state.subarray(i * half, (i + 1) * half), 0);
-      j.state.set(state.subarray((n + i) * half, (n + i + 1) * half), half);
+      const s = jobs[i]!.state;
+      for (let x = 0, a = i * half, b = (n + i) * half; x < half; x++) {
+        s[x] = state[a + x]!;
+        s[half + x] = state[b + x]!;
+      }
     }
     // A throwing listener must not starve the other streams of their results: deliver all, then rethrow.
     let failure: unknown;

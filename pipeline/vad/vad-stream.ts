@@ -19,6 +19,8 @@ export interface VadStreamOptions extends Partial<VadOptions> {
   maxQueuedFrames?: number;
   /** Inference batcher; default the process-wide one. */
   batcher?: VadBatcher;
+  /** Emit a `frame` event with each frame's probability. Default true; the call pipeline turns it off (an object per frame). */
+  frameEvents?: boolean;
 }
 
 /**
@@ -35,6 +37,7 @@ export class VadStream {
   private readonly framer: Framer;
   private readonly processor: VadFrameProcessor;
   private readonly keepAudio: boolean;
+  private readonly frameEvents: boolean;
   private readonly maxQueued: number;
   private readonly history: number;
   private readonly ctx: number;
@@ -55,7 +58,7 @@ export class VadStream {
   private waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
 
   constructor(onEvent: (event: VadEvent) => void, options: VadStreamOptions = {}) {
-    const { sampleRate = 8000, keepSegmentAudio = false, maxQueuedFrames = 64, batcher, ...vad } = options;
+    const { sampleRate = 8000, keepSegmentAudio = false, maxQueuedFrames = 64, batcher, frameEvents = true, ...vad } = options;
     this.options = Object.freeze(resolveVadOptions(vad));
     this.sampleRate = sampleRate;
     this.frameSize = sileroFrameSamples(sampleRate);
@@ -65,6 +68,7 @@ export class VadStream {
     this.framer = new Framer(this.frameSize);
     this.processor = new VadFrameProcessor(this.options);
     this.keepAudio = keepSegmentAudio;
+    this.frameEvents = frameEvents;
     this.maxQueued = Math.max(1, maxQueuedFrames);
     this.history = Math.max(this.options.preSpeechPadFrames, this.options.bufferFrames) + 1;
     this.slots = Math.min(this.maxQueued, 64) + this.history + 2;
@@ -167,17 +171,21 @@ export class VadStream {
   private pump(): void {
     while (!this.inflight && this.processed < this.received && !this.closed && this.failed === undefined) {
       const k = this.processed;
-      const frame = this.frameAt(k);
       if (this.modelResetPending) {
         this.modelResetPending = false;
         this.job.state.fill(0);
         this.context.fill(0);
       }
+      // Index loops over the ring rather than views: this runs per frame per call, and a view is an allocation.
       const input = this.job.input;
-      input.set(this.context, 0);
+      const context = this.context;
+      const ctx = this.ctx;
+      const ring = this.ring;
+      const at = (k % this.slots) * this.frameSize;
       const inv = 1 / PCM16_SCALE;
-      for (let i = 0; i < this.frameSize; i++) input[this.ctx + i] = frame[i]! * inv;
-      this.context.set(input.subarray(input.length - this.ctx));
+      for (let i = 0; i < ctx; i++) input[i] = context[i]!;
+      for (let i = 0; i < this.frameSize; i++) input[ctx + i] = ring[at + i]! * inv;
+      for (let i = 0, from = input.length - ctx; i < ctx; i++) context[i] = input[from + i]!;
       if (k < this.skipBefore) {
         this.skipped++;
         this.handle(k, 0);
@@ -210,8 +218,7 @@ export class VadStream {
   private handle(k: number, probability: number): void {
     this.processed = k + 1;
     const p = this.processor;
-    const isSpeech = p.isSpeech(probability);
-    this.onEvent({ type: 'frame', index: k, probability, isSpeech });
+    if (this.frameEvents) this.onEvent({ type: 'frame', index: k, probability, isSpeech: p.isSpeech(probability) });
     const r = p.process(k, probability);
     const fs = this.frameSize;
     if (r & VadFrameResult.SPEECH_START) {

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js';
 import { VadStream } from '../../pipeline/vad/vad-stream.js';
+import type { VadEvent } from '../../pipeline/vad/vad-events.js';
 import { runVad, segments } from '../fixtures/audio/run-vad.js';
 import { loadFixture } from '../fixtures/audio/signals.js';
 
@@ -102,4 +103,25 @@ t.test('drain honours an aborted signal', async (t) => {
   await t.rejects(p, { message: 'stop' });
   await vad.drain();
   vad.close();
+});
+
+t.test('without frame events, audio pushed through one reused buffer gives the same events', async (t) => {
+  // The call pipeline decodes each 20 ms frame into the same buffer and turns frame events off.
+  const f = loadFixture('phrase.wav');
+  const options = { gateAudio: true, bufferFrames: 5 };
+  const reference = (await runVad(f.samples, options)).filter((e) => e.type !== 'frame');
+  const events: VadEvent[] = [];
+  const vad = new VadStream((e) => events.push(e.type === 'audio' ? { ...e, samples: e.samples.slice() } : e), { ...options, frameEvents: false });
+  const scratch = new Int16Array(160);
+  for (let off = 0; off < f.samples.length; off += 160) {
+    const n = Math.min(160, f.samples.length - off);
+    scratch.set(f.samples.subarray(off, off + n));
+    vad.push(scratch.subarray(0, n));
+    scratch.fill(12345); // whatever the stream kept must have been copied
+    if (off % 1600 === 0) await vad.drain();
+  }
+  await vad.end();
+  vad.close();
+  t.ok(reference.some((e) => e.type === 'audio') && reference.some((e) => e.type === 'speech_end'), 'the reference has audio and a segment');
+  t.same(events, reference);
 });
