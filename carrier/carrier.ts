@@ -114,8 +114,11 @@ export type CarrierInbound =
 
 /** Pure codec for one carrier's media-stream wire format. */
 export interface CarrierMediaCodec {
-  /** Decode one text frame. `null` means a valid frame voxgate deliberately ignores. */
-  decode(raw: string): CarrierInbound | null
+  /**
+   * Decode one text frame, given as a string or as its UTF-8 bytes (the bytes let a codec skip building a string
+   * for the frequent audio frames). `null` means a valid frame voxgate deliberately ignores.
+   */
+  decode(raw: string | Uint8Array): CarrierInbound | null
   /** Frame carrying assistant audio (raw mu-law 8 kHz). */
   encodeMedia(streamSid: string, muLaw: Buffer): string
   /** Frame asking the carrier to echo `name` once everything queued before it has played. */

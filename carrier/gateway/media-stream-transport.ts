@@ -140,7 +140,7 @@ export class MediaStreamTransport implements SessionTransport {
     const session = this.#session
     if (session === undefined || this.#stopped) return
     if (isBinary) return this.#warn.warn({ session_id: session.id }, 'carrier sent a binary frame: ignored')
-    const event = this.#codec.decode(data.toString('utf8'))
+    const event = this.#codec.decode(data)
     if (event === null) return
     switch (event.kind) {
       case 'invalid':
