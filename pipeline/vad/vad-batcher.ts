@@ -17,7 +17,10 @@ export interface VadJob {
 
 /** Batching knobs. */
 export interface VadBatcherOptions {
-  /** Most frames in one model call. Default 128. */
+  /**
+   * Most frames in one model call. Default 32: a batch runs synchronously (~0.9 ms at 8 kHz), and after a GC pause
+   * the backlog should reach the event loop in short slices, not one 4 ms call of 128 (which costs 15% less per frame).
+   */
   maxBatch?: number;
   /** How long the first frame of an idle batcher waits for company; 0 = until the end of this I/O phase. Default 2. */
   maxWaitMs?: number;
@@ -53,7 +56,7 @@ export class VadBatcher {
 
   constructor(model: SileroModel = sharedSileroModel(), options: VadBatcherOptions = {}) {
     this.model = model;
-    this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 128));
+    this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 32));
     this.maxWaitMs = Math.max(0, options.maxWaitMs ?? 2);
   }
 
