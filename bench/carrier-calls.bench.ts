@@ -3,6 +3,11 @@
 // this process holds only the gateway: one Node process is one core. Reports, per call count: event-loop
 // lateness (a 20 ms frame can only be late if the loop was blocked), the synchronous handling time of each media
 // frame, the gateway's CPU share, and memory per call.
+//
+// "No frame later than 20 ms" is judged on the gateway's own stalls: an idle sentinel process
+// (bench/stall-sentinel.ts) records the moments the whole machine stood still (this VM's host pauses it for 20 to
+// 60 ms about twice a minute; see bench/stalls.ts), and only the part of a gateway stall the sentinel did not
+// share counts. The raw loop maximum and the machine's pauses are reported beside it.
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { setPriority, tmpdir } from 'node:os'
@@ -15,6 +20,7 @@ import { bootstrap } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
 import { openStore } from '../gateway/store/database.js'
 import { cpuMs, fmt, type BenchOptions, type BenchRow } from './bench-util.js'
+import { StallRecorder, uncovered, type Stall } from './stalls.js'
 
 const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10)
 const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
@@ -51,6 +57,18 @@ function ask(world: ChildProcess, key: string, message?: unknown): Promise<any> 
     world.on('message', onMessage)
     if (message !== undefined) world.send(message as never)
   })
+}
+
+/** Starts the stall sentinel, above normal priority where allowed, so only a machine pause can stall it. */
+async function startSentinel(): Promise<{ report(): Promise<Stall[]> }> {
+  const sentinel = fork(fileURLToPath(new URL('./stall-sentinel.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  try {
+    if (sentinel.pid !== undefined) setPriority(sentinel.pid, -5);
+  } catch {
+    // Not permitted (no root): at normal priority it is still idle, so the scheduler wakes it promptly.
+  }
+  await ask(sentinel, 'ready');
+  return { report: async () => ((await ask(sentinel, 'stalls', { cmd: 'report' })) as { stalls: Stall[] }).stalls };
 }
 
 async function run(calls: number): Promise<BenchRow> {
@@ -102,14 +120,25 @@ async function run(calls: number): Promise<BenchRow> {
   progress('calls connected');
   await new Promise((r) => setTimeout(r, 1000));
   frameTimes.length = 0;
+  const sentinel = await startSentinel();
+  const stalls = new StallRecorder();
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
+  stalls.start();
   // GC pauses are what used to break the 20 ms rule (see the README); report the longest so a regression shows.
   let gcMax = 0;
   const gcWatch = new PerformanceObserver((list) => {
     for (const e of list.getEntries() as PerformanceEntry[]) gcMax = Math.max(gcMax, e.duration);
   });
   gcWatch.observe({ entryTypes: ['gc'] });
+  const diag: string[] = [];
+  const obs = new PerformanceObserver((l) => { for (const e of l.getEntries()) if (e.duration > 2) diag.push(`${e.startTime.toFixed(1)} gc kind=${(e as any).detail?.kind} ${e.duration.toFixed(1)}ms`) });
+  obs.observe({ entryTypes: ['gc'] });
+  let last = performance.now();
+  const iv = setInterval(() => { const n = performance.now(); if (n - last > 8) diag.push(`${last.toFixed(1)} STALL ${(n - last).toFixed(1)}ms`); last = n }, 1);
+  if (!(globalThis as any).__patched) { (globalThis as any).__patched = 1; const orig = globalThis.setImmediate; (globalThis as any).setImmediate = function (cb: any, ...a: any[]) { const ort = String(cb).includes('_OnnxruntimeSessionHandler_inferenceSession'); return orig(function (this: any, ...b: any[]) { const t = performance.now(); const r = cb.apply(this, b); const d = performance.now() - t; if (d > 2) ((globalThis as any).__diag as string[]).push(`${t.toFixed(1)} ${ort ? 'ortsync' : 'immediate'} ${d.toFixed(1)}ms`); return r }, ...a) } }
+  (globalThis as any).__diag = diag;
+  const ru0 = process.resourceUsage();
   const c0 = cpuMs();
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
@@ -117,6 +146,16 @@ async function run(calls: number): Promise<BenchRow> {
   const wall = performance.now() - t0;
   loop.disable();
   gcWatch.disconnect();
+  const own = stalls.stop();
+  const machine = await sentinel.report();
+  // The timer runs every 1 ms, so a gap of g ms means the loop was g - 1 ms late.
+  const worstOwnMs = Math.max(0, ...own.map((s) => uncovered(s, machine) - 1));
+  const machineMaxMs = Math.max(0, ...machine.map((s) => s.to - s.from - 1));
+  clearInterval(iv); obs.disconnect();
+  const ru1 = process.resourceUsage();
+  diag.push(`0 ctxsw voluntary=${ru1.voluntaryContextSwitches - ru0.voluntaryContextSwitches} involuntary=${ru1.involuntaryContextSwitches - ru0.involuntaryContextSwitches}`);
+  diag.sort((a, b) => parseFloat(a) - parseFloat(b));
+  (await import('node:fs')).writeFileSync(`/tmp/diag-${calls}.txt`, diag.join('\n'));
   const memLive = used();
   progress('measured; hanging up');
   await ask(world, 'done', { cmd: 'hangup' });
@@ -127,13 +166,17 @@ async function run(calls: number): Promise<BenchRow> {
   rmSync(dir, { recursive: true, force: true });
   frameTimes.sort((a, b) => a - b);
   const maxLateMs = loop.max / 1e6;
+  const machineNote = machine.filter((s) => s.to - s.from > 10).length;
   return {
     calls,
     'frames handled': frameTimes.length,
     'frame handling p99 ms': fmt(frameTimes[Math.floor(frameTimes.length * 0.99)] ?? 0),
     'loop delay p99 ms': fmt(loop.percentile(99) / 1e6),
     'loop delay max ms': fmt(maxLateMs),
-    'no frame later than 20 ms': maxLateMs <= 20 ? 'yes' : 'no',
+    'machine pauses > 10 ms': machineNote,
+    'longest machine pause ms': fmt(machineMaxMs),
+    'worst gateway delay ms': fmt(worstOwnMs),
+    'no frame later than 20 ms': worstOwnMs <= 20 ? 'yes' : 'no',
     'longest GC pause ms': fmt(gcMax),
     'CPU % of one core': fmt((100 * cpu) / wall),
     'MB per call (heap+external)': fmt(memPerCall),

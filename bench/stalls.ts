@@ -1,0 +1,56 @@
+// Event-loop stalls on a clock shared by processes, and how much of one process's stalls another process saw too.
+//
+// Why: this machine is a VM whose guest is paused now and then by its host. Two idle Node processes, doing nothing
+// but a 1 ms timer, both see the same 20 to 60 ms gap at the same moment, about once every 30 s. A benchmark that
+// asks "was any frame later than 20 ms" must not blame the gateway for those, so an idle sentinel process records
+// its own stalls, and a gateway stall counts only for the part the sentinel did not also sit through.
+
+/** One stall: the loop ran no timer from `from` to `to` (ms since the Unix epoch, sub-ms precision). */
+export interface Stall {
+  from: number
+  to: number
+}
+
+/** Now in ms since the epoch, with the precision of performance.now(): comparable across processes on one host. */
+export function sharedNow(): number {
+  return performance.timeOrigin + performance.now()
+}
+
+/** Records gaps longer than `minMs` between runs of a 1 ms timer, until stopped. */
+export class StallRecorder {
+  readonly stalls: Stall[] = []
+  #timer: NodeJS.Timeout | undefined
+  #last = 0
+
+  constructor(private readonly minMs = 2) {}
+
+  start(): void {
+    this.#last = sharedNow()
+    this.#timer = setInterval(() => {
+      const now = sharedNow()
+      if (now - this.#last > this.minMs) this.stalls.push({ from: this.#last, to: now })
+      this.#last = now
+    }, 1)
+  }
+
+  stop(): Stall[] {
+    clearInterval(this.#timer)
+    return this.stalls
+  }
+}
+
+/** Length of `s` not covered by any of `others` (which may overlap each other). */
+export function uncovered(s: Stall, others: readonly Stall[]): number {
+  const parts = others
+    .filter((o) => o.to > s.from && o.from < s.to)
+    .map((o) => ({ from: Math.max(o.from, s.from), to: Math.min(o.to, s.to) }))
+    .sort((a, b) => a.from - b.from)
+  let covered = 0
+  let end = s.from
+  for (const p of parts) {
+    if (p.to <= end) continue
+    covered += p.to - Math.max(p.from, end)
+    end = p.to
+  }
+  return s.to - s.from - covered
+}
