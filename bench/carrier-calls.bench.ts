@@ -19,6 +19,7 @@ import { silentLogger } from '../gateway/log.js'
 import { bootstrap } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
 import { openStore } from '../gateway/store/database.js'
+import { sharedVadBatcher } from '../pipeline/vad/vad-batcher.js'
 import { cpuMs, fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 import { StallRecorder, uncovered, type Stall } from './stalls.js'
 
@@ -139,14 +140,19 @@ async function run(calls: number): Promise<BenchRow> {
   if (!(globalThis as any).__patched) { (globalThis as any).__patched = 1; const orig = globalThis.setImmediate; (globalThis as any).setImmediate = function (cb: any, ...a: any[]) { const ort = String(cb).includes('_OnnxruntimeSessionHandler_inferenceSession'); return orig(function (this: any, ...b: any[]) { const t = performance.now(); const r = cb.apply(this, b); const d = performance.now() - t; if (d > 2) ((globalThis as any).__diag as string[]).push(`${t.toFixed(1)} ${ort ? 'ortsync' : 'immediate'} ${d.toFixed(1)}ms`); return r }, ...a) } }
   (globalThis as any).__diag = diag;
   const ru0 = process.resourceUsage();
+  const turns0 = (await ask(world, 'turns', { cmd: 'turns' })).turns as number;
+  const vad0 = sharedVadBatcher().stats.frames;
   const c0 = cpuMs();
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
   const cpu = cpuMs() - c0;
   const wall = performance.now() - t0;
+  // Frames the model actually ran (a VAD that falls behind skips frames as silence): should be ~100%.
+  const vadShare = (100 * (sharedVadBatcher().stats.frames - vad0)) / ((calls * 8000) / 256 * (wall / 1000));
   loop.disable();
   gcWatch.disconnect();
   const own = stalls.stop();
+  const turns = (await ask(world, 'turns', { cmd: 'turns' })).turns - turns0;
   const machine = await sentinel.report();
   // The timer runs every 1 ms, so a gap of g ms means the loop was g - 1 ms late.
   const worstOwnMs = Math.max(0, ...own.map((s) => uncovered(s, machine) - 1));
@@ -179,6 +185,8 @@ async function run(calls: number): Promise<BenchRow> {
     'no frame later than 20 ms': worstOwnMs <= 20 ? 'yes' : 'no',
     'longest GC pause ms': fmt(gcMax),
     'CPU % of one core': fmt((100 * cpu) / wall),
+    'VAD frames run %': fmt(vadShare),
+    'turns per call per min': fmt(turns / calls / (wall / 60000)),
     'MB per call (heap+external)': fmt(memPerCall),
   };
 }

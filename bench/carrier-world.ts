@@ -7,12 +7,21 @@ import { startFakeElevenLabs } from '../test/fakes/elevenlabs/fake-elevenlabs.js
 import { startFakeBackend } from '../test/fakes/backend/fake-backend.js'
 import { placeCall, type SimulatedCall } from '../test/fakes/carrier/phone-simulator.js'
 
-type Command = { cmd: 'call'; calls: number; gatewayUrl: string; number: string; publicUrl: string } | { cmd: 'hangup' }
+type Command = { cmd: 'call'; calls: number; gatewayUrl: string; number: string; publicUrl: string } | { cmd: 'turns' } | { cmd: 'hangup' }
 
 const send = (m: unknown) => process.send?.(m)
-const deepgram = await startFakeDeepgram({ apiKey: 'k' })
+// Every turn the gateway finalizes has words, so it goes on to the backend, TTS and back to the phone.
+const deepgram = await startFakeDeepgram({ apiKey: 'k', finalizeTranscript: 'I would like to check on my order' })
 const elevenlabs = await startFakeElevenLabs({ apiKey: 'k', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
 const backend = await startFakeBackend({ secret: 'not-checked' })
+backend.reply = (request) => ({
+  kind: 'sse',
+  steps: [
+    { data: { type: 'response.tts', content: 'Sure, let me look that up for you. ', turn_id: request.json?.turn_id } },
+    { data: { type: 'response.tts', content: 'One moment please.', turn_id: request.json?.turn_id } },
+    { data: { type: 'response.end', turn_id: request.json?.turn_id } },
+  ],
+})
 send({ ready: true, deepgram: deepgram.url, elevenlabs: elevenlabs.url, backend: backend.url })
 
 const speech = Buffer.from(encodeMulaw(loadFixture('phrase.wav').samples))
@@ -48,6 +57,9 @@ process.on('message', (m: Command) => {
         )
       }
       send({ connected: phones.length })
+    } else if (m.cmd === 'turns') {
+      // Agent webhook requests so far: one per user turn the gateway recognised and sent on.
+      send({ turns: backend.requests.length })
     } else {
       stopping = true
       await Promise.all(phones.map((p) => p.hangup()))

@@ -9,8 +9,10 @@ const ENCODINGS = new Set(['linear16', 'linear32', 'mulaw', 'alaw', 'flac', 'opu
 export class FakeDeepgramConnection extends FakeConnection {
   readonly version: 'v1' | 'v2';
   readonly requestId = randomUUID();
-  /** Transcript the fake answers a `Finalize` (v1) or `ForceEndTurn` (v2) with. */
+  /** Transcript the fake answers the next `Finalize` (v1) or `ForceEndTurn` (v2) with. */
   pendingTranscript = '';
+  /** What `pendingTranscript` becomes after each answer (see `FakeDeepgramOptions.finalizeTranscript`). */
+  defaultTranscript = '';
   #sequence = 0;
   #turnIndex = 0;
   #cursor = 0;
@@ -106,7 +108,7 @@ export class FakeDeepgramConnection extends FakeConnection {
     if (this.version === 'v1') {
       if (message.type === 'Finalize') {
         this.sendResults(this.pendingTranscript, { isFinal: true, fromFinalize: true });
-        this.pendingTranscript = '';
+        this.pendingTranscript = this.defaultTranscript;
       } else if (message.type === 'CloseStream') {
         this.send({
           type: 'Metadata',
@@ -121,7 +123,7 @@ export class FakeDeepgramConnection extends FakeConnection {
       }
     } else if (message.type === 'ForceEndTurn') {
       this.sendTurnInfo('EndOfTurn', this.pendingTranscript);
-      this.pendingTranscript = '';
+      this.pendingTranscript = this.defaultTranscript;
     } else if (message.type === 'CloseStream') {
       this.close(1000, '');
     }
@@ -134,6 +136,8 @@ export interface FakeDeepgramOptions {
   apiKey: string;
   /** Runs for each accepted connection, e.g. to send transcripts after some audio. */
   script?: (connection: FakeDeepgramConnection) => void | Promise<void>;
+  /** Transcript of every finalized turn unless a test sets `pendingTranscript` (default '': nothing was said). */
+  finalizeTranscript?: string;
 }
 
 /**
@@ -165,6 +169,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
     },
     wrap(socket, upgrade) {
       const connection = new FakeDeepgramConnection(socket, upgrade);
+      connection.defaultTranscript = connection.pendingTranscript = options.finalizeTranscript ?? '';
       void options.script?.(connection);
       return connection;
     },
