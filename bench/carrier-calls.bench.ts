@@ -20,6 +20,7 @@ import { bootstrap } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
 import { openStore } from '../gateway/store/database.js'
 import { sharedVadBatcher } from '../pipeline/vad/vad-batcher.js'
+import { sileroFrameSamples } from '../pipeline/vad/silero-model.js'
 import { cpuMs, fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 import { StallRecorder, uncovered, type Stall } from './stalls.js'
 
@@ -132,14 +133,6 @@ async function run(calls: number): Promise<BenchRow> {
     for (const e of list.getEntries() as PerformanceEntry[]) gcMax = Math.max(gcMax, e.duration);
   });
   gcWatch.observe({ entryTypes: ['gc'] });
-  const diag: string[] = [];
-  const obs = new PerformanceObserver((l) => { for (const e of l.getEntries()) if (e.duration > 2) diag.push(`${e.startTime.toFixed(1)} gc kind=${(e as any).detail?.kind} ${e.duration.toFixed(1)}ms`) });
-  obs.observe({ entryTypes: ['gc'] });
-  let last = performance.now();
-  const iv = setInterval(() => { const n = performance.now(); if (n - last > 8) diag.push(`${last.toFixed(1)} STALL ${(n - last).toFixed(1)}ms`); last = n }, 1);
-  if (!(globalThis as any).__patched) { (globalThis as any).__patched = 1; const orig = globalThis.setImmediate; (globalThis as any).setImmediate = function (cb: any, ...a: any[]) { const ort = String(cb).includes('_OnnxruntimeSessionHandler_inferenceSession'); return orig(function (this: any, ...b: any[]) { const t = performance.now(); const r = cb.apply(this, b); const d = performance.now() - t; if (d > 2) ((globalThis as any).__diag as string[]).push(`${t.toFixed(1)} ${ort ? 'ortsync' : 'immediate'} ${d.toFixed(1)}ms`); return r }, ...a) } }
-  (globalThis as any).__diag = diag;
-  const ru0 = process.resourceUsage();
   const turns0 = (await ask(world, 'turns', { cmd: 'turns' })).turns as number;
   const vad0 = sharedVadBatcher().stats.frames;
   const c0 = cpuMs();
@@ -148,7 +141,7 @@ async function run(calls: number): Promise<BenchRow> {
   const cpu = cpuMs() - c0;
   const wall = performance.now() - t0;
   // Frames the model actually ran (a VAD that falls behind skips frames as silence): should be ~100%.
-  const vadShare = (100 * (sharedVadBatcher().stats.frames - vad0)) / ((calls * 8000) / 256 * (wall / 1000));
+  const vadShare = (100 * (sharedVadBatcher().stats.frames - vad0)) / ((calls * 8000) / sileroFrameSamples(8000) * (wall / 1000));
   loop.disable();
   gcWatch.disconnect();
   const own = stalls.stop();
@@ -157,11 +150,6 @@ async function run(calls: number): Promise<BenchRow> {
   // The timer runs every 1 ms, so a gap of g ms means the loop was g - 1 ms late.
   const worstOwnMs = Math.max(0, ...own.map((s) => uncovered(s, machine) - 1));
   const machineMaxMs = Math.max(0, ...machine.map((s) => s.to - s.from - 1));
-  clearInterval(iv); obs.disconnect();
-  const ru1 = process.resourceUsage();
-  diag.push(`0 ctxsw voluntary=${ru1.voluntaryContextSwitches - ru0.voluntaryContextSwitches} involuntary=${ru1.involuntaryContextSwitches - ru0.involuntaryContextSwitches}`);
-  diag.sort((a, b) => parseFloat(a) - parseFloat(b));
-  (await import('node:fs')).writeFileSync(`/tmp/diag-${calls}.txt`, diag.join('\n'));
   const memLive = used();
   progress('measured; hanging up');
   await ask(world, 'done', { cmd: 'hangup' });
