@@ -49,25 +49,23 @@ export class AudioRingBuffer {
       this.#overflowed = true;
     }
     if (this.#storage.length < size) this.#grow(size);
-    const storage = this.#storage;
-    const cap = storage.length;
     // Only the last `size` bytes of the chunk can survive (the rest would be overwritten at once).
     const from = Math.max(0, n - size);
-    let pos = (this.#end + from) % cap;
-    for (let i = from; i < n; ) {
-      const run = Math.min(n - i, cap - pos);
-      storage.set(run === n && i === 0 ? chunk : chunk.subarray(i, i + run), pos);
-      i += run;
-      pos = 0;
-    }
+    this.#put(from === 0 ? chunk : chunk.subarray(from), this.#end + from);
     this.#end = end;
     this.#size = size;
   }
 
   /** Everything held, oldest first, as one new buffer. */
   snapshot(): Buffer {
-    const out = Buffer.allocUnsafe(this.#size);
-    this.#copyTo(out);
+    const size = this.#size;
+    const out = Buffer.allocUnsafe(size);
+    if (size === 0) return out;
+    const storage = this.#storage;
+    const start = (this.#end - size) % storage.length;
+    const first = Math.min(size, storage.length - start);
+    out.set(storage.subarray(start, start + first), 0);
+    if (first < size) out.set(storage.subarray(0, size - first), first);
     return out;
   }
 
@@ -78,29 +76,25 @@ export class AudioRingBuffer {
     this.#overflowed = false;
   }
 
-  /** Writes the held bytes, oldest first, into `out` at 0. */
-  #copyTo(out: Uint8Array): void {
-    const storage = this.#storage;
-    const cap = storage.length;
-    if (this.#size === 0) return;
-    const start = (this.#end - this.#size) % cap;
-    const first = Math.min(this.#size, cap - start);
-    out.set(storage.subarray(start, start + first), 0);
-    if (first < this.#size) out.set(storage.subarray(0, this.#size - first), first);
-  }
-
-  /** Replaces the storage with a larger one (at least `need`, at most capacity), keeping the held bytes in place. */
+  /** Replaces the storage with a larger one (at least `need`, at most capacity), keeping the held bytes. */
   #grow(need: number): void {
     let cap = Math.max(4096, this.#storage.length);
     while (cap < need) cap *= 2;
-    cap = Math.min(cap, this.#capacity);
-    const held = Buffer.allocUnsafe(this.#size);
-    this.#copyTo(held);
-    const storage = Buffer.alloc(cap);
-    const start = (this.#end - this.#size) % cap;
-    const first = Math.min(this.#size, cap - start);
-    storage.set(held.subarray(0, first), start);
-    if (first < this.#size) storage.set(held.subarray(first), 0);
-    this.#storage = storage;
+    const held = this.snapshot();
+    this.#storage = Buffer.alloc(Math.min(cap, this.#capacity));
+    this.#put(held, this.#end - this.#size);
+  }
+
+  /** Copies `bytes` into the storage at stream position `at`, wrapping around its end. */
+  #put(bytes: Uint8Array, at: number): void {
+    const storage = this.#storage;
+    const cap = storage.length;
+    let pos = at % cap;
+    for (let i = 0; i < bytes.length; ) {
+      const run = Math.min(bytes.length - i, cap - pos);
+      storage.set(run === bytes.length ? bytes : bytes.subarray(i, i + run), pos);
+      i += run;
+      pos = 0;
+    }
   }
 }
