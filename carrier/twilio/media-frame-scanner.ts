@@ -84,116 +84,83 @@ export class MediaFrameScanner {
   }
 
   #frame(out: ScannedMedia): boolean {
-    if (!this.#byte(OPEN)) return false
-    let seen = 0
-    let isMedia = false
-    if (this.#peek() === CLOSE) return false
-    for (;;) {
-      const key = this.#key()
-      if (key === undefined) return false
-      switch (key) {
-        case 'event': {
-          if (seen & 1) return false
-          seen |= 1
-          if (!this.#string()) return false
-          const from = this.#from
-          const to = this.#to
-          isMedia = to - from === 5 && this.#equals(from, 'media')
-          if (!isMedia) return false
-          break
-        }
-        case 'streamSid': {
-          if (seen & 2) return false
-          seen |= 2
-          if (!this.#string()) return false
-          const from = this.#from
-          const to = this.#to
-          out.streamSid = this.#sidString(from, to)
-          break
-        }
-        case 'sequenceNumber': {
-          if (seen & 4) return false
-          seen |= 4
-          out.sequenceNumber = this.#integer()
-          if (out.sequenceNumber === NOT_PLAIN) return false
-          break
-        }
-        case 'media': {
-          if (seen & 8) return false
-          seen |= 8
-          if (!this.#media(out)) return false
-          break
-        }
-        default:
-          // Unknown here (another level's name counts as unknown): skipped, as JSON.parse's reader ignores it.
-          if (!this.#skipScalar()) return false
-      }
-      this.#space()
-      const c = this.#next()
-      if (c === COMMA) continue
-      if (c !== CLOSE) return false
-      this.#space()
-      return this.#p === this.#end && isMedia
-    }
+    const seen = this.#object(TOP, out)
+    this.#space()
+    // An `event` field was seen only if it said "media" (#field gives up on anything else).
+    return seen >= 0 && (seen & (1 << EVENT)) !== 0 && this.#p === this.#end
   }
 
-  #media(out: ScannedMedia): boolean {
-    if (!this.#byte(OPEN)) return false
-    out.hasMedia = true
+  /**
+   * An object of plain fields at `level`: its known keys go to #field, others are skipped. Returns the bit set of
+   * the known keys seen, or -1 to give up (a known key twice included: JSON.parse would keep the last one).
+   */
+  #object(level: number, out: ScannedMedia): number {
+    if (!this.#byte(OPEN)) return -1
     let seen = 0
     if (this.#peek() === CLOSE) {
       this.#p++
-      return true
+      return seen
     }
     for (;;) {
       const key = this.#key()
-      if (key === undefined) return false
-      switch (key) {
-        case 'track': {
-          if (seen & 1) return false
-          seen |= 1
-          if (!this.#string()) return false
-          const from = this.#from
-          const to = this.#to
-          out.track = to - from === 7 && this.#equals(from, 'inbound') ? 'inbound' : this.#latin1(from, to)
-          break
-        }
-        case 'chunk':
-          if (seen & 2) return false
-          seen |= 2
-          out.chunk = this.#integer()
-          if (out.chunk === NOT_PLAIN) return false
-          break
-        case 'timestamp':
-          if (seen & 4) return false
-          seen |= 4
-          out.timestamp = this.#integer()
-          if (out.timestamp === NOT_PLAIN) return false
-          break
-        case 'payload': {
-          if (seen & 8) return false
-          seen |= 8
-          if (!this.#string()) return false
-          const from = this.#from
-          const to = this.#to
-          const payload = this.#base64(from, to)
-          if (payload === undefined) return false
-          out.payload = payload
-          break
-        }
-        default:
-          // Unknown here (another level's name counts as unknown): skipped, as JSON.parse's reader ignores it.
-          if (!this.#skipScalar()) return false
+      if (key === undefined) return -1
+      if (key >= 0 && KEY_LEVEL[key] === level) {
+        if (seen & (1 << key)) return -1
+        seen |= 1 << key
+        if (!this.#field(key, out)) return -1
+      } else if (!this.#skipScalar()) {
+        // Unknown here (another level's name counts as unknown): skipped, as JSON.parse's reader ignores it.
+        return -1
       }
       this.#space()
       const c = this.#next()
-      if (c === COMMA) continue
-      return c === CLOSE
+      if (c === CLOSE) return seen
+      if (c !== COMMA) return -1
     }
   }
 
-  /** A key and its colon: a known name, OTHER for an unknown plain key, undefined to give up. */
-  #key(): string | undefined {
+  /** The value of known key `key` into `out`; false to give up. */
+  #field(key: number, out: ScannedMedia): boolean {
+    switch (key) {
+      case EVENT:
+        return this.#string() && this.#to - this.#from === 5 && this.#equals(this.#from, 'media')
+      case STREAM_SID:
+        if (!this.#string()) return false
+        out.streamSid = this.#sidString(this.#from, this.#to)
+        return true
+      case SEQUENCE_NUMBER:
+        out.sequenceNumber = this.#integer()
+        return out.sequenceNumber !== NOT_PLAIN
+      case MEDIA:
+        out.hasMedia = true
+        return this.#object(IN_MEDIA, out) >= 0
+      case TRACK: {
+        if (!this.#string()) return false
+        const from = this.#from
+        const to = this.#to
+        out.track = to - from === 7 && this.#equals(from, 'inbound') ? 'inbound' : this.#latin1(from, to)
+        return true
+      }
+      case CHUNK:
+        out.chunk = this.#integer()
+        return out.chunk !== NOT_PLAIN
+      case TIMESTAMP:
+        out.timestamp = this.#integer()
+        return out.timestamp !== NOT_PLAIN
+      case PAYLOAD: {
+        if (!this.#string()) return false
+        const payload = this.#base64(this.#from, this.#to)
+        if (payload === undefined) return false
+        out.payload = payload
+        return true
+      }
+      default:
+        return false
+    }
+  }
+
+  /** A key and its colon: its index in KEYS, -1 for an unknown plain key, undefined to give up. */
+  #key(): number | undefined {
     this.#space()
     if (!this.#string()) return undefined
     const from = this.#from
@@ -201,8 +168,11 @@ export class MediaFrameScanner {
     this.#space()
     if (!this.#byte(COLON)) return undefined
     this.#space()
-    for (const name of KEYS) if (to - from === name.length && this.#equals(from, name)) return name
-    return OTHER
+    for (let k = 0; k < KEYS.length; k++) {
+      const name = KEYS[k]!
+      if (to - from === name.length && this.#equals(from, name)) return k
+    }
+    return -1
   }
 
   /** Skips a plain string or integer value of an unknown key. */
@@ -339,6 +309,17 @@ export class MediaFrameScanner {
   }
 }
 
-const OTHER = '\u0000other'
 const EMPTY = new Uint8Array(0)
+/** Known keys, by index; KEY_LEVEL says where each belongs (the frame itself, or its `media` object). */
 const KEYS = ['event', 'streamSid', 'sequenceNumber', 'media', 'track', 'chunk', 'timestamp', 'payload'] as const
+const EVENT = 0
+const STREAM_SID = 1
+const SEQUENCE_NUMBER = 2
+const MEDIA = 3
+const TRACK = 4
+const CHUNK = 5
+const TIMESTAMP = 6
+const PAYLOAD = 7
+const TOP = 0
+const IN_MEDIA = 1
+const KEY_LEVEL = [TOP, TOP, TOP, TOP, IN_MEDIA, IN_MEDIA, IN_MEDIA, IN_MEDIA]
