@@ -183,7 +183,7 @@ export class VadStream {
       const ring = this.ring;
       const at = (k % this.slots) * this.frameSize;
       const inv = 1 / PCM16_SCALE;
-      for (let i = 0; i < ctx; i++) input[i] = context[i]!;
+      input.set(context, 0);
       for (let i = 0; i < this.frameSize; i++) input[ctx + i] = ring[at + i]! * inv;
       for (let i = 0, from = input.length - ctx; i < ctx; i++) context[i] = input[from + i]!;
       if (k < this.skipBefore) {
