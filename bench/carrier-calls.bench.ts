@@ -63,26 +63,29 @@ function ask(world: ChildProcess, key: string, message?: unknown): Promise<any> 
 
 /** Starts the stall sentinel, above normal priority where allowed, so only a machine pause can stall it. */
 async function startSentinel(): Promise<{ report(): Promise<Stall[]> }> {
-  const sentinel = fork(fileURLToPath(new URL('./stall-sentinel.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const sentinel = fork(fileURLToPath(new URL('./stall-sentinel.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: 'inherit',
+  })
   try {
-    if (sentinel.pid !== undefined) setPriority(sentinel.pid, -5);
+    if (sentinel.pid !== undefined) setPriority(sentinel.pid, -5)
   } catch {
     // Not permitted (no root): at normal priority it is still idle, so the scheduler wakes it promptly.
   }
-  await ask(sentinel, 'ready');
-  return { report: async () => ((await ask(sentinel, 'stalls', { cmd: 'report' })) as { stalls: Stall[] }).stalls };
+  await ask(sentinel, 'ready')
+  return { report: async () => ((await ask(sentinel, 'stalls', { cmd: 'report' })) as { stalls: Stall[] }).stalls }
 }
 
 async function run(calls: number): Promise<BenchRow> {
-  const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'));
-  const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'))
+  const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
   // In production the carrier and the vendors are other machines: here they share the 2 cores, so the world
   // runs at a lower priority and does not steal the gateway's time slices.
-  if (world.pid !== undefined) setPriority(world.pid, 10);
-  const urls = await ask(world, 'ready');
-  const store = await openStore({ dataDir: dir, databaseUrl: await benchDatabase() });
-  const boot = await bootstrap(store.db);
-  const frameTimes: number[] = [];
+  if (world.pid !== undefined) setPriority(world.pid, 10)
+  const urls = await ask(world, 'ready')
+  const store = await openStore({ dataDir: dir, databaseUrl: await benchDatabase() })
+  const boot = await bootstrap(store.db)
+  const frameTimes: number[] = []
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -93,74 +96,82 @@ async function run(calls: number): Promise<BenchRow> {
     STT_VENDOR_A_API_KEY: 'k',
     TTS_VENDOR_A_URL: urls.elevenlabs,
     TTS_VENDOR_A_API_KEY: 'k',
-  });
-  const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: (ms) => frameTimes.push(ms) } });
-  const key = boot.createdOrganization!.apiKey;
+  })
+  const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: (ms) => frameTimes.push(ms) } })
+  const key = boot.createdOrganization!.apiKey
   const api = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(gateway.url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return r.json() as Promise<any>;
-  };
-  await store.db.updateTable('organizations').set({ max_concurrent_sessions: null }).execute();
-  const agent = await api('POST', '/v1/agents', { template_id: 'voice-agent-webhook' });
-  const cfg = structuredClone(agent.config);
+    const r = await fetch(gateway.url + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    return r.json() as Promise<any>
+  }
+  await store.db.updateTable('organizations').set({ max_concurrent_sessions: null }).execute()
+  const agent = await api('POST', '/v1/agents', { template_id: 'voice-agent-webhook' })
+  const cfg = structuredClone(agent.config)
   cfg.plugins = cfg.plugins.map((p: any) =>
-    p.use === 'agent.webhook' ? { ...p, options: { ...p.options, url: urls.backend } } : p.use === 'stt.vendor_a' ? { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } } : p,
-  );
-  await api('POST', `/v1/agents/${agent.id}`, { config: cfg });
-  const number = '+14155552671';
-  await api('POST', `/v1/agents/${agent.id}/phone_numbers`, { phone_number: number });
-  const progress = (m: string) => process.stderr.write(`[carrier-calls ${calls}] ${m}\n`);
+    p.use === 'agent.webhook'
+      ? { ...p, options: { ...p.options, url: urls.backend } }
+      : p.use === 'stt.vendor_a'
+        ? { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
+        : p,
+  )
+  await api('POST', `/v1/agents/${agent.id}`, { config: cfg })
+  const number = '+14155552671'
+  await api('POST', `/v1/agents/${agent.id}/phone_numbers`, { phone_number: number })
+  const progress = (m: string) => process.stderr.write(`[carrier-calls ${calls}] ${m}\n`)
   // Memory per call: JS heap plus memory outside it (buffers, sockets) with the calls live, minus the same once
   // they have hung up; after a GC when --expose-gc allows one.
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const gc = (globalThis as { gc?: () => void }).gc
   const used = () => {
-    gc?.();
-    const m = process.memoryUsage();
-    return m.heapUsed + m.external;
-  };
-  await ask(world, 'connected', { cmd: 'call', calls, gatewayUrl: gateway.url, number, publicUrl: PUBLIC_URL });
-  progress('calls connected');
-  await new Promise((r) => setTimeout(r, 1000));
-  frameTimes.length = 0;
-  const sentinel = await startSentinel();
-  const stalls = new StallRecorder();
-  const loop = monitorEventLoopDelay({ resolution: 1 });
-  loop.enable();
-  stalls.start();
+    gc?.()
+    const m = process.memoryUsage()
+    return m.heapUsed + m.external
+  }
+  await ask(world, 'connected', { cmd: 'call', calls, gatewayUrl: gateway.url, number, publicUrl: PUBLIC_URL })
+  progress('calls connected')
+  await new Promise((r) => setTimeout(r, 1000))
+  frameTimes.length = 0
+  const sentinel = await startSentinel()
+  const stalls = new StallRecorder()
+  const loop = monitorEventLoopDelay({ resolution: 1 })
+  loop.enable()
+  stalls.start()
   // GC pauses are what used to break the 20 ms rule (see the README); report the longest so a regression shows.
-  let gcMax = 0;
+  let gcMax = 0
   const gcWatch = new PerformanceObserver((list) => {
-    for (const e of list.getEntries() as PerformanceEntry[]) gcMax = Math.max(gcMax, e.duration);
-  });
-  gcWatch.observe({ entryTypes: ['gc'] });
-  const turns0 = (await ask(world, 'turns', { cmd: 'turns' })).turns as number;
-  const vad0 = sharedVadBatcher().stats.frames;
-  const c0 = cpuMs();
-  const t0 = performance.now();
-  await new Promise((r) => setTimeout(r, SECONDS * 1000));
-  const cpu = cpuMs() - c0;
-  const wall = performance.now() - t0;
+    for (const e of list.getEntries() as PerformanceEntry[]) gcMax = Math.max(gcMax, e.duration)
+  })
+  gcWatch.observe({ entryTypes: ['gc'] })
+  const turns0 = (await ask(world, 'turns', { cmd: 'turns' })).turns as number
+  const vad0 = sharedVadBatcher().stats.frames
+  const c0 = cpuMs()
+  const t0 = performance.now()
+  await new Promise((r) => setTimeout(r, SECONDS * 1000))
+  const cpu = cpuMs() - c0
+  const wall = performance.now() - t0
   // Frames the model actually ran (a VAD that falls behind skips frames as silence): should be ~100%.
-  const vadShare = (100 * (sharedVadBatcher().stats.frames - vad0)) / ((calls * 8000) / sileroFrameSamples(8000) * (wall / 1000));
-  loop.disable();
-  gcWatch.disconnect();
-  const own = stalls.stop();
-  const turns = (await ask(world, 'turns', { cmd: 'turns' })).turns - turns0;
-  const machine = await sentinel.report();
+  const vadShare = (100 * (sharedVadBatcher().stats.frames - vad0)) / (((calls * 8000) / sileroFrameSamples(8000)) * (wall / 1000))
+  loop.disable()
+  gcWatch.disconnect()
+  const own = stalls.stop()
+  const turns = (await ask(world, 'turns', { cmd: 'turns' })).turns - turns0
+  const machine = await sentinel.report()
   // The timer runs every 1 ms, so a gap of g ms means the loop was g - 1 ms late.
-  const worstOwnMs = Math.max(0, ...own.map((s) => uncovered(s, machine) - 1));
-  const machineMaxMs = Math.max(0, ...machine.map((s) => s.to - s.from - 1));
-  const memLive = used();
-  progress('measured; hanging up');
-  await ask(world, 'done', { cmd: 'hangup' });
-  await new Promise((r) => setTimeout(r, 1000));
-  const memPerCall = (memLive - used()) / calls / 1024 / 1024;
-  await gateway.close();
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-  frameTimes.sort((a, b) => a - b);
-  const maxLateMs = loop.max / 1e6;
-  const machineNote = machine.filter((s) => s.to - s.from > 10).length;
+  const worstOwnMs = Math.max(0, ...own.map((s) => uncovered(s, machine) - 1))
+  const machineMaxMs = Math.max(0, ...machine.map((s) => s.to - s.from - 1))
+  const memLive = used()
+  progress('measured; hanging up')
+  await ask(world, 'done', { cmd: 'hangup' })
+  await new Promise((r) => setTimeout(r, 1000))
+  const memPerCall = (memLive - used()) / calls / 1024 / 1024
+  await gateway.close()
+  await store.close()
+  rmSync(dir, { recursive: true, force: true })
+  frameTimes.sort((a, b) => a - b)
+  const maxLateMs = loop.max / 1e6
+  const machineNote = machine.filter((s) => s.to - s.from > 10).length
   return {
     calls,
     'frames handled': frameTimes.length,
@@ -176,12 +187,12 @@ async function run(calls: number): Promise<BenchRow> {
     'VAD frames run %': fmt(vadShare),
     'turns per call per min': fmt(turns / calls / (wall / 60000)),
     'MB per call (heap+external)': fmt(memPerCall),
-  };
+  }
 }
 
 /** Runs each call count in turn; the last "yes" row is the figure. */
 export async function bench(_: BenchOptions): Promise<BenchRow[]> {
-  const rows: BenchRow[] = [];
-  for (const n of COUNTS) rows.push(await run(n));
-  return rows;
+  const rows: BenchRow[] = []
+  for (const n of COUNTS) rows.push(await run(n))
+  return rows
 }

@@ -1,10 +1,10 @@
 // Benchmark harness: `npm run bench` runs every module below; `npm run bench -- <filter>...` runs those whose
 // name contains any filter. Add a module by appending to `benches`; each exports `bench(options)` returning rows.
-import type { BenchFn, BenchRow } from './bench-util.js';
+import type { BenchFn, BenchRow } from './bench-util.js'
 
 interface BenchEntry {
-  name: string;
-  load: () => Promise<{ bench: BenchFn }>;
+  name: string
+  load: () => Promise<{ bench: BenchFn }>
 }
 
 const benches: BenchEntry[] = [
@@ -15,41 +15,42 @@ const benches: BenchEntry[] = [
   { name: 'vad-rate', load: () => import('./vad-rate.bench.js') },
   { name: 'carrier-calls', load: () => import('./carrier-calls.bench.js') },
   { name: 'pipeline-latency', load: () => import('./pipeline-latency.bench.js') },
-];
+]
 
 function printTable(rows: BenchRow[]): void {
   if (rows.length === 0) {
-    console.log('(no rows)');
-    return;
+    console.log('(no rows)')
+    return
   }
-  const cols: string[] = [];
-  for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k);
-  const cell = (r: BenchRow, c: string): string => String(r[c] ?? '');
-  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)));
-  const line = (vals: string[]): string => '| ' + vals.map((v, i) => (typeof rows[0]![cols[i]!] === 'number' ? v.padStart(width[i]!) : v.padEnd(width[i]!))).join(' | ') + ' |';
-  console.log(line(cols));
-  console.log('|' + width.map((w) => '-'.repeat(w + 2)).join('|') + '|');
-  for (const r of rows) console.log(line(cols.map((c) => cell(r, c))));
+  const cols: string[] = []
+  for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k)
+  const cell = (r: BenchRow, c: string): string => String(r[c] ?? '')
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)))
+  const line = (vals: string[]): string =>
+    `| ${vals.map((v, i) => (typeof rows[0]![cols[i]!] === 'number' ? v.padStart(width[i]!) : v.padEnd(width[i]!))).join(' | ')} |`
+  console.log(line(cols))
+  console.log(`|${width.map((w) => '-'.repeat(w + 2)).join('|')}|`)
+  for (const r of rows) console.log(line(cols.map((c) => cell(r, c))))
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2).filter((a) => a !== '--');
-  const repeatsArg = args.find((a) => a.startsWith('--repeats='));
-  const repeats = repeatsArg === undefined ? 5 : Math.max(1, Number(repeatsArg.slice('--repeats='.length)));
-  const filters = args.filter((a) => !a.startsWith('--'));
-  const selected = filters.length === 0 ? benches : benches.filter((b) => filters.some((f) => b.name.includes(f)));
+  const args = process.argv.slice(2).filter((a) => a !== '--')
+  const repeatsArg = args.find((a) => a.startsWith('--repeats='))
+  const repeats = repeatsArg === undefined ? 5 : Math.max(1, Number(repeatsArg.slice('--repeats='.length)))
+  const filters = args.filter((a) => !a.startsWith('--'))
+  const selected = filters.length === 0 ? benches : benches.filter((b) => filters.some((f) => b.name.includes(f)))
   if (selected.length === 0) {
-    console.error(`no benchmark matches ${filters.join(', ')}; known: ${benches.map((b) => b.name).join(', ')}`);
-    process.exitCode = 1;
-    return;
+    console.error(`no benchmark matches ${filters.join(', ')}; known: ${benches.map((b) => b.name).join(', ')}`)
+    process.exitCode = 1
+    return
   }
   for (const b of selected) {
-    console.log(`\n## ${b.name}\n`);
-    const t0 = performance.now();
-    const { bench } = await b.load();
-    printTable(await bench({ repeats }));
-    console.log(`\n(${((performance.now() - t0) / 1000).toFixed(1)} s, ${repeats} repeats)`);
+    console.log(`\n## ${b.name}\n`)
+    const t0 = performance.now()
+    const { bench } = await b.load()
+    printTable(await bench({ repeats }))
+    console.log(`\n(${((performance.now() - t0) / 1000).toFixed(1)} s, ${repeats} repeats)`)
   }
 }
 
-await main();
+await main()

@@ -86,13 +86,7 @@ export interface CarrierStopEvent {
 }
 
 /** Stable reasons a frame failed to decode. */
-export type CarrierDecodeErrorReason =
-  | 'too_large'
-  | 'not_json'
-  | 'not_object'
-  | 'unknown_event'
-  | 'missing_field'
-  | 'bad_field'
+export type CarrierDecodeErrorReason = 'too_large' | 'not_json' | 'not_object' | 'unknown_event' | 'missing_field' | 'bad_field'
 
 /** A malformed or unknown frame; returned, never thrown. */
 export interface CarrierDecodeError {

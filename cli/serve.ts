@@ -20,7 +20,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   const first = await bootstrap(store.db)
-  if (first.createdOrganization) process.stdout.write(firstStartMessage(first.createdOrganization, config.publicUrl) + '\n')
+  if (first.createdOrganization) process.stdout.write(`${firstStartMessage(first.createdOrganization, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log })
   log.info({ url: gateway.url, public_url: config.publicUrl }, 'voxgate listening')
 

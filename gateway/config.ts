@@ -32,7 +32,10 @@ export interface GatewayConfig {
 
 /** Raised when an environment variable has an invalid value; the message names the variable. */
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
     super(`${variable}: ${message}`)
     this.name = 'ConfigError'
   }

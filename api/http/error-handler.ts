@@ -42,4 +42,3 @@ export function errorHandler(log: Log): Middleware {
     }
   }
 }
-

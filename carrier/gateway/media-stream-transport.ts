@@ -181,7 +181,10 @@ export class MediaStreamTransport implements SessionTransport {
     this.#streamSid = event.streamSid
     const format = event.mediaFormat
     if (format.encoding !== 'audio/x-mulaw' || format.sampleRate !== 8000 || format.channels !== 1) {
-      this.#log.warn({ session_id: session.id, media_format: format }, 'carrier announced an unexpected media format; treating it as mu-law 8 kHz')
+      this.#log.warn(
+        { session_id: session.id, media_format: format },
+        'carrier announced an unexpected media format; treating it as mu-law 8 kHz',
+      )
     }
     this.#opts.onStart?.(event)
     const pending = this.#pending

@@ -47,7 +47,18 @@ export function mediaStreamUpgradeHandler(c: CarrierContext, options: { trustPro
         )
       },
     })
-    const up = await upgradeToSession({ wss, req, socket, head, key, transport, sessions: c.sessions, trustProxy: options.trustProxy, log: c.log, channel: 'carrier' })
+    const up = await upgradeToSession({
+      wss,
+      req,
+      socket,
+      head,
+      key,
+      transport,
+      sessions: c.sessions,
+      trustProxy: options.trustProxy,
+      log: c.log,
+      channel: 'carrier',
+    })
     if (up === undefined) return
     const { session, ws } = up
     sessionId = session.id

@@ -6,7 +6,7 @@
  */
 import Router from '@koa/router'
 import { z } from 'zod'
-import { CarrierApiError } from '../carrier.js'
+import { CarrierApiError, type CarrierCall } from '../carrier.js'
 import type { ApiState } from '../../api/auth.js'
 import { readJsonObject } from '../../api/http/body.js'
 import { parseOr400 } from '../../api/http/validate.js'
@@ -65,7 +65,10 @@ export async function initiateOutbound(
   const org = await getOrganizationRow(c.db, input.organizationId)
   const stored = org && carrierCredentials(org)
   if (stored === undefined) {
-    throw voxError('carrier_not_configured', 'carrier credentials are not configured for this organization: store them with PUT /admin/v1/organizations/{id}/carrier')
+    throw voxError(
+      'carrier_not_configured',
+      'carrier credentials are not configured for this organization: store them with PUT /admin/v1/organizations/{id}/carrier',
+    )
   }
   if (c.sessions.isDraining) throw voxError('shutting_down')
 
@@ -89,7 +92,7 @@ export async function initiateOutbound(
     { allowInsecureWebhooks: c.allowInsecureWebhooks },
   )
   const base = c.publicUrl.replace(/\/+$/, '')
-  let call
+  let call: CarrierCall
   try {
     call = await c.carrier.callsClient(apiCredentials(stored)).createCall({
       to: to.e164,

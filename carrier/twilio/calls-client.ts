@@ -26,12 +26,7 @@ export interface TwilioCallsClientOptions {
 }
 
 /** Events subscribed when the caller does not choose. */
-export const DEFAULT_STATUS_CALLBACK_EVENTS: readonly CarrierStatusCallbackEvent[] = [
-  'initiated',
-  'ringing',
-  'answered',
-  'completed',
-]
+export const DEFAULT_STATUS_CALLBACK_EVENTS: readonly CarrierStatusCallbackEvent[] = ['initiated', 'ringing', 'answered', 'completed']
 
 /** Twilio's "too many requests" error number. */
 export const RATE_LIMIT_CODE = 20429
@@ -91,8 +86,7 @@ export class TwilioCallsClient implements CarrierCallsClient {
   async #send(attempt: Attempt): Promise<CarrierCall> {
     const { accountSid, authToken } = this.#credentials
     const url =
-      `${this.#credentials.apiBaseUrl.replace(/\/+$/, '')}/2010-04-01/Accounts/` +
-      `${encodeURIComponent(accountSid)}/${attempt.path}`
+      `${this.#credentials.apiBaseUrl.replace(/\/+$/, '')}/2010-04-01/Accounts/` + `${encodeURIComponent(accountSid)}/${attempt.path}`
     const headers = {
       authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
       'content-type': 'application/x-www-form-urlencoded',
@@ -115,8 +109,7 @@ export class TwilioCallsClient implements CarrierCallsClient {
     attempt: Attempt,
     tries: number,
   ): Promise<
-    | { kind: 'done'; call: CarrierCall }
-    | { kind: 'failed'; error: CarrierApiError; retryable: boolean; retryAfterMs?: number | undefined }
+    { kind: 'done'; call: CarrierCall } | { kind: 'failed'; error: CarrierApiError; retryable: boolean; retryAfterMs?: number | undefined }
   > {
     const timeout = AbortSignal.timeout(this.#timeoutMs)
     const signal = attempt.signal ? AbortSignal.any([attempt.signal, timeout]) : timeout

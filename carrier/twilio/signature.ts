@@ -7,12 +7,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { parse as parseQuery, stringify as stringifyQuery } from 'node:querystring'
-import type {
-  CarrierFormParams,
-  CarrierSignatureResult,
-  CarrierSignatureVerifier,
-  CarrierSignedRequest,
-} from '../carrier.js'
+import type { CarrierFormParams, CarrierSignatureResult, CarrierSignatureVerifier, CarrierSignedRequest } from '../carrier.js'
 
 /** Header carrying the signature (lower case, as Node exposes it). */
 export const SIGNATURE_HEADER = 'x-carrier-signature'
@@ -63,8 +58,7 @@ export function urlVariants(url: string): string[] {
   const defaultPort = parsed.protocol === 'https:' ? '443' : parsed.protocol === 'http:' ? '80' : undefined
   if (parsed.port === '' && defaultPort !== undefined) {
     spellings.push(
-      `${parsed.protocol}//${userinfo(parsed)}${parsed.host}:${defaultPort}` +
-        `${parsed.pathname}${parsed.search}${parsed.hash}`,
+      `${parsed.protocol}//${userinfo(parsed)}${parsed.host}:${defaultPort}` + `${parsed.pathname}${parsed.search}${parsed.hash}`,
     )
   }
   if (parsed.search !== '') {
@@ -74,12 +68,7 @@ export function urlVariants(url: string): string[] {
 }
 
 /** Validate a form-encoded request signature against every accepted URL spelling (throws on an unparsable URL). */
-export function validateSignature(
-  authToken: string,
-  signature: string | undefined,
-  url: string,
-  params: CarrierFormParams,
-): boolean {
+export function validateSignature(authToken: string, signature: string | undefined, url: string, params: CarrierFormParams): boolean {
   if (!signature) return false
   let ok = false
   for (const variant of urlVariants(url)) {

@@ -2,12 +2,7 @@
  * Call status lifecycle and Twilio-compatible status callbacks.
  * queued -> initiated -> ringing -> in-progress -> completed | busy | no-answer | canceled | failed
  */
-import type {
-  CarrierCallStatus,
-  CarrierFormParams,
-  CarrierStatusParseResult,
-  CarrierStatusUpdate,
-} from '../carrier.js'
+import type { CarrierCallStatus, CarrierFormParams, CarrierStatusParseResult, CarrierStatusUpdate } from '../carrier.js'
 
 /** Every status, in lifecycle order (finals last). */
 export const CALL_STATUSES: readonly CarrierCallStatus[] = [
@@ -36,7 +31,7 @@ const RANK: Readonly<Record<CarrierCallStatus, number>> = {
 
 /** True when `value` is a known call status. */
 export function isCallStatus(value: unknown): value is CarrierCallStatus {
-  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(RANK, value)
+  return typeof value === 'string' && Object.hasOwn(RANK, value)
 }
 
 /** True for statuses after which nothing else happens to the call. */

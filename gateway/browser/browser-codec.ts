@@ -39,10 +39,16 @@ export function decodeAudioContent(content: string): { ok: true; audio: Buffer }
   }
   const audio = Buffer.from(content, 'base64')
   if (audio.length % 2 !== 0) {
-    return { ok: false, error: { code: 'invalid_audio', message: `client.audio must be 16-bit PCM: ${audio.length} bytes is an odd length` } }
+    return {
+      ok: false,
+      error: { code: 'invalid_audio', message: `client.audio must be 16-bit PCM: ${audio.length} bytes is an odd length` },
+    }
   }
   if (audio.length > MAX_AUDIO_CHUNK_BYTES) {
-    return { ok: false, error: { code: 'frame_too_large', message: `client.audio chunks may carry at most ${MAX_AUDIO_CHUNK_BYTES} bytes (2 s) of audio` } }
+    return {
+      ok: false,
+      error: { code: 'frame_too_large', message: `client.audio chunks may carry at most ${MAX_AUDIO_CHUNK_BYTES} bytes (2 s) of audio` },
+    }
   }
   return { ok: true, audio }
 }
@@ -58,7 +64,8 @@ function userRole(msg: Record<string, unknown>, type: string): BrowserFrameError
  * field types, unknown types, bad audio and oversized frames are refused with a code and a reason.
  */
 export function decodeClientFrame(data: Buffer | string, isBinary = false): DecodeResult {
-  if (isBinary) return fail('binary_frame_not_supported', 'binary frames are not supported: send JSON text frames (client.audio carries base64 PCM16)')
+  if (isBinary)
+    return fail('binary_frame_not_supported', 'binary frames are not supported: send JSON text frames (client.audio carries base64 PCM16)')
   const size = typeof data === 'string' ? Buffer.byteLength(data) : data.length
   if (size > MAX_TEXT_FRAME_BYTES) return fail('frame_too_large', `frame of ${size} bytes exceeds the ${MAX_TEXT_FRAME_BYTES}-byte limit`)
   let msg: unknown
@@ -130,7 +137,12 @@ export function encodeServerEvent(event: PipelineEvent): BrowserServerMessage | 
       return { type: 'turn.end', role: event.role, turn_id: event.turnId }
     case 'audio':
       // chunkId is unique per session, so the delta id is unique per message.
-      return { type: 'response.audio', content: event.audio.toString('base64'), delta_id: `${event.turnId}:${event.chunkId}`, turn_id: event.turnId }
+      return {
+        type: 'response.audio',
+        content: event.audio.toString('base64'),
+        delta_id: `${event.turnId}:${event.chunkId}`,
+        turn_id: event.turnId,
+      }
     case 'assistant.text.delta':
       return { type: 'response.text.delta', content: event.content, turn_id: event.turnId }
     case 'assistant.text':

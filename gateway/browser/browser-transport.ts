@@ -146,7 +146,10 @@ export class BrowserTransport implements SessionTransport {
       if (!this.throttling) {
         this.throttling = true
         this.log.warn('browser audio faster than real time: dropping audio')
-        this.sendError('audio_throttled', `audio arrives faster than real time (more than ${this.limits.audioBurstMs} ms ahead): audio is dropped until the client slows down`)
+        this.sendError(
+          'audio_throttled',
+          `audio arrives faster than real time (more than ${this.limits.audioBurstMs} ms ahead): audio is dropped until the client slows down`,
+        )
       }
       return
     }
@@ -221,7 +224,10 @@ export class BrowserTransport implements SessionTransport {
   private logDrops(): void {
     const d = this.dropped
     if (d.audioIn + d.audioOut + d.errors > 0) {
-      this.log.info({ audio_in_dropped: d.audioIn, audio_out_dropped: d.audioOut, errors_suppressed: d.errors }, 'browser connection had drops')
+      this.log.info(
+        { audio_in_dropped: d.audioIn, audio_out_dropped: d.audioOut, errors_suppressed: d.errors },
+        'browser connection had drops',
+      )
     }
   }
 }

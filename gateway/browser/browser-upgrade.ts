@@ -38,7 +38,18 @@ export function browserUpgradeHandler(deps: {
     if (!key) return refuseUpgrade(socket, 400, 'missing client_session_key query parameter')
     // The transport declares its audio formats before the session opens, so the pipeline starts with them.
     const transport = new BrowserTransport(deps.log, deps.limits)
-    const up = await upgradeToSession({ wss, req, socket, head, key, transport, sessions: deps.sessions, trustProxy: deps.trustProxy, log: deps.log, channel: 'browser' })
+    const up = await upgradeToSession({
+      wss,
+      req,
+      socket,
+      head,
+      key,
+      transport,
+      sessions: deps.sessions,
+      trustProxy: deps.trustProxy,
+      log: deps.log,
+      channel: 'browser',
+    })
     if (up === undefined) return
     const { session, ws } = up
     ws.on('close', () => void session.transportClosed())

@@ -108,7 +108,7 @@ export function staticClient(opts: { log: Log; dist?: ClientDist }): Middleware 
     const file = isPage ? join(dist.dir, 'index.html') : resolveInside(dist.dir, ctx.path.slice(CLIENT_PREFIX.length))
     if (file === undefined) return next()
     let real: string
-    let info
+    let info: Awaited<ReturnType<typeof stat>>
     try {
       real = await realpath(file)
       info = await stat(real)

@@ -30,7 +30,7 @@ export async function upgradeToSession(o: {
     refuseUpgrade(o.socket, 401, OPEN_REFUSALS.unknown.message)
     return undefined
   }
-  let opened
+  let opened: Awaited<ReturnType<SessionManager['open']>>
   try {
     opened = await o.sessions.open(o.key, o.transport, { ipAddress: clientIp(o.req, o.trustProxy), countryCode: null })
   } catch (e) {

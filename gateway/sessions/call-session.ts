@@ -14,14 +14,7 @@ import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js
 import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
 
 /** Why a session ended (stored as `end_reason`). */
-export type EndReason =
-  | 'client_disconnected'
-  | 'hangup'
-  | 'caller_hangup'
-  | 'duration_timeout'
-  | 'silence_timeout'
-  | 'shutdown'
-  | 'error'
+export type EndReason = 'client_disconnected' | 'hangup' | 'caller_hangup' | 'duration_timeout' | 'silence_timeout' | 'shutdown' | 'error'
 
 /** What a transport must offer the session. */
 export interface SessionTransport {
@@ -129,7 +122,12 @@ export class CallSession {
         : resolveSessionConfig(agent.config, row.config_override ?? undefined, { allowInsecureLoopback: deps.allowInsecureWebhooks })
     if (agent === undefined || resolved === undefined || !resolved.ok) {
       deps.log.error({ session_id: row.id }, 'session cannot start: agent or config no longer valid')
-      await endSession(deps.db, row.id, { endReason: 'error', transcriptionDurationSeconds: null, ttsDurationSeconds: null, latencyMs: null }, deps.usageRatePerMinute)
+      await endSession(
+        deps.db,
+        row.id,
+        { endReason: 'error', transcriptionDurationSeconds: null, ttsDurationSeconds: null, latencyMs: null },
+        deps.usageRatePerMinute,
+      )
       throw new Error('session configuration is no longer valid')
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
@@ -161,7 +159,13 @@ export class CallSession {
         hooks: {
           turnCompleted: (t) => {
             log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
-            void this.addTurn({ turnId: t.turnId, timestamp: t.timestamp, userMessage: t.userMessage, assistantMessage: t.assistantMessage, latencyMs: t.latencyMs })
+            void this.addTurn({
+              turnId: t.turnId,
+              timestamp: t.timestamp,
+              userMessage: t.userMessage,
+              assistantMessage: t.assistantMessage,
+              latencyMs: t.latencyMs,
+            })
           },
           userActivity: () => this.noteUserActivity(),
           usage: (u) => {

@@ -21,7 +21,9 @@ export async function sendDetachedSessionEnd(
   try {
     const agent = await getAgentRow(deps.db, row.organization_id, row.agent_id)
     if (agent === undefined) return
-    const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, { allowInsecureLoopback: deps.allowInsecureWebhooks })
+    const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, {
+      allowInsecureLoopback: deps.allowInsecureWebhooks,
+    })
     const hook = resolved.ok ? resolved.config.session_webhook : undefined
     if (hook === undefined || !hook.events.includes('session.end')) return
     const org = await getOrganizationRow(deps.db, row.organization_id)

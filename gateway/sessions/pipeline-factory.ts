@@ -26,7 +26,13 @@ export interface VendorEndpoints {
 /** Longest conversation history handed to an agent step when a conversation resumes. */
 const MAX_HISTORY_ITEMS = 200
 
-function sttFor(config: PipelineConfig, vendors: VendorEndpoints, input: InputAudioFormat, signal: AbortSignal, log: Log): SttStream | undefined {
+function sttFor(
+  config: PipelineConfig,
+  vendors: VendorEndpoints,
+  input: InputAudioFormat,
+  signal: AbortSignal,
+  log: Log,
+): SttStream | undefined {
   const plugin = config.plugins.find((p) => p.use === 'stt.vendor_a' || p.use === 'stt.vendor_b')
   if (plugin === undefined || (plugin.use !== 'stt.vendor_a' && plugin.use !== 'stt.vendor_b')) return undefined
   const endpoint = plugin.use === 'stt.vendor_a' ? vendors.sttVendorA : vendors.sttVendorB
@@ -40,7 +46,13 @@ function sttFor(config: PipelineConfig, vendors: VendorEndpoints, input: InputAu
   })
 }
 
-function ttsFor(config: PipelineConfig, vendors: VendorEndpoints, output: OutputAudioFormat, signal: AbortSignal, log: Log): TtsStream | undefined {
+function ttsFor(
+  config: PipelineConfig,
+  vendors: VendorEndpoints,
+  output: OutputAudioFormat,
+  signal: AbortSignal,
+  log: Log,
+): TtsStream | undefined {
   const plugin = config.plugins.find((p) => p.use === 'tts.vendor_a' || p.use === 'tts.local')
   if (plugin?.use === 'tts.local') return createLocalTtsStream(plugin.options, { outputFormat: output, signal, logger: log })
   if (plugin?.use !== 'tts.vendor_a') return undefined
@@ -49,7 +61,12 @@ function ttsFor(config: PipelineConfig, vendors: VendorEndpoints, output: Output
     log.warn({}, 'tts.vendor_a has no API key configured (TTS_VENDOR_A_API_KEY): speaking with tts.local instead')
     return createLocalTtsStream({ voice: 'en-us', rate: 175 }, { outputFormat: output, signal, logger: log })
   }
-  return createTtsStream(plugin, { outputFormat: output, endpoint: { url: vendors.ttsVendorA.url, apiKey: vendors.ttsVendorA.apiKey }, signal, logger: log })
+  return createTtsStream(plugin, {
+    outputFormat: output,
+    endpoint: { url: vendors.ttsVendorA.url, apiKey: vendors.ttsVendorA.apiKey },
+    signal,
+    logger: log,
+  })
 }
 
 /** Builds and starts the voice pipeline of one session. */

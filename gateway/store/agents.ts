@@ -56,12 +56,7 @@ export async function createAgent(
 
 /** The agent row if it belongs to the organization; another organization's agent is simply not found. */
 export async function getAgentRow(db: Kysely<Database>, organizationId: string, agentId: string): Promise<AgentRow | undefined> {
-  return db
-    .selectFrom('agents')
-    .selectAll()
-    .where('id', '=', agentId)
-    .where('organization_id', '=', organizationId)
-    .executeTakeFirst()
+  return db.selectFrom('agents').selectAll().where('id', '=', agentId).where('organization_id', '=', organizationId).executeTakeFirst()
 }
 
 /** One agent with its phone numbers, scoped to the organization. */

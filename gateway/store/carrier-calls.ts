@@ -55,7 +55,9 @@ export async function rekeyWaitingSession(
       lease_owner: input.leaseOwner,
       lease_expires_at: sql<Date>`now() + ${`${input.leaseTtlMs} milliseconds`}::interval`,
       ...(input.callStatus !== undefined && { call_status: input.callStatus }),
-      ...(input.fromPhoneCountry !== undefined && { from_phone_country: sql<string>`coalesce(from_phone_country, ${input.fromPhoneCountry})` }),
+      ...(input.fromPhoneCountry !== undefined && {
+        from_phone_country: sql<string>`coalesce(from_phone_country, ${input.fromPhoneCountry})`,
+      }),
       ...(input.toPhoneCountry !== undefined && { to_phone_country: sql<string>`coalesce(to_phone_country, ${input.toPhoneCountry})` }),
       updated_at: sql<Date>`now()`,
     })

@@ -79,4 +79,3 @@ export async function sweepExpiredSessions(db: Kysely<Database>, ratePerMinute: 
   })
   return rows
 }
-

@@ -76,11 +76,7 @@ export async function getOrganizationRow(db: Kysely<Database>, id: string): Prom
 }
 
 /** Updates the given fields; undefined when no such organization. */
-export async function updateOrganization(
-  db: Kysely<Database>,
-  id: string,
-  fields: OrganizationFields,
-): Promise<Organization | undefined> {
+export async function updateOrganization(db: Kysely<Database>, id: string, fields: OrganizationFields): Promise<Organization | undefined> {
   const row = await db
     .updateTable('organizations')
     .set({ ...fields, updated_at: new Date() })
@@ -113,6 +109,9 @@ export function carrierCredentials(row: OrganizationRow): CarrierCredentials | u
 
 /** Number of organizations (first start creates a default one when this is zero). */
 export async function countOrganizations(db: Kysely<Database>): Promise<number> {
-  const r = await db.selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const r = await db
+    .selectFrom('organizations')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(r.n)
 }

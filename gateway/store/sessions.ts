@@ -82,7 +82,11 @@ export async function createAuthorizedSession(
       updated_at: new Date(now),
     })
     .execute()
-  await tx.updateTable('conversations').set({ updated_at: new Date(now) }).where('id', '=', input.conversationId).execute()
+  await tx
+    .updateTable('conversations')
+    .set({ updated_at: new Date(now) })
+    .where('id', '=', input.conversationId)
+    .execute()
   return { sessionId, key, expiresAt }
 }
 
@@ -90,9 +94,7 @@ export async function createAuthorizedSession(
 export type KeyProblem = 'unknown' | 'expired' | 'used'
 
 /** Outcome of starting a session with its key. */
-export type StartResult =
-  | { ok: true; row: SessionRow }
-  | { ok: false; reason: KeyProblem | 'concurrency_limit' | 'insufficient_balance' }
+export type StartResult = { ok: true; row: SessionRow } | { ok: false; reason: KeyProblem | 'concurrency_limit' | 'insufficient_balance' }
 
 /**
  * Consumes a key and takes a concurrency slot in one transaction. The organization row is locked first, so

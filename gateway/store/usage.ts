@@ -17,4 +17,3 @@ export async function chargeUsage(tx: Transaction<Database>, row: SessionRow, ra
     .where('balance', 'is not', null)
     .execute()
 }
-

@@ -29,7 +29,7 @@ export type AgentErrorCodeValue = (typeof AgentErrorCode)[keyof typeof AgentErro
 
 /** Text from outside (a backend's body or error) made safe for a log line or an error message: one line, bounded. */
 export function snippet(text: string, maxChars = 200): string {
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this strips
   const oneLine = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim()
   return oneLine.length > maxChars ? `${oneLine.slice(0, maxChars)}…` : oneLine
 }

@@ -26,13 +26,13 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
     return { ok: false, problem: 'event is not a JSON object' }
   }
   const event = value as Record<string, unknown>
-  const type = event['type']
+  const type = event.type
   if (typeof type !== 'string') return { ok: false, problem: 'event has no string "type"' }
   if (!('turn_id' in event)) return { ok: false, problem: `${snippet(type, 40)} event has no turn_id` }
-  if (event['turn_id'] !== turnId) {
-    return { ok: false, problem: `${snippet(type, 40)} event is for turn ${snippet(String(event['turn_id']), 80)}, not ${turnId}` }
+  if (event.turn_id !== turnId) {
+    return { ok: false, problem: `${snippet(type, 40)} event is for turn ${snippet(String(event.turn_id), 80)}, not ${turnId}` }
   }
-  const content = event['content']
+  const content = event.content
   switch (type) {
     case 'response.tts':
       if (typeof content !== 'string') return { ok: false, problem: 'response.tts content must be a string' }
@@ -48,7 +48,7 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
       if (typeof content !== 'string') return { ok: false, problem: 'response.hangup content must be a string' }
       return { ok: true, event: { type: 'hangup', text: content } }
     case 'response.error': {
-      const error = event['error'] ?? content
+      const error = event.error ?? content
       const text = typeof error === 'string' ? error : JSON.stringify(error ?? 'no details')
       return {
         ok: true,

@@ -78,11 +78,9 @@ export class HttpExchange {
     this.#totalTimer = setTimeout(() => {
       this.#expire(new ExchangeError('total_timeout', `reply not complete within ${this.#limits.totalMs} ms`))
     }, this.#limits.totalMs)
-    const pending = this.#fetch(url, { ...init, redirect: 'manual', signal: this.#controller.signal }).catch(
-      (error: unknown) => {
-        throw this.#translate(error, 'unreachable')
-      },
-    )
+    const pending = this.#fetch(url, { ...init, redirect: 'manual', signal: this.#controller.signal }).catch((error: unknown) => {
+      throw this.#translate(error, 'unreachable')
+    })
     // Awaited by the caller after it has reported `sent`; until then a rejection must not count as unhandled.
     pending.catch(() => undefined)
     return pending

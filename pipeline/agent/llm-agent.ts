@@ -67,11 +67,7 @@ export class OpenAiLlmAgentStep implements AgentStep {
   }
 
   /** @inheritdoc */
-  async *respond(
-    request: AgentRequest,
-    context: AgentContext,
-    options: { signal: AbortSignal },
-  ): AsyncGenerator<AgentEvent> {
+  async *respond(request: AgentRequest, context: AgentContext, options: { signal: AbortSignal }): AsyncGenerator<AgentEvent> {
     const { signal } = options
     if (signal.aborted) return
     if (request.kind !== 'message') {
@@ -125,12 +121,7 @@ export class OpenAiLlmAgentStep implements AgentStep {
     }
   }
 
-  async *#readStream(
-    exchange: HttpExchange,
-    response: Response,
-    signal: AbortSignal,
-    log: Log,
-  ): AsyncGenerator<AgentEvent> {
+  async *#readStream(exchange: HttpExchange, response: Response, signal: AbortSignal, log: Log): AsyncGenerator<AgentEvent> {
     const decoder = new SseDecoder({ maxEventChars: this.#limits.maxEventChars })
     const words = new WordCoalescer()
     let gotBytes = false
@@ -172,12 +163,7 @@ export class OpenAiLlmAgentStep implements AgentStep {
     else yield fail(log, AgentErrorCode.LlmBadStream, 'LLM stream ended before [DONE]')
   }
 
-  async *#readCompletion(
-    exchange: HttpExchange,
-    response: Response,
-    signal: AbortSignal,
-    log: Log,
-  ): AsyncGenerator<AgentEvent> {
+  async *#readCompletion(exchange: HttpExchange, response: Response, signal: AbortSignal, log: Log): AsyncGenerator<AgentEvent> {
     const text = await exchange.readAll(response)
     if (signal.aborted) return
     let value: unknown

@@ -20,11 +20,7 @@ export interface ChatCompletionBody {
  * The request for one user turn: the system prompt (when not empty), the last `max_history_turns` history items,
  * then the user's text.
  */
-export function chatCompletionBody(
-  options: AgentLlmOptions,
-  history: readonly HistoryItem[],
-  text: string,
-): ChatCompletionBody {
+export function chatCompletionBody(options: AgentLlmOptions, history: readonly HistoryItem[], text: string): ChatCompletionBody {
   const messages: ChatMessage[] = []
   if (options.system_prompt.trim() !== '') messages.push({ role: 'system', content: options.system_prompt })
   for (const item of history.slice(-options.max_history_turns)) messages.push({ role: item.role, content: item.text })
@@ -70,8 +66,7 @@ export function decodeChatStreamData(data: string): ChatStreamItem {
 
 /** The assistant text of a non-streaming completion (endpoints that ignore `stream: true`), if there is one. */
 export function completionText(value: unknown): string | undefined {
-  const content = (value as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0]?.message
-    ?.content
+  const content = (value as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0]?.message?.content
   return typeof content === 'string' ? content : undefined
 }
 

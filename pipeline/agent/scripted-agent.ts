@@ -12,8 +12,7 @@ export interface ScriptedAgentDeps {
 /** What the scripted agent says, by rule. */
 export const SCRIPTED_LINES = {
   greeting: 'Hello! How can I help you today?',
-  capabilities:
-    "I'm the voxgate demo agent. I can tell you the time, repeat what you say, and hang up when you say goodbye.",
+  capabilities: "I'm the voxgate demo agent. I can tell you the time, repeat what you say, and hang up when you say goodbye.",
   farewell: 'Goodbye! Thanks for calling.',
   silence: "Sorry, I didn't catch that. Could you say it again?",
 } as const
@@ -51,11 +50,7 @@ export class ScriptedAgentStep implements AgentStep {
   }
 
   /** @inheritdoc */
-  async *respond(
-    request: AgentRequest,
-    _context: AgentContext,
-    options: { signal: AbortSignal },
-  ): AsyncGenerator<AgentEvent> {
+  async *respond(request: AgentRequest, _context: AgentContext, options: { signal: AbortSignal }): AsyncGenerator<AgentEvent> {
     for (const event of this.answer(request)) {
       if (options.signal.aborted) return
       yield event
@@ -70,7 +65,11 @@ export class ScriptedAgentStep implements AgentStep {
     }
     if (request.kind === 'data') return [{ type: 'end' }]
     const heard = request.text.trim()
-    const normalized = heard.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim()
+    const normalized = heard
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
     if (normalized === '') return [{ type: 'tts', text: SCRIPTED_LINES.silence }, { type: 'end' }]
     for (const rule of RULES) {
       if (!rule.test.test(normalized)) continue

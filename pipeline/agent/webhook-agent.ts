@@ -68,11 +68,7 @@ export class WebhookAgentStep implements AgentStep {
   }
 
   /** @inheritdoc */
-  async *respond(
-    request: AgentRequest,
-    context: AgentContext,
-    options: { signal: AbortSignal },
-  ): AsyncGenerator<AgentEvent> {
+  async *respond(request: AgentRequest, context: AgentContext, options: { signal: AbortSignal }): AsyncGenerator<AgentEvent> {
     const { signal } = options
     if (signal.aborted) return
     const base = { sessionId: context.sessionId, turnId: request.turnId, request: request.kind }

@@ -91,8 +91,8 @@ export function ruleMessage(issue: RawIssue): string {
         : `must be one of ${issue.values.map(describeValue).join(', ')}`
     case 'invalid_union':
       // A discriminated union names the discriminator's accepted values when none matched.
-      if (issue.discriminator !== undefined && Array.isArray(issue['options'])) {
-        return `must be one of ${(issue['options'] as unknown[]).map(describeValue).join(', ')}`
+      if (issue.discriminator !== undefined && Array.isArray(issue.options)) {
+        return `must be one of ${(issue.options as unknown[]).map(describeValue).join(', ')}`
       }
       return 'is not valid'
     case 'invalid_format':

@@ -33,7 +33,10 @@ export function pipelineConfigSchema(policy: UrlPolicy) {
       if (!config.clients.carrier) return
       // A phone caller can neither type nor read, nor press a push-to-talk button.
       const stages = config.plugins.map((p) => pluginStage(p.use))
-      for (const [stage, article] of [['stt', 'an'], ['tts', 'a']] as const) {
+      for (const [stage, article] of [
+        ['stt', 'an'],
+        ['tts', 'a'],
+      ] as const) {
         if (stages.includes(stage)) continue
         const message = `must include ${article} ${stage}.* plugin when clients.carrier is enabled`
         ctx.addIssue({ code: 'custom', path: ['plugins'], message })

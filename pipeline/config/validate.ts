@@ -1,10 +1,5 @@
 import { formatIssues, ruleMessage } from './issue-messages.js'
-import {
-  configOverrideSchema,
-  pipelineConfigSchema,
-  type ConfigOverride,
-  type PipelineConfig,
-} from './schema.js'
+import { configOverrideSchema, pipelineConfigSchema, type ConfigOverride, type PipelineConfig } from './schema.js'
 import type { UrlPolicy } from './webhook-url.js'
 
 /** Options of {@link validatePipelineConfig} and {@link validateConfigOverride}. */

@@ -82,8 +82,7 @@ export class CallerAudio {
       if (this.o.format === 'mulaw_8000') {
         if (this.pcm.length < chunk.length) this.pcm = new Int16Array(chunk.length)
         this.vad.push(decodeMulaw(chunk, this.pcm))
-      }
-      else if (chunk.length % 2 === 0) this.vad.push(bufferToInt16(chunk))
+      } else if (chunk.length % 2 === 0) this.vad.push(bufferToInt16(chunk))
     }
   }
 

@@ -141,7 +141,7 @@ export class Replies {
   /** Carrier mark: chunks up to `chunkId` were heard. */
   markPlayed(chunkId: number): void {
     const a = this.turn
-    if (a && a.playback.markPlayed(chunkId)) this.maybeFinish(a)
+    if (a?.playback.markPlayed(chunkId)) this.maybeFinish(a)
   }
 
   /** Browser replay_finished: everything sent for `turnId` was played. */
@@ -216,15 +216,16 @@ export class Replies {
     if (said !== '') this.d.context.history.push({ role: 'assistant', text: said })
     this.d.emit({ type: 'turn.end', role: 'assistant', turnId: a.turnId })
     // A turn in which nobody said anything (a silent welcome, a reply cut off before any audio) is not stored.
-    if (a.userText !== null || said !== '') this.d.hooks.turnCompleted({
-      turnId: a.turnId,
-      timestamp: new Date(),
-      userMessage: a.userText,
-      assistantMessage: said === '' ? null : said,
-      latencyMs: latency.totalMs === null ? null : Math.round(latency.totalMs),
-      latency,
-      interrupted: a.interrupted,
-    })
+    if (a.userText !== null || said !== '')
+      this.d.hooks.turnCompleted({
+        turnId: a.turnId,
+        timestamp: new Date(),
+        userMessage: a.userText,
+        assistantMessage: said === '' ? null : said,
+        latencyMs: latency.totalMs === null ? null : Math.round(latency.totalMs),
+        latency,
+        interrupted: a.interrupted,
+      })
     if (this.turn === a) this.turn = undefined
     this.d.onFinished(a)
   }

@@ -52,7 +52,6 @@ export interface VoicePipelineDeps {
   now?: () => number
 }
 
-
 /**
  * One session's voice loop: caller audio -> VAD -> STT -> turn taking -> agent step -> TTS -> audio out, with
  * barge-in, push-to-talk and the welcome turn. Transport-agnostic: it speaks only `PipelineInput` and
@@ -80,7 +79,11 @@ export class VoicePipeline implements PipelineInput {
     this.now = deps.now ?? (() => performance.now())
     this.pushToTalkMode = this.tm.trigger === 'push_to_talk'
     this.bargeIn = new BargeInGate(
-      { allowInterruptions: this.tm.allow_interruptions, minInterruptionMs: this.tm.min_interruption_ms, minInterruptionWords: this.tm.min_interruption_words },
+      {
+        allowInterruptions: this.tm.allow_interruptions,
+        minInterruptionMs: this.tm.min_interruption_ms,
+        minInterruptionWords: this.tm.min_interruption_words,
+      },
       () => this.interrupt(),
       () => this.user?.wordCount ?? 0,
     )
@@ -120,11 +123,24 @@ export class VoicePipeline implements PipelineInput {
       this.notice('stt_not_configured', 'speech recognition is not configured on this gateway (no STT vendor key): send text instead')
     }
     const log = this.deps.logger
-    if (this.deps.stt) void pump(this.deps.stt, (e) => this.onSttEvent(e), () => this.closed, log, 'speech recognition')
+    if (this.deps.stt)
+      void pump(
+        this.deps.stt,
+        (e) => this.onSttEvent(e),
+        () => this.closed,
+        log,
+        'speech recognition',
+      )
     const output = this.deps.audio?.output
     if (this.deps.tts && output !== undefined) {
       // When the TTS stream ends for good, an open turn can only finish text-wise.
-      void pump(this.deps.tts, (e) => this.replies.onTtsEvent(e), () => this.closed, log, 'speech synthesis').then(() => this.replies.ttsEnded())
+      void pump(
+        this.deps.tts,
+        (e) => this.replies.onTtsEvent(e),
+        () => this.closed,
+        log,
+        'speech synthesis',
+      ).then(() => this.replies.ttsEnded())
     }
     if (this.deps.agent.handles.has('welcome')) this.startAssistant({ kind: 'welcome', turnId: newTurnId('assistant') }, null, undefined)
   }
@@ -327,7 +343,11 @@ export class VoicePipeline implements PipelineInput {
 
   // ---- assistant side -------------------------------------------------------------------------------------
 
-  private startAssistant(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEndAt: number | undefined): void {
+  private startAssistant(
+    request: AgentRequest & { kind: 'welcome' | 'message' },
+    userText: string | null,
+    userEndAt: number | undefined,
+  ): void {
     this.bargeIn.reset()
     this.replies.start(request, userText, userEndAt)
   }

@@ -1,36 +1,36 @@
-import type { PipelineLogger } from '../util/logger.js';
-import type { VendorErrorEvent, VendorReconnectedEvent } from '../util/vendor-errors.js';
-import type { VendorEndpoint, VendorTransportOptions } from '../util/ws-vendor-stream.js';
+import type { PipelineLogger } from '../util/logger.js'
+import type { VendorErrorEvent, VendorReconnectedEvent } from '../util/vendor-errors.js'
+import type { VendorEndpoint, VendorTransportOptions } from '../util/ws-vendor-stream.js'
 
 /** Audio the caller pushes: mono, mu-law (8 kHz carrier audio) or 16-bit little-endian PCM. */
 export interface SttAudioFormat {
-  encoding: 'mulaw' | 'linear16';
-  sampleRate: 8000 | 16000;
+  encoding: 'mulaw' | 'linear16'
+  sampleRate: 8000 | 16000
 }
 
-export type { VendorEndpoint } from '../util/ws-vendor-stream.js';
+export type { VendorEndpoint } from '../util/ws-vendor-stream.js'
 
 /** Everything a speech-to-text stream needs besides the plugin options. */
 export interface SttStreamOptions extends SttAudioFormat {
-  endpoint: VendorEndpoint;
-  signal?: AbortSignal;
-  logger?: PipelineLogger;
+  endpoint: VendorEndpoint
+  signal?: AbortSignal
+  logger?: PipelineLogger
   /** Transport tuning (keep-alive, reconnect policy, queue size); defaults suit production. */
   transport?: VendorTransportOptions & {
     /** Seconds of the current turn's audio kept for replay after a reconnect. Default 5. */
-    replaySeconds?: number;
-  };
+    replaySeconds?: number
+  }
 }
 
 /** The user started speaking (vendor VAD). */
 export interface SttSpeechStartedEvent {
-  type: 'speech_started';
+  type: 'speech_started'
 }
 
 /** Partial text of the current segment; replaces the previous interim. */
 export interface SttInterimEvent {
-  type: 'interim';
-  text: string;
+  type: 'interim'
+  text: string
 }
 
 /**
@@ -38,33 +38,33 @@ export interface SttInterimEvent {
  * only report whole turns yield one final right before `end_of_turn`.
  */
 export interface SttFinalEvent {
-  type: 'final';
-  text: string;
+  type: 'final'
+  text: string
 }
 
 /** The vendor says the user's turn ended; `text` is the whole turn (may be empty when nothing was recognised). */
 export interface SttEndOfTurnEvent {
-  type: 'end_of_turn';
-  text: string;
+  type: 'end_of_turn'
+  text: string
 }
 
 /** Transcript events an adapter produces. */
-export type SttTranscriptEvent = SttSpeechStartedEvent | SttInterimEvent | SttFinalEvent | SttEndOfTurnEvent;
+export type SttTranscriptEvent = SttSpeechStartedEvent | SttInterimEvent | SttFinalEvent | SttEndOfTurnEvent
 
 /**
  * Everything a speech-to-text stream yields. After `reconnected`, the buffered audio of the current turn is
  * replayed, so interim/final events of the current turn start over: consumers reset their view of the open turn.
  */
-export type SttEvent = SttTranscriptEvent | VendorErrorEvent | VendorReconnectedEvent;
+export type SttEvent = SttTranscriptEvent | VendorErrorEvent | VendorReconnectedEvent
 
 /** A live speech-to-text session with one vendor. */
 export interface SttStream extends AsyncIterable<SttEvent> {
   /** Audio in the format given at creation; buffered while (re)connecting. Ignored after close. */
-  pushAudio(chunk: Buffer): void;
+  pushAudio(chunk: Buffer): void
   /** Ask the vendor to finish the current utterance now (push-to-talk release, silence timeout). */
-  finalize(): void;
+  finalize(): void
   /** Graceful close (vendor's CloseStream/Terminate), waits for late results; idempotent. */
-  close(): Promise<void>;
+  close(): Promise<void>
   /** True once closed, aborted or failed. */
-  readonly closed: boolean;
+  readonly closed: boolean
 }

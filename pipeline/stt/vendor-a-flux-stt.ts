@@ -1,22 +1,22 @@
-import type { SttVendorAOptions } from '../config/stt-options.js';
-import { VendorErrorCode } from '../util/vendor-errors.js';
-import type { VendorConnectRequest } from '../util/ws-vendor-stream.js';
-import type { SttStreamOptions } from './stt-stream.js';
-import { WsSttStream, bytesPerSecond } from './ws-stt-stream.js';
-import { queryString, webSocketBase } from '../util/ws-url.js';
+import type { SttVendorAOptions } from '../config/stt-options.js'
+import { VendorErrorCode } from '../util/vendor-errors.js'
+import type { VendorConnectRequest } from '../util/ws-vendor-stream.js'
+import type { SttStreamOptions } from './stt-stream.js'
+import { WsSttStream, bytesPerSecond } from './ws-stt-stream.js'
+import { queryString, webSocketBase } from '../util/ws-url.js'
 
 /** `stt.vendor_a` options with `model_id: 'flux'`, plus the vendor's optional end-of-turn tuning. */
 export type VendorAFluxOptions = Extract<SttVendorAOptions, { model_id: 'flux' }> & {
-  eot_threshold?: number;
-  eot_timeout_ms?: number;
-};
+  eot_threshold?: number
+  eot_timeout_ms?: number
+}
 
 /**
  * The turn-based endpoint has no KeepAlive message, so when no audio flowed for a tick (VAD-gated input) a short
  * stretch of silence is sent instead: silence is what the caller was producing anyway.
  */
-const KEEP_ALIVE_MS = 4000;
-const SILENCE_MS = 80;
+const KEEP_ALIVE_MS = 4000
+const SILENCE_MS = 80
 
 /**
  * `stt.vendor_a` with model `flux` (Deepgram-compatible `/v2/listen`, turn-based).
@@ -28,14 +28,14 @@ const SILENCE_MS = 80;
  * finalize(), `CloseStream` on close().
  */
 export class VendorAFluxSttStream extends WsSttStream {
-  readonly #options: VendorAFluxOptions;
-  readonly #endpoint: SttStreamOptions['endpoint'];
-  #lastInterim = '';
+  readonly #options: VendorAFluxOptions
+  readonly #endpoint: SttStreamOptions['endpoint']
+  #lastInterim = ''
 
   constructor(options: VendorAFluxOptions, stream: SttStreamOptions) {
-    super('stt.vendor_a', stream, KEEP_ALIVE_MS);
-    this.#options = options;
-    this.#endpoint = stream.endpoint;
+    super('stt.vendor_a', stream, KEEP_ALIVE_MS)
+    this.#options = options
+    this.#endpoint = stream.endpoint
   }
 
   protected connectRequest(): VendorConnectRequest {
@@ -43,77 +43,77 @@ export class VendorAFluxSttStream extends WsSttStream {
       ['model', 'flux-general-en'],
       ['encoding', this.format.encoding],
       ['sample_rate', this.format.sampleRate],
-    ];
-    if (this.#options.eot_threshold !== undefined) pairs.push(['eot_threshold', this.#options.eot_threshold]);
-    if (this.#options.eot_timeout_ms !== undefined) pairs.push(['eot_timeout_ms', this.#options.eot_timeout_ms]);
-    for (const term of this.#options.keyterms ?? []) pairs.push(['keyterm', term]);
+    ]
+    if (this.#options.eot_threshold !== undefined) pairs.push(['eot_threshold', this.#options.eot_threshold])
+    if (this.#options.eot_timeout_ms !== undefined) pairs.push(['eot_timeout_ms', this.#options.eot_timeout_ms])
+    for (const term of this.#options.keyterms ?? []) pairs.push(['keyterm', term])
     return {
       url: `${webSocketBase(this.#endpoint.url)}/v2/listen?${queryString(pairs)}`,
       headers: { Authorization: `Token ${this.#endpoint.apiKey}` },
-    };
+    }
   }
 
   protected handleMessage(data: Buffer, isBinary: boolean): void {
-    if (isBinary) throw new Error('unexpected binary frame');
-    const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
-    if (message['type'] === 'Connected') {
-      this.logger.debug({ stream: this.label, requestId: message['request_id'] }, 'vendor connected');
-      return;
+    if (isBinary) throw new Error('unexpected binary frame')
+    const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>
+    if (message.type === 'Connected') {
+      this.logger.debug({ stream: this.label, requestId: message.request_id }, 'vendor connected')
+      return
     }
-    if (message['type'] === 'Error') {
+    if (message.type === 'Error') {
       this.emit({
         type: 'error',
         code: VendorErrorCode.VendorError,
-        message: `${this.label}: ${String(message['description'] ?? 'vendor error')}`,
+        message: `${this.label}: ${String(message.description ?? 'vendor error')}`,
         fatal: false,
-        ...(typeof message['code'] === 'string' ? { vendorCode: message['code'] } : {}),
-      });
-      return;
+        ...(typeof message.code === 'string' ? { vendorCode: message.code } : {}),
+      })
+      return
     }
-    if (message['type'] !== 'TurnInfo') {
-      this.logger.debug({ stream: this.label, type: message['type'] }, 'ignored vendor message');
-      return;
+    if (message.type !== 'TurnInfo') {
+      this.logger.debug({ stream: this.label, type: message.type }, 'ignored vendor message')
+      return
     }
-    const text = typeof message['transcript'] === 'string' ? message['transcript'].trim() : '';
-    switch (message['event']) {
+    const text = typeof message.transcript === 'string' ? message.transcript.trim() : ''
+    switch (message.event) {
       case 'StartOfTurn':
-        this.emit({ type: 'speech_started' });
-        this.#interim(text);
-        return;
+        this.emit({ type: 'speech_started' })
+        this.#interim(text)
+        return
       case 'Update':
-        this.#interim(text);
-        return;
+        this.#interim(text)
+        return
       case 'EndOfTurn':
-        this.#lastInterim = '';
-        if (text) this.emit({ type: 'final', text });
-        this.endTurn(text);
-        return;
+        this.#lastInterim = ''
+        if (text) this.emit({ type: 'final', text })
+        this.endTurn(text)
+        return
       default:
-        return; // EagerEndOfTurn, TurnResumed: see class comment
+        return // EagerEndOfTurn, TurnResumed: see class comment
     }
   }
 
   #interim(text: string): void {
-    if (!text || text === this.#lastInterim) return;
-    this.#lastInterim = text;
-    this.emit({ type: 'interim', text });
+    if (!text || text === this.#lastInterim) return
+    this.#lastInterim = text
+    this.emit({ type: 'interim', text })
   }
 
   protected sendFinalize(): void {
-    this.sendJson({ type: 'ForceEndTurn' });
+    this.sendJson({ type: 'ForceEndTurn' })
   }
 
   protected sendGoodbye(): void {
-    this.sendJson({ type: 'CloseStream' });
+    this.sendJson({ type: 'CloseStream' })
   }
 
   protected override onKeepAliveTick(idle: boolean): void {
-    if (!idle) return;
-    const bytes = Math.round((bytesPerSecond(this.format) * SILENCE_MS) / 1000);
-    this.sendBinary(Buffer.alloc(bytes, this.format.encoding === 'mulaw' ? 0xff : 0));
+    if (!idle) return
+    const bytes = Math.round((bytesPerSecond(this.format) * SILENCE_MS) / 1000)
+    this.sendBinary(Buffer.alloc(bytes, this.format.encoding === 'mulaw' ? 0xff : 0))
   }
 
   protected override resetTurn(): void {
-    this.#lastInterim = '';
+    this.#lastInterim = ''
   }
 }

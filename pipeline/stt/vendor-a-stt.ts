@@ -1,16 +1,16 @@
-import type { SttVendorAOptions } from '../config/stt-options.js';
-import { VendorErrorCode } from '../util/vendor-errors.js';
-import type { VendorConnectRequest } from '../util/ws-vendor-stream.js';
-import type { SttStream, SttStreamOptions } from './stt-stream.js';
-import { VendorAFluxSttStream } from './vendor-a-flux-stt.js';
-import { WsSttStream } from './ws-stt-stream.js';
-import { queryString, webSocketBase } from '../util/ws-url.js';
+import type { SttVendorAOptions } from '../config/stt-options.js'
+import { VendorErrorCode } from '../util/vendor-errors.js'
+import type { VendorConnectRequest } from '../util/ws-vendor-stream.js'
+import type { SttStream, SttStreamOptions } from './stt-stream.js'
+import { VendorAFluxSttStream } from './vendor-a-flux-stt.js'
+import { WsSttStream } from './ws-stt-stream.js'
+import { queryString, webSocketBase } from '../util/ws-url.js'
 
 /** `stt.vendor_a` options with `model_id: 'nova-3'`. */
-export type VendorANova3Options = Extract<SttVendorAOptions, { model_id: 'nova-3' }>;
+export type VendorANova3Options = Extract<SttVendorAOptions, { model_id: 'nova-3' }>
 
 /** The vendor's idle timeout is 10 s without audio; a KeepAlive every 4 s of silence stays well inside it. */
-const KEEP_ALIVE_MS = 4000;
+const KEEP_ALIVE_MS = 4000
 
 /**
  * `stt.vendor_a` (Deepgram-compatible) on the nova-3 live endpoint `/v1/listen`.
@@ -22,14 +22,14 @@ const KEEP_ALIVE_MS = 4000;
  * Closes: 1011 (NET-0001, no audio for 10 s) and restarts reconnect; 1008 (DATA-0000, undecodable audio) is fatal.
  */
 export class VendorANova3SttStream extends WsSttStream {
-  readonly #options: VendorANova3Options;
-  readonly #endpoint: SttStreamOptions['endpoint'];
-  #finals: string[] = [];
+  readonly #options: VendorANova3Options
+  readonly #endpoint: SttStreamOptions['endpoint']
+  #finals: string[] = []
 
   constructor(options: VendorANova3Options, stream: SttStreamOptions) {
-    super('stt.vendor_a', stream, KEEP_ALIVE_MS);
-    this.#options = options;
-    this.#endpoint = stream.endpoint;
+    super('stt.vendor_a', stream, KEEP_ALIVE_MS)
+    this.#options = options
+    this.#endpoint = stream.endpoint
   }
 
   protected connectRequest(): VendorConnectRequest {
@@ -45,82 +45,82 @@ export class VendorANova3SttStream extends WsSttStream {
       ['smart_format', true],
       ['language', this.#options.language],
       ...(this.#options.keyterms ?? []).map((term) => ['keyterm', term] as const),
-    ]);
+    ])
     return {
       url: `${webSocketBase(this.#endpoint.url)}/v1/listen?${query}`,
       headers: { Authorization: `Token ${this.#endpoint.apiKey}` },
-    };
+    }
   }
 
   protected handleMessage(data: Buffer, isBinary: boolean): void {
-    if (isBinary) throw new Error('unexpected binary frame');
-    const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
-    switch (message['type']) {
+    if (isBinary) throw new Error('unexpected binary frame')
+    const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>
+    switch (message.type) {
       case 'Results':
-        return this.#onResults(message);
+        return this.#onResults(message)
       case 'SpeechStarted':
-        return this.emit({ type: 'speech_started' });
+        return this.emit({ type: 'speech_started' })
       case 'UtteranceEnd':
-        if (this.#finals.length > 0) this.#endTurn();
-        return;
+        if (this.#finals.length > 0) this.#endTurn()
+        return
       case 'Metadata':
-        return this.logger.debug({ stream: this.label, requestId: message['request_id'] }, 'vendor metadata');
+        return this.logger.debug({ stream: this.label, requestId: message.request_id }, 'vendor metadata')
       case 'Error':
         return this.emit({
           type: 'error',
           code: VendorErrorCode.VendorError,
-          message: `${this.label}: ${String(message['description'] ?? message['message'] ?? 'vendor error')}`,
+          message: `${this.label}: ${String(message.description ?? message.message ?? 'vendor error')}`,
           fatal: false,
-        });
+        })
       default:
-        this.logger.debug({ stream: this.label, type: message['type'] }, 'ignored vendor message');
+        this.logger.debug({ stream: this.label, type: message.type }, 'ignored vendor message')
     }
   }
 
   #onResults(message: Record<string, unknown>): void {
-    const channel = message['channel'] as { alternatives?: Array<{ transcript?: unknown }> } | undefined;
-    const raw = channel?.alternatives?.[0]?.transcript;
-    const text = typeof raw === 'string' ? raw.trim() : '';
-    const isFinal = message['is_final'] === true;
+    const channel = message.channel as { alternatives?: Array<{ transcript?: unknown }> } | undefined
+    const raw = channel?.alternatives?.[0]?.transcript
+    const text = typeof raw === 'string' ? raw.trim() : ''
+    const isFinal = message.is_final === true
     if (!isFinal) {
-      if (text) this.emit({ type: 'interim', text });
-      return;
+      if (text) this.emit({ type: 'interim', text })
+      return
     }
     if (text) {
-      this.#finals.push(text);
-      this.emit({ type: 'final', text });
+      this.#finals.push(text)
+      this.emit({ type: 'final', text })
     }
-    if ((message['speech_final'] === true || message['from_finalize'] === true) && this.#finals.length > 0) {
-      this.#endTurn();
+    if ((message.speech_final === true || message.from_finalize === true) && this.#finals.length > 0) {
+      this.#endTurn()
     }
   }
 
   #endTurn(): void {
-    const text = this.#finals.join(' ');
-    this.#finals = [];
-    this.endTurn(text);
+    const text = this.#finals.join(' ')
+    this.#finals = []
+    this.endTurn(text)
   }
 
   protected sendFinalize(): void {
-    this.sendJson({ type: 'Finalize' });
+    this.sendJson({ type: 'Finalize' })
   }
 
   protected sendGoodbye(): void {
-    this.sendJson({ type: 'CloseStream' });
+    this.sendJson({ type: 'CloseStream' })
   }
 
   protected override onKeepAliveTick(idle: boolean): void {
-    if (idle) this.sendJson({ type: 'KeepAlive' });
+    if (idle) this.sendJson({ type: 'KeepAlive' })
   }
 
   protected override resetTurn(replayCoversTurn: boolean): void {
     // The replayed audio re-produces the turn's finals; keep them only when the replay cannot.
-    if (replayCoversTurn) this.#finals = [];
+    if (replayCoversTurn) this.#finals = []
   }
 }
 
 /** Create and start a `stt.vendor_a` stream for the configured model (nova-3 or flux). */
 export function createVendorASttStream(options: SttVendorAOptions, stream: SttStreamOptions): SttStream {
-  if (options.model_id === 'flux') return new VendorAFluxSttStream(options, stream).start();
-  return new VendorANova3SttStream(options, stream).start();
+  if (options.model_id === 'flux') return new VendorAFluxSttStream(options, stream).start()
+  return new VendorANova3SttStream(options, stream).start()
 }

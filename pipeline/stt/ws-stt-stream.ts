@@ -1,10 +1,10 @@
-import { AudioRingBuffer } from '../util/audio-ring-buffer.js';
-import { WsVendorStream, type WsVendorStreamOptions } from '../util/ws-vendor-stream.js';
-import type { SttAudioFormat, SttEvent, SttStream, SttStreamOptions, SttTranscriptEvent } from './stt-stream.js';
+import { AudioRingBuffer } from '../util/audio-ring-buffer.js'
+import { WsVendorStream, type WsVendorStreamOptions } from '../util/ws-vendor-stream.js'
+import type { SttAudioFormat, SttEvent, SttStream, SttStreamOptions, SttTranscriptEvent } from './stt-stream.js'
 
 /** Bytes per second of mono audio in `format`. */
 export function bytesPerSecond(format: SttAudioFormat): number {
-  return format.sampleRate * (format.encoding === 'linear16' ? 2 : 1);
+  return format.sampleRate * (format.encoding === 'linear16' ? 2 : 1)
 }
 
 /**
@@ -12,27 +12,27 @@ export function bytesPerSecond(format: SttAudioFormat): number {
  * reconnect (bounded to `replaySeconds`), deferred finalize, and turn bookkeeping. Adapters map the wire only.
  */
 export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> implements SttStream {
-  protected readonly format: SttAudioFormat;
-  readonly #ring: AudioRingBuffer;
-  #finalizePending = false;
+  protected readonly format: SttAudioFormat
+  readonly #ring: AudioRingBuffer
+  #finalizePending = false
 
   protected constructor(label: string, options: SttStreamOptions, keepAliveDefaultMs: number) {
-    const transport = options.transport ?? {};
+    const transport = options.transport ?? {}
     const base: WsVendorStreamOptions<SttTranscriptEvent> = {
       ...transport,
       label,
       isDroppable: (event) => event.type === 'interim',
-    };
-    if (options.signal) base.signal = options.signal;
-    if (options.logger) base.logger = options.logger;
-    super(base, keepAliveDefaultMs);
-    this.format = { encoding: options.encoding, sampleRate: options.sampleRate };
-    const width = options.encoding === 'linear16' ? 2 : 1;
-    this.#ring = new AudioRingBuffer(Math.round(bytesPerSecond(this.format) * (transport.replaySeconds ?? 5)), width);
+    }
+    if (options.signal) base.signal = options.signal
+    if (options.logger) base.logger = options.logger
+    super(base, keepAliveDefaultMs)
+    this.format = { encoding: options.encoding, sampleRate: options.sampleRate }
+    const width = options.encoding === 'linear16' ? 2 : 1
+    this.#ring = new AudioRingBuffer(Math.round(bytesPerSecond(this.format) * (transport.replaySeconds ?? 5)), width)
   }
 
   /** Send the vendor's finalize message (Finalize, ForceEndTurn, ForceEndpoint). */
-  protected abstract sendFinalize(): void;
+  protected abstract sendFinalize(): void
 
   /**
    * The socket is open again and the current turn's audio is about to be replayed. `replayCoversTurn` is false when
@@ -42,38 +42,38 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
 
   /** Put audio on the wire; adapters that must re-chunk override it. */
   protected sendAudio(chunk: Buffer): void {
-    this.sendBinary(chunk);
+    this.sendBinary(chunk)
   }
 
   pushAudio(chunk: Buffer): void {
-    if (this.closed || chunk.length === 0) return;
-    this.#ring.append(chunk);
-    if (this.isOpen) this.sendAudio(chunk);
+    if (this.closed || chunk.length === 0) return
+    this.#ring.append(chunk)
+    if (this.isOpen) this.sendAudio(chunk)
   }
 
   finalize(): void {
-    if (this.closed) return;
-    if (this.isOpen) this.sendFinalize();
-    else this.#finalizePending = true;
+    if (this.closed) return
+    if (this.isOpen) this.sendFinalize()
+    else this.#finalizePending = true
   }
 
   protected override onOpen(reconnected: boolean): void {
-    if (reconnected) this.resetTurn(!this.#ring.overflowed);
-    const replay = this.#ring.snapshot();
-    if (replay.length > 0) this.sendAudio(replay);
+    if (reconnected) this.resetTurn(!this.#ring.overflowed)
+    const replay = this.#ring.snapshot()
+    if (replay.length > 0) this.sendAudio(replay)
     if (this.#finalizePending) {
-      this.#finalizePending = false;
-      this.sendFinalize();
+      this.#finalizePending = false
+      this.sendFinalize()
     }
   }
 
   /** Yield `end_of_turn` and forget the turn's buffered audio. */
   protected endTurn(text: string): void {
-    this.#ring.clear();
-    this.emit({ type: 'end_of_turn', text });
+    this.#ring.clear()
+    this.emit({ type: 'end_of_turn', text })
   }
 
   override [Symbol.asyncIterator](): AsyncIterator<SttEvent, undefined> {
-    return super[Symbol.asyncIterator]();
+    return super[Symbol.asyncIterator]()
   }
 }

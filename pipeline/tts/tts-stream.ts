@@ -1,38 +1,38 @@
-import type { PipelineLogger } from '../util/logger.js';
-import type { VendorErrorEvent, VendorReconnectedEvent } from '../util/vendor-errors.js';
-import type { VendorEndpoint, VendorTransportOptions } from '../util/ws-vendor-stream.js';
+import type { PipelineLogger } from '../util/logger.js'
+import type { VendorErrorEvent, VendorReconnectedEvent } from '../util/vendor-errors.js'
+import type { VendorEndpoint, VendorTransportOptions } from '../util/ws-vendor-stream.js'
 
 /** Audio formats a TTS stream produces: mu-law 8 kHz for the carrier, PCM16 16 kHz for browsers. */
-export type TtsOutputFormat = 'ulaw_8000' | 'pcm_16000';
+export type TtsOutputFormat = 'ulaw_8000' | 'pcm_16000'
 
 /** Everything a text-to-speech stream needs besides the plugin options. */
 export interface TtsStreamOptions {
-  outputFormat: TtsOutputFormat;
-  endpoint: VendorEndpoint;
-  signal?: AbortSignal;
-  logger?: PipelineLogger;
+  outputFormat: TtsOutputFormat
+  endpoint: VendorEndpoint
+  signal?: AbortSignal
+  logger?: PipelineLogger
   /** Transport tuning (keep-alive, reconnect policy, queue size); defaults suit production. */
-  transport?: VendorTransportOptions;
+  transport?: VendorTransportOptions
 }
 
 /** A chunk of speech for one context, in the output format asked for at creation. */
 export interface TtsAudioEvent {
-  type: 'audio';
-  contextId: string;
-  audio: Buffer;
+  type: 'audio'
+  contextId: string
+  audio: Buffer
 }
 
 /** A flushed context has produced all its audio. Not yielded for cancelled contexts. */
 export interface TtsDoneEvent {
-  type: 'done';
-  contextId: string;
+  type: 'done'
+  contextId: string
 }
 
 /** A vendor error; `contextId` is set when it concerns one context only. */
-export type TtsErrorEvent = VendorErrorEvent & { contextId?: string };
+export type TtsErrorEvent = VendorErrorEvent & { contextId?: string }
 
 /** Everything a text-to-speech stream yields. */
-export type TtsEvent = TtsAudioEvent | TtsDoneEvent | TtsErrorEvent | VendorReconnectedEvent;
+export type TtsEvent = TtsAudioEvent | TtsDoneEvent | TtsErrorEvent | VendorReconnectedEvent
 
 /**
  * A live text-to-speech session with one vendor; each assistant utterance is a context (a fresh id per turn).
@@ -40,13 +40,13 @@ export type TtsEvent = TtsAudioEvent | TtsDoneEvent | TtsErrorEvent | VendorReco
  */
 export interface TtsStream extends AsyncIterable<TtsEvent> {
   /** Append text to a context, opening the context on first use. Ignored for cancelled contexts and after close. */
-  pushText(contextId: string, text: string): void;
+  pushText(contextId: string, text: string): void
   /** No more text for this context: synthesize what is buffered; `done` follows the last audio. */
-  flush(contextId: string): void;
+  flush(contextId: string): void
   /** Barge-in: stop the context now and drop any audio the vendor still sends for it. */
-  cancel(contextId: string): void;
+  cancel(contextId: string): void
   /** Graceful close: flushed contexts finish, then the socket closes; idempotent. */
-  close(): Promise<void>;
+  close(): Promise<void>
   /** True once closed, aborted or failed. */
-  readonly closed: boolean;
+  readonly closed: boolean
 }

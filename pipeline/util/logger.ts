@@ -1,9 +1,9 @@
 /** The narrow, pino-compatible logger the pipeline writes to: structured fields first, message second. */
 export interface PipelineLogger {
-  debug(fields: object, message?: string): void;
-  info(fields: object, message?: string): void;
-  warn(fields: object, message?: string): void;
-  error(fields: object, message?: string): void;
+  debug(fields: object, message?: string): void
+  info(fields: object, message?: string): void
+  warn(fields: object, message?: string): void
+  error(fields: object, message?: string): void
 }
 
 /** A logger that discards everything (the default when none is given). */
@@ -12,4 +12,4 @@ export const silentLogger: PipelineLogger = {
   info: () => undefined,
   warn: () => undefined,
   error: () => undefined,
-};
+}

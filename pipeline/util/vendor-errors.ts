@@ -20,41 +20,39 @@ export const VendorErrorCode = {
   LocalVoiceUnknown: 'tts_local_voice_unknown',
   /** The offline speech engine failed on one sentence. Not fatal. */
   LocalFailed: 'tts_local_failed',
-} as const;
+} as const
 
 /** One of {@link VendorErrorCode}. */
-export type VendorErrorCodeValue = (typeof VendorErrorCode)[keyof typeof VendorErrorCode];
+export type VendorErrorCodeValue = (typeof VendorErrorCode)[keyof typeof VendorErrorCode]
 
 /** The error event every vendor stream can yield. */
 export interface VendorErrorEvent {
-  type: 'error';
-  code: VendorErrorCodeValue;
-  message: string;
+  type: 'error'
+  code: VendorErrorCodeValue
+  message: string
   /** True when the stream has stopped for good; nothing but the end of iteration follows. */
-  fatal: boolean;
+  fatal: boolean
   /** The vendor's own code when it gave one (close code, `error_code`, `code`). */
-  vendorCode?: string | number;
+  vendorCode?: string | number
 }
 
 /** Yielded after the socket was re-established following an unexpected close. */
 export interface VendorReconnectedEvent {
-  type: 'reconnected';
+  type: 'reconnected'
 }
 
 /** How a vendor stream treats a close or a refused upgrade. */
-export type CloseVerdict =
-  | { action: 'retry' }
-  | { action: 'fatal'; code: VendorErrorCodeValue; message: string };
+export type CloseVerdict = { action: 'retry' } | { action: 'fatal'; code: VendorErrorCodeValue; message: string }
 
 /** Default verdict on an HTTP status refusing the WebSocket upgrade. */
 export function verdictForUpgradeStatus(status: number): CloseVerdict {
   if (status === 401 || status === 403) {
-    return { action: 'fatal', code: VendorErrorCode.AuthFailed, message: `vendor refused the key (HTTP ${status})` };
+    return { action: 'fatal', code: VendorErrorCode.AuthFailed, message: `vendor refused the key (HTTP ${status})` }
   }
   if (status === 400 || status === 404 || status === 405 || status === 422) {
-    return { action: 'fatal', code: VendorErrorCode.Rejected, message: `vendor rejected the request (HTTP ${status})` };
+    return { action: 'fatal', code: VendorErrorCode.Rejected, message: `vendor rejected the request (HTTP ${status})` }
   }
-  return { action: 'retry' };
+  return { action: 'retry' }
 }
 
 /** Default verdict on a WebSocket close code the vendor sent without being asked to close. */
@@ -62,7 +60,7 @@ export function verdictForCloseCode(code: number, reason: string): CloseVerdict 
   // 1002 protocol error, 1003 unsupported data, 1007 bad payload, 1008 policy (bad data or auth), 1009 too big:
   // reconnecting would send the same thing again.
   if (code === 1002 || code === 1003 || code === 1007 || code === 1008 || code === 1009) {
-    return { action: 'fatal', code: VendorErrorCode.Rejected, message: `vendor closed the stream (${code} ${reason})`.trim() };
+    return { action: 'fatal', code: VendorErrorCode.Rejected, message: `vendor closed the stream (${code} ${reason})`.trim() }
   }
-  return { action: 'retry' };
+  return { action: 'retry' }
 }

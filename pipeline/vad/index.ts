@@ -9,9 +9,9 @@ export {
   sileroFrameSamples,
   type SileroOutput,
   type SileroSampleRate,
-} from './silero-model.js';
-export { VadBatcher, sharedVadBatcher, type VadBatcherOptions, type VadBatcherStats, type VadJob } from './vad-batcher.js';
-export { VadFrameProcessor, VadFrameResult, type VadSegmentFrames } from './vad-frame-processor.js';
+} from './silero-model.js'
+export { VadBatcher, sharedVadBatcher, type VadBatcherOptions, type VadBatcherStats, type VadJob } from './vad-batcher.js'
+export { VadFrameProcessor, VadFrameResult, type VadSegmentFrames } from './vad-frame-processor.js'
 export {
   DEFAULT_VAD_OPTIONS,
   VAD_FRAME_SAMPLES_ALLOWED,
@@ -19,6 +19,6 @@ export {
   VadOptionsError,
   resolveVadOptions,
   type VadOptions,
-} from './vad-options.js';
-export type { VadEvent, VadSpan } from './vad-events.js';
-export { VadStream, type VadStreamOptions } from './vad-stream.js';
+} from './vad-options.js'
+export type { VadEvent, VadSpan } from './vad-events.js'
+export { VadStream, type VadStreamOptions } from './vad-stream.js'

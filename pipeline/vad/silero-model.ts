@@ -1,44 +1,44 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import * as ort from 'onnxruntime-node'
 
 /** Sample rates Silero v5 runs at natively. */
-export type SileroSampleRate = 8000 | 16000;
+export type SileroSampleRate = 8000 | 16000
 
 /** Floats of recurrent state per stream (2 x 128). */
-export const SILERO_STATE_SIZE = 256;
+export const SILERO_STATE_SIZE = 256
 
 /** Samples per frame at each model rate (32 ms). */
 export function sileroFrameSamples(sampleRate: SileroSampleRate): number {
-  return sampleRate === 16000 ? 512 : 256;
+  return sampleRate === 16000 ? 512 : 256
 }
 
 /** Samples of the previous frame prepended to each frame (as silero-vad's OnnxWrapper and vad-web do). */
 export function sileroContextSamples(sampleRate: SileroSampleRate): number {
-  return sampleRate === 16000 ? 64 : 32;
+  return sampleRate === 16000 ? 64 : 32
 }
 
 /** Path of the Silero v5 model shipped by @ricky0123/vad-web. */
 export function defaultSileroModelPath(): string {
-  const req = createRequire(import.meta.url);
-  return join(dirname(req.resolve('@ricky0123/vad-web/package.json')), 'dist', 'silero_vad_v5.onnx');
+  const req = createRequire(import.meta.url)
+  return join(dirname(req.resolve('@ricky0123/vad-web/package.json')), 'dist', 'silero_vad_v5.onnx')
 }
 
 /** Thrown when the model cannot be loaded or run; `code` is stable. */
 export class VadModelError extends Error {
-  readonly code = 'VAD_MODEL';
+  readonly code = 'VAD_MODEL'
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'VadModelError';
+    super(message, options)
+    this.name = 'VadModelError'
   }
 }
 
 /** Result of one batched inference; arrays are owned by the caller after return. */
 export interface SileroOutput {
   /** Speech probability per row, length n. */
-  probs: Float32Array;
+  probs: Float32Array
   /** New state in the model's [2, n, 128] layout. */
-  state: Float32Array;
+  state: Float32Array
 }
 
 /**
@@ -46,82 +46,88 @@ export interface SileroOutput {
  * recurrent state is passed in per call, so one instance serves every stream in the process.
  */
 export class SileroModel {
-  private readonly modelPath: string;
-  private session: Promise<ort.InferenceSession> | undefined;
-  private closed = false;
-  private readonly srTensors = new Map<number, ort.Tensor>();
+  private readonly modelPath: string
+  private session: Promise<ort.InferenceSession> | undefined
+  private closed = false
+  private readonly srTensors = new Map<number, ort.Tensor>()
 
   constructor(options: { modelPath?: string } = {}) {
-    this.modelPath = options.modelPath ?? defaultSileroModelPath();
+    this.modelPath = options.modelPath ?? defaultSileroModelPath()
   }
 
   /** Load the session now (otherwise the first inference does). Safe to call repeatedly. */
   async load(options: { signal?: AbortSignal } = {}): Promise<void> {
-    options.signal?.throwIfAborted();
-    await this.sessionPromise();
+    options.signal?.throwIfAborted()
+    await this.sessionPromise()
   }
 
   /**
    * Run `n` frames in one call. `input` holds n rows of (context + frame) samples at `sampleRate`;
    * `state` is [2, n, 128].
    */
-  async infer(sampleRate: SileroSampleRate, n: number, input: Float32Array, state: Float32Array, options: { signal?: AbortSignal } = {}): Promise<SileroOutput> {
-    options.signal?.throwIfAborted();
-    const session = await this.sessionPromise();
-    const width = sileroFrameSamples(sampleRate) + sileroContextSamples(sampleRate);
-    if (input.length !== n * width) throw new RangeError(`input must hold ${n} x ${width} samples, got ${input.length}`);
-    if (state.length !== n * SILERO_STATE_SIZE) throw new RangeError(`state must hold ${n * SILERO_STATE_SIZE} floats`);
-    let sr = this.srTensors.get(sampleRate);
+  async infer(
+    sampleRate: SileroSampleRate,
+    n: number,
+    input: Float32Array,
+    state: Float32Array,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<SileroOutput> {
+    options.signal?.throwIfAborted()
+    const session = await this.sessionPromise()
+    const width = sileroFrameSamples(sampleRate) + sileroContextSamples(sampleRate)
+    if (input.length !== n * width) throw new RangeError(`input must hold ${n} x ${width} samples, got ${input.length}`)
+    if (state.length !== n * SILERO_STATE_SIZE) throw new RangeError(`state must hold ${n * SILERO_STATE_SIZE} floats`)
+    let sr = this.srTensors.get(sampleRate)
     if (sr === undefined) {
-      sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(sampleRate)]), []);
-      this.srTensors.set(sampleRate, sr);
+      sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(sampleRate)]), [])
+      this.srTensors.set(sampleRate, sr)
     }
-    let out: ort.InferenceSession.OnnxValueMapType;
+    let out: ort.InferenceSession.OnnxValueMapType
     try {
       out = await session.run({
         input: new ort.Tensor('float32', input, [n, width]),
         state: new ort.Tensor('float32', state, [2, n, 128]),
         sr,
-      });
+      })
     } catch (err) {
-      throw new VadModelError('Silero inference failed', { cause: err });
+      throw new VadModelError('Silero inference failed', { cause: err })
     }
-    const probs = out['output']?.data;
-    const next = out['stateN']?.data;
+    const probs = out.output?.data
+    const next = out.stateN?.data
     if (!(probs instanceof Float32Array) || !(next instanceof Float32Array) || probs.length < n) {
-      throw new VadModelError('Silero returned unexpected outputs');
+      throw new VadModelError('Silero returned unexpected outputs')
     }
-    return { probs, state: next };
+    return { probs, state: next }
   }
 
   /** Release the session. Idempotent. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    const s = this.session;
-    this.session = undefined;
-    if (s !== undefined) await (await s.catch(() => undefined))?.release();
+    if (this.closed) return
+    this.closed = true
+    const s = this.session
+    this.session = undefined
+    if (s !== undefined) await (await s.catch(() => undefined))?.release()
   }
 
   private sessionPromise(): Promise<ort.InferenceSession> {
-    if (this.closed) return Promise.reject(new VadModelError('Silero model is closed'));
+    if (this.closed) return Promise.reject(new VadModelError('Silero model is closed'))
     this.session ??= ort.InferenceSession.create(this.modelPath, {
       intraOpNumThreads: 1,
       interOpNumThreads: 1,
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
     }).catch((err: unknown) => {
-      this.session = undefined;
-      throw new VadModelError(`cannot load Silero model from ${this.modelPath}`, { cause: err });
-    });
-    return this.session;
+      this.session = undefined
+      throw new VadModelError(`cannot load Silero model from ${this.modelPath}`, { cause: err })
+    })
+    return this.session
   }
 }
 
-let shared: SileroModel | undefined;
+let shared: SileroModel | undefined
 
 /** The process-wide model instance (created on first use, session loaded on first inference). */
 export function sharedSileroModel(): SileroModel {
-  shared ??= new SileroModel();
-  return shared;
+  shared ??= new SileroModel()
+  return shared
 }

@@ -1,4 +1,11 @@
-import { SILERO_STATE_SIZE, sharedSileroModel, sileroContextSamples, sileroFrameSamples, type SileroModel, type SileroSampleRate } from './silero-model.js';
+import {
+  SILERO_STATE_SIZE,
+  sharedSileroModel,
+  sileroContextSamples,
+  sileroFrameSamples,
+  type SileroModel,
+  type SileroSampleRate,
+} from './silero-model.js'
 
 /**
  * One frame of one stream waiting for inference. The batcher reads `input` and `state` when the batch runs,
@@ -6,13 +13,13 @@ import { SILERO_STATE_SIZE, sharedSileroModel, sileroContextSamples, sileroFrame
  */
 export interface VadJob {
   /** Model rate of `input`. */
-  sampleRate: SileroSampleRate;
+  sampleRate: SileroSampleRate
   /** Context + frame samples (288 at 8 kHz, 576 at 16 kHz). */
-  input: Float32Array;
+  input: Float32Array
   /** The stream's recurrent state, [2][128], updated in place. */
-  state: Float32Array;
+  state: Float32Array
   /** Called once with the speech probability, or with an error. */
-  done(error: Error | undefined, probability: number): void;
+  done(error: Error | undefined, probability: number): void
 }
 
 /** Batching knobs. */
@@ -21,21 +28,21 @@ export interface VadBatcherOptions {
    * Most frames in one model call. Default 32: a batch runs synchronously (~0.9 ms at 8 kHz), and after a GC pause
    * the backlog should reach the event loop in short slices, not one 4 ms call of 128 (which costs 15% less per frame).
    */
-  maxBatch?: number;
+  maxBatch?: number
   /** How long the first frame of an idle batcher waits for company; 0 = until the end of this I/O phase. Default 2. */
-  maxWaitMs?: number;
+  maxWaitMs?: number
 }
 
 /** Counters for monitoring and benchmarks. */
 export interface VadBatcherStats {
-  batches: number;
-  frames: number;
-  maxBatchSeen: number;
+  batches: number
+  frames: number
+  maxBatchSeen: number
 }
 
 interface RateBuffers {
-  input: Float32Array;
-  state: Float32Array;
+  input: Float32Array
+  state: Float32Array
 }
 
 /**
@@ -44,154 +51,154 @@ interface RateBuffers {
  * arriving during it form the next batch, so batches grow with load.
  */
 export class VadBatcher {
-  readonly maxBatch: number;
-  readonly maxWaitMs: number;
-  private readonly model: SileroModel;
-  private readonly pending: VadJob[] = [];
-  private readonly buffers = new Map<SileroSampleRate, RateBuffers>();
-  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
-  private running = false;
-  private closed = false;
-  private readonly counters: VadBatcherStats = { batches: 0, frames: 0, maxBatchSeen: 0 };
+  readonly maxBatch: number
+  readonly maxWaitMs: number
+  private readonly model: SileroModel
+  private readonly pending: VadJob[] = []
+  private readonly buffers = new Map<SileroSampleRate, RateBuffers>()
+  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined
+  private running = false
+  private closed = false
+  private readonly counters: VadBatcherStats = { batches: 0, frames: 0, maxBatchSeen: 0 }
 
   constructor(model: SileroModel = sharedSileroModel(), options: VadBatcherOptions = {}) {
-    this.model = model;
-    this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 32));
-    this.maxWaitMs = Math.max(0, options.maxWaitMs ?? 2);
+    this.model = model
+    this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 32))
+    this.maxWaitMs = Math.max(0, options.maxWaitMs ?? 2)
   }
 
   /** Batches and frames run so far. */
   get stats(): Readonly<VadBatcherStats> {
-    return this.counters;
+    return this.counters
   }
 
   /** Queue one frame; `job.done` is called when its batch has run. */
   submit(job: VadJob): void {
     if (this.closed) {
-      job.done(new Error('VadBatcher is closed'), 0);
-      return;
+      job.done(new Error('VadBatcher is closed'), 0)
+      return
     }
-    this.pending.push(job);
-    if (this.running) return;
+    this.pending.push(job)
+    if (this.running) return
     if (this.pending.length >= this.maxBatch) {
-      this.flushNow();
+      this.flushNow()
     } else if (this.timer === undefined) {
-      this.timer = this.maxWaitMs === 0 ? setImmediate(this.onTimer) : setTimeout(this.onTimer, this.maxWaitMs);
+      this.timer = this.maxWaitMs === 0 ? setImmediate(this.onTimer) : setTimeout(this.onTimer, this.maxWaitMs)
     }
   }
 
   /** Promise form of `submit` for one frame (allocates; streams use `submit`). */
   infer(sampleRate: SileroSampleRate, input: Float32Array, state: Float32Array, options: { signal?: AbortSignal } = {}): Promise<number> {
-    options.signal?.throwIfAborted();
+    options.signal?.throwIfAborted()
     return new Promise((resolve, reject) => {
-      this.submit({ sampleRate, input, state, done: (err, p) => (err === undefined ? resolve(p) : reject(err)) });
-    });
+      this.submit({ sampleRate, input, state, done: (err, p) => (err === undefined ? resolve(p) : reject(err)) })
+    })
   }
 
   /** Fail queued frames and refuse new ones. Idempotent; does not close the shared model. */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.clearTimer();
-    const jobs = this.pending.splice(0);
-    for (const j of jobs) j.done(new Error('VadBatcher is closed'), 0);
+    if (this.closed) return
+    this.closed = true
+    this.clearTimer()
+    const jobs = this.pending.splice(0)
+    for (const j of jobs) j.done(new Error('VadBatcher is closed'), 0)
   }
 
   private readonly onTimer = (): void => {
-    this.timer = undefined;
-    if (!this.running) this.flushNow();
-  };
+    this.timer = undefined
+    if (!this.running) this.flushNow()
+  }
 
   private clearTimer(): void {
-    if (this.timer === undefined) return;
-    clearTimeout(this.timer as NodeJS.Timeout);
-    clearImmediate(this.timer as NodeJS.Immediate);
-    this.timer = undefined;
+    if (this.timer === undefined) return
+    clearTimeout(this.timer as NodeJS.Timeout)
+    clearImmediate(this.timer as NodeJS.Immediate)
+    this.timer = undefined
   }
 
   private flushNow(): void {
-    this.clearTimer();
-    if (this.pending.length === 0 || this.closed) return;
+    this.clearTimer()
+    if (this.pending.length === 0 || this.closed) return
     // One model call serves one sample rate; take the leading run of jobs at the head's rate.
-    const rate = this.pending[0]!.sampleRate;
-    let n = 0;
-    const jobs: VadJob[] = [];
+    const rate = this.pending[0]!.sampleRate
+    let n = 0
+    const jobs: VadJob[] = []
     for (let i = 0; i < this.pending.length && n < this.maxBatch; i++) {
-      const j = this.pending[i]!;
-      if (j.sampleRate !== rate) continue;
-      jobs.push(j);
-      n++;
+      const j = this.pending[i]!
+      if (j.sampleRate !== rate) continue
+      jobs.push(j)
+      n++
     }
-    if (n === this.pending.length) this.pending.length = 0;
+    if (n === this.pending.length) this.pending.length = 0
     else {
-      const taken = new Set(jobs);
-      const rest = this.pending.filter((j) => !taken.has(j));
-      this.pending.length = 0;
-      this.pending.push(...rest);
+      const taken = new Set(jobs)
+      const rest = this.pending.filter((j) => !taken.has(j))
+      this.pending.length = 0
+      this.pending.push(...rest)
     }
-    this.running = true;
+    this.running = true
     void this.runBatch(rate, jobs).finally(() => {
-      this.running = false;
-      if (this.pending.length > 0 && !this.closed) this.flushNow();
-    });
+      this.running = false
+      if (this.pending.length > 0 && !this.closed) this.flushNow()
+    })
   }
 
   private async runBatch(rate: SileroSampleRate, jobs: VadJob[]): Promise<void> {
-    const n = jobs.length;
-    const width = sileroFrameSamples(rate) + sileroContextSamples(rate);
-    let buf = this.buffers.get(rate);
+    const n = jobs.length
+    const width = sileroFrameSamples(rate) + sileroContextSamples(rate)
+    let buf = this.buffers.get(rate)
     if (buf === undefined || buf.input.length < n * width) {
-      buf = { input: new Float32Array(this.maxBatch * width), state: new Float32Array(this.maxBatch * SILERO_STATE_SIZE) };
-      this.buffers.set(rate, buf);
+      buf = { input: new Float32Array(this.maxBatch * width), state: new Float32Array(this.maxBatch * SILERO_STATE_SIZE) }
+      this.buffers.set(rate, buf)
     }
-    const half = SILERO_STATE_SIZE / 2;
-    const bufState = buf.state;
+    const half = SILERO_STATE_SIZE / 2
+    const bufState = buf.state
     for (let i = 0; i < n; i++) {
-      const j = jobs[i]!;
-      buf.input.set(j.input, i * width);
+      const j = jobs[i]!
+      buf.input.set(j.input, i * width)
       // Per-stream state is [2][128]; the model wants [2][n][128]. Index loops, not views: no allocation per frame.
-      const s = j.state;
+      const s = j.state
       for (let x = 0, a = i * half, b = (n + i) * half; x < half; x++) {
-        bufState[a + x] = s[x]!;
-        bufState[b + x] = s[half + x]!;
+        bufState[a + x] = s[x]!
+        bufState[b + x] = s[half + x]!
       }
     }
-    let probs: Float32Array;
-    let state: Float32Array;
+    let probs: Float32Array
+    let state: Float32Array
     try {
-      ({ probs, state } = await this.model.infer(rate, n, buf.input.subarray(0, n * width), buf.state.subarray(0, n * SILERO_STATE_SIZE)));
+      ;({ probs, state } = await this.model.infer(rate, n, buf.input.subarray(0, n * width), buf.state.subarray(0, n * SILERO_STATE_SIZE)))
     } catch (err) {
-      const e = err instanceof Error ? err : new Error(String(err));
-      for (const j of jobs) j.done(e, 0);
-      return;
+      const e = err instanceof Error ? err : new Error(String(err))
+      for (const j of jobs) j.done(e, 0)
+      return
     }
-    this.counters.batches++;
-    this.counters.frames += n;
-    if (n > this.counters.maxBatchSeen) this.counters.maxBatchSeen = n;
+    this.counters.batches++
+    this.counters.frames += n
+    if (n > this.counters.maxBatchSeen) this.counters.maxBatchSeen = n
     for (let i = 0; i < n; i++) {
-      const s = jobs[i]!.state;
+      const s = jobs[i]!.state
       for (let x = 0, a = i * half, b = (n + i) * half; x < half; x++) {
-        s[x] = state[a + x]!;
-        s[half + x] = state[b + x]!;
+        s[x] = state[a + x]!
+        s[half + x] = state[b + x]!
       }
     }
     // A throwing listener must not starve the other streams of their results: deliver all, then rethrow.
-    let failure: unknown;
+    let failure: unknown
     for (let i = 0; i < n; i++) {
       try {
-        jobs[i]!.done(undefined, probs[i]!);
+        jobs[i]!.done(undefined, probs[i]!)
       } catch (err) {
-        failure ??= err;
+        failure ??= err
       }
     }
-    if (failure !== undefined) throw failure;
+    if (failure !== undefined) throw failure
   }
 }
 
-let shared: VadBatcher | undefined;
+let shared: VadBatcher | undefined
 
 /** The process-wide batcher over the shared model. */
 export function sharedVadBatcher(): VadBatcher {
-  shared ??= new VadBatcher();
-  return shared;
+  shared ??= new VadBatcher()
+  return shared
 }

@@ -1,17 +1,17 @@
 /** A speech segment's position: sample offsets (at the input rate) from the start of the stream, and ms. */
 export interface VadSpan {
   /** Start of the first speech frame. */
-  startSample: number;
+  startSample: number
   /** End of the last speech frame (before the redemption frames that ended the segment). */
-  endSample: number;
-  startMs: number;
-  endMs: number;
+  endSample: number
+  startMs: number
+  endMs: number
   /** Start of the segment's audio, including pre-speech pad. */
-  audioStartSample: number;
+  audioStartSample: number
   /** End of the segment's audio, including the redemption frames. */
-  audioEndSample: number;
+  audioEndSample: number
   /** Frames at or above the positive threshold. */
-  speechFrames: number;
+  speechFrames: number
 }
 
 /** Events of one call's VAD, delivered in order through `onEvent`. */
@@ -23,4 +23,4 @@ export type VadEvent =
   | ({ type: 'misfire' } & VadSpan)
   /** Gated audio for STT (only with `gateAudio`): a view valid during the callback only. */
   | { type: 'audio'; samples: Int16Array; startSample: number }
-  | { type: 'error'; error: Error };
+  | { type: 'error'; error: Error }

@@ -1,4 +1,4 @@
-import type { VadOptions } from './vad-options.js';
+import type { VadOptions } from './vad-options.js'
 
 /** Bit flags returned by `VadFrameProcessor.process`. */
 export const VadFrameResult = {
@@ -8,20 +8,20 @@ export const VadFrameResult = {
   SPEECH_REAL_START: 2,
   SPEECH_END: 4,
   MISFIRE: 8,
-} as const;
+} as const
 
 /** A finished (or started) segment, in frame indices. */
 export interface VadSegmentFrames {
   /** First frame whose audio belongs to the segment (speech start minus pre-speech pad). */
-  audioStart: number;
+  audioStart: number
   /** First frame at or above the positive threshold. */
-  firstSpeech: number;
+  firstSpeech: number
   /** Last frame at or above the positive threshold. */
-  lastSpeech: number;
+  lastSpeech: number
   /** Frame on which the segment ended (last frame of its audio). */
-  end: number;
+  end: number
   /** Frames at or above the positive threshold. */
-  speechFrames: number;
+  speechFrames: number
 }
 
 /**
@@ -31,82 +31,90 @@ export interface VadSegmentFrames {
  * starts `preSpeechPadFrames` before the first speech frame but never before the previous segment's end.
  */
 export class VadFrameProcessor {
-  private readonly o: Pick<VadOptions, 'positiveSpeechThreshold' | 'negativeSpeechThreshold' | 'redemptionFrames' | 'minSpeechFrames' | 'preSpeechPadFrames'>;
-  private isSpeaking = false;
-  private redemption = 0;
-  private realStartFired = false;
-  private idleFrom = 0;
+  private readonly o: Pick<
+    VadOptions,
+    'positiveSpeechThreshold' | 'negativeSpeechThreshold' | 'redemptionFrames' | 'minSpeechFrames' | 'preSpeechPadFrames'
+  >
+  private isSpeaking = false
+  private redemption = 0
+  private realStartFired = false
+  private idleFrom = 0
   /** The current segment while speaking; the last ended one after SPEECH_END / MISFIRE. */
-  readonly segment: VadSegmentFrames = { audioStart: 0, firstSpeech: 0, lastSpeech: 0, end: 0, speechFrames: 0 };
+  readonly segment: VadSegmentFrames = { audioStart: 0, firstSpeech: 0, lastSpeech: 0, end: 0, speechFrames: 0 }
 
-  constructor(options: Pick<VadOptions, 'positiveSpeechThreshold' | 'negativeSpeechThreshold' | 'redemptionFrames' | 'minSpeechFrames' | 'preSpeechPadFrames'>) {
-    this.o = { ...options };
+  constructor(
+    options: Pick<
+      VadOptions,
+      'positiveSpeechThreshold' | 'negativeSpeechThreshold' | 'redemptionFrames' | 'minSpeechFrames' | 'preSpeechPadFrames'
+    >,
+  ) {
+    this.o = { ...options }
   }
 
   /** True between SPEECH_START and SPEECH_END / MISFIRE. */
   get speaking(): boolean {
-    return this.isSpeaking;
+    return this.isSpeaking
   }
 
   /** First frame a new segment's audio may include (the frame after the previous segment's end). */
   get floor(): number {
-    return this.idleFrom;
+    return this.idleFrom
   }
 
   /** Whether `probability` counts as a speech frame. */
   isSpeech(probability: number): boolean {
-    return probability >= this.o.positiveSpeechThreshold;
+    return probability >= this.o.positiveSpeechThreshold
   }
 
   /** Feed frame `index` (consecutive from 0) with its probability; returns `VadFrameResult` flags. */
   process(index: number, probability: number): number {
-    const o = this.o;
-    const seg = this.segment;
-    let result: number = VadFrameResult.NONE;
-    const speech = probability >= o.positiveSpeechThreshold;
+    const o = this.o
+    const seg = this.segment
+    let result: number = VadFrameResult.NONE
+    const speech = probability >= o.positiveSpeechThreshold
     if (speech && !this.isSpeaking) {
-      this.isSpeaking = true;
-      this.redemption = 0;
-      this.realStartFired = false;
-      seg.firstSpeech = index;
-      seg.audioStart = Math.max(index - o.preSpeechPadFrames, this.idleFrom);
-      seg.speechFrames = 0;
-      result |= VadFrameResult.SPEECH_START;
+      this.isSpeaking = true
+      this.redemption = 0
+      this.realStartFired = false
+      seg.firstSpeech = index
+      seg.audioStart = Math.max(index - o.preSpeechPadFrames, this.idleFrom)
+      seg.speechFrames = 0
+      result |= VadFrameResult.SPEECH_START
     }
     if (speech) {
-      seg.speechFrames++;
-      seg.lastSpeech = index;
-      this.redemption = 0;
+      seg.speechFrames++
+      seg.lastSpeech = index
+      this.redemption = 0
       if (!this.realStartFired && seg.speechFrames >= o.minSpeechFrames) {
-        this.realStartFired = true;
-        result |= VadFrameResult.SPEECH_REAL_START;
+        this.realStartFired = true
+        result |= VadFrameResult.SPEECH_REAL_START
       }
     } else if (this.isSpeaking && probability < o.negativeSpeechThreshold && ++this.redemption >= o.redemptionFrames) {
-      result |= this.finish(index);
+      result |= this.finish(index)
     }
-    return result;
+    return result
   }
 
   /** End of input (or pause): close an open segment at frame `lastIndex`. Returns SPEECH_END, MISFIRE or NONE. */
   endSegment(lastIndex: number): number {
-    if (!this.isSpeaking) return VadFrameResult.NONE;
-    return this.finish(lastIndex);
+    if (!this.isSpeaking) return VadFrameResult.NONE
+    return this.finish(lastIndex)
   }
 
   /** Forget any open segment. */
   reset(nextIndex = 0): void {
-    this.isSpeaking = false;
-    this.redemption = 0;
-    this.realStartFired = false;
-    this.idleFrom = nextIndex;
+    this.isSpeaking = false
+    this.redemption = 0
+    this.realStartFired = false
+    this.idleFrom = nextIndex
   }
 
   private finish(index: number): number {
-    this.segment.end = index;
-    this.isSpeaking = false;
-    this.redemption = 0;
-    this.realStartFired = false;
-    this.idleFrom = index + 1;
-    return this.segment.speechFrames >= this.o.minSpeechFrames ? VadFrameResult.SPEECH_END : VadFrameResult.MISFIRE;
+    this.segment.end = index
+    this.isSpeaking = false
+    this.redemption = 0
+    this.realStartFired = false
+    this.idleFrom = index + 1
+    return this.segment.speechFrames >= this.o.minSpeechFrames ? VadFrameResult.SPEECH_END : VadFrameResult.MISFIRE
   }
 }

@@ -25,12 +25,7 @@ export async function run(
 }
 
 /** The events alone. */
-export async function events(
-  step: AgentStep,
-  request: AgentRequest,
-  context: AgentContext,
-  signal?: AbortSignal,
-): Promise<AgentEvent[]> {
+export async function events(step: AgentStep, request: AgentRequest, context: AgentContext, signal?: AbortSignal): Promise<AgentEvent[]> {
   return (await run(step, request, context, signal)).map((e) => e.event)
 }
 

@@ -57,7 +57,7 @@ t.test('defaults: the default system prompt, no temperature; a trailing slash in
   t.equal(fake.requests[0]?.path, '/v1/chat/completions')
   t.equal(fake.requests[0]?.json.model, 'gpt-4o-mini')
   t.equal(fake.requests[0]?.json.messages[0].role, 'system')
-  t.notOk('temperature' in fake.requests[0]?.json)
+  t.notOk('temperature' in (fake.requests[0]?.json ?? {}))
 })
 
 t.test('streamed deltas become whole-word tts events, [DONE] ends the turn', async (t) => {
@@ -74,7 +74,9 @@ t.test('streamed deltas become whole-word tts events, [DONE] ends the turn', asy
     { type: 'end' },
   ])
   t.equal(
-    replyOf(got).flatMap((e) => (e.type === 'tts' ? [e.text] : [])).join(''),
+    replyOf(got)
+      .flatMap((e) => (e.type === 'tts' ? [e.text] : []))
+      .join(''),
     'Hello from the fake model.',
   )
 })
@@ -97,10 +99,7 @@ t.test('a wrong key -> llm_http_error 401 without echoing the key', async (t) =>
     apiKey: 'sk-wrong-key',
   })
   const got = await events(step, MESSAGE, context())
-  t.same(got, [
-    { type: 'sent' },
-    { type: 'error', code: 'llm_http_error', message: 'LLM endpoint replied HTTP 401 (invalid_api_key)' },
-  ])
+  t.same(got, [{ type: 'sent' }, { type: 'error', code: 'llm_http_error', message: 'LLM endpoint replied HTTP 401 (invalid_api_key)' }])
   t.notMatch(JSON.stringify(got), /sk-|wrong/)
 })
 
@@ -112,11 +111,7 @@ t.test('stream problems -> llm_bad_stream; a finish_reason without [DONE] still 
     { type: 'error', code: 'llm_bad_stream', message: /before \[DONE\]/ },
   ])
   fake.script = () => ({ deltas: ['All ', 'done'], omitDone: true })
-  t.same(replyOf(await events(step, MESSAGE, context())), [
-    { type: 'tts', text: 'All ' },
-    { type: 'tts', text: 'done' },
-    { type: 'end' },
-  ])
+  t.same(replyOf(await events(step, MESSAGE, context())), [{ type: 'tts', text: 'All ' }, { type: 'tts', text: 'done' }, { type: 'end' }])
   fake.script = () => ({ deltas: [], raw: 'data: {not json}\n\n' })
   t.match(replyOf(await events(step, MESSAGE, context())), [{ type: 'error', code: 'llm_bad_stream' }])
   fake.script = () => ({ deltas: [], raw: 'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n' })

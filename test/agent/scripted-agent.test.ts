@@ -14,10 +14,7 @@ const step = new ScriptedAgentStep(agentLlmOptionsSchema.parse({ welcome_message
 const say = (text: string) => events(step, { kind: 'message', turnId: 't1', text }, context())
 
 t.test('welcome speaks welcome_message; an empty one just ends', async (t) => {
-  t.same(await events(step, { kind: 'welcome', turnId: 'w' }, context()), [
-    { type: 'tts', text: 'Welcome to the demo!' },
-    { type: 'end' },
-  ])
+  t.same(await events(step, { kind: 'welcome', turnId: 'w' }, context()), [{ type: 'tts', text: 'Welcome to the demo!' }, { type: 'end' }])
   const quiet = new ScriptedAgentStep(agentLlmOptionsSchema.parse({ welcome_message: '' }))
   t.same(await events(quiet, { kind: 'welcome', turnId: 'w' }, context()), [{ type: 'end' }])
   t.same([...step.handles].sort(), ['message', 'welcome'])

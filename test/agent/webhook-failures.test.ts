@@ -72,7 +72,7 @@ t.test('abort before any byte, before starting, and by breaking out of the loop'
 
 t.test('non-2xx replies -> agent_http_error with the status and a bounded body excerpt', async (t) => {
   const { step, script } = await webhookHarness(t)
-  script({ kind: 'status', status: 500, body: 'Internal\nerror: ' + 'x'.repeat(5000) })
+  script({ kind: 'status', status: 500, body: `Internal\nerror: ${'x'.repeat(5000)}` })
   const [error] = replyOf(await events(step, MESSAGE, context()))
   t.match(error, { type: 'error', code: 'agent_http_error', message: /^backend replied HTTP 500: Internal error: x+…$/ })
   t.ok(error?.type === 'error' && error.message.length < 260, 'message is bounded')
@@ -91,7 +91,7 @@ t.test('size limits: one event and the whole reply', async (t) => {
     { type: 'error', code: 'agent_reply_too_large', message: /65536 characters/ },
   ])
 
-  script({ kind: 'sse', splitEvery: 1000, steps: [{ raw: 'data: ' + 'z'.repeat(80 * 1024) }] })
+  script({ kind: 'sse', splitEvery: 1000, steps: [{ raw: `data: ${'z'.repeat(80 * 1024)}` }] })
   t.match(replyOf(await events(step, MESSAGE, context())), [{ type: 'error', code: 'agent_reply_too_large' }], 'unterminated line')
 
   const small = await webhookHarness(t, {}, { limits: { maxReplyBytes: 4096 } })

@@ -15,7 +15,7 @@ t.test('message request: path, headers, independent signature check, body, reply
   t.equal(req.method, 'POST')
   t.equal(req.path, '/api/agent')
   t.equal(req.headers['content-type'], 'application/json')
-  t.equal(req.headers['accept'], 'text/event-stream')
+  t.equal(req.headers.accept, 'text/event-stream')
   t.equal(req.headers['user-agent'], 'voxgate-webhooks/1')
   t.equal(req.headers['x-api-token'], 'tok_123')
   t.equal(req.headers['x-tenant'], 'acme')
@@ -31,7 +31,10 @@ t.test('message request: path, headers, independent signature check, body, reply
     from_phone_number: '+15550001111',
     to_phone_number: '+15550002222',
   })
-  t.equal(Object.keys(JSON.parse(req.raw)).join(','), 'type,session_id,conversation_id,turn_id,custom_metadata,text,from_phone_number,to_phone_number')
+  t.equal(
+    Object.keys(JSON.parse(req.raw)).join(','),
+    'type,session_id,conversation_id,turn_id,custom_metadata,text,from_phone_number,to_phone_number',
+  )
   t.equal(await req.closed, 'finished')
 })
 
@@ -48,7 +51,7 @@ t.test('welcome and data requests: types and bodies; optional fields left out', 
   await events(step, { kind: 'data', turnId: 'd1', data: { button: 'yes' } }, context())
   const req = await backend.request(1)
   t.same(JSON.parse(req.raw), { type: 'data', session_id: 'sess_1', conversation_id: 'conv_1', turn_id: 'd1', data: { button: 'yes' } })
-  t.equal(req.headers['accept'], 'application/json')
+  t.equal(req.headers.accept, 'application/json')
   t.ok(req.signatureValid)
 })
 

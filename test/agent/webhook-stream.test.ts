@@ -43,11 +43,7 @@ t.test('streaming: the first text is yielded before the backend sends the rest',
   const secondWrite = req.writes[1] as number
   t.ok((first?.at ?? Infinity) < secondWrite, 'first tts arrived before the second event was written')
   t.ok((first?.at ?? Infinity) - start < 700, 'first tts arrived well before the 1000 ms pause ended')
-  t.same(replyOf(got.map((e) => e.event)), [
-    { type: 'tts', text: 'First part. ' },
-    { type: 'tts', text: 'Second part.' },
-    { type: 'end' },
-  ])
+  t.same(replyOf(got.map((e) => e.event)), [{ type: 'tts', text: 'First part. ' }, { type: 'tts', text: 'Second part.' }, { type: 'end' }])
   const kinds = got.map((e) => e.event.type)
   t.same(kinds.slice(0, 2), ['sent', 'first_byte'])
 })

@@ -76,7 +76,11 @@ t.test('organization validation errors are 400 with the field named', async (t) 
     t.equal(r.status, 400, JSON.stringify(body))
     t.match(r.body.error, re)
   }
-  const badJson = await gw.request('POST', '/admin/v1/organizations', { admin: true, rawBody: '{"name":', headers: { 'content-type': 'application/json' } })
+  const badJson = await gw.request('POST', '/admin/v1/organizations', {
+    admin: true,
+    rawBody: '{"name":',
+    headers: { 'content-type': 'application/json' },
+  })
   t.equal(badJson.status, 400)
   t.equal(badJson.body.error, 'request body is not valid JSON')
   const notFound = await gw.request('PATCH', '/admin/v1/organizations/org_nope', { admin: true, body: { name: 'x' } })
@@ -106,7 +110,11 @@ t.test('carrier credentials: stored, never returned, validated', async (t) => {
   const g = await gw.request('GET', `/admin/v1/organizations/${gw.orgId}`, { admin: true })
   t.equal(g.body.carrier_configured, true)
   t.notMatch(g.text, secret)
-  const row = await gw.store.db.selectFrom('organizations').select(['carrier_auth_token', 'carrier_account_sid']).where('id', '=', gw.orgId).executeTakeFirstOrThrow()
+  const row = await gw.store.db
+    .selectFrom('organizations')
+    .select(['carrier_auth_token', 'carrier_account_sid'])
+    .where('id', '=', gw.orgId)
+    .executeTakeFirstOrThrow()
   t.equal(row.carrier_account_sid, 'AC123')
   t.equal(row.carrier_auth_token, secret)
   const bad = await gw.request('PUT', `/admin/v1/organizations/${gw.orgId}/carrier`, { admin: true, body: { account_sid: 'AC1' } })

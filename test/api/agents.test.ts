@@ -190,7 +190,10 @@ t.test('generic HTTP errors: unknown route 404, wrong method 405, oversized 413,
   const m = await gw.request('DELETE', '/v1/agents')
   t.equal(m.status, 405)
   t.type(m.body.error, 'string')
-  const big = await gw.request('POST', '/v1/agents', { rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } })
+  const big = await gw.request('POST', '/v1/agents', {
+    rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }),
+    headers: { 'content-type': 'application/json' },
+  })
   t.equal(big.status, 413)
   t.equal(big.body.error, 'request body too large')
   const xml = await gw.request('POST', '/v1/agents', { rawBody: '<a/>', headers: { 'content-type': 'text/xml' } })

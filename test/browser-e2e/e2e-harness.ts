@@ -108,10 +108,7 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
     if (req.json?.type !== 'message') return { kind: 'sse', steps: [{ data: { type: 'response.end', turn_id: turnId } }] }
     return {
       kind: 'sse',
-      steps: [
-        { data: { type: 'response.tts', content: REPLY, turn_id: turnId } },
-        { data: { type: 'response.end', turn_id: turnId } },
-      ],
+      steps: [{ data: { type: 'response.tts', content: REPLY, turn_id: turnId } }, { data: { type: 'response.end', turn_id: turnId } }],
     }
   }
   const updated = await gw.request('POST', `/v1/agents/${created.id}`, { body: { webhook_url: backend.url } })

@@ -33,7 +33,11 @@ if (skip !== undefined) {
     t.equal(types.slice(0, start).filter((x) => x === 'client.audio').length, 0, 'no audio before the press')
     t.ok(types.slice(start, end).filter((x) => x === 'client.audio').length >= 30, 'about 10 chunks a second while held')
     t.ok((e2e.stt.connections[0]?.audio.length ?? 0) > micBytesBefore, 'speech recognition got the held audio')
-    await page.waitForFunction((reply) => globalThis.voxgateDemo.transcript.some((l) => l.role === 'assistant' && l.text === reply), REPLY, { timeout: 20_000 })
+    await page.waitForFunction(
+      (reply) => globalThis.voxgateDemo.transcript.some((l) => l.role === 'assistant' && l.text === reply),
+      REPLY,
+      { timeout: 20_000 },
+    )
     await page.waitForFunction(() => globalThis.voxgateDemo.audioPlayedMs > 500, undefined, { timeout: 20_000 })
     t.equal(await page.evaluate(() => globalThis.voxgateDemo.lastError), null)
     await page.context().close()

@@ -23,11 +23,18 @@ if (skip !== undefined) {
     t.equal(message.json.conversation_id, conversationId)
     t.match(message.json.turn_id, /\S/)
     // The transcript shows both sides; the reply is actually played by Web Audio.
-    await page.waitForFunction((reply) => globalThis.voxgateDemo.transcript.some((l) => l.role === 'assistant' && l.text === reply && l.final), REPLY, { timeout: 20_000 })
+    await page.waitForFunction(
+      (reply) => globalThis.voxgateDemo.transcript.some((l) => l.role === 'assistant' && l.text === reply && l.final),
+      REPLY,
+      { timeout: 20_000 },
+    )
     await page.waitForFunction(() => globalThis.voxgateDemo.audioPlayedMs > 500, undefined, { timeout: 20_000 })
     t.ok((await page.evaluate(() => globalThis.voxgateDemo.audioPlayedMs)) > 500, 'the page played the reply')
     const state = await page.evaluate(() => globalThis.voxgateDemo)
-    t.ok(state.transcript.some((l) => l.role === 'user' && l.text === HEARD), 'user transcript shown')
+    t.ok(
+      state.transcript.some((l) => l.role === 'user' && l.text === HEARD),
+      'user transcript shown',
+    )
     t.equal(state.lastError, null)
     t.ok(e2e.stt.connections.length >= 1 && e2e.stt.connections[0]!.audio.length > 8000, 'microphone audio reached speech recognition')
     await page.screenshot({ path: process.env.VOXGATE_DEMO_SCREENSHOT ?? '/tmp/voxgate-demo.png', fullPage: true })

@@ -3,7 +3,12 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import WebSocket, { WebSocketServer } from 'ws'
 import { silentLogger } from '../../gateway/log.js'
-import { BrowserTransport, DEFAULT_BROWSER_LIMITS, type BrowserSessionPort, type BrowserTransportLimits } from '../../gateway/browser/browser-transport.js'
+import {
+  BrowserTransport,
+  DEFAULT_BROWSER_LIMITS,
+  type BrowserSessionPort,
+  type BrowserTransportLimits,
+} from '../../gateway/browser/browser-transport.js'
 import { MAX_BROWSER_FRAME_BYTES } from '../../gateway/browser/browser-upgrade.js'
 import type { EndReason } from '../../gateway/sessions/call-session.js'
 import type { PipelineInput } from '../../pipeline/session/pipeline-io.js'
@@ -61,7 +66,10 @@ interface Rig {
   closed: Promise<{ code: number; reason: string }>
 }
 
-async function rig(t: { teardown(fn: () => unknown): void }, opts: { limits?: Partial<BrowserTransportLimits>; before?: (tr: BrowserTransport) => void } = {}): Promise<Rig> {
+async function rig(
+  t: { teardown(fn: () => unknown): void },
+  opts: { limits?: Partial<BrowserTransportLimits>; before?: (tr: BrowserTransport) => void } = {},
+): Promise<Rig> {
   const clock = { now: 1_000_000 }
   const transport = new BrowserTransport(silentLogger(), { ...DEFAULT_BROWSER_LIMITS, ...opts.limits }, () => clock.now)
   const session = new FakeSession(() => transport)
@@ -80,7 +88,9 @@ async function rig(t: { teardown(fn: () => unknown): void }, opts: { limits?: Pa
     received.push(JSON.parse(d.toString()))
     for (const w of waiters.splice(0)) w()
   })
-  const closed = new Promise<{ code: number; reason: string }>((r) => client.once('close', (code, reason) => r({ code, reason: reason.toString() })))
+  const closed = new Promise<{ code: number; reason: string }>((r) =>
+    client.once('close', (code, reason) => r({ code, reason: reason.toString() })),
+  )
   await new Promise((r) => client.once('open', r))
   t.teardown(async () => {
     client.terminate()
@@ -102,7 +112,10 @@ async function rig(t: { teardown(fn: () => unknown): void }, opts: { limits?: Pa
       const marker = `m${Math.random()}`
       client.send(JSON.stringify({ type: 'client.response.data', data: marker }))
       while (!session.input.calls.some(([m, v]) => m === 'userData' && v === marker)) await new Promise((r) => setTimeout(r, 5))
-      session.input.calls.splice(session.input.calls.findIndex(([m, v]) => m === 'userData' && v === marker), 1)
+      session.input.calls.splice(
+        session.input.calls.findIndex(([m, v]) => m === 'userData' && v === marker),
+        1,
+      )
     },
     closed,
   }
@@ -182,7 +195,10 @@ t.test('audio faster than real time: 2 s burst, then dropped with one notice, th
   await r.settle()
   t.equal(r.session.input.calls.length, 20, '2 s accepted at once')
   const notices = await r.messages(1)
-  t.same(notices.map((m) => m.code), ['audio_throttled'])
+  t.same(
+    notices.map((m) => m.code),
+    ['audio_throttled'],
+  )
   // Real time again: 100 ms of clock per 100 ms chunk is accepted.
   for (let i = 0; i < 10; i++) {
     r.clock.now += 100
@@ -199,7 +215,10 @@ t.test('audio faster than real time: 2 s burst, then dropped with one notice, th
   r.clock.now += 5_000
   for (let i = 0; i < 25; i++) r.client.send(chunk)
   await r.messages(2)
-  t.same(r.received.map((m) => m.code), ['audio_throttled', 'audio_throttled'])
+  t.same(
+    r.received.map((m) => m.code),
+    ['audio_throttled', 'audio_throttled'],
+  )
   t.equal(r.session.input.calls.length, 50)
 })
 
@@ -215,8 +234,15 @@ t.test('non-audio messages are rate limited and error replies are bounded', asyn
   const r = await rig(t, { limits: { messageBurst: 5, messagesPerSecond: 1, errorBurst: 3, errorsPerSecond: 0.001 } })
   for (let i = 0; i < 10; i++) r.client.send(JSON.stringify({ type: 'client.response.text', content: `t${i}` }))
   await new Promise((res) => setTimeout(res, 100))
-  t.same(r.session.input.calls.map(([, v]) => v), ['t0', 't1', 't2', 't3', 't4'])
-  t.same(r.received.map((m) => m.code), ['rate_limited', 'rate_limited', 'rate_limited'], 'at most errorBurst errors')
+  t.same(
+    r.session.input.calls.map(([, v]) => v),
+    ['t0', 't1', 't2', 't3', 't4'],
+  )
+  t.same(
+    r.received.map((m) => m.code),
+    ['rate_limited', 'rate_limited', 'rate_limited'],
+    'at most errorBurst errors',
+  )
   for (let i = 0; i < 50; i++) r.client.send('garbage')
   await new Promise((res) => setTimeout(res, 100))
   t.equal(r.received.length, 3, 'a flood of bad frames gets silence, not an echo')
@@ -231,7 +257,10 @@ t.test('events delivered before the socket attaches are sent first, in order', a
     },
   })
   const got = await r.messages(3)
-  t.same(got.map((m) => m.type), ['turn.start', 'response.audio', 'response.text'])
+  t.same(
+    got.map((m) => m.type),
+    ['turn.start', 'response.audio', 'response.text'],
+  )
   t.equal(Buffer.from(got[1].content, 'base64').length, 320)
 })
 
@@ -247,7 +276,14 @@ t.test('clear_playback before attach drops queued audio only; nothing on the wir
   r.transport.deliver({ type: 'clear_playback', turnId: 'a1' })
   r.transport.deliver({ type: 'response.end', turnId: 'a1' })
   const got = await r.messages(3)
-  t.same(got.map((m) => [m.type, m.role]), [['turn.start', 'assistant'], ['turn.start', 'user'], ['response.end', undefined]])
+  t.same(
+    got.map((m) => [m.type, m.role]),
+    [
+      ['turn.start', 'assistant'],
+      ['turn.start', 'user'],
+      ['response.end', undefined],
+    ],
+  )
 })
 
 t.test('hangup ends the session; the socket closes after what was sent', async (t) => {
@@ -258,7 +294,10 @@ t.test('hangup ends the session; the socket closes after what was sent', async (
   const c = await r.closed
   t.same(c, { code: 1000, reason: 'hangup' })
   t.same(r.session.ends, ['hangup'])
-  t.same(r.received.map((m) => m.type), ['response.text', 'response.audio'])
+  t.same(
+    r.received.map((m) => m.type),
+    ['response.text', 'response.audio'],
+  )
   r.transport.deliver({ type: 'assistant.text', turnId: 'a1', content: 'ignored' })
   r.transport.close('hangup')
 })

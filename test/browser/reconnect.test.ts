@@ -22,7 +22,8 @@ async function client(key: string) {
   ws.on('message', (d) => {
     const m = JSON.parse(d.toString())
     messages.push(m)
-    if (m.type === 'turn.end' && m.role === 'assistant') ws.send(JSON.stringify({ type: 'trigger.response.audio.replay_finished', reason: 'completed', turn_id: m.turn_id }))
+    if (m.type === 'turn.end' && m.role === 'assistant')
+      ws.send(JSON.stringify({ type: 'trigger.response.audio.replay_finished', reason: 'completed', turn_id: m.turn_id }))
   })
   await new Promise((resolve, reject) => {
     ws.once('open', resolve)
@@ -52,7 +53,11 @@ t.test('drop, re-authorize with conversation_id, continue with history', async (
   // The turn is stored once the reply was heard; give the write a moment, then drop without a close frame.
   const deadline = Date.now() + 5_000
   while (Date.now() < deadline) {
-    const rows = await gw.store.db.selectFrom('transcript_entries').selectAll().where('conversation_id', '=', auth1.body.conversation_id).execute()
+    const rows = await gw.store.db
+      .selectFrom('transcript_entries')
+      .selectAll()
+      .where('conversation_id', '=', auth1.body.conversation_id)
+      .execute()
     if (rows.some((r) => r.user_message === 'my name is Ada')) break
     await new Promise((r) => setTimeout(r, 50))
   }
@@ -73,8 +78,15 @@ t.test('drop, re-authorize with conversation_id, continue with history', async (
   const users = last.filter((m) => m.role === 'user').map((m) => m.content)
   t.ok(users.includes('my name is Ada'), 'the earlier session is in the history')
   t.equal(users.at(-1), 'what is my name')
-  t.ok(last.some((m) => m.role === 'assistant'), 'assistant replies too')
-  const sessions = await gw.store.db.selectFrom('sessions').select(['id', 'conversation_id', 'ended_at']).where('conversation_id', '=', auth1.body.conversation_id).execute()
+  t.ok(
+    last.some((m) => m.role === 'assistant'),
+    'assistant replies too',
+  )
+  const sessions = await gw.store.db
+    .selectFrom('sessions')
+    .select(['id', 'conversation_id', 'ended_at'])
+    .where('conversation_id', '=', auth1.body.conversation_id)
+    .execute()
   t.equal(sessions.length, 2, 'two sessions, one conversation')
   const c = closed(c2.ws)
   c2.ws.close()

@@ -71,7 +71,10 @@ export async function newTenant(
   const agent = await c.gw.request('POST', '/v1/agents', { key: apiKey, body: opts.template ? { template_id: opts.template } : {} })
   if (agent.status !== 201) throw new Error(agent.text)
   if (opts.config) {
-    const r = await c.gw.request('POST', `/v1/agents/${agent.body.id}`, { key: apiKey, body: { config: opts.config(structuredClone(agent.body.config)) } })
+    const r = await c.gw.request('POST', `/v1/agents/${agent.body.id}`, {
+      key: apiKey,
+      body: { config: opts.config(structuredClone(agent.body.config)) },
+    })
     if (r.status !== 200) throw new Error(r.text)
   }
   const number = newNumber()

@@ -8,7 +8,7 @@ import type { EndReason } from '../../gateway/sessions/call-session.js'
 import type { PipelineInput } from '../../pipeline/session/pipeline-io.js'
 import { silentLogger } from '../../gateway/log.js'
 
-const SID = 'MZ' + 'a'.repeat(32)
+const SID = `MZ${'a'.repeat(32)}`
 
 class FakeSession implements MediaStreamSession {
   readonly id = 'sess_test'
@@ -58,7 +58,13 @@ async function pair(t: Test, opts: { maxBufferedBytes?: number } = {}) {
       event: 'start',
       sequenceNumber: '1',
       streamSid: SID,
-      start: { streamSid: SID, accountSid: 'AC1', callSid: 'CA1', tracks: ['inbound'], mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } },
+      start: {
+        streamSid: SID,
+        accountSid: 'AC1',
+        callSid: 'CA1',
+        tracks: ['inbound'],
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      },
     })
   const until = async (pred: () => boolean) => {
     for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 5))
@@ -86,7 +92,14 @@ t.test('inbound frames become pipeline input; junk is ignored and the call goes 
   p.send(media(Buffer.alloc(160, 2)))
   p.send({ event: 'dtmf', streamSid: SID, sequenceNumber: '3', dtmf: { track: 'inbound_track', digit: '5' } })
   await p.until(() => p.session.calls.length >= 2)
-  t.same(p.session.calls, [['pushAudio', 160], ['dtmf', '5']], 'media before start, binary, bad JSON, unknown events and other streams ignored')
+  t.same(
+    p.session.calls,
+    [
+      ['pushAudio', 160],
+      ['dtmf', '5'],
+    ],
+    'media before start, binary, bad JSON, unknown events and other streams ignored',
+  )
   t.equal(p.transport.streamSid, SID)
   p.send({ event: 'stop', sequenceNumber: '4', streamSid: SID, stop: { accountSid: 'AC1', callSid: 'CA1' } })
   await once(p.phone, 'close')
@@ -122,7 +135,10 @@ t.test('clear_playback sends clear; marks it released do not count as heard', as
   p.transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 7, audio: Buffer.alloc(160, 7), durationMs: 20 })
   p.transport.deliver({ type: 'clear_playback', turnId: 'a1' })
   await p.until(() => p.received.length >= 3)
-  t.same(p.received.map((m) => m.event), ['media', 'mark', 'clear'])
+  t.same(
+    p.received.map((m) => m.event),
+    ['media', 'mark', 'clear'],
+  )
   // The carrier echoes pending marks right after a clear.
   p.send({ event: 'mark', streamSid: SID, sequenceNumber: '5', mark: { name: '7' } })
   p.transport.deliver({ type: 'audio', turnId: 'a2', chunkId: 8, audio: Buffer.alloc(160, 7), durationMs: 20 })
@@ -146,7 +162,10 @@ t.test('a backed-up socket drops audio but keeps the marks flowing', async (t) =
   p.start()
   p.transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 3, audio: Buffer.alloc(160, 7), durationMs: 20 })
   await p.until(() => p.received.length >= 1)
-  t.same(p.received.map((m) => m.event), ['mark'])
+  t.same(
+    p.received.map((m) => m.event),
+    ['mark'],
+  )
   t.equal(p.transport.droppedBytes, 160)
 })
 

@@ -66,7 +66,10 @@ t.test('an outbound call is placed, answered and connected; hanging up completes
     return s?.status === 'ended' && s.call_status === 'completed' ? s : undefined
   })
   t.equal(ended.end_reason, 'caller_hangup')
-  t.ok(call.callbacks.every((cb) => cb.reply === 204), 'every status callback accepted')
+  t.ok(
+    call.callbacks.every((cb) => cb.reply === 204),
+    'every status callback accepted',
+  )
   t.same(phone.call.errors, [])
 })
 
@@ -126,7 +129,10 @@ t.test('429: a ringing call holds its slot; a call that is not answered frees it
   t.match(row, { status: 'ended', end_reason: 'call_no_answer', call_status: 'no-answer', lease_expires_at: null, started_at: null })
   const end = await receiver.waitFor((r) => r.json?.type === 'session.end' && r.json.session_id === first.body.session_id)
   t.match(end.json, { call_status: 'no-answer', end_reason: 'call_no_answer', duration: null, transcript: [] })
-  t.notOk(receiver.requests.some((r) => r.json?.type === 'session.start' && r.json.session_id === first.body.session_id), 'no session.start')
+  t.notOk(
+    receiver.requests.some((r) => r.json?.type === 'session.start' && r.json.session_id === first.body.session_id),
+    'no session.start',
+  )
   const third = await initiate(tenant, body)
   t.equal(third.status, 200, 'the slot is free again')
 })
@@ -181,7 +187,12 @@ t.test('status callbacks are signed', async (t) => {
   const forged = await postSignedForm({ postTo: c.rewrite(c.statusUrl), signedUrl: c.statusUrl, form, authToken: 'forged' })
   t.equal(forged.status, 403)
   t.match(await sessionOfCall(c, r.body.call_sid), { status: 'authorized', call_status: 'queued' })
-  const bad = await postSignedForm({ postTo: c.rewrite(c.statusUrl), signedUrl: c.statusUrl, form: { CallSid: 'CAx' }, authToken: api.authToken })
+  const bad = await postSignedForm({
+    postTo: c.rewrite(c.statusUrl),
+    signedUrl: c.statusUrl,
+    form: { CallSid: 'CAx' },
+    authToken: api.authToken,
+  })
   t.equal(bad.status, 400)
   // Out of order: a late ringing does not move an answered call back.
   const post = (CallStatus: string) =>
@@ -193,7 +204,7 @@ t.test('status callbacks are signed', async (t) => {
 
 t.test('an unknown answered outbound call is refused politely', async (t) => {
   const tenant = await newTenant(c, { carrier: { authToken: 'tok-unknown' } })
-  const form = { CallSid: 'CA' + 'f'.repeat(32), From: tenant.number, To: CALLEE, Direction: 'outbound-api', CallStatus: 'in-progress' }
+  const form = { CallSid: `CA${'f'.repeat(32)}`, From: tenant.number, To: CALLEE, Direction: 'outbound-api', CallStatus: 'in-progress' }
   const res = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: 'tok-unknown' })
   t.equal(res.status, 200)
   t.match(res.body, /<Say>This call can no longer be connected. Goodbye.<\/Say><Hangup\/>/)

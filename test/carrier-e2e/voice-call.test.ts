@@ -5,7 +5,6 @@ import { startFakeBackend, type BackendReply } from '../fakes/backend/fake-backe
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { loadFixture } from '../fixtures/audio/signals.js'
 import { callTenant, eventually, newTenant, sessionOfCall, startCarrierGateway } from './carrier-setup.js'
-import type { SimulatedCall } from '../fakes/carrier/phone-simulator.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 
 // Speech vendors and the customer backend are local fakes speaking their real protocols.
@@ -53,7 +52,10 @@ t.teardown(() => backend.close())
 function sse(turnId: string, ...texts: string[]): BackendReply {
   return {
     kind: 'sse',
-    steps: [...texts.map((content) => ({ data: { type: 'response.tts', content, turn_id: turnId } })), { data: { type: 'response.end', turn_id: turnId } }],
+    steps: [
+      ...texts.map((content) => ({ data: { type: 'response.tts', content, turn_id: turnId } })),
+      { data: { type: 'response.end', turn_id: turnId } },
+    ],
   }
 }
 
@@ -77,7 +79,8 @@ async function connect(callSid: string, playbackSpeed = 1, say: string[] = []) {
 
 t.test("an inbound call's words reach the backend and the reply comes back as audio", async (t) => {
   const callSid = newCallSid()
-  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello, how can I help?' : 'Your invoice is on its way.')
+  backend.reply = (req) =>
+    sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello, how can I help?' : 'Your invoice is on its way.')
   const { call, waitRequest } = await connect(callSid, 1, ['please send me the invoice'])
   const welcome = await waitRequest((j) => j.type === 'session.start')
   t.match(welcome.json, { from_phone_number: '+442071838750', to_phone_number: tenant.number })
@@ -144,33 +147,29 @@ t.test('response.hangup: the farewell plays, then the gateway ends the call', as
 
 const REPLY = 'Here is a very long answer that the caller will not wait to hear in full. '.repeat(3)
 
-t.test(
-  'a caller hanging up mid-reply ends the session with its transcript saved',
-  async (t) => {
-    const callSid = newCallSid()
-    backend.reply = (req) =>
-      sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hi.' : REPLY)
-    const { call, waitRequest } = await connect(callSid, 1, ['tell me everything'])
-    await waitRequest((j) => j.type === 'session.start')
-    await eventually(async () => (call.marks.length > 0 && call.earpiece.pendingMarks().length === 0 ? true : undefined), 10_000)
-    const heard = call.receivedAudio().length
-    // The phone keeps sending silence after the words (silenceWhenIdle).
-    void call.sendAudio(speech('two-phrases.wav', 0))
-    await waitRequest((j) => j.type === 'message' && j.text === 'tell me everything')
-    await eventually(async () => (call.receivedAudio().length > heard + 1600 ? true : undefined), 10_000)
-    await call.hangup()
-    // The fake speaks 20 ms per character: the whole reply is ~4.4 s (35,000 bytes of mu-law).
-    t.ok(call.playedAudio().length - heard < 30_000, 'hung up before the reply had played')
-    const row = await eventually(async () => {
-      const s = await sessionOfCall(c, callSid)
-      return s?.status === 'ended' ? s : undefined
-    })
-    t.equal(row.end_reason, 'caller_hangup')
-    const details = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })
-    const users = details.body.transcript.map((x: { user_message: string | null }) => x.user_message)
-    t.ok(users.includes('tell me everything'), 'the user turn is saved', { transcript: details.body.transcript })
-    const entry = details.body.transcript.find((x: { user_message: string | null }) => x.user_message === 'tell me everything')
-    const said: string = entry?.assistant_message ?? ''
-    t.ok(REPLY.trim().startsWith(said) && said.length < REPLY.trim().length, `only the part heard is kept: ${JSON.stringify(said)}`)
-  },
-)
+t.test('a caller hanging up mid-reply ends the session with its transcript saved', async (t) => {
+  const callSid = newCallSid()
+  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hi.' : REPLY)
+  const { call, waitRequest } = await connect(callSid, 1, ['tell me everything'])
+  await waitRequest((j) => j.type === 'session.start')
+  await eventually(async () => (call.marks.length > 0 && call.earpiece.pendingMarks().length === 0 ? true : undefined), 10_000)
+  const heard = call.receivedAudio().length
+  // The phone keeps sending silence after the words (silenceWhenIdle).
+  void call.sendAudio(speech('two-phrases.wav', 0))
+  await waitRequest((j) => j.type === 'message' && j.text === 'tell me everything')
+  await eventually(async () => (call.receivedAudio().length > heard + 1600 ? true : undefined), 10_000)
+  await call.hangup()
+  // The fake speaks 20 ms per character: the whole reply is ~4.4 s (35,000 bytes of mu-law).
+  t.ok(call.playedAudio().length - heard < 30_000, 'hung up before the reply had played')
+  const row = await eventually(async () => {
+    const s = await sessionOfCall(c, callSid)
+    return s?.status === 'ended' ? s : undefined
+  })
+  t.equal(row.end_reason, 'caller_hangup')
+  const details = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })
+  const users = details.body.transcript.map((x: { user_message: string | null }) => x.user_message)
+  t.ok(users.includes('tell me everything'), 'the user turn is saved', { transcript: details.body.transcript })
+  const entry = details.body.transcript.find((x: { user_message: string | null }) => x.user_message === 'tell me everything')
+  const said: string = entry?.assistant_message ?? ''
+  t.ok(REPLY.trim().startsWith(said) && said.length < REPLY.trim().length, `only the part heard is kept: ${JSON.stringify(said)}`)
+})

@@ -48,14 +48,25 @@ t.test('content type, no caching, and a new stream URL per request', async (t) =
   const tenant = await newTenant(c, { carrier: { authToken: TOKEN } })
   const urls: string[] = []
   for (let i = 0; i < 2; i++) {
-    const form = { CallSid: newCallSid(), AccountSid: 'AC1', From: '+442071838750', To: tenant.number, Direction: 'inbound', CallStatus: 'ringing' }
+    const form = {
+      CallSid: newCallSid(),
+      AccountSid: 'AC1',
+      From: '+442071838750',
+      To: tenant.number,
+      Direction: 'inbound',
+      CallStatus: 'ringing',
+    }
     const res = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: TOKEN })
     t.equal(res.status, 200)
     t.match(res.contentType, /^text\/xml/)
     urls.push(/url="([^"]+)"/.exec(res.body)?.[1] ?? '')
   }
   t.not(urls[0], urls[1])
-  const res = await fetch(c.rewrite(c.hookUrl), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' })
+  const res = await fetch(c.rewrite(c.hookUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: '',
+  })
   t.equal(res.status, 200, 'an empty hook is a refusal, not an error')
 })
 
@@ -154,7 +165,14 @@ t.test('refusals speak and hang up', async (t) => {
 
 t.test('a repeated hook for one call keeps one session; only the newest key opens the stream', async (t) => {
   const tenant = await newTenant(c, { limit: 1, carrier: { authToken: TOKEN } })
-  const form = { CallSid: newCallSid(), AccountSid: 'AC1', From: '+442071838750', To: tenant.number, Direction: 'inbound', CallStatus: 'ringing' }
+  const form = {
+    CallSid: newCallSid(),
+    AccountSid: 'AC1',
+    From: '+442071838750',
+    To: tenant.number,
+    Direction: 'inbound',
+    CallStatus: 'ringing',
+  }
   const a = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: TOKEN })
   const b = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: TOKEN })
   t.match(b.body, /<Connect>/, 'the repeat is not refused by the limit of 1')

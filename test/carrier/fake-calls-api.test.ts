@@ -91,7 +91,10 @@ t.test('answered call: signed callbacks, voice hook, media stream, completed', a
     gw.statuses.map((s) => s.update.status),
     ['initiated', 'ringing', 'in-progress', 'completed'],
   )
-  t.same(gw.statuses.map((s) => s.stored), ['initiated', 'ringing', 'in-progress', 'completed'])
+  t.same(
+    gw.statuses.map((s) => s.stored),
+    ['initiated', 'ringing', 'in-progress', 'completed'],
+  )
   const final = gw.statuses.at(-1)?.update
   t.match(final, { callSid: created.sid, direction: 'outbound-api', from: '+15550001111', to: '+15550002222' })
   t.equal(typeof final?.callDurationSec, 'number')
@@ -112,7 +115,10 @@ t.test('busy, no-answer and failed end without a voice hook', async (t) => {
     const created = await place()
     t.equal(await api.calls.get(created.sid)?.done, kind)
     const mine = gw.statuses.filter((s) => s.update.callSid === created.sid).map((s) => s.update)
-    t.same(mine.map((s) => s.status), ['initiated', 'ringing', kind])
+    t.same(
+      mine.map((s) => s.status),
+      ['initiated', 'ringing', kind],
+    )
     t.equal(mine.at(-1)?.callDurationSec, 0)
   }
   t.equal(gw.hooks.length, 0)
@@ -145,13 +151,20 @@ t.test('REST hangup while ringing cancels', async (t) => {
   const reply = await client.hangup(created.sid)
   t.equal(reply.status, 'canceled')
   t.equal(await api.calls.get(created.sid)?.done, 'canceled')
-  t.same(gw.statuses.map((s) => s.update.status), ['canceled'])
+  t.same(
+    gw.statuses.map((s) => s.update.status),
+    ['canceled'],
+  )
 })
 
 t.test('callbacks signed with another token are refused by the gateway', async (t) => {
   const api = await FakeCallsApi.start({ stepMs: 1, outcome: { kind: 'busy' } })
   t.teardown(() => api.close())
-  const gw = await startGateway(t, () => 'some-other-token', () => undefined)
+  const gw = await startGateway(
+    t,
+    () => 'some-other-token',
+    () => undefined,
+  )
   const client = carrier.callsClient({ accountSid: api.accountSid, authToken: api.authToken, apiBaseUrl: api.baseUrl })
   const created = await client.createCall({
     to: '+15550002222',

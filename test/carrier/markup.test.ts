@@ -39,9 +39,7 @@ t.test('connect stream markup with parameters, parsed back', async (t) => {
     ['Parameter', 'agent', 'agt_1'],
     ['Parameter', 'note', `<b>&'"`],
   ])
-  t.same(readMarkup(connectStreamMarkup(url, { a: '1', b: '2' })), [
-    { verb: 'Connect', stream: { url, parameters: { a: '1', b: '2' } } },
-  ])
+  t.same(readMarkup(connectStreamMarkup(url, { a: '1', b: '2' })), [{ verb: 'Connect', stream: { url, parameters: { a: '1', b: '2' } } }])
 })
 
 t.test('say and hang up: escaping and order', async (t) => {
@@ -51,7 +49,10 @@ t.test('say and hang up: escaping and order', async (t) => {
   t.ok(xml.endsWith('</Say><Hangup/></Response>'))
   t.notMatch(xml, /<this>/)
   const verbs = children(root(xml))
-  t.same(verbs.map((v) => v.localName), ['Say', 'Hangup'])
+  t.same(
+    verbs.map((v) => v.localName),
+    ['Say', 'Hangup'],
+  )
   t.equal(verbs[0]?.textContent, text)
 })
 

@@ -3,8 +3,7 @@ import t from 'tap'
 import type { CarrierInbound } from '../../carrier/carrier.js'
 import { MAX_FRAME_BYTES, TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 
-const fixture = <T>(name: string): T =>
-  JSON.parse(readFileSync(new URL(`../fixtures/carrier/${name}`, import.meta.url), 'utf8')) as T
+const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/carrier/${name}`, import.meta.url), 'utf8')) as T
 
 const call = fixture<Record<string, unknown>[]>('media-stream-call.json')
 const malformed = fixture<{ name: string; raw: string; reason: string }[]>('malformed-frames.json')

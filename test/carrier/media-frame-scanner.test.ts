@@ -5,8 +5,7 @@ import type { CarrierInbound } from '../../carrier/carrier.js'
 import { TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 import { MediaFrameScanner } from '../../carrier/twilio/media-frame-scanner.js'
 
-const fixture = <T>(name: string): T =>
-  JSON.parse(readFileSync(new URL(`../fixtures/carrier/${name}`, import.meta.url), 'utf8')) as T
+const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/carrier/${name}`, import.meta.url), 'utf8')) as T
 
 const call = fixture<Record<string, unknown>[]>('media-stream-call.json')
 const malformed = fixture<{ name: string; raw: string }[]>('malformed-frames.json')
@@ -24,7 +23,9 @@ function plain(e: CarrierInbound | null): unknown {
 function differs(text: string): string | undefined {
   const viaString = JSON.stringify(plain(new TwilioMediaCodec().decode(text)))
   const viaBytes = JSON.stringify(plain(new TwilioMediaCodec().decode(Buffer.from(text, 'utf8'))))
-  return viaString === viaBytes ? undefined : `${JSON.stringify(text).slice(0, 160)}: string ${viaString.slice(0, 120)} / bytes ${viaBytes.slice(0, 120)}`
+  return viaString === viaBytes
+    ? undefined
+    : `${JSON.stringify(text).slice(0, 160)}: string ${viaString.slice(0, 120)} / bytes ${viaBytes.slice(0, 120)}`
 }
 
 function lcg(seed: number): () => number {
@@ -132,7 +133,11 @@ t.test('the scanner takes the plain media frames itself', async (t) => {
   }
   // And it stays out of the way of everything else.
   for (const f of call.filter((f) => f.event !== 'media')) t.equal(scanner.scan(Buffer.from(JSON.stringify(f))), undefined)
-  t.equal(scanner.scan(Buffer.from(`{"event":"media","streamSid":"${SID}","media":{"payload":"-_8A"}}`)), undefined, 'base64url is left to Buffer.from')
+  t.equal(
+    scanner.scan(Buffer.from(`{"event":"media","streamSid":"${SID}","media":{"payload":"-_8A"}}`)),
+    undefined,
+    'base64url is left to Buffer.from',
+  )
 })
 
 t.test('hand-written variants decode the same both ways', async (t) => {

@@ -25,8 +25,7 @@ t.test('published vector from the carrier docs', async (t) => {
     From: '+14158675309',
     To: '+18005551212',
   }
-  const byHand =
-    url + 'CallSidCA1234567890ABCDE' + 'Caller+14158675309' + 'Digits1234' + 'From+14158675309' + 'To+18005551212'
+  const byHand = `${url}CallSidCA1234567890ABCDECaller+14158675309Digits1234From+14158675309To+18005551212`
   t.equal(hmac(TOKEN, byHand), 'RSOYDt4T1cUTdK1PDd93/VVr8B8=')
   t.ok(validateSignature(TOKEN, 'RSOYDt4T1cUTdK1PDd93/VVr8B8=', url, params))
   t.equal(computeSignature(TOKEN, url, params), 'RSOYDt4T1cUTdK1PDd93/VVr8B8=')
@@ -36,12 +35,9 @@ t.test('form params are sorted by name before signing', async (t) => {
   const url = 'https://gw.example.com/v1/agents/carrier/twiml'
   // Deliberately unsorted insertion order.
   const params = { To: '+15550002222', From: '+15550001111', Direction: 'inbound', AccountSid: 'AC1', CallSid: 'CA9' }
-  const sig = hmac(
-    'tok',
-    url + 'AccountSidAC1' + 'CallSidCA9' + 'Directioninbound' + 'From+15550001111' + 'To+15550002222',
-  )
+  const sig = hmac('tok', `${url}AccountSidAC1CallSidCA9DirectioninboundFrom+15550001111To+15550002222`)
   t.ok(validateSignature('tok', sig, url, params))
-  const unsorted = hmac('tok', url + 'To+15550002222From+15550001111Directioninbound' + 'AccountSidAC1CallSidCA9')
+  const unsorted = hmac('tok', `${url}To+15550002222From+15550001111DirectioninboundAccountSidAC1CallSidCA9`)
   t.notOk(validateSignature('tok', unsorted, url, params))
   t.same(verifier.verify({ url, signature: sig, params }, 'tok'), { ok: true })
 })
@@ -59,8 +55,9 @@ t.test('repeated fields: each value, sorted', async (t) => {
       'To+1555',
   )
   t.ok(validateSignature(TOKEN, sig, url, params))
-  const form = parseFormBody('To=%2B1555&StatusCallbackEvent=ringing&StatusCallbackEvent=answered' +
-    '&StatusCallbackEvent=initiated&StatusCallbackEvent=completed')
+  const form = parseFormBody(
+    'To=%2B1555&StatusCallbackEvent=ringing&StatusCallbackEvent=answered' + '&StatusCallbackEvent=initiated&StatusCallbackEvent=completed',
+  )
   t.same(form.StatusCallbackEvent, ['ringing', 'answered', 'initiated', 'completed'])
   t.ok(validateSignature(TOKEN, sig, url, form))
 })
@@ -69,7 +66,7 @@ t.test('form values are signed decoded (+ is a space)', async (t) => {
   const url = 'https://gw.example.com/hook'
   const form = parseFormBody(Buffer.from('CallerName=Jane+Doe&Note=a%26b%3Dc'))
   t.same({ ...form }, { CallerName: 'Jane Doe', Note: 'a&b=c' })
-  const sig = hmac(TOKEN, url + 'CallerNameJane Doe' + 'Notea&b=c')
+  const sig = hmac(TOKEN, `${url}CallerNameJane DoeNotea&b=c`)
   t.ok(validateSignature(TOKEN, sig, url, form))
 })
 
@@ -91,7 +88,7 @@ t.test('default port: URL with and without :443 / :80 both accepted', async (t) 
 t.test('a non-default port stays part of the URL', async (t) => {
   const params = { CallSid: 'CA1' }
   const url = 'https://gw.example.com:8443/v1/agents/carrier/twiml'
-  const signedWithPort = hmac(TOKEN, url + 'CallSidCA1')
+  const signedWithPort = hmac(TOKEN, `${url}CallSidCA1`)
   t.ok(validateSignature(TOKEN, signedWithPort, url, params))
   t.notOk(validateSignature(TOKEN, signedWithPort, 'https://gw.example.com/v1/agents/carrier/twiml', params))
   const signedWithoutPort = hmac(TOKEN, 'https://gw.example.com/v1/agents/carrier/twiml' + 'CallSidCA1')
@@ -101,7 +98,7 @@ t.test('a non-default port stays part of the URL', async (t) => {
 
 t.test('query string is part of the signed URL', async (t) => {
   const url = 'https://gw.example.com/v1/agents/carrier/twiml?agent=agt_1&mode=a%20b'
-  const sig = hmac(TOKEN, url + 'From+1555')
+  const sig = hmac(TOKEN, `${url}From+1555`)
   t.ok(validateSignature(TOKEN, sig, url, { From: '+1555' }))
   t.notOk(validateSignature(TOKEN, sig, 'https://gw.example.com/v1/agents/carrier/twiml?agent=agt_2&mode=a%20b', { From: '+1555' }))
   t.notOk(validateSignature(TOKEN, sig, 'https://gw.example.com/v1/agents/carrier/twiml', { From: '+1555' }))
@@ -112,7 +109,7 @@ t.test('URL comes from PUBLIC_URL, not the Host header a proxy rewrote', async (
   const pathAndQuery = '/v1/agents/carrier/twiml?region=eu'
   const carrierCalled = 'https://gw.example.com/voice/v1/agents/carrier/twiml?region=eu'
   const form = { CallSid: 'CA1', From: '+15550001111', To: '+15550002222' }
-  const sig = hmac(TOKEN, carrierCalled + 'CallSidCA1' + 'From+15550001111' + 'To+15550002222')
+  const sig = hmac(TOKEN, `${carrierCalled}CallSidCA1From+15550001111To+15550002222`)
 
   // What a handler would rebuild from the request behind a TLS-terminating proxy.
   const hostHeader = '10.0.0.7:3000'
@@ -159,7 +156,7 @@ t.test('JSON body signed through bodySHA256', async (t) => {
 t.test('wrong token, missing or garbled signature', async (t) => {
   const url = 'https://gw.example.com/v1/agents/carrier/twiml'
   const params = { CallSid: 'CA1' }
-  const sig = hmac('right-token', url + 'CallSidCA1')
+  const sig = hmac('right-token', `${url}CallSidCA1`)
   t.same(verifier.verify({ url, signature: sig, params }, 'right-token'), { ok: true })
   t.same(verifier.verify({ url, signature: sig, params }, 'wrong-token'), { ok: false, reason: 'bad_signature' })
   t.same(verifier.verify({ url, signature: undefined, params }, 'right-token'), { ok: false, reason: 'missing_signature' })

@@ -93,9 +93,7 @@ t.test('stt.vendor_b silences are non-negative integers', async (t) => {
   for (const field of ['min_end_of_turn_silence_when_confident', 'max_turn_silence']) {
     t.strictSame(errorsOf(configWithPlugin('stt.vendor_b', { [field]: 0 })), [], `${field} accepts 0`)
     t.strictSame(errorsOf(configWithPlugin('stt.vendor_b', { [field]: 100000 })), [], `${field} has no upper bound`)
-    t.strictSame(errorsOf(configWithPlugin('stt.vendor_b', { [field]: -1 })), [
-      `plugins[0].options.${field} must be at least 0`,
-    ])
+    t.strictSame(errorsOf(configWithPlugin('stt.vendor_b', { [field]: -1 })), [`plugins[0].options.${field} must be at least 0`])
   }
 })
 
@@ -110,9 +108,7 @@ t.test('vad negative threshold may not exceed the positive one', async (t) => {
   })
   t.strictSame(errorsOf(vad(0.5, 0.5)), [], 'equal is accepted')
   t.strictSame(errorsOf(vad(0.5, 0.35)), [], 'lower is accepted')
-  t.strictSame(errorsOf(vad(0.5, 0.51)), [
-    'vad.negative_speech_threshold must be less than or equal to positive_speech_threshold',
-  ])
+  t.strictSame(errorsOf(vad(0.5, 0.51)), ['vad.negative_speech_threshold must be less than or equal to positive_speech_threshold'])
 })
 
 t.test('vad frame_samples accepts only the Silero v5 window size', async (t) => {
@@ -120,9 +116,7 @@ t.test('vad frame_samples accepts only the Silero v5 window size', async (t) => 
     t.strictSame(errorsOf({ ...baseConfig(), vad: { frame_samples: ok } }), [], `accepts ${ok}`)
   }
   for (const bad of [0, 256, 480, 1024, 1536]) {
-    t.strictSame(errorsOf({ ...baseConfig(), vad: { frame_samples: bad } }), [
-      'vad.frame_samples must be 512',
-    ])
+    t.strictSame(errorsOf({ ...baseConfig(), vad: { frame_samples: bad } }), ['vad.frame_samples must be 512'])
   }
 })
 

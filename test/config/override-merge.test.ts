@@ -80,7 +80,7 @@ t.test('a __proto__ key stays a key and is rejected, never a prototype', async (
   const override = JSON.parse('{"vad":{"__proto__":{"enabled":true}}}') as unknown
   const merged = mergeConfig(agentConfig(), override) as { vad: Record<string, unknown> }
   t.equal(Object.getPrototypeOf(merged.vad), Object.prototype)
-  t.equal(merged.vad['enabled'], false)
+  t.equal(merged.vad.enabled, false)
   const r = validatePipelineConfig(merged)
   t.equal(r.ok, false)
 })
@@ -127,11 +127,14 @@ t.test('resolveSessionConfig: override over agent config, then full validation',
     ok: false,
     errors: ['vad.negative_speech_threshold must be less than or equal to positive_speech_threshold'],
   })
-  t.strictSame(resolveSessionConfig(agentConfig(), { clients: { carrier: true }, plugins: [{ use: 'turn_manager' }, { use: 'agent.llm' }] }), {
-    ok: false,
-    errors: [
-      'plugins must include an stt.* plugin when clients.carrier is enabled',
-      'plugins must include a tts.* plugin when clients.carrier is enabled',
-    ],
-  })
+  t.strictSame(
+    resolveSessionConfig(agentConfig(), { clients: { carrier: true }, plugins: [{ use: 'turn_manager' }, { use: 'agent.llm' }] }),
+    {
+      ok: false,
+      errors: [
+        'plugins must include an stt.* plugin when clients.carrier is enabled',
+        'plugins must include a tts.* plugin when clients.carrier is enabled',
+      ],
+    },
+  )
 })

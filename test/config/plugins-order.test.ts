@@ -23,15 +23,11 @@ t.test('multiplicity', async (t) => {
     'plugins must contain at most one stt.* plugin',
   ])
   t.strictSame(errorsOf(config('stt.vendor_a', 'agent.llm')), ['plugins must contain exactly one turn_manager plugin'])
-  t.strictSame(errorsOf(config('turn_manager', 'turn_manager', 'agent.llm')), [
-    'plugins must contain exactly one turn_manager plugin',
-  ])
+  t.strictSame(errorsOf(config('turn_manager', 'turn_manager', 'agent.llm')), ['plugins must contain exactly one turn_manager plugin'])
   t.strictSame(errorsOf(config('turn_manager')), ['plugins must contain exactly one agent.* plugin'])
   const twoAgents = config('turn_manager', 'agent.llm')
   twoAgents.plugins.push({ use: 'agent.webhook', options: { url: 'https://a.example.com/' } } as never)
-  t.strictSame(errorsOf(twoAgents), [
-    'plugins must contain exactly one agent.* plugin',
-  ])
+  t.strictSame(errorsOf(twoAgents), ['plugins must contain exactly one agent.* plugin'])
   t.strictSame(errorsOf(config('turn_manager', 'agent.llm', 'tts.local', 'tts.vendor_a')), [
     'plugins must contain at most one tts.* plugin',
   ])

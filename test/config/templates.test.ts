@@ -46,7 +46,10 @@ t.test('withWebhookUrl replaces agent.llm with agent.webhook', async (t) => {
   const before = JSON.stringify(base)
   const out = withWebhookUrl(base, 'https://backend.example.com/api/agent')
   t.equal(JSON.stringify(base), before, 'input untouched')
-  t.strictSame(out.plugins.map((p) => p.use), ['stt.vendor_a', 'turn_manager', 'agent.webhook', 'tts.local'])
+  t.strictSame(
+    out.plugins.map((p) => p.use),
+    ['stt.vendor_a', 'turn_manager', 'agent.webhook', 'tts.local'],
+  )
   t.strictSame(out.plugins[2], {
     use: 'agent.webhook',
     options: {
@@ -103,11 +106,7 @@ t.test('withAvailableVendors swaps tts.vendor_a for tts.local without a key', as
 t.test('withAvailableVendors swaps STT vendors when only the other one has a key', async (t) => {
   const nova = validOf({
     clients: {},
-    plugins: [
-      { use: 'stt.vendor_a', options: { language: 'de', keyterms: ['voxgate'] } },
-      { use: 'turn_manager' },
-      { use: 'agent.llm' },
-    ],
+    plugins: [{ use: 'stt.vendor_a', options: { language: 'de', keyterms: ['voxgate'] } }, { use: 'turn_manager' }, { use: 'agent.llm' }],
   })
   const toB = withAvailableVendors(nova, { stt: { vendor_a: false, vendor_b: true }, tts: { vendor_a: true } })
   t.strictSame(toB.plugins[0], {
@@ -135,6 +134,9 @@ t.test('every template becomes valid on a machine with no vendor keys', async (t
   for (const template of TEMPLATES) {
     const out = withAvailableVendors(template.config, NONE)
     t.strictSame(errorsOf(out), [], template.id)
-    t.notOk(out.plugins.some((p) => p.use === 'tts.vendor_a'), `${template.id} speaks locally`)
+    t.notOk(
+      out.plugins.some((p) => p.use === 'tts.vendor_a'),
+      `${template.id} speaks locally`,
+    )
   }
 })

@@ -13,22 +13,17 @@ t.test('required root fields and root type', async (t) => {
 })
 
 t.test('unknown root keys are rejected with a suggestion for typos', async (t) => {
-  t.strictSame(errorsOf({ ...baseConfig(), sesion_webhook: {} }), [
-    'sesion_webhook is not a known field (did you mean session_webhook?)',
-  ])
+  t.strictSame(errorsOf({ ...baseConfig(), sesion_webhook: {} }), ['sesion_webhook is not a known field (did you mean session_webhook?)'])
   t.strictSame(errorsOf({ ...baseConfig(), colour: 'blue' }), ['colour is not a known field'])
   t.strictSame(errorsOf({ ...baseConfig(), a: 1, b: 2 }), ['a is not a known field', 'b is not a known field'])
 })
 
 t.test('unknown nested keys are rejected', async (t) => {
   t.strictSame(errorsOf({ ...baseConfig(), clients: { browser: true, phone: true } }), ['clients.phone is not a known field'])
-  t.strictSame(errorsOf({ ...baseConfig(), vad: { enabeld: false } }), [
-    'vad.enabeld is not a known field (did you mean enabled?)',
+  t.strictSame(errorsOf({ ...baseConfig(), vad: { enabeld: false } }), ['vad.enabeld is not a known field (did you mean enabled?)'])
+  t.strictSame(errorsOf({ ...baseConfig(), session_webhook: { url: 'https://a.example.com/', header: {} } }), [
+    'session_webhook.header is not a known field',
   ])
-  t.strictSame(
-    errorsOf({ ...baseConfig(), session_webhook: { url: 'https://a.example.com/', header: {} } }),
-    ['session_webhook.header is not a known field'],
-  )
   t.strictSame(errorsOf({ ...baseConfig(), plugins: [...baseConfig().plugins.slice(0, 3), { use: 'tts.local', opts: {} }] }), [
     'plugins[3].opts is not a known field',
   ])
@@ -54,9 +49,7 @@ t.test('clients toggles', async (t) => {
   t.strictSame(errorsOf({ ...baseConfig(), clients: { carrier: { enabled: 1 } } }), [
     'clients.carrier must be a boolean or an object { "enabled": boolean }',
   ])
-  t.strictSame(errorsOf({ ...baseConfig(), clients: { carrier: { enabled: true, x: 1 } } }), [
-    'clients.carrier.x is not a known field',
-  ])
+  t.strictSame(errorsOf({ ...baseConfig(), clients: { carrier: { enabled: true, x: 1 } } }), ['clients.carrier.x is not a known field'])
 })
 
 t.test('list rules', async (t) => {
@@ -64,9 +57,7 @@ t.test('list rules', async (t) => {
   t.strictSame(sw(['session.end']), [])
   t.strictSame(sw([]), [], 'an empty list sends no lifecycle webhooks')
   t.strictSame(sw(['session.end', 'session.end']), ['session_webhook.events must not repeat "session.end"'])
-  t.strictSame(sw(['session.stop']), [
-    'session_webhook.events[0] must be one of session.start, session.end, session.update',
-  ])
+  t.strictSame(sw(['session.stop']), ['session_webhook.events[0] must be one of session.start, session.end, session.update'])
   const aw = (events: unknown) => errorsOf(configWithPlugin('agent.webhook', { url: 'https://a.example.com/', events }))
   t.strictSame(aw(['message']), [])
   t.strictSame(aw(['data', 'welcome']), ['plugins[2].options.events must include "message"'])
@@ -76,9 +67,7 @@ t.test('list rules', async (t) => {
   t.strictSame(keyterms(['voxgate', 'Anthropic']), [])
   t.strictSame(keyterms('voxgate'), ['plugins[0].options.keyterms must be an array'])
   t.strictSame(keyterms(['']), ['plugins[0].options.keyterms[0] must not be empty'])
-  t.strictSame(keyterms(Array.from({ length: 101 }, (_, i) => `t${i}`)), [
-    'plugins[0].options.keyterms must contain at most 100 items',
-  ])
+  t.strictSame(keyterms(Array.from({ length: 101 }, (_, i) => `t${i}`)), ['plugins[0].options.keyterms must contain at most 100 items'])
 })
 
 t.test('custom headers', async (t) => {
@@ -94,8 +83,7 @@ t.test('custom headers', async (t) => {
     'plugins[2].options.custom_headers.Service-Signature is set by the gateway and cannot be overridden',
   ])
   t.strictSame(headers({ 'X-A': 1 }), ['plugins[2].options.custom_headers.X-A must be a string'])
-  t.strictSame(
-    errorsOf({ ...baseConfig(), session_webhook: { url: 'https://a.example.com/', custom_headers: { Host: 'evil' } } }),
-    ['session_webhook.custom_headers.Host is set by the gateway and cannot be overridden'],
-  )
+  t.strictSame(errorsOf({ ...baseConfig(), session_webhook: { url: 'https://a.example.com/', custom_headers: { Host: 'evil' } } }), [
+    'session_webhook.custom_headers.Host is set by the gateway and cannot be overridden',
+  ])
 })

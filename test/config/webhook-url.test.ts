@@ -22,9 +22,7 @@ t.test('url shape', async (t) => {
   t.strictSame(errorsOf(agent('/api/agent')), ['plugins[2].options.url must be a valid absolute URL'])
   t.strictSame(errorsOf(agent('')), ['plugins[2].options.url must be a valid absolute URL'])
   t.strictSame(errorsOf(agent('https://user:pw@api.example.com/')), ['plugins[2].options.url must not contain credentials'])
-  t.strictSame(errorsOf(agent(`https://a.example.com/${'x'.repeat(2048)}`)), [
-    'plugins[2].options.url must be at most 2048 characters',
-  ])
+  t.strictSame(errorsOf(agent(`https://a.example.com/${'x'.repeat(2048)}`)), ['plugins[2].options.url must be at most 2048 characters'])
 })
 
 t.test('plain http is refused for loopback hosts unless allowed', async (t) => {

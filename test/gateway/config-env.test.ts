@@ -21,7 +21,12 @@ t.test('PUBLIC_URL follows PORT and trailing slashes are dropped', async (t) => 
 })
 
 t.test('vendor variables are read', async (t) => {
-  const c = loadConfig({ STT_VENDOR_A_URL: 'ws://127.0.0.1:9/', STT_VENDOR_A_API_KEY: 'k', LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_API_KEY: 'x' })
+  const c = loadConfig({
+    STT_VENDOR_A_URL: 'ws://127.0.0.1:9/',
+    STT_VENDOR_A_API_KEY: 'k',
+    LLM_BASE_URL: 'http://127.0.0.1:1/v1',
+    LLM_API_KEY: 'x',
+  })
   t.equal(c.sttVendorA.url, 'ws://127.0.0.1:9')
   t.equal(c.sttVendorA.apiKey, 'k')
   t.equal(c.llm.url, 'http://127.0.0.1:1/v1')

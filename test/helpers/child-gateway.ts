@@ -12,5 +12,8 @@ const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config
 const gateway = await startGateway({ config, store, log: silentLogger() })
 process.stdout.write(`LISTENING ${gateway.url}\n`)
 process.on('SIGTERM', () => {
-  void gateway.close().then(() => store.close()).then(() => process.exit(0))
+  void gateway
+    .close()
+    .then(() => store.close())
+    .then(() => process.exit(0))
 })

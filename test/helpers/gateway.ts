@@ -38,7 +38,10 @@ export interface TestResponse {
 }
 
 /** Starts a gateway; `env` overrides the environment it is configured from. */
-export async function startTestGateway(env: Record<string, string> = {}, opts: { log?: Log; db?: TestDb; deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser'>> } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  opts: { log?: Log; db?: TestDb; deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser'>> } = {},
+): Promise<TestGateway> {
   const db = opts.db ?? (await testDb())
   const config = loadConfig({
     PORT: '0',

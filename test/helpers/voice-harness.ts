@@ -25,7 +25,9 @@ export interface VoiceHarness {
   close(): Promise<void>
 }
 
-export async function startVoiceHarness(options: { ttsChunkIntervalMs?: number; ttsMsPerChar?: number; minuteMs?: number; turnManager?: Record<string, unknown> } = {}): Promise<VoiceHarness> {
+export async function startVoiceHarness(
+  options: { ttsChunkIntervalMs?: number; ttsMsPerChar?: number; minuteMs?: number; turnManager?: Record<string, unknown> } = {},
+): Promise<VoiceHarness> {
   const transcripts: string[] = []
   const deepgram = await startFakeDeepgram({
     apiKey: 'dg-key',

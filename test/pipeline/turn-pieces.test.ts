@@ -43,7 +43,7 @@ t.test('playback: marks are exact, browsers are estimated by the clock', async (
   carrier.sent(6, 100, 0)
   carrier.sent(7, 100, 0)
   t.equal(carrier.heardMs(10_000), 0, 'nothing heard until a mark returns, whatever the clock says')
-  t.notOk(carrier.markPlayed(4), 'a late mark of an earlier turn is not this turn\'s')
+  t.notOk(carrier.markPlayed(4), "a late mark of an earlier turn is not this turn's")
   t.equal(carrier.heardMs(0), 0, 'and changes nothing')
   t.ok(carrier.markPlayed(6))
   t.equal(carrier.heardMs(0), 200, 'marks are cumulative: chunk 6 heard means 5 and 6')
@@ -71,7 +71,11 @@ t.test('heard text is a whole-word prefix in proportion to what was heard', asyn
 t.test('barge-in gate: short speech never interrupts, long enough speech does, words can be required', async (t) => {
   let interrupts = 0
   let words = 0
-  const gate = new BargeInGate({ allowInterruptions: true, minInterruptionMs: 40, minInterruptionWords: 0 }, () => interrupts++, () => words)
+  const gate = new BargeInGate(
+    { allowInterruptions: true, minInterruptionMs: 40, minInterruptionWords: 0 },
+    () => interrupts++,
+    () => words,
+  )
   gate.speechStarted(0, true)
   gate.speechEnded()
   await new Promise((r) => setTimeout(r, 60))
@@ -84,14 +88,22 @@ t.test('barge-in gate: short speech never interrupts, long enough speech does, w
   await new Promise((r) => setTimeout(r, 60))
   t.equal(interrupts, 1, 'not while interruptions are not allowed (e.g. the welcome)')
 
-  const wordy = new BargeInGate({ allowInterruptions: true, minInterruptionMs: 20, minInterruptionWords: 2 }, () => interrupts++, () => words)
+  const wordy = new BargeInGate(
+    { allowInterruptions: true, minInterruptionMs: 20, minInterruptionWords: 2 },
+    () => interrupts++,
+    () => words,
+  )
   wordy.speechStarted(0, true)
   await new Promise((r) => setTimeout(r, 40))
   t.equal(interrupts, 1, 'long enough but too few words')
   words = 2
   wordy.wordsChanged()
   t.equal(interrupts, 2, 'the words arrived: interrupt')
-  const off = new BargeInGate({ allowInterruptions: false, minInterruptionMs: 0, minInterruptionWords: 0 }, () => interrupts++, () => 9)
+  const off = new BargeInGate(
+    { allowInterruptions: false, minInterruptionMs: 0, minInterruptionWords: 0 },
+    () => interrupts++,
+    () => 9,
+  )
   off.speechStarted(0, true)
   await new Promise((r) => setTimeout(r, 20))
   t.equal(interrupts, 2, 'allow_interruptions false: never')

@@ -14,7 +14,10 @@ const is =
 function sse(turnId: string, ...texts: string[]) {
   return {
     kind: 'sse' as const,
-    steps: [...texts.map((content) => ({ data: { type: 'response.tts', content, turn_id: turnId } })), { data: { type: 'response.end', turn_id: turnId } }],
+    steps: [
+      ...texts.map((content) => ({ data: { type: 'response.tts', content, turn_id: turnId } })),
+      { data: { type: 'response.end', turn_id: turnId } },
+    ],
   }
 }
 
@@ -48,14 +51,24 @@ t.test('welcome turn, then a spoken turn reaches the backend and the SSE reply b
   const audio = transport.events.filter(is('audio', (e) => e.turnId === reply.turnId))
   t.ok(audio.length > 0, `reply audio delivered (${audio.length} chunks)`)
   const ids = audio.map((a) => a.chunkId)
-  t.same(ids, [...ids].sort((a, b) => a - b), 'chunk ids increase')
+  t.same(
+    ids,
+    [...ids].sort((a, b) => a - b),
+    'chunk ids increase',
+  )
   const text = transport.events.filter(is('assistant.text', (e) => e.turnId === reply.turnId))
-  t.same(text.map((e) => e.content), ['Your invoice is on its way. Anything else?'])
+  t.same(
+    text.map((e) => e.content),
+    ['Your invoice is on its way. Anything else?'],
+  )
   t.ok(transport.events.some(is('response.end', (e) => e.turnId === reply.turnId)))
   await session.end('hangup')
   const details = await h.gw.request('GET', `/v1/agents/${h.agent.id}/sessions/${session.id}`)
   t.same(
-    details.body.transcript.map((x: { user_message: string | null; assistant_message: string | null }) => [x.user_message, x.assistant_message]),
+    details.body.transcript.map((x: { user_message: string | null; assistant_message: string | null }) => [
+      x.user_message,
+      x.assistant_message,
+    ]),
     [
       [null, 'Hello, how can I help?'],
       ['please send me the invoice', 'Your invoice is on its way. Anything else?'],
@@ -75,7 +88,13 @@ t.test('barge-in mid-reply aborts the request, clears playback and truncates the
     return {
       kind: 'sse',
       steps: [
-        { data: { type: 'response.tts', content: 'Let me read you the whole list of our opening hours for every single day of the week.', turn_id: req.json.turn_id } },
+        {
+          data: {
+            type: 'response.tts',
+            content: 'Let me read you the whole list of our opening hours for every single day of the week.',
+            turn_id: req.json.turn_id,
+          },
+        },
         { delayMs: 5000 },
         { data: { type: 'response.end', turn_id: req.json.turn_id } },
       ],
@@ -91,7 +110,8 @@ t.test('barge-in mid-reply aborts the request, clears playback and truncates the
   await transport.waitFor(is('audio', (e) => e.turnId === req.json.turn_id))
   // The caller has heard about 0.5 s when they speak up (marks for the first chunks come back).
   await new Promise((r) => setTimeout(r, 500))
-  for (const a of transport.events.filter(is('audio', (e) => e.turnId === req.json.turn_id)).slice(0, 5)) session.input.markPlayed(a.chunkId)
+  for (const a of transport.events.filter(is('audio', (e) => e.turnId === req.json.turn_id)).slice(0, 5))
+    session.input.markPlayed(a.chunkId)
   await speak(session, 'phrase.wav')
   const clear = await transport.waitFor(is('clear_playback'))
   t.equal(clear.turnId, req.json.turn_id)
@@ -108,13 +128,17 @@ t.test('barge-in mid-reply aborts the request, clears playback and truncates the
   const interrupted = details.body.transcript.find((x: { user_message: string }) => x.user_message === 'what are your opening hours')
   t.ok(interrupted, 'the interrupted exchange is in the transcript')
   const full = 'Let me read you the whole list of our opening hours for every single day of the week.'
-  t.ok(interrupted.assistant_message === null || interrupted.assistant_message.length < full.length, `truncated to what was heard: ${JSON.stringify(interrupted.assistant_message)}`)
+  t.ok(
+    interrupted.assistant_message === null || interrupted.assistant_message.length < full.length,
+    `truncated to what was heard: ${JSON.stringify(interrupted.assistant_message)}`,
+  )
   t.ok(full.startsWith(interrupted.assistant_message ?? ''), 'a prefix of the reply')
 })
 
 t.test('a short blip does not cut the agent off (false barge-in rule)', async (t) => {
   const start = h.backend.requests.length
-  h.backend.reply = (req) => sse(req.json.turn_id, 'This is a fairly long welcome message that keeps talking for a while so the caller can cough.')
+  h.backend.reply = (req) =>
+    sse(req.json.turn_id, 'This is a fairly long welcome message that keeps talking for a while so the caller can cough.')
   const { session, transport } = await h.open({ plugins: undefined })
   await h.backend.request(start)
   await transport.waitFor(is('audio'))
@@ -122,7 +146,10 @@ t.test('a short blip does not cut the agent off (false barge-in rule)', async (t
   await speak(session, 'blip.wav', 8)
   await silence(session, 400)
   t.notOk(transport.events.some(is('clear_playback')), 'no clear for a blip')
-  await transport.waitFor(is('turn.end', (e) => e.role === 'assistant'), 15_000)
+  await transport.waitFor(
+    is('turn.end', (e) => e.role === 'assistant'),
+    15_000,
+  )
   await session.end('hangup')
 })
 
@@ -143,7 +170,8 @@ t.test('response.hangup plays the farewell, then ends the session', async (t) =>
 t.test('welcome with interruptions disabled: speech during it waits for the welcome to finish', async (t) => {
   const start = h.backend.requests.length
   h.backend.reply = (req) => {
-    if (req.json.type === 'session.start') return sse(req.json.turn_id, 'Welcome to the support line. Please listen to this important notice about your data.')
+    if (req.json.type === 'session.start')
+      return sse(req.json.turn_id, 'Welcome to the support line. Please listen to this important notice about your data.')
     return sse(req.json.turn_id, 'Sure.')
   }
   h.transcripts.push('hello')
@@ -155,10 +183,16 @@ t.test('welcome with interruptions disabled: speech during it waits for the welc
   await speak(session, 'phrase.wav')
   await silence(session, 1200)
   t.notOk(transport.events.some(is('clear_playback')), 'the welcome was not interrupted')
-  const welcomeEnd = await transport.waitFor(is('turn.end', (e) => e.role === 'assistant' && e.turnId === welcome.json.turn_id), 15_000)
+  const welcomeEnd = await transport.waitFor(
+    is('turn.end', (e) => e.role === 'assistant' && e.turnId === welcome.json.turn_id),
+    15_000,
+  )
   const msg = await h.backend.request(start + 1)
   t.equal(msg.json.text, 'hello', 'the words spoken during the welcome are answered after it')
-  t.ok(transport.events.indexOf(welcomeEnd) < transport.events.findIndex(is('turn.start', (e) => e.role === 'assistant' && e.turnId === msg.json.turn_id)))
+  t.ok(
+    transport.events.indexOf(welcomeEnd) <
+      transport.events.findIndex(is('turn.start', (e) => e.role === 'assistant' && e.turnId === msg.json.turn_id)),
+  )
   await session.end('hangup')
 })
 
@@ -192,7 +226,8 @@ t.test('push-to-talk: audio reaches STT only while pressed; release ends the tur
 t.test('typed text, data and DTMF; no STT key still runs the session', async (t) => {
   const start = h.backend.requests.length
   h.backend.reply = (req) => {
-    if (req.json.type === 'data') return { kind: 'json', body: { type: 'response.data', content: { ok: req.json.data }, turn_id: req.json.turn_id } }
+    if (req.json.type === 'data')
+      return { kind: 'json', body: { type: 'response.data', content: { ok: req.json.data }, turn_id: req.json.turn_id } }
     if (req.json.type === 'session.start') return { kind: 'status', status: 204 }
     return sse(req.json.turn_id, 'Typed reply.')
   }

@@ -92,11 +92,20 @@ t.test('402 when the balance is zero or below; unlimited when null', async (t) =
   t.equal(r.status, 402)
   t.equal(r.body.error, 'insufficient balance')
   await gw.request('PATCH', `/admin/v1/organizations/${poor.id}`, { admin: true, body: { balance: -3 } })
-  t.equal((await gw.request('POST', '/v1/agents/web/authorize_session', { key: poor.api_key, body: { agent_id: poorAgent.id } })).status, 402)
+  t.equal(
+    (await gw.request('POST', '/v1/agents/web/authorize_session', { key: poor.api_key, body: { agent_id: poorAgent.id } })).status,
+    402,
+  )
   await gw.request('PATCH', `/admin/v1/organizations/${poor.id}`, { admin: true, body: { balance: 1 } })
-  t.equal((await gw.request('POST', '/v1/agents/web/authorize_session', { key: poor.api_key, body: { agent_id: poorAgent.id } })).status, 200)
+  t.equal(
+    (await gw.request('POST', '/v1/agents/web/authorize_session', { key: poor.api_key, body: { agent_id: poorAgent.id } })).status,
+    200,
+  )
   await gw.request('PATCH', `/admin/v1/organizations/${poor.id}`, { admin: true, body: { balance: null } })
-  t.equal((await gw.request('POST', '/v1/agents/web/authorize_session', { key: poor.api_key, body: { agent_id: poorAgent.id } })).status, 200)
+  t.equal(
+    (await gw.request('POST', '/v1/agents/web/authorize_session', { key: poor.api_key, body: { agent_id: poorAgent.id } })).status,
+    200,
+  )
 })
 
 t.test('key lifecycle on the WebSocket: one use, expiry, revocation, unknown', async (t) => {
@@ -132,7 +141,11 @@ t.test('key lifecycle on the WebSocket: one use, expiry, revocation, unknown', a
   if (current.ok) current.ws.close()
 
   const c = await authorize({})
-  await gw.store.db.updateTable('sessions').set({ key_expires_at: new Date(Date.now() - 1000) }).where('conversation_id', '=', c.body.conversation_id).execute()
+  await gw.store.db
+    .updateTable('sessions')
+    .set({ key_expires_at: new Date(Date.now() - 1000) })
+    .where('conversation_id', '=', c.body.conversation_id)
+    .execute()
   const expired = await connectBrowser(gw.url, c.body.client_session_key)
   t.equal(expired.ok, false)
   if (!expired.ok) {
@@ -141,7 +154,11 @@ t.test('key lifecycle on the WebSocket: one use, expiry, revocation, unknown', a
   }
   // The expiry is one hour from authorization.
   const d = await authorize({})
-  const row = await gw.store.db.selectFrom('sessions').select(['key_expires_at', 'created_at']).where('conversation_id', '=', d.body.conversation_id).executeTakeFirstOrThrow()
+  const row = await gw.store.db
+    .selectFrom('sessions')
+    .select(['key_expires_at', 'created_at'])
+    .where('conversation_id', '=', d.body.conversation_id)
+    .executeTakeFirstOrThrow()
   const ttl = row.key_expires_at!.getTime() - row.created_at.getTime()
   t.ok(Math.abs(ttl - 3_600_000) < 5_000, `key valid for one hour (${ttl} ms)`)
 })
@@ -150,7 +167,11 @@ t.test('session details: fields, connected then ended, scoping', async (t) => {
   const a = await authorize({ metadata: { customer: 'c-42' } })
   const conn = await connectBrowser(gw.url, a.body.client_session_key)
   t.ok(conn.ok)
-  const row = await gw.store.db.selectFrom('sessions').selectAll().where('conversation_id', '=', a.body.conversation_id).executeTakeFirstOrThrow()
+  const row = await gw.store.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('conversation_id', '=', a.body.conversation_id)
+    .executeTakeFirstOrThrow()
   const live = await gw.request('GET', `/v1/agents/${agent.id}/sessions/${row.id}`)
   t.equal(live.status, 200)
   t.equal(live.body.status, 'connected')
@@ -160,7 +181,20 @@ t.test('session details: fields, connected then ended, scoping', async (t) => {
   t.same(live.body.metadata, { customer: 'c-42' })
   t.equal(live.body.ended_at, null)
   t.equal(live.body.recording_status, 'not_available')
-  for (const f of ['started_at', 'ended_at', 'duration_ms', 'from_phone_number', 'from_phone_country', 'to_phone_number', 'to_phone_country', 'country_code', 'transcription_duration_seconds', 'tts_duration_seconds', 'latency_ms', 'transcript']) {
+  for (const f of [
+    'started_at',
+    'ended_at',
+    'duration_ms',
+    'from_phone_number',
+    'from_phone_country',
+    'to_phone_number',
+    'to_phone_country',
+    'country_code',
+    'transcription_duration_seconds',
+    'tts_duration_seconds',
+    'latency_ms',
+    'transcript',
+  ]) {
     t.ok(f in live.body, `has ${f}`)
   }
   if (conn.ok) {
@@ -189,7 +223,11 @@ t.test('override precedence: the session runs with the override, the agent keeps
   t.equal(a.body.config.vad.redemption_frames, 3)
   const conn = await connectBrowser(gw.url, a.body.client_session_key)
   t.ok(conn.ok)
-  const row = await gw.store.db.selectFrom('sessions').selectAll().where('conversation_id', '=', a.body.conversation_id).executeTakeFirstOrThrow()
+  const row = await gw.store.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('conversation_id', '=', a.body.conversation_id)
+    .executeTakeFirstOrThrow()
   const live = gw.gateway.sessions.live.get(row.id)
   t.ok(live)
   t.equal(live?.config.session_duration_timeout_minutes, 2, 'override wins')

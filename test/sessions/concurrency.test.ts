@@ -5,6 +5,7 @@ import { spawnGateway } from '../helpers/spawn-gateway.js'
 import { SessionManager } from '../../gateway/sessions/session-manager.js'
 import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
 import { silentLogger } from '../../gateway/log.js'
+import type { SessionRow } from '../../gateway/store/schema.js'
 
 const LEASE_TTL = 3_000
 const gw = await startTestGateway({ LEASE_TTL_MS: String(LEASE_TTL) })
@@ -12,7 +13,9 @@ t.teardown(() => gw.close())
 const onServer = process.env.DATABASE_URL !== undefined
 
 async function limitedOrg(limit: number) {
-  const org = (await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: `L${limit}`, max_concurrent_sessions: limit } })).body
+  const org = (
+    await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: `L${limit}`, max_concurrent_sessions: limit } })
+  ).body
   const agent = (await gw.request('POST', '/v1/agents', { key: org.api_key, body: {} })).body
   const authorize = async () =>
     (await gw.request('POST', '/v1/agents/web/authorize_session', { key: org.api_key, body: { agent_id: agent.id } })).body
@@ -38,7 +41,7 @@ t.test('429 over the limit; a freed slot can be used again', async (t) => {
     await done
   }
   // The session end is persisted right after the close; give it a moment.
-  let again
+  let again: Awaited<ReturnType<typeof connectBrowser>> | undefined
   for (let i = 0; i < 50; i++) {
     again = await connectBrowser(gw.url, thirdKey)
     if (again.ok) break
@@ -59,7 +62,7 @@ t.test('concurrent starts never exceed the limit (one process)', async (t) => {
   for (const r of ok) if (r.ok) r.ws.close()
 })
 
-t.test('a dead process\'s lease expires and the sweeper ends its session', async (t) => {
+t.test("a dead process's lease expires and the sweeper ends its session", async (t) => {
   const { org, agent, authorize } = await limitedOrg(1)
   let sessionId: string
   if (onServer) {
@@ -72,18 +75,26 @@ t.test('a dead process\'s lease expires and the sweeper ends its session', async
   } else {
     // PGlite is single-process: a second session manager on the same database stands in for the other
     // process; it stops renewing its leases and never ends its session, exactly as a killed process would.
-    const other = new SessionManager({ db: gw.store.db, log: silentLogger(), allowInsecureWebhooks: true, usageRatePerMinute: 0 }, LEASE_TTL)
+    const other = new SessionManager(
+      { db: gw.store.db, log: silentLogger(), allowInsecureWebhooks: true, usageRatePerMinute: 0 },
+      LEASE_TTL,
+    )
     const r = await other.open(await authorize(), new MemoryTransport(), { ipAddress: null, countryCode: null })
     t.ok(r.ok, 'the other manager holds a session')
     other.keeper.stop()
     t.teardown(() => other.shutdown(0))
   }
-  const row = await gw.store.db.selectFrom('sessions').selectAll().where('agent_id', '=', agent.id).where('status', '=', 'connected').executeTakeFirstOrThrow()
+  const row = await gw.store.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('agent_id', '=', agent.id)
+    .where('status', '=', 'connected')
+    .executeTakeFirstOrThrow()
   sessionId = row.id
   const blocked = await connectBrowser(gw.url, await authorize())
   t.equal(blocked.ok ? 200 : blocked.status, 429, 'the dead session still holds the only slot')
   const started = Date.now()
-  let ended
+  let ended: SessionRow | undefined
   while (Date.now() - started < LEASE_TTL * 4) {
     ended = await gw.store.db.selectFrom('sessions').selectAll().where('id', '=', sessionId).executeTakeFirstOrThrow()
     if (ended.status === 'ended') break
@@ -98,23 +109,27 @@ t.test('a dead process\'s lease expires and the sweeper ends its session', async
   t.ok(org.id)
 })
 
-t.test('the limit holds across two gateway processes sharing one Postgres server', { skip: !onServer && 'needs DATABASE_URL (PGlite is single-process)' }, async (t) => {
-  const child = await spawnGateway({ DATABASE_URL: gw.db.options.databaseUrl!, LEASE_TTL_MS: String(LEASE_TTL), ADMIN_TOKEN: '' })
-  t.teardown(() => child.kill('SIGTERM'))
-  const { authorize } = await limitedOrg(2)
-  const a = await connectBrowser(gw.url, await authorize())
-  const b = await connectBrowser(child.url, await authorize())
-  t.ok(a.ok && b.ok, 'one session on each process')
-  const c1 = await connectBrowser(gw.url, await authorize())
-  const c2 = await connectBrowser(child.url, await authorize())
-  t.equal(c1.ok ? 200 : c1.status, 429, 'refused by the parent')
-  t.equal(c2.ok ? 200 : c2.status, 429, 'refused by the child')
-  for (const r of [a, b]) if (r.ok) r.ws.close()
+t.test(
+  'the limit holds across two gateway processes sharing one Postgres server',
+  { skip: !onServer && 'needs DATABASE_URL (PGlite is single-process)' },
+  async (t) => {
+    const child = await spawnGateway({ DATABASE_URL: gw.db.options.databaseUrl!, LEASE_TTL_MS: String(LEASE_TTL), ADMIN_TOKEN: '' })
+    t.teardown(() => child.kill('SIGTERM'))
+    const { authorize } = await limitedOrg(2)
+    const a = await connectBrowser(gw.url, await authorize())
+    const b = await connectBrowser(child.url, await authorize())
+    t.ok(a.ok && b.ok, 'one session on each process')
+    const c1 = await connectBrowser(gw.url, await authorize())
+    const c2 = await connectBrowser(child.url, await authorize())
+    t.equal(c1.ok ? 200 : c1.status, 429, 'refused by the parent')
+    t.equal(c2.ok ? 200 : c2.status, 429, 'refused by the child')
+    for (const r of [a, b]) if (r.ok) r.ws.close()
 
-  // Racing starts on both processes at once.
-  const race = await limitedOrg(3)
-  const keys = await Promise.all(Array.from({ length: 16 }, () => race.authorize()))
-  const results = await Promise.all(keys.map((k, i) => connectBrowser(i % 2 ? child.url : gw.url, k)))
-  t.equal(results.filter((r) => r.ok).length, 3, 'exactly the limit across both processes')
-  for (const r of results) if (r.ok) r.ws.close()
-})
+    // Racing starts on both processes at once.
+    const race = await limitedOrg(3)
+    const keys = await Promise.all(Array.from({ length: 16 }, () => race.authorize()))
+    const results = await Promise.all(keys.map((k, i) => connectBrowser(i % 2 ? child.url : gw.url, k)))
+    t.equal(results.filter((r) => r.ok).length, 3, 'exactly the limit across both processes')
+    for (const r of results) if (r.ok) r.ws.close()
+  },
+)

@@ -84,7 +84,11 @@ t.test('session.start and session.end are signed, carry custom headers and metad
   t.same(e.metadata, { ticket: 'T-1' })
   t.same(
     e.transcript.map((x: { role: string; text: string }) => [x.role, x.text]),
-    [['user', 'hello'], ['assistant', 'hi there'], ['user', 'bye']],
+    [
+      ['user', 'hello'],
+      ['assistant', 'hi there'],
+      ['user', 'bye'],
+    ],
   )
   t.type(e.transcript[0].timestamp, 'number')
   const details = await gw.request('GET', `/v1/agents/${agent.id}/sessions/${session.id}`)
@@ -125,10 +129,13 @@ t.test('delivery retries 5xx and network errors with backoff, keeps order, never
   const mine = receiver.requests.filter((r) => r.json?.session_id === session.id).map((r) => r.json.type)
   t.same(mine, ['session.start', 'session.start', 'session.start', 'session.end'], 'two retries, then end after start')
   await session.drainWebhooks(5_000)
-  t.same(session.webhookResults.map((r) => [r.type, r.ok, r.attempts]), [
-    ['session.start', true, 3],
-    ['session.end', true, 1],
-  ])
+  t.same(
+    session.webhookResults.map((r) => [r.type, r.ok, r.attempts]),
+    [
+      ['session.start', true, 3],
+      ['session.end', true, 1],
+    ],
+  )
 })
 
 t.test('a 4xx is final and an unreachable endpoint gives up after bounded attempts', async (t) => {
@@ -143,13 +150,19 @@ t.test('a 4xx is final and an unreachable endpoint gives up after bounded attemp
   const agent = await newAgent(hookConfig({ events: ['session.start'] }))
   const { session } = await open(agent.id)
   await session.drainWebhooks(5_000)
-  t.same(session.webhookResults.map((r) => [r.ok, r.attempts, r.status]), [[false, 1, 400]])
+  t.same(
+    session.webhookResults.map((r) => [r.ok, r.attempts, r.status]),
+    [[false, 1, 400]],
+  )
   await session.end('hangup')
 
   const dead = await newAgent({ session_webhook: { url: 'http://127.0.0.1:9/unreachable', events: ['session.start'] } })
   const s2 = (await open(dead.id)).session
   await s2.drainWebhooks(5_000)
-  t.same(s2.webhookResults.map((r) => [r.ok, r.attempts, r.error]), [[false, 4, 'network error']])
+  t.same(
+    s2.webhookResults.map((r) => [r.ok, r.attempts, r.error]),
+    [[false, 4, 'network error']],
+  )
   await s2.end('hangup')
   t.equal((await gw.request('GET', `/v1/agents/${dead.id}/sessions/${s2.id}`)).body.status, 'ended', 'the call ended normally')
 })
@@ -198,7 +211,11 @@ t.test('usage is charged from the balance at session end', async (t) => {
   const r = await gw.gateway.sessions.open(auth.body.client_session_key, new MemoryTransport(), { ipAddress: null, countryCode: null })
   t.ok(r.ok)
   if (!r.ok) return
-  await gw.store.db.updateTable('sessions').set({ started_at: new Date(Date.now() - 120_000) }).where('id', '=', r.session.id).execute()
+  await gw.store.db
+    .updateTable('sessions')
+    .set({ started_at: new Date(Date.now() - 120_000) })
+    .where('id', '=', r.session.id)
+    .execute()
   await r.session.end('hangup')
   const after = (await gw.request('GET', `/admin/v1/organizations/${org.id}`, { admin: true })).body
   // Two minutes at 0.5 per minute.
@@ -208,22 +225,34 @@ t.test('usage is charged from the balance at session end', async (t) => {
 t.test('shutdown ends live sessions, sends session.end and refuses new ones', async (t) => {
   const local = await startTestGateway({}, { deps: { sessionOverrides: { minuteMs: MINUTE } } })
   const a = (await local.request('POST', '/v1/agents', { body: {} })).body
-  const agent = (await local.request('POST', `/v1/agents/${a.id}`, { body: { config: { ...a.config, ...hookConfig({ events: ['session.end'] }) } } })).body
+  const agent = (
+    await local.request('POST', `/v1/agents/${a.id}`, { body: { config: { ...a.config, ...hookConfig({ events: ['session.end'] }) } } })
+  ).body
   const auth1 = await local.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
   const auth2 = await local.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
   const conn = await connectBrowser(local.url, auth1.body.client_session_key)
   t.ok(conn.ok)
   if (!conn.ok) return
   const wsClosed = closed(conn.ws)
-  const row = await local.store.db.selectFrom('sessions').select('id').where('conversation_id', '=', auth1.body.conversation_id).executeTakeFirstOrThrow()
+  const row = await local.store.db
+    .selectFrom('sessions')
+    .select('id')
+    .where('conversation_id', '=', auth1.body.conversation_id)
+    .executeTakeFirstOrThrow()
   const closing = local.gateway.close()
   t.equal((await wsClosed).code, 1001, 'socket closed with going-away')
   await closing
   const ended = await local.store.db.selectFrom('sessions').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
   t.equal(ended.status, 'ended')
   t.equal(ended.end_reason, 'shutdown')
-  t.ok(receiver.requests.some((r) => r.json?.type === 'session.end' && r.json.session_id === row.id), 'session.end delivered before exit')
-  const late = await local.gateway.sessions.open(auth2.body.client_session_key, new MemoryTransport(), { ipAddress: null, countryCode: null })
+  t.ok(
+    receiver.requests.some((r) => r.json?.type === 'session.end' && r.json.session_id === row.id),
+    'session.end delivered before exit',
+  )
+  const late = await local.gateway.sessions.open(auth2.body.client_session_key, new MemoryTransport(), {
+    ipAddress: null,
+    countryCode: null,
+  })
   t.same(late, { ok: false, reason: 'shutting_down' })
   await local.db.cleanup()
 })

@@ -1,58 +1,58 @@
-import t, { type Test } from 'tap';
-import { sttVendorAOptionsSchema } from '../../pipeline/config/stt-options.js';
-import { createSttStream } from '../../pipeline/stt/create-stt-stream.js';
-import type { SttEvent, SttStreamOptions } from '../../pipeline/stt/stt-stream.js';
-import { webSocketBase } from '../../pipeline/util/ws-url.js';
-import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js';
-import { EventReader, FAST_TRANSPORT, audioBytes, delay } from './stream-helpers.js';
+import t, { type Test } from 'tap'
+import { sttVendorAOptionsSchema } from '../../pipeline/config/stt-options.js'
+import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
+import type { SttEvent, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
+import { webSocketBase } from '../../pipeline/util/ws-url.js'
+import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js'
+import { EventReader, FAST_TRANSPORT, audioBytes, delay } from './stream-helpers.js'
 
-const KEY = 'dg-test-key';
+const KEY = 'dg-test-key'
 
 async function setup(t: Test, extra: Partial<SttStreamOptions> = {}, keyterms = ['voxgate', 'barge in']) {
-  const fake = await startFakeDeepgram({ apiKey: KEY });
-  t.teardown(() => fake.close());
-  const options = sttVendorAOptionsSchema.parse({ model_id: 'nova-3', language: 'en', keyterms });
+  const fake = await startFakeDeepgram({ apiKey: KEY })
+  t.teardown(() => fake.close())
+  const options = sttVendorAOptionsSchema.parse({ model_id: 'nova-3', language: 'en', keyterms })
   const stream = createSttStream(
     { use: 'stt.vendor_a', options },
     { encoding: 'mulaw', sampleRate: 8000, endpoint: { url: fake.url, apiKey: KEY }, transport: FAST_TRANSPORT, ...extra },
-  );
-  t.teardown(() => stream.close());
-  return { fake, stream, reader: new EventReader<SttEvent>(stream) };
+  )
+  t.teardown(() => stream.close())
+  return { fake, stream, reader: new EventReader<SttEvent>(stream) }
 }
 
 t.test('https and wss bases map to WebSocket URLs', async (t) => {
-  t.equal(webSocketBase('https://api.example.com/'), 'wss://api.example.com');
-  t.equal(webSocketBase('http://127.0.0.1:9000'), 'ws://127.0.0.1:9000');
-  t.equal(webSocketBase('wss://host/prefix'), 'wss://host/prefix');
-});
+  t.equal(webSocketBase('https://api.example.com/'), 'wss://api.example.com')
+  t.equal(webSocketBase('http://127.0.0.1:9000'), 'ws://127.0.0.1:9000')
+  t.equal(webSocketBase('wss://host/prefix'), 'wss://host/prefix')
+})
 
 t.test('nova-3: query, auth, audio bytes, transcript mapping, Finalize and CloseStream', async (t) => {
-  const { fake, stream, reader } = await setup(t);
-  const conn = await fake.connection(0);
+  const { fake, stream, reader } = await setup(t)
+  const conn = await fake.connection(0)
   t.equal(
     conn.request.url,
     '/v1/listen?model=nova-3&encoding=mulaw&sample_rate=8000&channels=1&interim_results=true&endpointing=300' +
       '&utterance_end_ms=1000&vad_events=true&smart_format=true&language=en&keyterm=voxgate&keyterm=barge%20in',
-  );
-  t.equal(conn.request.headers.authorization, `Token ${KEY}`);
+  )
+  t.equal(conn.request.headers.authorization, `Token ${KEY}`)
 
-  const pushed = [audioBytes(160, 1), audioBytes(160, 2), audioBytes(160, 3)];
-  stream.pushAudio(pushed[0]!);
-  await conn.waitForAudioBytes(160); // audio pushed before the socket opens is sent as one replay frame
-  stream.pushAudio(pushed[1]!);
-  stream.pushAudio(pushed[2]!);
-  await conn.waitForAudioBytes(480);
-  t.same(conn.audio, Buffer.concat(pushed), 'binary audio received equals audio pushed');
-  t.same(conn.binarySizes, [160, 160, 160], 'one binary frame per chunk');
+  const pushed = [audioBytes(160, 1), audioBytes(160, 2), audioBytes(160, 3)]
+  stream.pushAudio(pushed[0]!)
+  await conn.waitForAudioBytes(160) // audio pushed before the socket opens is sent as one replay frame
+  stream.pushAudio(pushed[1]!)
+  stream.pushAudio(pushed[2]!)
+  await conn.waitForAudioBytes(480)
+  t.same(conn.audio, Buffer.concat(pushed), 'binary audio received equals audio pushed')
+  t.same(conn.binarySizes, [160, 160, 160], 'one binary frame per chunk')
 
-  conn.sendSpeechStarted();
-  conn.sendResults('hello', {});
-  conn.sendResults('hello there', { isFinal: true });
-  conn.sendResults('how are', {});
-  conn.sendResults('how are you', { isFinal: true, speechFinal: true });
-  conn.sendUtteranceEnd(); // after speech_final: no second end_of_turn
-  await reader.waitForType('end_of_turn');
-  await delay(30);
+  conn.sendSpeechStarted()
+  conn.sendResults('hello', {})
+  conn.sendResults('hello there', { isFinal: true })
+  conn.sendResults('how are', {})
+  conn.sendResults('how are you', { isFinal: true, speechFinal: true })
+  conn.sendUtteranceEnd() // after speech_final: no second end_of_turn
+  await reader.waitForType('end_of_turn')
+  await delay(30)
   t.same(reader.events, [
     { type: 'speech_started' },
     { type: 'interim', text: 'hello' },
@@ -60,114 +60,114 @@ t.test('nova-3: query, auth, audio bytes, transcript mapping, Finalize and Close
     { type: 'interim', text: 'how are' },
     { type: 'final', text: 'how are you' },
     { type: 'end_of_turn', text: 'hello there how are you' },
-  ]);
+  ])
 
   // UtteranceEnd closes a turn whose last final had no speech_final.
-  conn.sendResults('one more', { isFinal: true });
-  conn.sendUtteranceEnd();
-  t.same(await reader.waitForType('end_of_turn', 2000, 6), { type: 'end_of_turn', text: 'one more' });
+  conn.sendResults('one more', { isFinal: true })
+  conn.sendUtteranceEnd()
+  t.same(await reader.waitForType('end_of_turn', 2000, 6), { type: 'end_of_turn', text: 'one more' })
 
-  conn.pendingTranscript = 'pressed the button';
-  stream.finalize();
-  await conn.waitForMessage((m) => m['type'] === 'Finalize');
-  t.same(await reader.waitForType('end_of_turn', 2000, 8), { type: 'end_of_turn', text: 'pressed the button' });
+  conn.pendingTranscript = 'pressed the button'
+  stream.finalize()
+  await conn.waitForMessage((m) => m.type === 'Finalize')
+  t.same(await reader.waitForType('end_of_turn', 2000, 8), { type: 'end_of_turn', text: 'pressed the button' })
 
-  await stream.close();
-  await stream.close();
-  t.same(conn.controls, ['Finalize', 'CloseStream'], 'control messages in order');
-  t.equal((await conn.closed).code, 1000, 'vendor closed after CloseStream');
-  await reader.ended;
-  t.equal(fake.connections.length, 1, 'no reconnect after a graceful close');
-  t.equal(stream.closed, true);
-});
+  await stream.close()
+  await stream.close()
+  t.same(conn.controls, ['Finalize', 'CloseStream'], 'control messages in order')
+  t.equal((await conn.closed).code, 1000, 'vendor closed after CloseStream')
+  await reader.ended
+  t.equal(fake.connections.length, 1, 'no reconnect after a graceful close')
+  t.equal(stream.closed, true)
+})
 
 t.test('nova-3: KeepAlive only while no audio flows', async (t) => {
-  const { fake, stream } = await setup(t, { transport: { ...FAST_TRANSPORT, keepAliveMs: 40 } });
-  const conn = await fake.connection(0);
-  await conn.waitFor(() => conn.controls.filter((c) => c === 'KeepAlive').length >= 2, 1000, 'two KeepAlives');
-  const before = conn.controls.length;
-  const timer = setInterval(() => stream.pushAudio(audioBytes(160)), 10);
-  await delay(200);
-  clearInterval(timer);
-  t.equal(conn.controls.length, before, 'no KeepAlive while audio is sent');
-  t.same(conn.messages[0], { type: 'KeepAlive' });
-});
+  const { fake, stream } = await setup(t, { transport: { ...FAST_TRANSPORT, keepAliveMs: 40 } })
+  const conn = await fake.connection(0)
+  await conn.waitFor(() => conn.controls.filter((c) => c === 'KeepAlive').length >= 2, 1000, 'two KeepAlives')
+  const before = conn.controls.length
+  const timer = setInterval(() => stream.pushAudio(audioBytes(160)), 10)
+  await delay(200)
+  clearInterval(timer)
+  t.equal(conn.controls.length, before, 'no KeepAlive while audio is sent')
+  t.same(conn.messages[0], { type: 'KeepAlive' })
+})
 
 t.test('nova-3: vendor drops mid-turn -> reconnect, replay of the turn audio, turn completes', async (t) => {
-  const { fake, stream, reader } = await setup(t);
-  const first = await fake.connection(0);
-  stream.pushAudio(audioBytes(800, 7));
-  await first.waitForAudioBytes(800);
-  first.sendResults('I want to', { isFinal: true });
-  await reader.waitForType('final');
-  first.terminate();
+  const { fake, stream, reader } = await setup(t)
+  const first = await fake.connection(0)
+  stream.pushAudio(audioBytes(800, 7))
+  await first.waitForAudioBytes(800)
+  first.sendResults('I want to', { isFinal: true })
+  await reader.waitForType('final')
+  first.terminate()
 
-  const error = await reader.waitForType('error');
-  t.match(error, { code: 'vendor_disconnected', fatal: false });
-  await reader.waitForType('reconnected');
-  const second = await fake.connection(1);
-  await second.waitForAudioBytes(800);
-  t.same(second.audio, audioBytes(800, 7), 'the current turn audio was replayed');
-  stream.pushAudio(audioBytes(160, 9));
-  await second.waitForAudioBytes(960);
-  t.same(second.audio.subarray(800), audioBytes(160, 9), 'new audio follows the replay');
-  t.equal(second.request.url, first.request.url, 'same query on reconnect');
+  const error = await reader.waitForType('error')
+  t.match(error, { code: 'vendor_disconnected', fatal: false })
+  await reader.waitForType('reconnected')
+  const second = await fake.connection(1)
+  await second.waitForAudioBytes(800)
+  t.same(second.audio, audioBytes(800, 7), 'the current turn audio was replayed')
+  stream.pushAudio(audioBytes(160, 9))
+  await second.waitForAudioBytes(960)
+  t.same(second.audio.subarray(800), audioBytes(160, 9), 'new audio follows the replay')
+  t.equal(second.request.url, first.request.url, 'same query on reconnect')
 
-  second.sendResults('I want to', { isFinal: true });
-  second.sendResults('book a table', { isFinal: true, speechFinal: true });
-  t.same(await reader.waitForType('end_of_turn'), { type: 'end_of_turn', text: 'I want to book a table' });
-});
+  second.sendResults('I want to', { isFinal: true })
+  second.sendResults('book a table', { isFinal: true, speechFinal: true })
+  t.same(await reader.waitForType('end_of_turn'), { type: 'end_of_turn', text: 'I want to book a table' })
+})
 
 t.test('nova-3: bad key -> one fatal error, no retry', async (t) => {
-  const fake = await startFakeDeepgram({ apiKey: KEY });
-  t.teardown(() => fake.close());
+  const fake = await startFakeDeepgram({ apiKey: KEY })
+  t.teardown(() => fake.close())
   const stream = createSttStream(
     { use: 'stt.vendor_a', options: sttVendorAOptionsSchema.parse({}) },
     { encoding: 'linear16', sampleRate: 16000, endpoint: { url: fake.url, apiKey: 'wrong' }, transport: FAST_TRANSPORT },
-  );
-  const reader = new EventReader<SttEvent>(stream);
-  await reader.ended;
+  )
+  const reader = new EventReader<SttEvent>(stream)
+  await reader.ended
   t.same(reader.events, [
     { type: 'error', code: 'vendor_auth_failed', message: 'stt.vendor_a: vendor refused the key (HTTP 401)', fatal: true, vendorCode: 401 },
-  ]);
-  await delay(100);
-  t.equal(fake.upgrades.length, 1, 'exactly one upgrade attempt');
-  t.equal(fake.upgrades[0]?.status, 401);
-  t.match(fake.upgrades[0]?.url, /language=multi/, 'nova-3 defaults to language=multi');
-  t.equal(stream.closed, true);
-  await stream.close();
-});
+  ])
+  await delay(100)
+  t.equal(fake.upgrades.length, 1, 'exactly one upgrade attempt')
+  t.equal(fake.upgrades[0]?.status, 401)
+  t.match(fake.upgrades[0]?.url, /language=multi/, 'nova-3 defaults to language=multi')
+  t.equal(stream.closed, true)
+  await stream.close()
+})
 
 t.test('nova-3: vendor rejects the audio (1008) -> fatal; unreachable vendor -> bounded retries', async (t) => {
-  const { fake, reader } = await setup(t);
-  const conn = await fake.connection(0);
-  conn.close(1008, 'DATA-0000');
-  const error = await reader.waitForType('error');
-  t.match(error, { code: 'vendor_rejected', fatal: true, vendorCode: 1008 });
-  await reader.ended;
+  const { fake, reader } = await setup(t)
+  const conn = await fake.connection(0)
+  conn.close(1008, 'DATA-0000')
+  const error = await reader.waitForType('error')
+  t.match(error, { code: 'vendor_rejected', fatal: true, vendorCode: 1008 })
+  await reader.ended
 
   const dead = createSttStream(
     { use: 'stt.vendor_a', options: sttVendorAOptionsSchema.parse({}) },
     { encoding: 'mulaw', sampleRate: 8000, endpoint: { url: 'ws://127.0.0.1:1', apiKey: KEY }, transport: FAST_TRANSPORT },
-  );
-  const deadReader = new EventReader<SttEvent>(dead);
-  await deadReader.ended;
-  t.match(deadReader.events, [{ type: 'error', code: 'vendor_reconnect_exhausted', fatal: true }]);
-});
+  )
+  const deadReader = new EventReader<SttEvent>(dead)
+  await deadReader.ended
+  t.match(deadReader.events, [{ type: 'error', code: 'vendor_reconnect_exhausted', fatal: true }])
+})
 
 t.test('nova-3: abort signal closes socket and iteration', async (t) => {
-  const controller = new AbortController();
-  const { fake, stream, reader } = await setup(t, { signal: controller.signal });
-  const conn = await fake.connection(0);
-  stream.pushAudio(audioBytes(160));
-  await conn.waitForAudioBytes(160);
-  controller.abort();
-  await reader.ended;
-  await conn.closed;
-  t.equal(stream.closed, true);
-  stream.pushAudio(audioBytes(160));
-  stream.finalize();
-  await stream.close();
-  t.same(conn.controls, [], 'no control message after abort');
-  t.equal(fake.connections.length, 1, 'no reconnect after abort');
-});
+  const controller = new AbortController()
+  const { fake, stream, reader } = await setup(t, { signal: controller.signal })
+  const conn = await fake.connection(0)
+  stream.pushAudio(audioBytes(160))
+  await conn.waitForAudioBytes(160)
+  controller.abort()
+  await reader.ended
+  await conn.closed
+  t.equal(stream.closed, true)
+  stream.pushAudio(audioBytes(160))
+  stream.finalize()
+  await stream.close()
+  t.same(conn.controls, [], 'no control message after abort')
+  t.equal(fake.connections.length, 1, 'no reconnect after abort')
+})

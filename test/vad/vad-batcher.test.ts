@@ -1,89 +1,99 @@
-import t from 'tap';
-import { int16ToFloat32 } from '../../pipeline/audio/pcm16.js';
-import { SILERO_STATE_SIZE, SileroModel, sharedSileroModel } from '../../pipeline/vad/silero-model.js';
-import { VadBatcher } from '../../pipeline/vad/vad-batcher.js';
-import { VadStream } from '../../pipeline/vad/vad-stream.js';
-import { loadFixture } from '../fixtures/audio/signals.js';
+import t from 'tap'
+import { int16ToFloat32 } from '../../pipeline/audio/pcm16.js'
+import { SILERO_STATE_SIZE, SileroModel, sharedSileroModel } from '../../pipeline/vad/silero-model.js'
+import { VadBatcher } from '../../pipeline/vad/vad-batcher.js'
+import { VadStream } from '../../pipeline/vad/vad-stream.js'
+import { loadFixture } from '../fixtures/audio/signals.js'
 
-const WIDTH = 256 + 32;
+const WIDTH = 256 + 32
 
 /** Model inputs (context + frame) for every frame of `samples` at 8 kHz, offset by `shift` frames. */
 function inputs(samples: Int16Array, shift: number, count: number): Float32Array[] {
-  const x = int16ToFloat32(samples);
-  const out: Float32Array[] = [];
+  const x = int16ToFloat32(samples)
+  const out: Float32Array[] = []
   for (let k = 0; k < count; k++) {
-    const start = ((k + shift) * 256) % (x.length - 256);
-    const row = new Float32Array(WIDTH);
-    if (start >= 32) row.set(x.subarray(start - 32, start), 0);
-    row.set(x.subarray(start, start + 256), 32);
-    out.push(row);
+    const start = ((k + shift) * 256) % (x.length - 256)
+    const row = new Float32Array(WIDTH)
+    if (start >= 32) row.set(x.subarray(start - 32, start), 0)
+    row.set(x.subarray(start, start + 256), 32)
+    out.push(row)
   }
-  return out;
+  return out
 }
 
 t.test('batched results equal unbatched results within 1e-4', async (t) => {
-  const { samples } = loadFixture('two-phrases.wav');
-  const streams = 12;
-  const frames = 40;
-  const model = sharedSileroModel();
+  const { samples } = loadFixture('two-phrases.wav')
+  const streams = 12
+  const frames = 40
+  const model = sharedSileroModel()
   // Unbatched: each stream alone, N = 1, state carried frame to frame.
-  const expected: number[][] = [];
+  const expected: number[][] = []
   for (let s = 0; s < streams; s++) {
-    let state: Float32Array = new Float32Array(SILERO_STATE_SIZE);
-    const probs: number[] = [];
+    let state: Float32Array = new Float32Array(SILERO_STATE_SIZE)
+    const probs: number[] = []
     for (const row of inputs(samples, s * 7, frames)) {
-      const r = await model.infer(8000, 1, row, state);
-      state = r.state.slice();
-      probs.push(r.probs[0]!);
+      const r = await model.infer(8000, 1, row, state)
+      state = r.state.slice()
+      probs.push(r.probs[0]!)
     }
-    expected.push(probs);
+    expected.push(probs)
   }
   // Batched: all streams submit their k-th frame together.
-  const batcher = new VadBatcher(model, { maxBatch: 64, maxWaitMs: 1 });
-  const states = Array.from({ length: streams }, () => new Float32Array(SILERO_STATE_SIZE));
-  const rows = Array.from({ length: streams }, (_, s) => inputs(samples, s * 7, frames));
-  const got: number[][] = Array.from({ length: streams }, () => []);
+  const batcher = new VadBatcher(model, { maxBatch: 64, maxWaitMs: 1 })
+  const states = Array.from({ length: streams }, () => new Float32Array(SILERO_STATE_SIZE))
+  const rows = Array.from({ length: streams }, (_, s) => inputs(samples, s * 7, frames))
+  const got: number[][] = Array.from({ length: streams }, () => [])
   for (let k = 0; k < frames; k++) {
-    const ps = await Promise.all(rows.map((r, s) => batcher.infer(8000, r[k]!, states[s]!)));
-    ps.forEach((p, s) => got[s]!.push(p));
+    const ps = await Promise.all(rows.map((r, s) => batcher.infer(8000, r[k]!, states[s]!)))
+    ps.forEach((p, s) => {
+      got[s]!.push(p)
+    })
   }
-  t.equal(batcher.stats.maxBatchSeen, streams, 'all streams ran in one model call');
-  t.equal(batcher.stats.batches, frames);
-  let maxDiff = 0;
-  for (let s = 0; s < streams; s++) for (let k = 0; k < frames; k++) maxDiff = Math.max(maxDiff, Math.abs(got[s]![k]! - expected[s]![k]!));
-  t.ok(maxDiff <= 1e-4, `max |batched - unbatched| = ${maxDiff.toExponential(2)}`);
-  t.ok(expected.flat().some((p) => p > 0.5), 'the frames include speech');
-  batcher.close();
-});
+  t.equal(batcher.stats.maxBatchSeen, streams, 'all streams ran in one model call')
+  t.equal(batcher.stats.batches, frames)
+  let maxDiff = 0
+  for (let s = 0; s < streams; s++) for (let k = 0; k < frames; k++) maxDiff = Math.max(maxDiff, Math.abs(got[s]![k]! - expected[s]![k]!))
+  t.ok(maxDiff <= 1e-4, `max |batched - unbatched| = ${maxDiff.toExponential(2)}`)
+  t.ok(
+    expected.flat().some((p) => p > 0.5),
+    'the frames include speech',
+  )
+  batcher.close()
+})
 
 t.test('many VadStreams share batches and get the same probabilities as one stream alone', async (t) => {
-  const { samples } = loadFixture('phrase.wav');
-  const alone: number[] = [];
-  const solo = new VadStream((e) => e.type === 'frame' && alone.push(e.probability), { maxQueuedFrames: Infinity, batcher: new VadBatcher(sharedSileroModel(), { maxBatch: 1 }) });
-  solo.push(samples);
-  await solo.end();
-  const batcher = new VadBatcher(sharedSileroModel(), { maxBatch: 32 });
-  const results: number[][] = Array.from({ length: 16 }, () => []);
-  const streams = results.map((r) => new VadStream((e) => e.type === 'frame' && r.push(e.probability), { batcher, maxQueuedFrames: Infinity }));
-  for (let off = 0; off < samples.length; off += 160) for (const s of streams) s.push(samples.subarray(off, off + 160));
-  await Promise.all(streams.map((s) => s.end()));
-  t.ok(batcher.stats.maxBatchSeen >= 16, `batch size reached ${batcher.stats.maxBatchSeen}`);
+  const { samples } = loadFixture('phrase.wav')
+  const alone: number[] = []
+  const solo = new VadStream((e) => e.type === 'frame' && alone.push(e.probability), {
+    maxQueuedFrames: Infinity,
+    batcher: new VadBatcher(sharedSileroModel(), { maxBatch: 1 }),
+  })
+  solo.push(samples)
+  await solo.end()
+  const batcher = new VadBatcher(sharedSileroModel(), { maxBatch: 32 })
+  const results: number[][] = Array.from({ length: 16 }, () => [])
+  const streams = results.map(
+    (r) => new VadStream((e) => e.type === 'frame' && r.push(e.probability), { batcher, maxQueuedFrames: Infinity }),
+  )
+  for (let off = 0; off < samples.length; off += 160) for (const s of streams) s.push(samples.subarray(off, off + 160))
+  await Promise.all(streams.map((s) => s.end()))
+  t.ok(batcher.stats.maxBatchSeen >= 16, `batch size reached ${batcher.stats.maxBatchSeen}`)
   for (const r of results) {
-    t.equal(r.length, alone.length);
-    t.ok(r.every((p, i) => Math.abs(p - alone[i]!) <= 1e-4));
+    t.equal(r.length, alone.length)
+    t.ok(r.every((p, i) => Math.abs(p - alone[i]!) <= 1e-4))
   }
-  batcher.close();
-});
+  batcher.close()
+})
 
 t.test('a model failure reaches every stream as an error event', async (t) => {
-  const broken = new SileroModel({ modelPath: '/nonexistent/model.onnx' });
-  const batcher = new VadBatcher(broken);
-  const errors: string[] = [];
-  const s = new VadStream((e) => e.type === 'error' && errors.push((e.error as Error & { code?: string }).code ?? ''), { batcher });
-  s.push(new Int16Array(512));
-  await t.rejects(s.drain(), { code: 'VAD_MODEL' });
-  t.same(errors, ['VAD_MODEL']);
-  batcher.close();
-  batcher.close();
-  await broken.close();
-});
+  const broken = new SileroModel({ modelPath: '/nonexistent/model.onnx' })
+  const batcher = new VadBatcher(broken)
+  const errors: string[] = []
+  const s = new VadStream((e) => e.type === 'error' && errors.push((e.error as Error & { code?: string }).code ?? ''), { batcher })
+  s.push(new Int16Array(512))
+  await t.rejects(s.drain(), { code: 'VAD_MODEL' })
+  t.same(errors, ['VAD_MODEL'])
+  batcher.close()
+  batcher.close()
+  await broken.close()
+})

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely'
 
 /** The initial schema: tenants, keys, templates, agents, numbers, conversations, sessions, transcripts. */
 export const initial: Migration = {
+  // biome-ignore lint/suspicious/noExplicitAny: a migration sees the schema as it was then, not the current type
   async up(db: Kysely<any>): Promise<void> {
     await db.schema
       .createTable('organizations')
@@ -130,8 +131,18 @@ export const initial: Migration = {
     await db.schema.createIndex('transcript_conversation_idx').on('transcript_entries').columns(['conversation_id', 'id']).execute()
   },
 
+  // biome-ignore lint/suspicious/noExplicitAny: see up
   async down(db: Kysely<any>): Promise<void> {
-    for (const t of ['transcript_entries', 'sessions', 'conversations', 'phone_numbers', 'agents', 'agent_templates', 'api_keys', 'organizations']) {
+    for (const t of [
+      'transcript_entries',
+      'sessions',
+      'conversations',
+      'phone_numbers',
+      'agents',
+      'agent_templates',
+      'api_keys',
+      'organizations',
+    ]) {
       await db.schema.dropTable(t).ifExists().execute()
     }
   },

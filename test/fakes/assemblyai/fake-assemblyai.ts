@@ -1,68 +1,68 @@
 // Fake of the AssemblyAI-compatible Universal-Streaming v3 API (stt.vendor_b): /v3/ws.
-import { randomUUID } from 'node:crypto';
-import type { WebSocket } from 'ws';
-import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from '../deepgram/fake-ws-server.js';
+import { randomUUID } from 'node:crypto'
+import type { WebSocket } from 'ws'
+import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from '../deepgram/fake-ws-server.js'
 
 /** One live connection to the fake, with helpers that send correctly shaped vendor messages. */
 export class FakeAssemblyAiConnection extends FakeConnection {
-  readonly sessionId = randomUUID();
-  readonly sampleRate: number;
-  readonly bytesPerSample: number;
-  readonly formatTurns: boolean;
+  readonly sessionId = randomUUID()
+  readonly sampleRate: number
+  readonly bytesPerSample: number
+  readonly formatTurns: boolean
   /** Transcript the fake answers a `ForceEndpoint` with (empty: no turn is reported). */
-  pendingTranscript = '';
-  #turnOrder = 0;
-  #openedAt = Date.now();
+  pendingTranscript = ''
+  #turnOrder = 0
+  #openedAt = Date.now()
 
   constructor(socket: WebSocket, request: UpgradeRecord) {
-    super(socket, request);
-    this.sampleRate = Number(request.query.get('sample_rate') ?? 16000);
-    this.bytesPerSample = request.query.get('encoding') === 'pcm_mulaw' ? 1 : 2;
-    this.formatTurns = request.query.get('format_turns') === 'true';
+    super(socket, request)
+    this.sampleRate = Number(request.query.get('sample_rate') ?? 16000)
+    this.bytesPerSample = request.query.get('encoding') === 'pcm_mulaw' ? 1 : 2
+    this.formatTurns = request.query.get('format_turns') === 'true'
     socket.on('message', (data: Buffer, isBinary: boolean) => {
-      if (isBinary) this.#onAudio(data);
-      else this.#onControl(data.toString('utf8'));
-    });
-    this.send({ type: 'Begin', id: this.sessionId, expires_at: Math.floor(Date.now() / 1000) + 3600 });
+      if (isBinary) this.#onAudio(data)
+      else this.#onControl(data.toString('utf8'))
+    })
+    this.send({ type: 'Begin', id: this.sessionId, expires_at: Math.floor(Date.now() / 1000) + 3600 })
   }
 
   /** Control messages (`type` of each JSON text frame) in order. */
   get controls(): string[] {
-    return this.messages.map((message) => String(message['type']));
+    return this.messages.map((message) => String(message.type))
   }
 
   /** Duration in ms of each binary message received. */
   get chunkDurationsMs(): number[] {
-    return this.binarySizes.map((size) => (size / this.bytesPerSample / this.sampleRate) * 1000);
+    return this.binarySizes.map((size) => (size / this.bytesPerSample / this.sampleRate) * 1000)
   }
 
   /** `SpeechStarted`. */
   sendSpeechStarted(): void {
-    this.send({ type: 'SpeechStarted', timestamp: 0, confidence: 0.9 });
+    this.send({ type: 'SpeechStarted', timestamp: 0, confidence: 0.9 })
   }
 
   /**
    * A partial `Turn` (`end_of_turn: false`); `transcript` holds the finalized words, `partialWords` the rest.
    */
   sendPartial(transcript: string, partialWords: string[] = []): void {
-    this.send(this.#turn(transcript, partialWords, false, false));
+    this.send(this.#turn(transcript, partialWords, false, false))
   }
 
   /** End the current turn: the unformatted end message, then (with `format_turns`) the formatted one. */
   sendEndOfTurn(transcript: string, formatted = transcript): void {
-    this.send(this.#turn(transcript.toLowerCase().replace(/[.,!?]/g, ''), [], true, false));
-    if (this.formatTurns) this.send(this.#turn(formatted, [], true, true));
-    this.#turnOrder++;
+    this.send(this.#turn(transcript.toLowerCase().replace(/[.,!?]/g, ''), [], true, false))
+    if (this.formatTurns) this.send(this.#turn(formatted, [], true, true))
+    this.#turnOrder++
   }
 
   /** An `Error` frame then a close with the same code, as the vendor does. */
   sendError(code: number, error: string): void {
-    this.send({ type: 'Error', error_code: code, error });
-    this.close(code, error.length > 120 ? 'See Error message for details' : error);
+    this.send({ type: 'Error', error_code: code, error })
+    this.close(code, error.length > 120 ? 'See Error message for details' : error)
   }
 
   #turn(transcript: string, partialWords: string[], endOfTurn: boolean, formatted: boolean): object {
-    const finals = transcript.split(/\s+/).filter(Boolean);
+    const finals = transcript.split(/\s+/).filter(Boolean)
     const words = [
       ...finals.map((text, i) => ({ start: i * 100, end: i * 100 + 80, text, confidence: 0.9, word_is_final: true })),
       ...partialWords.map((text, i) => ({
@@ -72,7 +72,7 @@ export class FakeAssemblyAiConnection extends FakeConnection {
         confidence: 0.8,
         word_is_final: false,
       })),
-    ];
+    ]
     return {
       type: 'Turn',
       turn_order: this.#turnOrder,
@@ -82,37 +82,37 @@ export class FakeAssemblyAiConnection extends FakeConnection {
       end_of_turn_confidence: endOfTurn ? 0.9 : 0.05,
       words,
       utterance: endOfTurn ? transcript : '',
-    };
+    }
   }
 
   #onAudio(data: Buffer): void {
-    const ms = (data.length / this.bytesPerSample / this.sampleRate) * 1000;
+    const ms = (data.length / this.bytesPerSample / this.sampleRate) * 1000
     if (ms < 50 || ms > 1000) {
-      this.sendError(3007, `Input duration violation: ${ms.toFixed(0)} ms. Expected between 50 and 1000 ms`);
+      this.sendError(3007, `Input duration violation: ${ms.toFixed(0)} ms. Expected between 50 and 1000 ms`)
     }
   }
 
   #onControl(text: string): void {
-    let message: { type?: unknown };
+    let message: { type?: unknown }
     try {
-      message = JSON.parse(text) as { type?: unknown };
+      message = JSON.parse(text) as { type?: unknown }
     } catch {
-      this.sendError(3006, `Invalid JSON: ${text.slice(0, 40)}`);
-      return;
+      this.sendError(3006, `Invalid JSON: ${text.slice(0, 40)}`)
+      return
     }
     if (message.type === 'ForceEndpoint') {
-      if (this.pendingTranscript) this.sendEndOfTurn(this.pendingTranscript);
-      this.pendingTranscript = '';
+      if (this.pendingTranscript) this.sendEndOfTurn(this.pendingTranscript)
+      this.pendingTranscript = ''
     } else if (message.type === 'Terminate') {
-      const audioSeconds = this.audio.length / this.bytesPerSample / this.sampleRate;
+      const audioSeconds = this.audio.length / this.bytesPerSample / this.sampleRate
       this.send({
         type: 'Termination',
         audio_duration_seconds: Math.round(audioSeconds),
         session_duration_seconds: Math.round((Date.now() - this.#openedAt) / 1000),
-      });
-      this.close(1000, '');
+      })
+      this.close(1000, '')
     } else if (message.type !== 'UpdateConfiguration' && message.type !== 'KeepAlive') {
-      this.sendError(3006, `Invalid Message Type: ${String(message.type)}`);
+      this.sendError(3006, `Invalid Message Type: ${String(message.type)}`)
     }
   }
 }
@@ -120,9 +120,9 @@ export class FakeAssemblyAiConnection extends FakeConnection {
 /** Options of {@link startFakeAssemblyAi}. */
 export interface FakeAssemblyAiOptions {
   /** The key to accept in the `Authorization` header (raw key, no scheme). */
-  apiKey: string;
+  apiKey: string
   /** Runs for each accepted connection. */
-  script?: (connection: FakeAssemblyAiConnection) => void | Promise<void>;
+  script?: (connection: FakeAssemblyAiConnection) => void | Promise<void>
 }
 
 /**
@@ -133,34 +133,34 @@ export interface FakeAssemblyAiOptions {
 export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions): Promise<FakeWsServer<FakeAssemblyAiConnection>> {
   return startFakeWsServer({
     verify(request, url) {
-      if (url.pathname !== '/v3/ws') return { accept: false, status: 404, body: '{"error":"Not found"}' };
+      if (url.pathname !== '/v3/ws') return { accept: false, status: 404, body: '{"error":"Not found"}' }
       if (request.headers.authorization !== options.apiKey) {
-        return { accept: false, status: 401, body: '{"error":"Unauthorized Connection: Invalid API key"}' };
+        return { accept: false, status: 401, body: '{"error":"Unauthorized Connection: Invalid API key"}' }
       }
-      const rate = Number(url.searchParams.get('sample_rate') ?? 16000);
-      const encoding = url.searchParams.get('encoding') ?? 'pcm_s16le';
-      const keyterms = url.searchParams.get('keyterms_prompt');
-      const keytermsOk = keyterms === null || Array.isArray(safeJson(keyterms));
+      const rate = Number(url.searchParams.get('sample_rate') ?? 16000)
+      const encoding = url.searchParams.get('encoding') ?? 'pcm_s16le'
+      const keyterms = url.searchParams.get('keyterms_prompt')
+      const keytermsOk = keyterms === null || Array.isArray(safeJson(keyterms))
       if (!Number.isInteger(rate) || rate <= 0 || !['pcm_s16le', 'pcm_mulaw'].includes(encoding) || !keytermsOk) {
-        return { accept: false, status: 400, body: '{"error":"Invalid connection parameters"}' };
+        return { accept: false, status: 400, body: '{"error":"Invalid connection parameters"}' }
       }
       if (!url.searchParams.get('speech_model')) {
-        return { accept: false, status: 400, body: '{"error":"speech_model is required"}' };
+        return { accept: false, status: 400, body: '{"error":"speech_model is required"}' }
       }
-      return { accept: true };
+      return { accept: true }
     },
     wrap(socket, upgrade) {
-      const connection = new FakeAssemblyAiConnection(socket, upgrade);
-      void options.script?.(connection);
-      return connection;
+      const connection = new FakeAssemblyAiConnection(socket, upgrade)
+      void options.script?.(connection)
+      return connection
     },
-  });
+  })
 }
 
 function safeJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return JSON.parse(text)
   } catch {
-    return undefined;
+    return undefined
   }
 }

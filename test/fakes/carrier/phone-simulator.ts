@@ -115,4 +115,3 @@ export async function placeCall(options: PlaceCallOptions): Promise<PlaceCallRes
   // The document ran out (or hung up) without connecting a stream: the call is over.
   return { outcome: 'refused', markup: reply.body, verbs, said: said.join(' ') }
 }
-

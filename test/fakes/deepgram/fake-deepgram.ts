@@ -1,41 +1,41 @@
 // Fake of the Deepgram-compatible live STT API (stt.vendor_a): /v1/listen (nova-3) and /v2/listen (flux).
-import { randomUUID } from 'node:crypto';
-import type { WebSocket } from 'ws';
-import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from './fake-ws-server.js';
+import { randomUUID } from 'node:crypto'
+import type { WebSocket } from 'ws'
+import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from './fake-ws-server.js'
 
-const ENCODINGS = new Set(['linear16', 'linear32', 'mulaw', 'alaw', 'flac', 'opus', 'ogg-opus', 'amr-nb', 'amr-wb', 'speex', 'g729']);
+const ENCODINGS = new Set(['linear16', 'linear32', 'mulaw', 'alaw', 'flac', 'opus', 'ogg-opus', 'amr-nb', 'amr-wb', 'speex', 'g729'])
 
 /** One live connection to the fake, with helpers that send correctly shaped vendor messages. */
 export class FakeDeepgramConnection extends FakeConnection {
-  readonly version: 'v1' | 'v2';
-  readonly requestId = randomUUID();
+  readonly version: 'v1' | 'v2'
+  readonly requestId = randomUUID()
   /** Transcript the fake answers the next `Finalize` (v1) or `ForceEndTurn` (v2) with. */
-  pendingTranscript = '';
+  pendingTranscript = ''
   /** What `pendingTranscript` becomes after each answer (see `FakeDeepgramOptions.finalizeTranscript`). */
-  defaultTranscript = '';
-  #sequence = 0;
-  #turnIndex = 0;
-  #cursor = 0;
+  defaultTranscript = ''
+  #sequence = 0
+  #turnIndex = 0
+  #cursor = 0
 
   constructor(socket: WebSocket, request: UpgradeRecord) {
-    super(socket, request);
-    this.version = request.path.startsWith('/v2/') ? 'v2' : 'v1';
+    super(socket, request)
+    this.version = request.path.startsWith('/v2/') ? 'v2' : 'v1'
     socket.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary) this.#onControl(data.toString('utf8'));
-    });
-    if (this.version === 'v2') this.send({ type: 'Connected', request_id: this.requestId, sequence_id: this.#next() });
+      if (!isBinary) this.#onControl(data.toString('utf8'))
+    })
+    if (this.version === 'v2') this.send({ type: 'Connected', request_id: this.requestId, sequence_id: this.#next() })
   }
 
   /** Control messages (`type` of each JSON text frame) in order. */
   get controls(): string[] {
-    return this.messages.map((message) => String(message['type']));
+    return this.messages.map((message) => String(message.type))
   }
 
   /** v1 `Results`; `duration` seconds of audio are covered, starting where the previous result ended. */
   sendResults(transcript: string, flags: { isFinal?: boolean; speechFinal?: boolean; fromFinalize?: boolean } = {}): void {
-    const duration = 0.5;
-    const start = this.#cursor;
-    if (flags.isFinal) this.#cursor += duration;
+    const duration = 0.5
+    const start = this.#cursor
+    if (flags.isFinal) this.#cursor += duration
     this.send({
       type: 'Results',
       channel_index: [0, 1],
@@ -57,17 +57,17 @@ export class FakeDeepgramConnection extends FakeConnection {
         ],
       },
       metadata: { request_id: this.requestId, model_info: { name: 'nova-3', version: 'fake', arch: 'fake' }, model_uuid: 'fake' },
-    });
+    })
   }
 
   /** v1 `SpeechStarted`. */
   sendSpeechStarted(): void {
-    this.send({ type: 'SpeechStarted', channel: [0, 1], timestamp: this.#cursor });
+    this.send({ type: 'SpeechStarted', channel: [0, 1], timestamp: this.#cursor })
   }
 
   /** v1 `UtteranceEnd`. */
   sendUtteranceEnd(): void {
-    this.send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: this.#cursor });
+    this.send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: this.#cursor })
   }
 
   /** v2 `TurnInfo` with the given event; `EndOfTurn` advances the turn index afterwards. */
@@ -81,34 +81,37 @@ export class FakeDeepgramConnection extends FakeConnection {
       audio_window_start: 0,
       audio_window_end: this.#cursor,
       transcript,
-      words: transcript.split(/\s+/).filter(Boolean).map((word) => ({ word, confidence: 0.97 })),
+      words: transcript
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((word) => ({ word, confidence: 0.97 })),
       end_of_turn_confidence: event === 'EndOfTurn' ? 0.9 : 0.1,
-    });
-    if (event === 'EndOfTurn') this.#turnIndex++;
+    })
+    if (event === 'EndOfTurn') this.#turnIndex++
   }
 
   /** v2 `Error` then a close, as the vendor does on a fatal problem. */
   sendFluxError(code: string, description: string, closeCode = 1011): void {
-    this.send({ type: 'Error', sequence_id: this.#next(), code, description });
-    this.close(closeCode, description.slice(0, 100));
+    this.send({ type: 'Error', sequence_id: this.#next(), code, description })
+    this.close(closeCode, description.slice(0, 100))
   }
 
   #next(): number {
-    return this.#sequence++;
+    return this.#sequence++
   }
 
   #onControl(text: string): void {
-    let message: { type?: unknown };
+    let message: { type?: unknown }
     try {
-      message = JSON.parse(text) as { type?: unknown };
+      message = JSON.parse(text) as { type?: unknown }
     } catch {
-      this.close(1008, 'DATA-0000');
-      return;
+      this.close(1008, 'DATA-0000')
+      return
     }
     if (this.version === 'v1') {
       if (message.type === 'Finalize') {
-        this.sendResults(this.pendingTranscript, { isFinal: true, fromFinalize: true });
-        this.pendingTranscript = this.defaultTranscript;
+        this.sendResults(this.pendingTranscript, { isFinal: true, fromFinalize: true })
+        this.pendingTranscript = this.defaultTranscript
       } else if (message.type === 'CloseStream') {
         this.send({
           type: 'Metadata',
@@ -118,14 +121,14 @@ export class FakeDeepgramConnection extends FakeConnection {
           created: new Date().toISOString(),
           duration: this.audio.length,
           channels: 1,
-        });
-        this.close(1000, '');
+        })
+        this.close(1000, '')
       }
     } else if (message.type === 'ForceEndTurn') {
-      this.sendTurnInfo('EndOfTurn', this.pendingTranscript);
-      this.pendingTranscript = this.defaultTranscript;
+      this.sendTurnInfo('EndOfTurn', this.pendingTranscript)
+      this.pendingTranscript = this.defaultTranscript
     } else if (message.type === 'CloseStream') {
-      this.close(1000, '');
+      this.close(1000, '')
     }
   }
 }
@@ -133,11 +136,11 @@ export class FakeDeepgramConnection extends FakeConnection {
 /** Options of {@link startFakeDeepgram}. */
 export interface FakeDeepgramOptions {
   /** The key to accept in `Authorization: Token <key>`. */
-  apiKey: string;
+  apiKey: string
   /** Runs for each accepted connection, e.g. to send transcripts after some audio. */
-  script?: (connection: FakeDeepgramConnection) => void | Promise<void>;
+  script?: (connection: FakeDeepgramConnection) => void | Promise<void>
   /** Transcript of every finalized turn unless a test sets `pendingTranscript` (default '': nothing was said). */
-  finalizeTranscript?: string;
+  finalizeTranscript?: string
 }
 
 /**
@@ -149,29 +152,29 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions): Promise<F
   return startFakeWsServer({
     verify(request, url) {
       if (url.pathname !== '/v1/listen' && url.pathname !== '/v2/listen') {
-        return { accept: false, status: 404, body: '{"err_code":"NOT_FOUND"}' };
+        return { accept: false, status: 404, body: '{"err_code":"NOT_FOUND"}' }
       }
       if (request.headers.authorization !== `Token ${options.apiKey}`) {
         return {
           accept: false,
           status: 401,
           body: '{"err_code":"INVALID_AUTH","err_msg":"Invalid credentials.","request_id":"fake"}',
-        };
+        }
       }
-      const encoding = url.searchParams.get('encoding');
-      const sampleRate = Number(url.searchParams.get('sample_rate'));
-      const model = url.searchParams.get('model') ?? '';
-      const badModel = url.pathname === '/v2/listen' ? !model.startsWith('flux') : model.startsWith('flux');
+      const encoding = url.searchParams.get('encoding')
+      const sampleRate = Number(url.searchParams.get('sample_rate'))
+      const model = url.searchParams.get('model') ?? ''
+      const badModel = url.pathname === '/v2/listen' ? !model.startsWith('flux') : model.startsWith('flux')
       if ((encoding !== null && !ENCODINGS.has(encoding)) || (encoding !== null && !(sampleRate > 0)) || badModel) {
-        return { accept: false, status: 400, body: '{"err_code":"Bad Request","err_msg":"Bad Request: invalid query"}' };
+        return { accept: false, status: 400, body: '{"err_code":"Bad Request","err_msg":"Bad Request: invalid query"}' }
       }
-      return { accept: true };
+      return { accept: true }
     },
     wrap(socket, upgrade) {
-      const connection = new FakeDeepgramConnection(socket, upgrade);
-      connection.defaultTranscript = connection.pendingTranscript = options.finalizeTranscript ?? '';
-      void options.script?.(connection);
-      return connection;
+      const connection = new FakeDeepgramConnection(socket, upgrade)
+      connection.defaultTranscript = connection.pendingTranscript = options.finalizeTranscript ?? ''
+      void options.script?.(connection)
+      return connection
     },
-  });
+  })
 }

@@ -1,158 +1,162 @@
 // Fake of the ElevenLabs-compatible multi-context TTS WebSocket (tts.vendor_a).
-import type { WebSocket } from 'ws';
-import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from '../deepgram/fake-ws-server.js';
+import type { WebSocket } from 'ws'
+import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from '../deepgram/fake-ws-server.js'
 
-const PATH = /^\/v1\/text-to-speech\/([A-Za-z0-9]+)\/multi-stream-input$/;
-const FORMATS = { ulaw_8000: 8000, pcm_16000: 16000 } as const;
+const PATH = /^\/v1\/text-to-speech\/([A-Za-z0-9]+)\/multi-stream-input$/
+const FORMATS = { ulaw_8000: 8000, pcm_16000: 16000 } as const
 
 /** Output formats the fake can synthesize. */
-export type FakeTtsFormat = keyof typeof FORMATS;
+export type FakeTtsFormat = keyof typeof FORMATS
 
 /**
  * The fake's deterministic speech: a 440 Hz tone at 30 % amplitude, samples `start..start+count` of the context's
  * continuous signal, as PCM16 little-endian or G.711 mu-law.
  */
 export function fakeToneAudio(format: FakeTtsFormat, start: number, count: number): Buffer {
-  const rate = FORMATS[format];
-  const out = Buffer.alloc(format === 'pcm_16000' ? count * 2 : count);
+  const rate = FORMATS[format]
+  const out = Buffer.alloc(format === 'pcm_16000' ? count * 2 : count)
   for (let i = 0; i < count; i++) {
-    const sample = Math.round(Math.sin((2 * Math.PI * 440 * (start + i)) / rate) * 0.3 * 32767);
-    if (format === 'pcm_16000') out.writeInt16LE(sample, i * 2);
-    else out[i] = mulawEncode(sample);
+    const sample = Math.round(Math.sin((2 * Math.PI * 440 * (start + i)) / rate) * 0.3 * 32767)
+    if (format === 'pcm_16000') out.writeInt16LE(sample, i * 2)
+    else out[i] = mulawEncode(sample)
   }
-  return out;
+  return out
 }
 
 /** Samples the fake produces for `text` (trimmed) at `msPerChar`. */
 export function fakeSampleCount(format: FakeTtsFormat, text: string, msPerChar: number): number {
-  return Math.round((text.trim().length * msPerChar * FORMATS[format]) / 1000);
+  return Math.round((text.trim().length * msPerChar * FORMATS[format]) / 1000)
 }
 
 function mulawEncode(sample: number): number {
-  const BIAS = 0x84;
-  const sign = sample < 0 ? 0x80 : 0;
-  let magnitude = Math.min(Math.abs(sample), 32635) + BIAS;
-  let exponent = 7;
-  for (let mask = 0x4000; (magnitude & mask) === 0 && exponent > 0; mask >>= 1) exponent--;
-  const mantissa = (magnitude >> (exponent + 3)) & 0x0f;
-  magnitude = 0;
-  return ~(sign | (exponent << 4) | mantissa) & 0xff;
+  const BIAS = 0x84
+  const sign = sample < 0 ? 0x80 : 0
+  let magnitude = Math.min(Math.abs(sample), 32635) + BIAS
+  let exponent = 7
+  for (let mask = 0x4000; (magnitude & mask) === 0 && exponent > 0; mask >>= 1) exponent--
+  const mantissa = (magnitude >> (exponent + 3)) & 0x0f
+  magnitude = 0
+  return ~(sign | (exponent << 4) | mantissa) & 0xff
 }
 
 interface FakeContext {
-  text: string;
-  samples: number;
-  chain: Promise<void>;
-  closing: boolean;
+  text: string
+  samples: number
+  chain: Promise<void>
+  closing: boolean
 }
 
 /** One live connection: per-context text buffers, deterministic audio on flush, isFinal on close. */
 export class FakeElevenLabsConnection extends FakeConnection {
-  readonly format: FakeTtsFormat;
-  readonly voiceId: string;
-  readonly contexts = new Map<string, FakeContext>();
-  readonly #msPerChar: number;
-  readonly #chunkMs: number;
-  readonly #chunkIntervalMs: number;
+  readonly format: FakeTtsFormat
+  readonly voiceId: string
+  readonly contexts = new Map<string, FakeContext>()
+  readonly #msPerChar: number
+  readonly #chunkMs: number
+  readonly #chunkIntervalMs: number
 
-  constructor(socket: WebSocket, request: UpgradeRecord, options: Required<Pick<FakeElevenLabsOptions, 'msPerChar' | 'chunkMs' | 'chunkIntervalMs'>>) {
-    super(socket, request);
-    this.format = request.query.get('output_format') as FakeTtsFormat;
-    this.voiceId = PATH.exec(request.path)?.[1] ?? '';
-    this.#msPerChar = options.msPerChar;
-    this.#chunkMs = options.chunkMs;
-    this.#chunkIntervalMs = options.chunkIntervalMs;
+  constructor(
+    socket: WebSocket,
+    request: UpgradeRecord,
+    options: Required<Pick<FakeElevenLabsOptions, 'msPerChar' | 'chunkMs' | 'chunkIntervalMs'>>,
+  ) {
+    super(socket, request)
+    this.format = request.query.get('output_format') as FakeTtsFormat
+    this.voiceId = PATH.exec(request.path)?.[1] ?? ''
+    this.#msPerChar = options.msPerChar
+    this.#chunkMs = options.chunkMs
+    this.#chunkIntervalMs = options.chunkIntervalMs
     socket.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary) this.#onMessage(data.toString('utf8'));
-    });
+      if (!isBinary) this.#onMessage(data.toString('utf8'))
+    })
   }
 
   /** Text frames for one context, in order. */
   messagesFor(contextId: string): Array<Record<string, unknown>> {
-    return this.messages.filter((message) => message['context_id'] === contextId);
+    return this.messages.filter((message) => message.context_id === contextId)
   }
 
   /** A vendor error message (not closing the socket). */
   sendError(message: string, error = 'invalid_request', contextId?: string): void {
-    this.send({ message, error, code: 1008, ...(contextId ? { contextId } : {}) });
+    this.send({ message, error, code: 1008, ...(contextId ? { contextId } : {}) })
   }
 
   #onMessage(text: string): void {
-    let message: Record<string, unknown>;
+    let message: Record<string, unknown>
     try {
-      message = JSON.parse(text) as Record<string, unknown>;
+      message = JSON.parse(text) as Record<string, unknown>
     } catch {
-      this.close(1007, 'invalid JSON');
-      return;
+      this.close(1007, 'invalid JSON')
+      return
     }
-    if (message['close_socket'] === true) {
-      void this.#closeSocket();
-      return;
+    if (message.close_socket === true) {
+      void this.#closeSocket()
+      return
     }
-    const contextId = typeof message['context_id'] === 'string' ? message['context_id'] : 'default';
-    let context = this.contexts.get(contextId);
+    const contextId = typeof message.context_id === 'string' ? message.context_id : 'default'
+    let context = this.contexts.get(contextId)
     if (context === undefined) {
-      if (message['close_context'] === true) return;
-      context = { text: '', samples: 0, chain: Promise.resolve(), closing: false };
-      this.contexts.set(contextId, context);
+      if (message.close_context === true) return
+      context = { text: '', samples: 0, chain: Promise.resolve(), closing: false }
+      this.contexts.set(contextId, context)
     }
-    if (context.closing) return;
-    if (typeof message['text'] === 'string') context.text += message['text'];
-    if (message['flush'] === true) this.#generate(contextId, context);
-    if (message['close_context'] === true) {
-      context.closing = true;
-      context.text = '';
+    if (context.closing) return
+    if (typeof message.text === 'string') context.text += message.text
+    if (message.flush === true) this.#generate(contextId, context)
+    if (message.close_context === true) {
+      context.closing = true
+      context.text = ''
       context.chain = context.chain.then(() => {
-        this.send({ isFinal: true, contextId });
-        this.contexts.delete(contextId);
-      });
+        this.send({ isFinal: true, contextId })
+        this.contexts.delete(contextId)
+      })
     }
   }
 
   #generate(contextId: string, context: FakeContext): void {
-    const text = context.text;
-    context.text = '';
-    if (!text.trim()) return;
-    const total = fakeSampleCount(this.format, text, this.#msPerChar);
-    const perChunk = Math.round((this.#chunkMs * FORMATS[this.format]) / 1000);
+    const text = context.text
+    context.text = ''
+    if (!text.trim()) return
+    const total = fakeSampleCount(this.format, text, this.#msPerChar)
+    const perChunk = Math.round((this.#chunkMs * FORMATS[this.format]) / 1000)
     context.chain = context.chain.then(async () => {
       for (let sent = 0; sent < total; sent += perChunk) {
-        const count = Math.min(perChunk, total - sent);
-        const audio = fakeToneAudio(this.format, context.samples, count);
-        context.samples += count;
-        this.send({ audio: audio.toString('base64'), isFinal: null, normalizedAlignment: null, alignment: null, contextId });
-        await new Promise((resolve) => setTimeout(resolve, this.#chunkIntervalMs));
+        const count = Math.min(perChunk, total - sent)
+        const audio = fakeToneAudio(this.format, context.samples, count)
+        context.samples += count
+        this.send({ audio: audio.toString('base64'), isFinal: null, normalizedAlignment: null, alignment: null, contextId })
+        await new Promise((resolve) => setTimeout(resolve, this.#chunkIntervalMs))
       }
-    });
+    })
   }
 
   async #closeSocket(): Promise<void> {
-    const pending = [...this.contexts.entries()];
+    const pending = [...this.contexts.entries()]
     for (const [contextId, context] of pending) {
-      if (context.closing) continue;
-      context.closing = true;
+      if (context.closing) continue
+      context.closing = true
       context.chain = context.chain.then(() => {
-        this.send({ isFinal: true, contextId });
-        this.contexts.delete(contextId);
-      });
+        this.send({ isFinal: true, contextId })
+        this.contexts.delete(contextId)
+      })
     }
-    await Promise.all(pending.map(([, context]) => context.chain));
-    this.close(1000, '');
+    await Promise.all(pending.map(([, context]) => context.chain))
+    this.close(1000, '')
   }
 }
 
 /** Options of {@link startFakeElevenLabs}. */
 export interface FakeElevenLabsOptions {
   /** The key to accept in the `xi-api-key` header. */
-  apiKey: string;
+  apiKey: string
   /** Audio length per character of text. Default 20 ms. */
-  msPerChar?: number;
+  msPerChar?: number
   /** Audio per message. Default 100 ms. */
-  chunkMs?: number;
+  chunkMs?: number
   /** Delay between audio messages, to let tests act mid-utterance. Default 0. */
-  chunkIntervalMs?: number;
+  chunkIntervalMs?: number
   /** Runs for each accepted connection. */
-  script?: (connection: FakeElevenLabsConnection) => void | Promise<void>;
+  script?: (connection: FakeElevenLabsConnection) => void | Promise<void>
 }
 
 /**
@@ -166,23 +170,23 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions): Promi
     msPerChar: options.msPerChar ?? 20,
     chunkMs: options.chunkMs ?? 100,
     chunkIntervalMs: options.chunkIntervalMs ?? 0,
-  };
+  }
   return startFakeWsServer({
     verify(request, url) {
-      if (!PATH.test(url.pathname)) return { accept: false, status: 404, body: '{"detail":"Not Found"}' };
+      if (!PATH.test(url.pathname)) return { accept: false, status: 404, body: '{"detail":"Not Found"}' }
       if (request.headers['xi-api-key'] !== options.apiKey) {
-        return { accept: false, status: 401, body: '{"detail":{"status":"invalid_api_key","message":"Invalid API key"}}' };
+        return { accept: false, status: 401, body: '{"detail":{"status":"invalid_api_key","message":"Invalid API key"}}' }
       }
-      const format = url.searchParams.get('output_format') ?? '';
+      const format = url.searchParams.get('output_format') ?? ''
       if (!(format in FORMATS) || !url.searchParams.get('model_id')) {
-        return { accept: false, status: 400, body: '{"detail":{"status":"invalid_request"}}' };
+        return { accept: false, status: 400, body: '{"detail":{"status":"invalid_request"}}' }
       }
-      return { accept: true };
+      return { accept: true }
     },
     wrap(socket, upgrade) {
-      const connection = new FakeElevenLabsConnection(socket, upgrade, generation);
-      void options.script?.(connection);
-      return connection;
+      const connection = new FakeElevenLabsConnection(socket, upgrade, generation)
+      void options.script?.(connection)
+      return connection
     },
-  });
+  })
 }
