@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto'
 import type { Middleware } from 'koa'
-import { voxError } from '../gateway/errors.js'
+import { voxError } from '../core/errors.js'
 import type { Kysely } from 'kysely'
 import type { Database } from '../gateway/store/schema.js'
 import { organizationForApiKey } from '../gateway/store/api-keys.js'

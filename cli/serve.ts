@@ -1,5 +1,5 @@
 import { loadConfig, ConfigError, type GatewayConfig } from '../gateway/config.js'
-import { createLogger } from '../gateway/log.js'
+import { createLogger } from '../core/log.js'
 import { openStore } from '../gateway/store/database.js'
 import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'

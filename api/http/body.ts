@@ -1,6 +1,6 @@
 import type { Context } from 'koa'
 import getRawBody from 'raw-body'
-import { voxError } from '../../gateway/errors.js'
+import { voxError } from '../../core/errors.js'
 
 /** Largest request body the API reads (JSON and form); larger bodies get 413. */
 export const MAX_BODY_BYTES = 1024 * 1024

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa'
-import { isVoxgateError, voxError, type VoxgateError } from '../../gateway/errors.js'
-import type { Log } from '../../gateway/log.js'
+import { isVoxgateError, voxError, type VoxgateError } from '../../core/errors.js'
+import type { Log } from '../../core/log.js'
 
 /** The SPEC's error body, with our stable code and, for validation, the list of problems. */
 export interface ErrorBody {

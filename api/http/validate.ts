@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { voxError } from '../../gateway/errors.js'
+import { voxError } from '../../core/errors.js'
 import { formatIssues, ruleMessage } from '../../pipeline/config/issue-messages.js'
 
 /**

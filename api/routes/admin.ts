@@ -2,7 +2,7 @@ import Router from '@koa/router'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
-import { voxError } from '../../gateway/errors.js'
+import { voxError } from '../../core/errors.js'
 import {
   createOrganization,
   getOrganizationRow,
@@ -14,7 +14,7 @@ import { createApiKey } from '../../gateway/store/api-keys.js'
 import { requireAdminToken } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
-import type { Log } from '../../gateway/log.js'
+import type { Log } from '../../core/log.js'
 
 const orgFields = {
   balance: z.number().finite().nullable().optional(),

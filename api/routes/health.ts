@@ -1,6 +1,6 @@
 import Router from '@koa/router'
 import type { Store } from '../../gateway/store/database.js'
-import { voxError } from '../../gateway/errors.js'
+import { voxError } from '../../core/errors.js'
 
 /** /healthz: the process is up. /readyz: the database answers and the gateway takes sessions. */
 export function healthRouter(deps: { store: Store; isDraining: () => boolean }): Router {

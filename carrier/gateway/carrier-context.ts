@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Carrier, CarrierCredentials as CarrierApiCredentials } from '../carrier.js'
 import type { Database } from '../../gateway/store/schema.js'
-import type { Log } from '../../gateway/log.js'
+import type { Log } from '../../core/log.js'
 import type { SessionManager } from '../../gateway/sessions/session-manager.js'
 import type { DeliveryOptions } from '../../gateway/webhooks/webhook-queue.js'
 import type { CarrierCredentials } from '../../gateway/store/organizations.js'

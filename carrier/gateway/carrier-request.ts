@@ -6,8 +6,8 @@ import type { Context } from 'koa'
 import type { Carrier, CarrierFormParams } from '../carrier.js'
 import { expectedUrl } from '../twilio/signature.js'
 import { readBody } from '../../api/http/body.js'
-import { voxError } from '../../gateway/errors.js'
-import type { Log } from '../../gateway/log.js'
+import { voxError } from '../../core/errors.js'
+import type { Log } from '../../core/log.js'
 
 /** Largest carrier webhook body read (the carrier's forms are a few hundred bytes). */
 export const MAX_CARRIER_BODY_BYTES = 64 * 1024

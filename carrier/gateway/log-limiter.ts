@@ -1,4 +1,4 @@
-import type { Log } from '../../gateway/log.js'
+import type { Log } from '../../core/log.js'
 
 /**
  * Rate-limits one kind of log line: at most `perWindow` lines per window, then one summary of how many were

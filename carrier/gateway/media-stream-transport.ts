@@ -7,7 +7,7 @@
 import type { WebSocket } from 'ws'
 import type { CarrierMediaCodec, CarrierStartEvent } from '../carrier.js'
 import type { EndReason, SessionTransport } from '../../gateway/sessions/call-session.js'
-import type { Log } from '../../gateway/log.js'
+import type { Log } from '../../core/log.js'
 import type { PipelineEvent, PipelineInput } from '../../pipeline/session/pipeline-io.js'
 import { LogLimiter } from './log-limiter.js'
 

@@ -8,7 +8,7 @@
  */
 import type { Middleware } from 'koa'
 import type { CarrierCallStatus } from '../carrier.js'
-import { voxError } from '../../gateway/errors.js'
+import { voxError } from '../../core/errors.js'
 import { advanceCallStatus, findSessionByCallSid } from '../../gateway/store/carrier-calls.js'
 import { carrierCredentials, getOrganizationRow } from '../../gateway/store/organizations.js'
 import { readCarrierRequest, requireSignature } from './carrier-request.js'

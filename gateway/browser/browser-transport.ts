@@ -1,7 +1,7 @@
 import type { RawData, WebSocket } from 'ws'
 import type { EndReason, SessionTransport } from '../sessions/call-session.js'
 import type { PipelineEvent, PipelineInput } from '../../pipeline/session/pipeline-io.js'
-import type { Log } from '../log.js'
+import type { Log } from '../../core/log.js'
 import { decodeClientFrame, encodeServerEvent, errorMessage, type BrowserServerMessage } from './browser-codec.js'
 import type { BrowserClientMessage, BrowserErrorCode } from './browser-messages.js'
 import { TokenBucket } from './token-bucket.js'

@@ -6,7 +6,7 @@ import type { SessionManager } from '../sessions/session-manager.js'
 import type { CallSession } from '../sessions/call-session.js'
 import { BrowserTransport, type BrowserTransportLimits } from './browser-transport.js'
 import { refuseUpgrade } from '../http/upgrade-refusal.js'
-import type { Log } from '../log.js'
+import type { Log } from '../../core/log.js'
 
 /** Path of the browser WebSocket (SPEC). */
 export const BROWSER_WS_PATH = '/v1/agents/web/websocket'

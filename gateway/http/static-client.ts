@@ -3,7 +3,7 @@ import { readFile, realpath, stat } from 'node:fs/promises'
 import { dirname, extname, join, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { Middleware } from 'koa'
-import type { Log } from '../log.js'
+import type { Log } from '../../core/log.js'
 
 /** URL prefix of the compiled browser SDK and demo scripts (`client/dist`). */
 export const CLIENT_PREFIX = '/client/'

@@ -4,7 +4,7 @@ import type { WebSocket, WebSocketServer } from 'ws'
 import type { SessionManager } from '../sessions/session-manager.js'
 import type { CallSession, SessionTransport } from '../sessions/call-session.js'
 import { OPEN_REFUSALS } from '../sessions/refusals.js'
-import type { Log } from '../log.js'
+import type { Log } from '../../core/log.js'
 import { clientIp } from './client-ip.js'
 import { refuseUpgrade } from './upgrade-refusal.js'
 

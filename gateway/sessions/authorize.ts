@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../store/schema.js'
-import { voxError } from '../errors.js'
+import { voxError } from '../../core/errors.js'
 import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
 import { createAuthorizedSession, createConversation, getConversation, type SessionOrigin } from '../store/sessions.js'

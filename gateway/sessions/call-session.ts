@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
-import type { Log } from '../log.js'
+import type { Log } from '../../core/log.js'
 import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
 import { appendTranscript, endSession, sessionTranscript, type TranscriptTurn } from '../store/sessions.js'

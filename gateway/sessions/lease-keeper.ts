@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import { renewLeases, sweepExpiredSessions } from '../store/leases.js'
-import type { Log } from '../log.js'
+import type { Log } from '../../core/log.js'
 
 /**
  * Keeps this process's concurrency leases alive (one UPDATE per heartbeat for all its calls) and ends

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { VendorEndpoint } from '../config.js'
-import type { Log } from '../log.js'
+import type { Log } from '../../core/log.js'
 import { conversationHistory } from '../store/sessions.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { HistoryItem } from '../../pipeline/agent/agent-step.js'

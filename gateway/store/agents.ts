@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { AgentRow, Database } from './schema.js'
-import { newId, newSecret } from './ids.js'
+import { newId, newSecret } from '../../core/ids.js'
 import { listPhoneNumbers, type PhoneAssignment } from './phone-numbers.js'
 
 /** An agent as the API returns it. */

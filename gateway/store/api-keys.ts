@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from './schema.js'
-import { hashToken, newId, newSecret } from './ids.js'
+import { hashToken, newId, newSecret } from '../../core/ids.js'
 
 /** Creates an API key for an organization; returns the plain key, which is not stored anywhere. */
 export async function createApiKey(db: Kysely<Database>, organizationId: string): Promise<string> {

@@ -4,7 +4,7 @@
  */
 import { sql, type Kysely } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
-import { hashToken, newSecret } from './ids.js'
+import { hashToken, newSecret } from '../../core/ids.js'
 import { SESSION_KEY_TTL_MS } from './sessions.js'
 
 /** The newest carrier session of a call sid, or undefined. */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database, OrganizationRow } from './schema.js'
-import { newId } from './ids.js'
+import { newId } from '../../core/ids.js'
 import { createApiKey } from './api-keys.js'
 
 /** An organization as the API shows it (no carrier secret). */

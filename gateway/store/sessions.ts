@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
-import { hashToken, newId, newSecret } from './ids.js'
+import { hashToken, newId, newSecret } from '../../core/ids.js'
 import { liveLeases } from './leases.js'
 import { chargeUsage } from './usage.js'
 

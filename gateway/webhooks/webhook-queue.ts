@@ -1,4 +1,4 @@
-import type { Log } from '../log.js'
+import type { Log } from '../../core/log.js'
 import { signedHeaders } from '../../pipeline/webhook/signed-request.js'
 import { webhookUrlProblem } from '../../pipeline/config/webhook-url.js'
 

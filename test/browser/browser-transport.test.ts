@@ -2,7 +2,7 @@ import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import WebSocket, { WebSocketServer } from 'ws'
-import { silentLogger } from '../../gateway/log.js'
+import { silentLogger } from '../../core/log.js'
 import {
   BrowserTransport,
   DEFAULT_BROWSER_LIMITS,

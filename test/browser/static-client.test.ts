@@ -8,7 +8,7 @@ import Koa from 'koa'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { startTestGateway } from '../helpers/gateway.js'
-import { silentLogger } from '../../gateway/log.js'
+import { silentLogger } from '../../core/log.js'
 import { prepareClientDist, staticClient, type ClientDist } from '../../gateway/http/static-client.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))

@@ -3,7 +3,7 @@
  * as `LISTENING <url>`. Used to prove limits and leases hold across processes.
  */
 import { loadConfig } from '../../gateway/config.js'
-import { silentLogger } from '../../gateway/log.js'
+import { silentLogger } from '../../core/log.js'
 import { openStore } from '../../gateway/store/database.js'
 import { startGateway } from '../../gateway/app.js'
 

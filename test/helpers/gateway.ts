@@ -1,6 +1,6 @@
 /** Starts a real gateway on port 0 over a real test database, and a small HTTP client for it. */
 import { loadConfig, type GatewayConfig } from '../../gateway/config.js'
-import { silentLogger, type Log } from '../../gateway/log.js'
+import { silentLogger, type Log } from '../../core/log.js'
 import { bootstrap } from '../../gateway/bootstrap.js'
 import { startGateway, type Gateway, type GatewayDeps } from '../../gateway/app.js'
 import type { Store } from '../../gateway/store/database.js'
