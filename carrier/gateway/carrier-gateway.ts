@@ -4,7 +4,7 @@
  */
 import Router from '@koa/router'
 import type { Kysely } from 'kysely'
-import { createTwilioCarrier } from '../twilio/index.js'
+import { createTwilioCarrier } from '../twilio/twilio-carrier.js'
 import type { Database } from '../../gateway/store/schema.js'
 import type { Log } from '../../core/log.js'
 import type { SessionManager } from '../../gateway/sessions/session-manager.js'
@@ -12,14 +12,14 @@ import type { DeliveryOptions } from '../../gateway/webhooks/webhook-queue.js'
 import type { ApiState } from '../../api/auth.js'
 import { CallWatchdog } from './call-watchdog.js'
 import type { CarrierContext, CarrierGatewayOptions } from './carrier-context.js'
-import { mediaStreamUpgradeHandler, MEDIA_STREAM_PATH_PREFIX } from './media-stream-upgrade.js'
+import { mediaStreamUpgradeHandler, MEDIA_STREAM_PATH_PREFIX } from '../media-stream/media-stream-upgrade.js'
 import { outboundRouter } from './outbound-call.js'
 import { statusCallback, STATUS_CALLBACK_PATH } from './status-callback.js'
 import { voiceHook, VOICE_HOOK_PATH } from './voice-hook.js'
 import { endWaitingCall } from './waiting-call-end.js'
 
 export type { CarrierGatewayOptions } from './carrier-context.js'
-export { MEDIA_STREAM_PATH_PREFIX } from './media-stream-upgrade.js'
+export { MEDIA_STREAM_PATH_PREFIX } from '../media-stream/media-stream-upgrade.js'
 
 /** What `createCarrierGateway` needs from the process. */
 export interface CarrierGatewayDeps {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { CarrierCallStatus, CarrierStatusUpdate } from '../../carrier/carrier.js'
-import { createTwilioCarrier } from '../../carrier/twilio/index.js'
+import { createTwilioCarrier } from '../../carrier/twilio/twilio-carrier.js'
 import { expectedUrl, parseFormBody } from '../../carrier/twilio/signature.js'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 

@@ -12,7 +12,7 @@ import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
 import { refuseUpgrade } from '../../gateway/http/upgrade-refusal.js'
 import { advanceCallStatus } from '../../gateway/store/carrier-calls.js'
 import type { CarrierCallStatus } from '../carrier.js'
-import type { CarrierContext } from './carrier-context.js'
+import type { CarrierContext } from '../gateway/carrier-context.js'
 import { MediaStreamTransport } from './media-stream-transport.js'
 
 /** Path prefix of the media stream; the one-time key follows it. */

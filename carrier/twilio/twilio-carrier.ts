@@ -8,12 +8,6 @@ import { TwilioMediaCodec } from './media-codec.js'
 import { TwilioSignatureVerifier } from './signature.js'
 import { isFinalStatus, nextStatus, parseStatusCallback } from './status.js'
 
-export { TwilioCallsClient, type TwilioCallsClientOptions } from './calls-client.js'
-export { connectStreamMarkup, sayAndHangupMarkup, streamUrl, twilioMarkup } from './markup.js'
-export { TwilioMediaCodec } from './media-codec.js'
-export { TwilioSignatureVerifier, expectedUrl, parseFormBody } from './signature.js'
-export { isFinalStatus, nextStatus, parseStatusCallback } from './status.js'
-
 /** Build the Twilio-compatible `Carrier`; `clientOptions` tune every REST client it creates. */
 export function createTwilioCarrier(clientOptions: TwilioCallsClientOptions = {}): Carrier {
   return {
