@@ -2,6 +2,7 @@
  * Carrier-neutral contracts for telephony. The gateway depends only on these; each carrier
  * (`carrier/twilio/`, ...) supplies one folder implementing them.
  */
+import type { CallStatus, FinalCallStatus } from '../core/call-status.js'
 
 /** Credentials an organization stores for its carrier account. */
 export interface CarrierCredentials {
@@ -158,17 +159,8 @@ export interface CarrierSignatureVerifier {
 // Calls REST API and call status
 // ---------------------------------------------------------------------------------------------
 
-/** Call lifecycle states. */
-export type CarrierCallStatus =
-  | 'queued'
-  | 'initiated'
-  | 'ringing'
-  | 'in-progress'
-  | 'completed'
-  | 'busy'
-  | 'no-answer'
-  | 'canceled'
-  | 'failed'
+/** Call lifecycle states: voxgate's own (core), which every carrier maps its wire values to. */
+export type CarrierCallStatus = CallStatus
 
 /** Status callback events a call can subscribe to. */
 export type CarrierStatusCallbackEvent = 'initiated' | 'ringing' | 'answered' | 'completed'
@@ -306,5 +298,5 @@ export interface Carrier {
   /** The status to store when `incoming` arrives while the call is `current` (never backwards). */
   nextStatus(current: CarrierCallStatus | undefined, incoming: CarrierCallStatus): CarrierCallStatus
   /** True for statuses after which nothing else happens to the call. */
-  isFinalStatus(status: CarrierCallStatus): boolean
+  isFinalStatus(status: CarrierCallStatus): status is FinalCallStatus
 }

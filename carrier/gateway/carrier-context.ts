@@ -44,8 +44,3 @@ export interface CarrierContext {
 export function apiCredentials(stored: CarrierCredentials): CarrierApiCredentials {
   return { accountSid: stored.accountSid, authToken: stored.authToken, apiBaseUrl: stored.apiBaseUrl ?? DEFAULT_CARRIER_API_BASE_URL }
 }
-
-/** `no-answer` -> `call_no_answer`: the end_reason of a call that ended with this status before connecting. */
-export function callEndReason(status: string): string {
-  return `call_${status.replace(/-/g, '_')}`
-}

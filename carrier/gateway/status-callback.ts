@@ -12,7 +12,8 @@ import { voxError } from '../../core/errors.js'
 import { advanceCallStatus, findSessionByCallSid } from '../../gateway/store/carrier-calls.js'
 import { carrierCredentials, getOrganizationRow } from '../../gateway/store/organizations.js'
 import { readCarrierRequest, requireSignature } from './carrier-request.js'
-import { callEndReason, type CarrierContext } from './carrier-context.js'
+import { callEndReason } from '../../core/end-reason.js'
+import type { CarrierContext } from './carrier-context.js'
 import { endWaitingCall } from './waiting-call-end.js'
 
 /** Path of the status callback. */

@@ -8,6 +8,7 @@
  * and an empty transcript, and no `session.start` precedes it. An inbound call that hung up before its stream
  * connected had no session.start and gets no webhook (like a browser key that was never used).
  */
+import type { EndReason } from '../../core/end-reason.js'
 import type { SessionRow } from '../../gateway/store/schema.js'
 import { endWaitingSession } from '../../gateway/store/carrier-calls.js'
 import { carrierCredentials, getOrganizationRow } from '../../gateway/store/organizations.js'
@@ -16,7 +17,7 @@ import { apiCredentials, type CarrierContext } from './carrier-context.js'
 
 /** How a waiting call ends. */
 export interface WaitingCallEnd {
-  readonly endReason: string
+  readonly endReason: EndReason
   readonly callStatus?: string | undefined
   /** Also hang the call up at the carrier (voxgate gave up on it; the carrier may still think it is live). */
   readonly hangup?: boolean

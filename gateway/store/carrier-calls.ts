@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
 import { hashToken, newSecret } from '../../core/ids.js'
+import type { EndReason } from '../../core/end-reason.js'
 import { SESSION_KEY_TTL_MS } from './sessions.js'
 
 /** The newest carrier session of a call sid, or undefined. */
@@ -102,7 +103,7 @@ export async function advanceCallStatus<S extends string>(
 export async function endWaitingSession(
   db: Kysely<Database>,
   sessionId: string,
-  end: { endReason: string; callStatus?: string | undefined },
+  end: { endReason: EndReason; callStatus?: string | undefined },
 ): Promise<SessionRow | undefined> {
   return db
     .updateTable('sessions')

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
 import { hashToken, newId, newSecret } from '../../core/ids.js'
+import type { EndReason } from '../../core/end-reason.js'
 import { liveLeases } from './leases.js'
 import { chargeUsage } from './usage.js'
 
@@ -149,7 +150,7 @@ export async function startSessionWithKey(
 
 /** Fields persisted when a session ends. */
 export interface SessionEnd {
-  endReason: string
+  endReason: EndReason
   transcriptionDurationSeconds: number | null
   ttsDurationSeconds: number | null
   latencyMs: number | null

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import WebSocket, { WebSocketServer } from 'ws'
 import { TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 import { MediaStreamTransport, type MediaStreamSession } from '../../carrier/media-stream/media-stream-transport.js'
-import type { EndReason } from '../../gateway/sessions/call-session.js'
+import type { EndReason } from '../../core/end-reason.js'
 import type { PipelineInput } from '../../pipeline/session/pipeline-io.js'
 import { silentLogger } from '../../core/log.js'
 
