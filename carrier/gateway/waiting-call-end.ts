@@ -10,7 +10,7 @@
  */
 import type { EndReason } from '../../core/end-reason.js'
 import type { SessionRow } from '../../gateway/store/schema.js'
-import { endWaitingSession } from '../../gateway/store/carrier-calls.js'
+import { endWaitingSession } from '../../gateway/store/session-states.js'
 import { carrierCredentials, getOrganizationRow } from '../../gateway/store/organizations.js'
 import { sendDetachedSessionEnd } from '../../gateway/sessions/detached-session-end.js'
 import { apiCredentials, type CarrierContext } from './carrier-context.js'
