@@ -1,14 +1,10 @@
 import type { Kysely } from 'kysely'
-import type { Carrier, CarrierCredentials as CarrierApiCredentials } from '../carrier.js'
+import type { Carrier } from '../carrier.js'
 import type { Database } from '../../gateway/store/schema.js'
 import type { Log } from '../../core/log.js'
 import type { SessionManager } from '../../gateway/sessions/session-manager.js'
 import type { DeliveryOptions } from '../../gateway/webhooks/webhook-queue.js'
-import type { CarrierCredentials } from '../../gateway/store/organizations.js'
 import type { CallWatchdog } from './call-watchdog.js'
-
-/** Carrier REST base URL used when an organization stored none. */
-export const DEFAULT_CARRIER_API_BASE_URL = 'https://api.twilio.com'
 
 /** Tuning of the carrier path; every field has a default. */
 export interface CarrierGatewayOptions {
@@ -38,9 +34,4 @@ export interface CarrierContext {
   readonly statusGraceMs: number
   readonly watchdog: CallWatchdog
   readonly frameTiming: ((ms: number) => void) | undefined
-}
-
-/** The REST credentials of an organization's stored carrier account. */
-export function apiCredentials(stored: CarrierCredentials): CarrierApiCredentials {
-  return { accountSid: stored.accountSid, authToken: stored.authToken, apiBaseUrl: stored.apiBaseUrl ?? DEFAULT_CARRIER_API_BASE_URL }
 }

@@ -12,14 +12,13 @@ import type { DeliveryOptions } from '../../gateway/webhooks/webhook-queue.js'
 import type { ApiState } from '../../api/auth.js'
 import { CallWatchdog } from './call-watchdog.js'
 import type { CarrierContext, CarrierGatewayOptions } from './carrier-context.js'
-import { mediaStreamUpgradeHandler, MEDIA_STREAM_PATH_PREFIX } from '../media-stream/media-stream-upgrade.js'
+import { mediaStreamUpgradeHandler } from '../media-stream/media-stream-upgrade.js'
 import { outboundRouter } from './outbound-call.js'
 import { statusCallback, STATUS_CALLBACK_PATH } from './status-callback.js'
 import { voiceHook, VOICE_HOOK_PATH } from './voice-hook.js'
 import { endWaitingCall } from './waiting-call-end.js'
 
 export type { CarrierGatewayOptions } from './carrier-context.js'
-export { MEDIA_STREAM_PATH_PREFIX } from '../media-stream/media-stream-upgrade.js'
 
 /** What `createCarrierGateway` needs from the process. */
 export interface CarrierGatewayDeps {
@@ -80,7 +79,7 @@ export function createCarrierGateway(deps: CarrierGatewayDeps): CarrierGateway {
       return r
     },
     outboundRouter: () => outboundRouter(context),
-    isMediaStreamPath: (pathname) => pathname.startsWith(MEDIA_STREAM_PATH_PREFIX),
+    isMediaStreamPath: (pathname) => pathname.startsWith(context.carrier.mediaStream.pathPrefix),
     upgrade: mediaStreamUpgradeHandler(context, { trustProxy: deps.trustProxy }),
     stop: () => watchdog.stop(),
   }

@@ -17,7 +17,7 @@ import { getAgentRow } from '../../gateway/store/agents.js'
 import { setCallSid } from '../../gateway/store/carrier-calls.js'
 import { carrierCredentials, getOrganizationRow } from '../../gateway/store/organizations.js'
 import { findPhoneNumber } from '../../gateway/store/phone-numbers.js'
-import { apiCredentials, type CarrierContext } from './carrier-context.js'
+import type { CarrierContext } from './carrier-context.js'
 import { STATUS_CALLBACK_PATH } from './status-callback.js'
 import { VOICE_HOOK_PATH } from './voice-hook.js'
 import { endWaitingCall } from './waiting-call-end.js'
@@ -94,7 +94,7 @@ export async function initiateOutbound(
   const base = c.publicUrl.replace(/\/+$/, '')
   let call: CarrierCall
   try {
-    call = await c.carrier.callsClient(apiCredentials(stored)).createCall({
+    call = await c.carrier.callsClient(stored).createCall({
       to: to.e164,
       from: from.e164,
       url: `${base}${VOICE_HOOK_PATH}`,

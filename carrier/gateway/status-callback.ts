@@ -22,7 +22,7 @@ export const STATUS_CALLBACK_PATH = '/v1/agents/carrier/status'
 /** Koa handler of status callbacks. Answers 204; 403 for a bad signature; 400 for an unreadable callback. */
 export function statusCallback(c: CarrierContext): Middleware {
   return async (ctx) => {
-    const request = await readCarrierRequest(ctx, c.publicUrl)
+    const request = await readCarrierRequest(ctx, c.carrier, c.publicUrl)
     const parsed = c.carrier.parseStatusCallback(request.params)
     if (!parsed.ok) throw voxError('validation_failed', `status callback refused: ${parsed.reason.replace(/_/g, ' ')}`)
     const update = parsed.update

@@ -24,7 +24,7 @@ export const VOICE_HOOK_PATH = '/v1/agents/carrier/twiml'
 /** Koa handler of the voice hook. */
 export function voiceHook(c: CarrierContext): Middleware {
   return async (ctx) => {
-    const request = await readCarrierRequest(ctx, c.publicUrl)
+    const request = await readCarrierRequest(ctx, c.carrier, c.publicUrl)
     const p = request.params
     const direction = field(p, 'Direction')
     const callSid = field(p, 'CallSid')
@@ -130,7 +130,7 @@ function answerStream(c: CarrierContext, ctx: Context, sessionId: string, key: s
   ctx.type = c.carrier.markup.contentType
   // The stream URL holds a one-time key: no cache may keep or replay it.
   ctx.set('Cache-Control', 'no-store')
-  ctx.body = c.carrier.markup.connectStream(c.carrier.markup.streamUrl(c.publicUrl, key))
+  ctx.body = c.carrier.markup.connectStream(c.carrier.mediaStream.streamUrl(c.publicUrl, key))
 }
 
 function refuse(c: CarrierContext, ctx: Context, reason: CallRefusal, fields: Record<string, unknown>, err?: unknown): void {

@@ -13,7 +13,7 @@ import type { SessionRow } from '../../gateway/store/schema.js'
 import { endWaitingSession } from '../../gateway/store/session-states.js'
 import { carrierCredentials, getOrganizationRow } from '../../gateway/store/organizations.js'
 import { sendDetachedSessionEnd } from '../../gateway/sessions/detached-session-end.js'
-import { apiCredentials, type CarrierContext } from './carrier-context.js'
+import type { CarrierContext } from './carrier-context.js'
 
 /** How a waiting call ends. */
 export interface WaitingCallEnd {
@@ -42,7 +42,7 @@ async function hangupAtCarrier(ctx: CarrierContext, row: SessionRow): Promise<vo
     const org = await getOrganizationRow(ctx.db, row.organization_id)
     const stored = org && carrierCredentials(org)
     if (stored === undefined || row.call_sid === null) return
-    await ctx.carrier.callsClient(apiCredentials(stored)).hangup(row.call_sid, { signal: AbortSignal.timeout(30_000) })
+    await ctx.carrier.callsClient(stored).hangup(row.call_sid, { signal: AbortSignal.timeout(30_000) })
   } catch (e) {
     ctx.log.warn({ err: e, session_id: row.id, call_sid: row.call_sid }, 'could not hang up the call at the carrier')
   }

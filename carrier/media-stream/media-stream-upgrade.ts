@@ -6,8 +6,6 @@ import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { upgradeToSession } from '../../gateway/http/upgrade-session.js'
 import { WebSocketServer } from 'ws'
-import { STREAM_PATH } from '../twilio/markup.js'
-import { MAX_FRAME_BYTES } from '../twilio/media-codec.js'
 import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
 import { refuseUpgrade } from '../../gateway/http/upgrade-refusal.js'
 import { advanceCallStatus } from '../../gateway/store/carrier-calls.js'
@@ -15,16 +13,14 @@ import type { CarrierCallStatus } from '../carrier.js'
 import type { CarrierContext } from '../gateway/carrier-context.js'
 import { MediaStreamTransport } from './media-stream-transport.js'
 
-/** Path prefix of the media stream; the one-time key follows it. */
-export const MEDIA_STREAM_PATH_PREFIX = STREAM_PATH
-
 /** Upgrade handler for media streams; `url` is the parsed request URL. */
 export function mediaStreamUpgradeHandler(c: CarrierContext, options: { trustProxy: boolean }) {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false })
+  const { pathPrefix, maxFrameBytes } = c.carrier.mediaStream
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes, perMessageDeflate: false })
   return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
     let key: string
     try {
-      key = decodeURIComponent(url.pathname.slice(MEDIA_STREAM_PATH_PREFIX.length))
+      key = decodeURIComponent(url.pathname.slice(pathPrefix.length))
     } catch {
       return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
     }
