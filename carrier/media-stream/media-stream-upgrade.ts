@@ -1,6 +1,6 @@
 /**
- * Upgrades on `{carrier_ws_url}/v1/agents/carrier/websocket/<key>`: the key is consumed (with the
- * concurrency slot) before the upgrade completes; a refused key gets a plain HTTP error with a JSON body.
+ * Upgrades on `{carrier_ws_url}<the carrier's stream path><key>`: the key is consumed (with the concurrency
+ * slot) before the upgrade completes; a refused key gets a plain HTTP error with a JSON body.
  */
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -8,14 +8,25 @@ import { upgradeToSession } from '../../gateway/http/upgrade-session.js'
 import { WebSocketServer } from 'ws'
 import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
 import { refuseUpgrade } from '../../gateway/http/upgrade-refusal.js'
-import { advanceCallStatus } from '../../gateway/store/carrier-calls.js'
-import type { CarrierCallStatus } from '../carrier.js'
-import type { CarrierContext } from '../gateway/carrier-context.js'
+import type { CallDeps } from '../../gateway/sessions/call-deps.js'
+import { callStreamConnected, callStreamStarted } from '../../gateway/sessions/call-progress.js'
+import type { Carrier } from '../carrier.js'
 import { MediaStreamTransport } from './media-stream-transport.js'
 
+/** What the media-stream upgrade needs. */
+export interface MediaStreamUpgradeDeps {
+  readonly carrier: Pick<Carrier, 'mediaStream' | 'codec'>
+  /** The process's carrier calls: its sessions and log, the waiting-call deadlines, how statuses move. */
+  readonly calls: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'watchdog'>
+  readonly trustProxy: boolean
+  /** Measures the synchronous handling of each inbound frame in ms (benchmarks). */
+  readonly frameTiming?: ((ms: number) => void) | undefined
+}
+
 /** Upgrade handler for media streams; `url` is the parsed request URL. */
-export function mediaStreamUpgradeHandler(c: CarrierContext, options: { trustProxy: boolean }) {
-  const { pathPrefix, maxFrameBytes } = c.carrier.mediaStream
+export function mediaStreamUpgradeHandler(deps: MediaStreamUpgradeDeps) {
+  const { calls } = deps
+  const { pathPrefix, maxFrameBytes } = deps.carrier.mediaStream
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes, perMessageDeflate: false })
   return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
     let key: string
@@ -29,18 +40,16 @@ export function mediaStreamUpgradeHandler(c: CarrierContext, options: { trustPro
     let sessionId: string | undefined
     let callSid: string | null = null
     const transport = new MediaStreamTransport({
-      codec: c.carrier.codec,
-      log: c.log,
-      frameTiming: c.frameTiming,
+      codec: deps.carrier.codec,
+      log: calls.log,
+      frameTiming: deps.frameTiming,
       onStart: (start) => {
         const id = sessionId
         if (id === undefined) return
         if (callSid !== null && start.callSid !== callSid) {
-          c.log.warn({ session_id: id }, 'carrier stream start names another call sid than the voice hook did')
+          calls.log.warn({ session_id: id }, 'carrier stream start names another call sid than the voice hook did')
         }
-        advanceCallStatus<CarrierCallStatus>(c.db, id, (current) => c.carrier.nextStatus(current, 'in-progress')).catch((e: unknown) =>
-          c.log.warn({ err: e, session_id: id }, 'could not store the call status'),
-        )
+        void callStreamStarted(calls, id)
       },
     })
     const up = await upgradeToSession({
@@ -50,16 +59,16 @@ export function mediaStreamUpgradeHandler(c: CarrierContext, options: { trustPro
       head,
       key,
       transport,
-      sessions: c.sessions,
-      trustProxy: options.trustProxy,
-      log: c.log,
+      sessions: calls.sessions,
+      trustProxy: deps.trustProxy,
+      log: calls.log,
       channel: 'carrier',
     })
     if (up === undefined) return
     const { session, ws } = up
     sessionId = session.id
     callSid = session.row.call_sid
-    c.watchdog.settle(session.id)
+    callStreamConnected(calls, session.id)
     transport.attach(ws, session)
     if (session.isEnded) ws.close(1000, 'session ended')
   }

@@ -101,6 +101,12 @@ export function carrierCredentials(row: OrganizationRow): CarrierCredentials | u
   return { accountSid: row.carrier_account_sid, authToken: row.carrier_auth_token, apiBaseUrl: row.carrier_api_base_url ?? undefined }
 }
 
+/** The carrier credentials an organization stored, or undefined (no such organization, or none stored). */
+export async function getCarrierCredentials(db: Kysely<Database>, organizationId: string): Promise<CarrierCredentials | undefined> {
+  const row = await getOrganizationRow(db, organizationId)
+  return row && carrierCredentials(row)
+}
+
 /** Number of organizations (first start creates a default one when this is zero). */
 export async function countOrganizations(db: Kysely<Database>): Promise<number> {
   const r = await db

@@ -8,15 +8,18 @@ import type { EndReason } from '../../core/end-reason.js'
  */
 export class CallWatchdog {
   readonly #timers = new Map<string, NodeJS.Timeout>()
+  readonly #onExpire: (sessionId: string, reason: EndReason) => void
 
-  constructor(private readonly onExpire: (sessionId: string, reason: EndReason) => void) {}
+  constructor(onExpire: (sessionId: string, reason: EndReason) => void) {
+    this.#onExpire = onExpire
+  }
 
   /** (Re)starts the deadline of a session. */
   watch(sessionId: string, ms: number, reason: EndReason): void {
     this.settle(sessionId)
     const timer = setTimeout(() => {
       this.#timers.delete(sessionId)
-      this.onExpire(sessionId, reason)
+      this.#onExpire(sessionId, reason)
     }, ms)
     timer.unref()
     this.#timers.set(sessionId, timer)

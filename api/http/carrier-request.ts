@@ -1,10 +1,11 @@
 /**
  * Reading and authenticating one carrier webhook (voice hook, status callback): the body as form fields
- * (form-encoded, or JSON signed through `bodySHA256`), and the signature checked against PUBLIC_URL.
+ * (form-encoded, or JSON whose signature covers its hash), and the signature checked through the carrier
+ * against the URL it signed, built from PUBLIC_URL.
  */
 import type { Context } from 'koa'
-import type { Carrier, CarrierFormParams } from '../carrier.js'
-import { readBody } from '../../api/http/body.js'
+import type { Carrier, CarrierFormParams } from '../../carrier/carrier.js'
+import { readBody } from './body.js'
 import { voxError } from '../../core/errors.js'
 import type { Log } from '../../core/log.js'
 
@@ -35,14 +36,6 @@ export async function readCarrierRequest(ctx: Context, carrier: Carrier, publicU
     else if (typeof v === 'number' || typeof v === 'boolean') params[k] = String(v)
   }
   return { params, raw: body.raw, kind: 'json', url }
-}
-
-/** First value of a field, trimmed; undefined when absent or blank. */
-export function field(params: CarrierFormParams, name: string): string | undefined {
-  const v = params[name]
-  const first = typeof v === 'string' ? v : v?.[0]
-  const trimmed = first?.trim()
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed
 }
 
 /**
