@@ -4,8 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { upgradeToSession } from '../../gateway/http/upgrade-session.js'
-import { WebSocketServer } from 'ws'
+import { sessionUpgrade } from '../../gateway/http/upgrade-session.js'
 import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
 import { refuseUpgrade } from '../../gateway/http/upgrade-refusal.js'
 import type { CallDeps } from '../../gateway/sessions/call-deps.js'
@@ -27,7 +26,13 @@ export interface MediaStreamUpgradeDeps {
 export function mediaStreamUpgradeHandler(deps: MediaStreamUpgradeDeps) {
   const { calls } = deps
   const { pathPrefix, maxFrameBytes } = deps.carrier.mediaStream
-  const wss = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes, perMessageDeflate: false })
+  const upgrade = sessionUpgrade({
+    sessions: calls.sessions,
+    trustProxy: deps.trustProxy,
+    log: calls.log,
+    channel: 'carrier',
+    maxPayload: maxFrameBytes,
+  })
   return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
     let key: string
     try {
@@ -52,18 +57,7 @@ export function mediaStreamUpgradeHandler(deps: MediaStreamUpgradeDeps) {
         void callStreamStarted(calls, id)
       },
     })
-    const up = await upgradeToSession({
-      wss,
-      req,
-      socket,
-      head,
-      key,
-      transport,
-      sessions: calls.sessions,
-      trustProxy: deps.trustProxy,
-      log: calls.log,
-      channel: 'carrier',
-    })
+    const up = await upgrade(req, socket, head, key, transport)
     if (up === undefined) return
     const { session, ws } = up
     sessionId = session.id
