@@ -2,14 +2,10 @@
  * Carrier-neutral contracts for telephony. The gateway depends only on these; each carrier
  * (`carrier/twilio/`, ...) supplies one folder implementing them.
  */
+import type { CallStatus, FinalCallStatus } from '../core/call-status.js'
+import type { CarrierCredentials } from '../core/carrier-credentials.js'
 
-/** Credentials an organization stores for its carrier account. */
-export interface CarrierCredentials {
-  readonly accountSid: string
-  readonly authToken: string
-  /** Carrier REST base URL, e.g. `https://api.twilio.com` (no trailing slash needed). */
-  readonly apiBaseUrl: string
-}
+export type { CarrierCredentials }
 
 /** Options every async carrier operation accepts. */
 export interface CarrierCallOptions {
@@ -17,7 +13,7 @@ export interface CarrierCallOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Media stream codec (pure: wire text <-> typed events, no I/O)
+// Media stream: where it opens, and its codec (pure: wire text <-> typed events, no I/O)
 // ---------------------------------------------------------------------------------------------
 
 /** Audio format announced by the carrier in `start`. */
@@ -106,6 +102,16 @@ export type CarrierInbound =
   | CarrierStopEvent
   | CarrierDecodeError
 
+/** Where and how a carrier opens media streams to the gateway. */
+export interface CarrierMediaStream {
+  /** Path (under PUBLIC_URL) of the media-stream WebSocket; the one-time session key follows it. */
+  readonly pathPrefix: string
+  /** Largest text frame the carrier sends; the WebSocket refuses bigger ones. */
+  readonly maxFrameBytes: number
+  /** Public stream URL for a one-time key (ws follows http, wss follows https). */
+  streamUrl(publicUrl: string, key: string): string
+}
+
 /** Pure codec for one carrier's media-stream wire format. */
 export interface CarrierMediaCodec {
   /**
@@ -130,7 +136,7 @@ export type CarrierFormParams = Readonly<Record<string, string | readonly string
 
 /** What the verifier needs from one incoming carrier request. */
 export interface CarrierSignedRequest {
-  /** The public URL the carrier requested (built from PUBLIC_URL, never from the Host header). */
+  /** The public URL the carrier requested (`requestUrl`: built from PUBLIC_URL, never from the Host header). */
   readonly url: string
   /** Value of the signature header; undefined when absent. */
   readonly signature: string | undefined
@@ -138,18 +144,24 @@ export interface CarrierSignedRequest {
   readonly params: CarrierFormParams
   /** Raw body; required when the URL carries a body hash (JSON bodies). */
   readonly rawBody?: string | Buffer
+  /** How the body was encoded; a carrier may refuse a JSON body its signature does not cover. */
+  readonly bodyKind?: 'form' | 'json' | 'empty'
 }
 
 /** Stable reasons a request signature was refused. */
-export type CarrierSignatureFailure = 'missing_signature' | 'bad_signature' | 'bad_body_hash' | 'bad_url'
+export type CarrierSignatureFailure = 'missing_signature' | 'bad_signature' | 'bad_body_hash' | 'bad_url' | 'unsigned_body'
 
-/** Outcome of a signature check. */
-export type CarrierSignatureResult = { readonly ok: true } | { readonly ok: false; readonly reason: CarrierSignatureFailure }
+/** Outcome of a signature check; `detail` is a human-readable explanation for logs and the error message. */
+export type CarrierSignatureResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: CarrierSignatureFailure; readonly detail?: string }
 
 /** Checks carrier webhook signatures. */
 export interface CarrierSignatureVerifier {
   /** Lower-case name of the header carrying the signature. */
   readonly headerName: string
+  /** The URL the carrier signed for a request received at `pathAndQuery`: PUBLIC_URL joined with it. */
+  requestUrl(publicUrl: string, pathAndQuery: string): string
   /** Verify a request against the account auth token. */
   verify(request: CarrierSignedRequest, authToken: string): CarrierSignatureResult
 }
@@ -158,17 +170,8 @@ export interface CarrierSignatureVerifier {
 // Calls REST API and call status
 // ---------------------------------------------------------------------------------------------
 
-/** Call lifecycle states. */
-export type CarrierCallStatus =
-  | 'queued'
-  | 'initiated'
-  | 'ringing'
-  | 'in-progress'
-  | 'completed'
-  | 'busy'
-  | 'no-answer'
-  | 'canceled'
-  | 'failed'
+/** Call lifecycle states: voxgate's own (core), which every carrier maps its wire values to. */
+export type CarrierCallStatus = CallStatus
 
 /** Status callback events a call can subscribe to. */
 export type CarrierStatusCallbackEvent = 'initiated' | 'ringing' | 'answered' | 'completed'
@@ -272,8 +275,25 @@ export class CarrierApiError extends Error {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Markup
+// Voice hook and markup
 // ---------------------------------------------------------------------------------------------
+
+/** What a voice hook says about its call; fields the carrier left out or blank are undefined. */
+export interface CarrierVoiceHook {
+  readonly callSid: string | undefined
+  /** As the carrier sent it (`inbound`, `outbound-api`, ...); stored on the session. */
+  readonly direction: string | undefined
+  /** The callee answered a call placed from the account (by initiate_outbound, when voxgate knows its sid). */
+  readonly outbound: boolean
+  /** Numbers as sent; a withheld caller id stays as the carrier wrote it (`anonymous`). */
+  readonly from: string | undefined
+  readonly to: string | undefined
+  /** ISO 3166 alpha-2 codes, upper case, when the carrier sent valid ones. */
+  readonly fromCountry: string | undefined
+  readonly toCountry: string | undefined
+  /** The call's status, when the hook carries one this carrier knows. */
+  readonly status: CarrierCallStatus | undefined
+}
 
 /** A name/value pair passed to the media stream (arrives as `start.customParameters`). */
 export interface CarrierStreamParameter {
@@ -285,26 +305,30 @@ export interface CarrierStreamParameter {
 export interface CarrierMarkup {
   /** Media type of the markup documents. */
   readonly contentType: string
-  /** Public stream URL for a one-time session key. */
-  streamUrl(publicUrl: string, key: string): string
   /** Document that connects the call to a bidirectional media stream. */
   connectStream(streamUrl: string, parameters?: readonly CarrierStreamParameter[] | Readonly<Record<string, string>>): string
   /** Document that speaks `text` and hangs up (refusals). */
   sayAndHangup(text: string): string
 }
 
-/** Everything one carrier provides, so a new carrier is a new folder. */
+/**
+ * Everything one carrier provides, so a new carrier is a new folder: the process builds one (gateway/app.ts)
+ * and passes it down; nothing else names a carrier.
+ */
 export interface Carrier {
   readonly name: string
+  readonly mediaStream: CarrierMediaStream
   readonly codec: CarrierMediaCodec
   readonly verifier: CarrierSignatureVerifier
   readonly markup: CarrierMarkup
   /** Build a REST client for one organization's credentials. */
   callsClient(credentials: CarrierCredentials): CarrierCallsClient
+  /** Read what a voice hook form says about its call. */
+  parseVoiceHook(params: CarrierFormParams): CarrierVoiceHook
   /** Parse a status callback form. */
   parseStatusCallback(params: CarrierFormParams): CarrierStatusParseResult
   /** The status to store when `incoming` arrives while the call is `current` (never backwards). */
   nextStatus(current: CarrierCallStatus | undefined, incoming: CarrierCallStatus): CarrierCallStatus
   /** True for statuses after which nothing else happens to the call. */
-  isFinalStatus(status: CarrierCallStatus): boolean
+  isFinalStatus(status: CarrierCallStatus): status is FinalCallStatus
 }

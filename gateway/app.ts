@@ -18,7 +18,20 @@ import { agentsRouter, type VendorCaps } from '../api/routes/agents.js'
 import { sessionsRouter } from '../api/routes/sessions.js'
 import { healthRouter } from '../api/routes/health.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
-import { createCarrierGateway, type CarrierGateway, type CarrierGatewayOptions } from '../carrier/gateway/carrier-gateway.js'
+import { carrierHooksRouter } from '../api/routes/carrier-hooks.js'
+import { outboundCallsRouter } from '../api/routes/outbound-calls.js'
+import type { Carrier } from '../carrier/carrier.js'
+import { mediaStreamUpgradeHandler } from '../carrier/media-stream/media-stream-upgrade.js'
+import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
+import { createCallDeps, type CallDeps, type CallTimeouts } from './sessions/call-deps.js'
+
+/** Carrier path tuning; every field has a default. */
+export interface CarrierOptions extends CallTimeouts {
+  /** The carrier implementation (default: Twilio-compatible). */
+  carrier?: Carrier
+  /** Measures the synchronous handling of each media-stream frame in ms (benchmarks). */
+  frameTiming?: (ms: number) => void
+}
 
 /** What the process wires together. */
 export interface GatewayDeps {
@@ -30,7 +43,7 @@ export interface GatewayDeps {
   /** Wires a connected browser socket to its session (the browser protocol). */
   attachBrowser?: BrowserAttach
   /** Carrier path tuning (the carrier implementation, waiting-call deadlines). */
-  carrier?: CarrierGatewayOptions
+  carrier?: CarrierOptions
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -50,8 +63,31 @@ function vendorCaps(config: GatewayConfig): VendorCaps {
   }
 }
 
+/** The process's carrier, and what its calls share with sessions. */
+export interface CarrierPath {
+  carrier: Carrier
+  calls: CallDeps
+}
+
+/** The one place a carrier is chosen: everything below gets it passed in. */
+function carrierPath(deps: GatewayDeps, sessions: SessionManager): CarrierPath {
+  const carrier = deps.carrier?.carrier ?? createTwilioCarrier()
+  const calls = createCallDeps(
+    {
+      db: deps.store.db,
+      log: deps.log,
+      carrier,
+      sessions,
+      allowInsecureWebhooks: deps.config.allowInsecureWebhooks,
+      webhookDelivery: deps.sessionOverrides?.webhookDelivery,
+    },
+    deps.carrier,
+  )
+  return { carrier, calls }
+}
+
 /** Builds the koa application with every route. */
-export function buildApp(deps: GatewayDeps, sessions: SessionManager, carrier: CarrierGateway = carrierGateway(deps, sessions)): Koa {
+export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: CarrierPath = carrierPath(deps, sessions)): Koa {
   const { config, store, log } = deps
   const app = new Koa({ proxy: config.trustProxy })
   app.silent = true
@@ -66,7 +102,7 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, carrier: C
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }))
 
   // Signed by the carrier, not behind the API key.
-  const carrierHooks = carrier.hooksRouter()
+  const carrierHooks = carrierHooksRouter({ calls: path.calls, carrier: path.carrier, publicUrl: config.publicUrl })
   app.use(carrierHooks.routes()).use(carrierHooks.allowedMethods({ throw: true }))
 
   const v1 = new Router<ApiState>()
@@ -75,24 +111,11 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, carrier: C
   const sessionRoutes = sessionsRouter({ db: store.db, allowInsecureWebhooks: config.allowInsecureWebhooks })
   const agents = agentsRouter({ db: store.db, vendors: vendorCaps(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
-  const outbound = carrier.outboundRouter()
+  const outbound = outboundCallsRouter({ calls: path.calls, publicUrl: config.publicUrl })
   v1.use(outbound.routes(), outbound.allowedMethods({ throw: true }))
   v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
   app.use(v1.routes())
   return app
-}
-
-function carrierGateway(deps: GatewayDeps, sessions: SessionManager): CarrierGateway {
-  return createCarrierGateway({
-    db: deps.store.db,
-    log: deps.log,
-    sessions,
-    publicUrl: deps.config.publicUrl,
-    allowInsecureWebhooks: deps.config.allowInsecureWebhooks,
-    trustProxy: deps.config.trustProxy,
-    webhookDelivery: deps.sessionOverrides?.webhookDelivery,
-    options: deps.carrier,
-  })
 }
 
 /** Starts the HTTP server (REST and WebSocket upgrades) and the session manager. */
@@ -110,8 +133,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     config.leaseTtlMs,
   )
   await sessions.start()
-  const carrier = carrierGateway(deps, sessions)
-  const app = buildApp(deps, sessions, carrier)
+  const path = carrierPath(deps, sessions)
+  const app = buildApp(deps, sessions, path)
   const server = createServer(app.callback())
   server.requestTimeout = 60_000
   server.headersTimeout = 15_000
@@ -122,6 +145,12 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     trustProxy: config.trustProxy,
     attach: deps.attachBrowser ?? (() => undefined),
   })
+  const mediaStream = mediaStreamUpgradeHandler({
+    carrier: path.carrier,
+    calls: path.calls,
+    trustProxy: config.trustProxy,
+    frameTiming: deps.carrier?.frameTiming,
+  })
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined)
     const url = new URL(req.url ?? '/', 'http://gateway.invalid')
@@ -129,8 +158,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       void browser(req, socket, head, url)
       return
     }
-    if (carrier.isMediaStreamPath(url.pathname)) {
-      void carrier.upgrade(req, socket, head, url)
+    if (url.pathname.startsWith(path.carrier.mediaStream.pathPrefix)) {
+      void mediaStream(req, socket, head, url)
       return
     }
     log.debug({ path: maskKeyInPath(url.pathname) }, 'upgrade to unknown path refused')
@@ -154,7 +183,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-        carrier.stop()
+        path.calls.watchdog.stop()
         await sessions.shutdown(config.shutdownGraceMs)
         server.closeIdleConnections()
         await closed

@@ -75,7 +75,7 @@ export function adminRouter(deps: { db: Kysely<Database>; adminToken: string | u
 
   r.put('/organizations/:id/carrier', async (ctx) => {
     const body = parseOr400(carrierSchema, await readJsonObject(ctx))
-    const apiBaseUrl = body.api_base_url?.replace(/\/+$/, '') ?? null
+    const apiBaseUrl = body.api_base_url?.replace(/\/+$/, '')
     const ok = await setCarrierCredentials(db, ctx.params.id as string, {
       accountSid: body.account_sid,
       authToken: body.auth_token,
@@ -83,7 +83,7 @@ export function adminRouter(deps: { db: Kysely<Database>; adminToken: string | u
     })
     if (!ok) throw voxError('organization_not_found')
     log.info({ organization_id: ctx.params.id, account_sid: body.account_sid }, 'carrier credentials stored')
-    ctx.body = { account_sid: body.account_sid, api_base_url: apiBaseUrl, auth_token_set: true }
+    ctx.body = { account_sid: body.account_sid, api_base_url: apiBaseUrl ?? null, auth_token_set: true }
   })
 
   return r

@@ -25,6 +25,9 @@ export interface TwilioCallsClientOptions {
   readonly requestTimeoutMs?: number
 }
 
+/** REST base URL used when an organization stored none. */
+export const DEFAULT_CARRIER_API_BASE_URL = 'https://api.twilio.com'
+
 /** Events subscribed when the caller does not choose. */
 export const DEFAULT_STATUS_CALLBACK_EVENTS: readonly CarrierStatusCallbackEvent[] = ['initiated', 'ringing', 'answered', 'completed']
 
@@ -85,8 +88,8 @@ export class TwilioCallsClient implements CarrierCallsClient {
 
   async #send(attempt: Attempt): Promise<CarrierCall> {
     const { accountSid, authToken } = this.#credentials
-    const url =
-      `${this.#credentials.apiBaseUrl.replace(/\/+$/, '')}/2010-04-01/Accounts/` + `${encodeURIComponent(accountSid)}/${attempt.path}`
+    const base = (this.#credentials.apiBaseUrl ?? DEFAULT_CARRIER_API_BASE_URL).replace(/\/+$/, '')
+    const url = `${base}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/${attempt.path}`
     const headers = {
       authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
       'content-type': 'application/x-www-form-urlencoded',

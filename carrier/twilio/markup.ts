@@ -57,7 +57,6 @@ export function sayAndHangupMarkup(text: string): string {
 /** `CarrierMarkup` for Twilio-compatible carriers. */
 export const twilioMarkup: CarrierMarkup = {
   contentType: MARKUP_CONTENT_TYPE,
-  streamUrl,
   connectStream: connectStreamMarkup,
   sayAndHangup: sayAndHangupMarkup,
 }

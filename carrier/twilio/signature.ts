@@ -99,7 +99,15 @@ export function validateSignatureWithBody(
 export class TwilioSignatureVerifier implements CarrierSignatureVerifier {
   readonly headerName = SIGNATURE_HEADER
 
+  requestUrl(publicUrl: string, pathAndQuery: string): string {
+    return expectedUrl(publicUrl, pathAndQuery)
+  }
+
   verify(request: CarrierSignedRequest, authToken: string): CarrierSignatureResult {
+    // A JSON body is signed only through the bodySHA256 its URL carries: without one anyone could change the fields.
+    if (request.bodyKind === 'json' && !carriesBodyHash(request.url)) {
+      return { ok: false, reason: 'unsigned_body', detail: `a JSON body must be signed with ${BODY_HASH_PARAM}` }
+    }
     if (!request.signature) return { ok: false, reason: 'missing_signature' }
     let hasBodyHash: boolean
     try {
@@ -126,6 +134,14 @@ export function parseFormBody(body: string | Buffer): Record<string, string | st
     else prev.push(value)
   }
   return out
+}
+
+function carriesBodyHash(url: string): boolean {
+  try {
+    return new URL(url).searchParams.has(BODY_HASH_PARAM)
+  } catch {
+    return false
+  }
 }
 
 function withLegacyQuery(url: string): string {

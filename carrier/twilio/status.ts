@@ -2,6 +2,7 @@
  * Call status lifecycle and Twilio-compatible status callbacks.
  * queued -> initiated -> ringing -> in-progress -> completed | busy | no-answer | canceled | failed
  */
+import type { FinalCallStatus } from '../../core/call-status.js'
 import type { CarrierCallStatus, CarrierFormParams, CarrierStatusParseResult, CarrierStatusUpdate } from '../carrier.js'
 
 /** Every status, in lifecycle order (finals last). */
@@ -35,7 +36,7 @@ export function isCallStatus(value: unknown): value is CarrierCallStatus {
 }
 
 /** True for statuses after which nothing else happens to the call. */
-export function isFinalStatus(status: CarrierCallStatus): boolean {
+export function isFinalStatus(status: CarrierCallStatus): status is FinalCallStatus {
   return RANK[status] === 4
 }
 

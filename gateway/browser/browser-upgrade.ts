@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { upgradeToSession } from '../http/upgrade-session.js'
-import { WebSocketServer, type WebSocket } from 'ws'
+import { sessionUpgrade } from '../http/upgrade-session.js'
+import type { WebSocket } from 'ws'
 import type { SessionManager } from '../sessions/session-manager.js'
 import type { CallSession } from '../sessions/call-session.js'
 import { BrowserTransport, type BrowserTransportLimits } from './browser-transport.js'
@@ -32,24 +32,13 @@ export function browserUpgradeHandler(deps: {
   attach?: BrowserAttach
   limits?: BrowserTransportLimits
 }) {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_BROWSER_FRAME_BYTES, perMessageDeflate: false })
+  const upgrade = sessionUpgrade({ ...deps, channel: 'browser', maxPayload: MAX_BROWSER_FRAME_BYTES })
   return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
     const key = url.searchParams.get('client_session_key')
     if (!key) return refuseUpgrade(socket, 400, 'missing client_session_key query parameter')
     // The transport declares its audio formats before the session opens, so the pipeline starts with them.
     const transport = new BrowserTransport(deps.log, deps.limits)
-    const up = await upgradeToSession({
-      wss,
-      req,
-      socket,
-      head,
-      key,
-      transport,
-      sessions: deps.sessions,
-      trustProxy: deps.trustProxy,
-      log: deps.log,
-      channel: 'browser',
-    })
+    const up = await upgrade(req, socket, head, key, transport)
     if (up === undefined) return
     const { session, ws } = up
     ws.on('close', () => void session.transportClosed())

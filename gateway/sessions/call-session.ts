@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { Log } from '../../core/log.js'
+import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
-import { appendTranscript, endSession, sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
+import { appendTranscript, sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
+import { endSession } from '../store/session-states.js'
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
@@ -12,9 +14,6 @@ import type { VadFactory } from '../../pipeline/session/caller-audio.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
-
-/** Why a session ended (stored as `end_reason`). */
-export type EndReason = 'client_disconnected' | 'hangup' | 'caller_hangup' | 'duration_timeout' | 'silence_timeout' | 'shutdown' | 'error'
 
 /** What a transport must offer the session. */
 export interface SessionTransport {

@@ -2,7 +2,8 @@ import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
-import { renewLeases, sweepExpiredSessions } from '../store/leases.js'
+import { renewLeases } from '../store/leases.js'
+import { sweepExpiredSessions } from '../store/session-states.js'
 import type { Log } from '../../core/log.js'
 
 /**

@@ -1,4 +1,5 @@
-import type { EndReason, SessionTransport } from './call-session.js'
+import type { EndReason } from '../../core/end-reason.js'
+import type { SessionTransport } from './call-session.js'
 import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/session/pipeline-io.js'
 
 /**

@@ -1,6 +1,10 @@
 import type { OpenRefusal } from './session-manager.js'
 
-/** HTTP status and message for each reason a session key is refused at connect time. */
+/**
+ * HTTP status and message for each reason a session key is refused at connect time (the reason is the session
+ * manager's `OpenRefusal`; every WebSocket upgrade answers with these). A call refused earlier, at the voice
+ * hook, has a `CallRefusal` decided by call-admission.ts and is spoken by api/routes/call-refusals.ts.
+ */
 export const OPEN_REFUSALS: Record<OpenRefusal, { status: number; message: string }> = {
   unknown: { status: 401, message: 'unknown client_session_key' },
   used: { status: 401, message: 'client_session_key was already used or replaced by a newer authorization' },

@@ -1,3 +1,4 @@
+import type { EndReason } from '../../core/end-reason.js'
 import type { SessionRow, TranscriptEntryRow } from '../store/schema.js'
 
 /** One transcript entry of the session details (SPEC: timestamp, user_message, assistant_message, latency_ms). */
@@ -30,7 +31,7 @@ export interface SessionDetails {
   transcript: TranscriptEntry[]
   recording_status: string
   recording_url?: string
-  end_reason: string | null
+  end_reason: EndReason | null
   call_status: string | null
 }
 

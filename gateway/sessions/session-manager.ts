@@ -1,5 +1,5 @@
 import type { SessionRow } from '../store/schema.js'
-import { startSessionWithKey, type KeyProblem } from '../store/sessions.js'
+import { startSessionWithKey, type KeyProblem } from '../store/session-states.js'
 import { sendDetachedSessionEnd } from './detached-session-end.js'
 import { CallSession, type SessionDeps, type SessionTransport } from './call-session.js'
 import { LeaseKeeper } from './lease-keeper.js'

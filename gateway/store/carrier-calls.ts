@@ -1,11 +1,9 @@
 /**
- * Carrier call state on the session row: finding a session by its call sid, re-keying a call that is still
- * waiting for its media stream, moving the call status forward, and ending a call that never connected.
+ * Carrier call details on the session row: finding a session by its call sid, recording the sid of a call
+ * voxgate placed, and moving the call status forward. Its state (status, key, lease, end) is session-states.ts's.
  */
 import { sql, type Kysely } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
-import { hashToken, newSecret } from '../../core/ids.js'
-import { SESSION_KEY_TTL_MS } from './sessions.js'
 
 /** The newest carrier session of a call sid, or undefined. */
 export async function findSessionByCallSid(db: Kysely<Database>, callSid: string): Promise<SessionRow | undefined> {
@@ -26,48 +24,6 @@ export async function setCallSid(db: Kysely<Database>, sessionId: string, callSi
     .set({ call_sid: callSid, call_status: callStatus, updated_at: sql<Date>`now()` })
     .where('id', '=', sessionId)
     .execute()
-}
-
-/**
- * Gives a carrier session that is still waiting for its media stream (an outbound call now answered, or a
- * voice hook the carrier repeated) a new one-time key, and moves its concurrency lease to `leaseOwner`.
- * The slot it already holds is kept, so it is never counted twice. Undefined when the session is no longer
- * waiting (ended, connected, or its lease lapsed).
- */
-export async function rekeyWaitingSession(
-  db: Kysely<Database>,
-  input: {
-    sessionId: string
-    leaseOwner: string
-    leaseTtlMs: number
-    callStatus?: string | undefined
-    fromPhoneCountry?: string | undefined
-    toPhoneCountry?: string | undefined
-  },
-): Promise<{ key: string; expiresAt: Date } | undefined> {
-  const key = newSecret('csk')
-  const expiresAt = new Date(Date.now() + SESSION_KEY_TTL_MS)
-  const row = await db
-    .updateTable('sessions')
-    .set({
-      key_hash: hashToken(key),
-      key_expires_at: expiresAt,
-      lease_owner: input.leaseOwner,
-      lease_expires_at: sql<Date>`now() + ${`${input.leaseTtlMs} milliseconds`}::interval`,
-      ...(input.callStatus !== undefined && { call_status: input.callStatus }),
-      ...(input.fromPhoneCountry !== undefined && {
-        from_phone_country: sql<string>`coalesce(from_phone_country, ${input.fromPhoneCountry})`,
-      }),
-      ...(input.toPhoneCountry !== undefined && { to_phone_country: sql<string>`coalesce(to_phone_country, ${input.toPhoneCountry})` }),
-      updated_at: sql<Date>`now()`,
-    })
-    .where('id', '=', input.sessionId)
-    .where('status', '=', 'authorized')
-    .where('key_used_at', 'is', null)
-    .where('lease_expires_at', '>', sql<Date>`now()`)
-    .returning('id')
-    .executeTakeFirst()
-  return row === undefined ? undefined : { key, expiresAt }
 }
 
 /**
@@ -92,31 +48,4 @@ export async function advanceCallStatus<S extends string>(
       .executeTakeFirstOrThrow()
     return { row, previous }
   })
-}
-
-/**
- * Ends a carrier session that never connected its media stream (busy, no answer, carrier error, stream never
- * opened): releases its concurrency slot and records why. Nothing was connected, so nothing is charged.
- * Undefined when the session had already connected or ended.
- */
-export async function endWaitingSession(
-  db: Kysely<Database>,
-  sessionId: string,
-  end: { endReason: string; callStatus?: string | undefined },
-): Promise<SessionRow | undefined> {
-  return db
-    .updateTable('sessions')
-    .set({
-      status: 'ended',
-      ended_at: sql<Date>`now()`,
-      end_reason: end.endReason,
-      ...(end.callStatus !== undefined && { call_status: end.callStatus }),
-      lease_expires_at: null,
-      charged: true,
-      updated_at: sql<Date>`now()`,
-    })
-    .where('id', '=', sessionId)
-    .where('status', '=', 'authorized')
-    .returningAll()
-    .executeTakeFirst()
 }

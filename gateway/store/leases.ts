@@ -1,6 +1,6 @@
+/** Concurrency leases: counting, taking and renewing them; releasing one is part of ending a row (session-states.ts). */
 import { sql, type Kysely, type Transaction } from 'kysely'
-import type { Database, SessionRow } from './schema.js'
-import { chargeUsage } from './usage.js'
+import type { Database } from './schema.js'
 
 /** Number of sessions of the organization holding a live concurrency lease. */
 export async function liveLeases(db: Kysely<Database>, organizationId: string): Promise<number> {
@@ -51,31 +51,4 @@ export async function renewLeases(db: Kysely<Database>, leaseOwner: string, leas
     .where('status', '!=', 'ended')
     .executeTakeFirst()
   return Number(r.numUpdatedRows)
-}
-
-/**
- * Ends sessions whose lease expired (their process died): they never stay `connected` forever. The end time
- * is the lease expiry, the last moment a live process vouched for the call. Returns the rows it ended.
- */
-export async function sweepExpiredSessions(db: Kysely<Database>, ratePerMinute: number): Promise<SessionRow[]> {
-  const rows = await db.transaction().execute(async (tx) => {
-    const ended = await tx
-      .updateTable('sessions')
-      .set({
-        status: 'ended',
-        ended_at: sql<Date>`lease_expires_at`,
-        duration_ms: sql<number>`case when started_at is null then null else greatest(0, floor(extract(epoch from (lease_expires_at - started_at)) * 1000))::int end`,
-        end_reason: 'lease_expired',
-        lease_expires_at: null,
-        charged: true,
-        updated_at: sql<Date>`now()`,
-      })
-      .where('status', '!=', 'ended')
-      .where('lease_expires_at', '<=', sql<Date>`now()`)
-      .returningAll()
-      .execute()
-    for (const row of ended) await chargeUsage(tx, row, ratePerMinute)
-    return ended
-  })
-  return rows
 }

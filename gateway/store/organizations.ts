@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database, OrganizationRow } from './schema.js'
+import type { CarrierCredentials } from '../../core/carrier-credentials.js'
 import { newId } from '../../core/ids.js'
 import { createApiKey } from './api-keys.js'
 
@@ -11,13 +12,6 @@ export interface Organization {
   max_concurrent_sessions: number | null
   recording_enabled: boolean
   carrier_configured: boolean
-}
-
-/** Carrier credentials of an organization; the auth token is a secret. */
-export interface CarrierCredentials {
-  accountSid: string
-  authToken: string
-  apiBaseUrl: string | null
 }
 
 /** Fields an operator can set on an organization. */
@@ -93,7 +87,7 @@ export async function setCarrierCredentials(db: Kysely<Database>, id: string, cr
     .set({
       carrier_account_sid: creds.accountSid,
       carrier_auth_token: creds.authToken,
-      carrier_api_base_url: creds.apiBaseUrl,
+      carrier_api_base_url: creds.apiBaseUrl ?? null,
       updated_at: new Date(),
     })
     .where('id', '=', id)
@@ -101,10 +95,16 @@ export async function setCarrierCredentials(db: Kysely<Database>, id: string, cr
   return Number(res.numUpdatedRows) > 0
 }
 
-/** The organization's carrier credentials, or undefined when none are stored. */
+/** The organization's carrier credentials, or undefined when none are stored (no base URL: the carrier's default). */
 export function carrierCredentials(row: OrganizationRow): CarrierCredentials | undefined {
   if (row.carrier_account_sid === null || row.carrier_auth_token === null) return undefined
-  return { accountSid: row.carrier_account_sid, authToken: row.carrier_auth_token, apiBaseUrl: row.carrier_api_base_url }
+  return { accountSid: row.carrier_account_sid, authToken: row.carrier_auth_token, apiBaseUrl: row.carrier_api_base_url ?? undefined }
+}
+
+/** The carrier credentials an organization stored, or undefined (no such organization, or none stored). */
+export async function getCarrierCredentials(db: Kysely<Database>, organizationId: string): Promise<CarrierCredentials | undefined> {
+  const row = await getOrganizationRow(db, organizationId)
+  return row && carrierCredentials(row)
 }
 
 /** Number of organizations (first start creates a default one when this is zero). */

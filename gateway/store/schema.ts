@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { EndReason } from '../../core/end-reason.js'
 
 /** A timestamptz column: Date when read, Date or ISO string when written, defaulted by the database. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -109,7 +110,7 @@ export interface SessionsTable {
   started_at: NullableTimestamp
   ended_at: NullableTimestamp
   duration_ms: number | null
-  end_reason: string | null
+  end_reason: EndReason | null
   transcription_duration_seconds: number | null
   tts_duration_seconds: number | null
   latency_ms: number | null

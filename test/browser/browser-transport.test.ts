@@ -10,7 +10,7 @@ import {
   type BrowserTransportLimits,
 } from '../../gateway/browser/browser-transport.js'
 import { MAX_BROWSER_FRAME_BYTES } from '../../gateway/browser/browser-upgrade.js'
-import type { EndReason } from '../../gateway/sessions/call-session.js'
+import type { EndReason } from '../../core/end-reason.js'
 import type { PipelineInput } from '../../pipeline/session/pipeline-io.js'
 
 /** Records every PipelineInput call in order. */

@@ -3,6 +3,7 @@
  * behind a TLS-terminating proxy), the simulator's URL rewriting to reach it, and organizations with an
  * agent, an assigned number and (optionally) carrier credentials pointing at a fake Calls API.
  */
+import type { CarrierOptions } from '../../gateway/app.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
@@ -19,9 +20,9 @@ export interface CarrierGw {
   statusUrl: string
 }
 
-/** Starts a gateway for carrier tests. */
-export async function startCarrierGateway(env: Record<string, string> = {}): Promise<CarrierGw> {
-  const gw = await startTestGateway({ PUBLIC_URL, ...env })
+/** Starts a gateway for carrier tests; `carrier` tunes its carrier path (deadlines). */
+export async function startCarrierGateway(env: Record<string, string> = {}, carrier?: CarrierOptions): Promise<CarrierGw> {
+  const gw = await startTestGateway({ PUBLIC_URL, ...env }, { deps: { carrier } })
   const wsBase = gw.url.replace(/^http/, 'ws')
   const rewrite = (url: string) => url.replace(PUBLIC_URL, gw.url).replace(PUBLIC_URL.replace(/^https/, 'wss'), wsBase)
   return { gw, rewrite, hookUrl: `${PUBLIC_URL}/v1/agents/carrier/twiml`, statusUrl: `${PUBLIC_URL}/v1/agents/carrier/status` }

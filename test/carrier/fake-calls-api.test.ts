@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { WebSocketServer, type WebSocket } from 'ws'
 import type { CarrierCallStatus, CarrierStatusUpdate } from '../../carrier/carrier.js'
-import { createTwilioCarrier } from '../../carrier/twilio/index.js'
+import { createTwilioCarrier } from '../../carrier/twilio/twilio-carrier.js'
 import { expectedUrl, parseFormBody } from '../../carrier/twilio/signature.js'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 
@@ -37,7 +37,7 @@ async function startGateway(t: Test, authToken: () => string, onStream: (ws: Web
     }
     hooks.push(params)
     res.writeHead(200, { 'content-type': carrier.markup.contentType })
-    res.end(carrier.markup.connectStream(carrier.markup.streamUrl(publicUrl, 'k1')))
+    res.end(carrier.markup.connectStream(carrier.mediaStream.streamUrl(publicUrl, 'k1')))
   })
   const wss = new WebSocketServer({ server, path: '/v1/agents/carrier/websocket/k1' })
   wss.on('connection', (ws) => {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { create } from 'xmlbuilder2'
 import { connectStreamMarkup, sayAndHangupMarkup, streamUrl, twilioMarkup } from '../../carrier/twilio/markup.js'
+import { createTwilioCarrier } from '../../carrier/twilio/twilio-carrier.js'
 import { readMarkup } from '../fakes/carrier/markup-reader.js'
 
 interface El {
@@ -68,6 +69,6 @@ t.test('stream URL: ws follows http, wss follows https, prefix kept', async (t) 
   t.equal(streamUrl('https://gw.example.com:8443/voice', 'KEY'), 'wss://gw.example.com:8443/voice/v1/agents/carrier/websocket/KEY')
   t.equal(streamUrl('https://gw.example.com:443', 'KEY'), 'wss://gw.example.com/v1/agents/carrier/websocket/KEY')
   t.equal(streamUrl('https://gw.example.com', 'a/b c'), 'wss://gw.example.com/v1/agents/carrier/websocket/a%2Fb%20c')
-  t.equal(twilioMarkup.streamUrl('http://h', 'k'), 'ws://h/v1/agents/carrier/websocket/k')
+  t.equal(createTwilioCarrier().mediaStream.streamUrl('http://h', 'k'), 'ws://h/v1/agents/carrier/websocket/k')
   t.match(twilioMarkup.contentType, /^text\/xml/)
 })

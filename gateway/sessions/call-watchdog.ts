@@ -1,3 +1,5 @@
+import type { EndReason } from '../../core/end-reason.js'
+
 /**
  * Deadlines for carrier sessions that hold a concurrency slot while waiting: an outbound call that is
  * ringing (its final status callback may never come) and an answered call whose media stream has not
@@ -6,15 +8,18 @@
  */
 export class CallWatchdog {
   readonly #timers = new Map<string, NodeJS.Timeout>()
+  readonly #onExpire: (sessionId: string, reason: EndReason) => void
 
-  constructor(private readonly onExpire: (sessionId: string, reason: string) => void) {}
+  constructor(onExpire: (sessionId: string, reason: EndReason) => void) {
+    this.#onExpire = onExpire
+  }
 
   /** (Re)starts the deadline of a session. */
-  watch(sessionId: string, ms: number, reason: string): void {
+  watch(sessionId: string, ms: number, reason: EndReason): void {
     this.settle(sessionId)
     const timer = setTimeout(() => {
       this.#timers.delete(sessionId)
-      this.onExpire(sessionId, reason)
+      this.#onExpire(sessionId, reason)
     }, ms)
     timer.unref()
     this.#timers.set(sessionId, timer)

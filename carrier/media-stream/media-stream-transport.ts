@@ -6,7 +6,8 @@
  */
 import type { WebSocket } from 'ws'
 import type { CarrierMediaCodec, CarrierStartEvent } from '../carrier.js'
-import type { EndReason, SessionTransport } from '../../gateway/sessions/call-session.js'
+import type { EndReason } from '../../core/end-reason.js'
+import type { SessionTransport } from '../../gateway/sessions/call-session.js'
 import type { Log } from '../../core/log.js'
 import type { PipelineEvent, PipelineInput } from '../../pipeline/session/pipeline-io.js'
 import { LogLimiter } from './log-limiter.js'

@@ -1,18 +1,10 @@
 /**
- * What a caller hears when the voice hook cannot connect the call. Each refusal is answered with markup that
- * speaks the text and hangs up (HTTP 200, so the carrier plays it instead of its own error message), and is
- * logged with its `reason`. Texts never reveal the organization's account state (balance, limits).
+ * What a caller hears when the voice hook cannot connect the call. Sessions decide the refusal (call-admission.ts,
+ * which also logs its `reason`); the voice hook answers with markup that speaks the text and hangs up (HTTP 200,
+ * so the carrier plays it instead of its own error message). Texts never reveal the organization's account
+ * state (balance, limits).
  */
-
-/** Why a call was refused at the voice hook. */
-export type CallRefusal =
-  | 'not_in_service'
-  | 'clients_disabled'
-  | 'insufficient_balance'
-  | 'concurrency_limit'
-  | 'shutting_down'
-  | 'call_not_waiting'
-  | 'error'
+import type { CallRefusal } from '../../gateway/sessions/call-admission.js'
 
 /** The words spoken for each refusal. */
 export const REFUSAL_TEXT: Readonly<Record<CallRefusal, string>> = {

@@ -3,25 +3,22 @@
  */
 import type { Carrier, CarrierCredentials } from '../carrier.js'
 import { TwilioCallsClient, type TwilioCallsClientOptions } from './calls-client.js'
-import { twilioMarkup } from './markup.js'
-import { TwilioMediaCodec } from './media-codec.js'
+import { STREAM_PATH, streamUrl, twilioMarkup } from './markup.js'
+import { MAX_FRAME_BYTES, TwilioMediaCodec } from './media-codec.js'
 import { TwilioSignatureVerifier } from './signature.js'
 import { isFinalStatus, nextStatus, parseStatusCallback } from './status.js'
-
-export { TwilioCallsClient, type TwilioCallsClientOptions } from './calls-client.js'
-export { connectStreamMarkup, sayAndHangupMarkup, streamUrl, twilioMarkup } from './markup.js'
-export { TwilioMediaCodec } from './media-codec.js'
-export { TwilioSignatureVerifier, expectedUrl, parseFormBody } from './signature.js'
-export { isFinalStatus, nextStatus, parseStatusCallback } from './status.js'
+import { parseVoiceHook } from './voice-hook.js'
 
 /** Build the Twilio-compatible `Carrier`; `clientOptions` tune every REST client it creates. */
 export function createTwilioCarrier(clientOptions: TwilioCallsClientOptions = {}): Carrier {
   return {
     name: 'twilio',
+    mediaStream: { pathPrefix: STREAM_PATH, maxFrameBytes: MAX_FRAME_BYTES, streamUrl },
     codec: new TwilioMediaCodec(),
     verifier: new TwilioSignatureVerifier(),
     markup: twilioMarkup,
     callsClient: (credentials: CarrierCredentials) => new TwilioCallsClient(credentials, clientOptions),
+    parseVoiceHook,
     parseStatusCallback,
     nextStatus,
     isFinalStatus,

@@ -1,11 +1,11 @@
 /**
  * Reading and authenticating one carrier webhook (voice hook, status callback): the body as form fields
- * (form-encoded, or JSON signed through `bodySHA256`), and the signature checked against PUBLIC_URL.
+ * (form-encoded, or JSON whose signature covers its hash), and the signature checked through the carrier
+ * against the URL it signed, built from PUBLIC_URL.
  */
 import type { Context } from 'koa'
-import type { Carrier, CarrierFormParams } from '../carrier.js'
-import { expectedUrl } from '../twilio/signature.js'
-import { readBody } from '../../api/http/body.js'
+import type { Carrier, CarrierFormParams } from '../../carrier/carrier.js'
+import { readBody } from './body.js'
 import { voxError } from '../../core/errors.js'
 import type { Log } from '../../core/log.js'
 
@@ -22,9 +22,9 @@ export interface CarrierRequest {
 }
 
 /** Reads the body; JSON objects become string fields so both encodings are handled alike. */
-export async function readCarrierRequest(ctx: Context, publicUrl: string): Promise<CarrierRequest> {
+export async function readCarrierRequest(ctx: Context, carrier: Carrier, publicUrl: string): Promise<CarrierRequest> {
   const body = await readBody(ctx, MAX_CARRIER_BODY_BYTES)
-  const url = expectedUrl(publicUrl, ctx.originalUrl)
+  const url = carrier.verifier.requestUrl(publicUrl, ctx.originalUrl)
   if (body.kind === 'form') return { params: body.value as CarrierFormParams, raw: body.raw, kind: 'form', url }
   if (body.kind === 'empty') return { params: {}, raw: body.raw, kind: 'empty', url }
   if (body.value === null || typeof body.value !== 'object' || Array.isArray(body.value)) {
@@ -38,30 +38,25 @@ export async function readCarrierRequest(ctx: Context, publicUrl: string): Promi
   return { params, raw: body.raw, kind: 'json', url }
 }
 
-/** First value of a field, trimmed; undefined when absent or blank. */
-export function field(params: CarrierFormParams, name: string): string | undefined {
-  const v = params[name]
-  const first = typeof v === 'string' ? v : v?.[0]
-  const trimmed = first?.trim()
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed
-}
-
 /**
- * Requires a valid signature made with `authToken`; throws 403 `invalid_signature` otherwise. A JSON body
- * must be covered by `bodySHA256` in the URL: an unsigned JSON body would let anyone change the fields.
+ * Requires a valid signature made with `authToken`; throws 403 `invalid_signature` otherwise (the carrier's
+ * verifier also refuses a body its signature does not cover).
  */
 export function requireSignature(ctx: Context, carrier: Carrier, request: CarrierRequest, authToken: string, log: Log): void {
   const signature = ctx.get(carrier.verifier.headerName) || undefined
-  if (request.kind === 'json' && !new URL(request.url).searchParams.has('bodySHA256')) {
-    log.warn({ path: ctx.path }, 'carrier webhook refused: JSON body without bodySHA256')
-    throw voxError('invalid_signature', 'invalid carrier signature: a JSON body must be signed with bodySHA256')
-  }
-  const result = carrier.verifier.verify({ url: request.url, signature, params: request.params, rawBody: request.raw }, authToken)
+  const result = carrier.verifier.verify(
+    { url: request.url, signature, params: request.params, rawBody: request.raw, bodyKind: request.kind },
+    authToken,
+  )
   if (result.ok) return
-  // The usual cause is a PUBLIC_URL that differs from the URL configured at the carrier (scheme, host, port).
-  log.warn({ path: ctx.path, reason: result.reason, signed_url: request.url.split('?')[0] }, 'carrier webhook refused: bad signature')
+  // The usual cause of a bad signature is a PUBLIC_URL that differs from the URL configured at the carrier.
+  log.warn(
+    { path: ctx.path, reason: result.reason, signed_url: request.url.split('?')[0] },
+    `carrier webhook refused: ${result.detail ?? 'bad signature'}`,
+  )
+  if (result.reason === 'missing_signature') throw voxError('invalid_signature', 'missing carrier signature header')
   throw voxError(
     'invalid_signature',
-    result.reason === 'missing_signature' ? 'missing carrier signature header' : 'invalid carrier signature',
+    result.detail === undefined ? 'invalid carrier signature' : `invalid carrier signature: ${result.detail}`,
   )
 }

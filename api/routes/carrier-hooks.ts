@@ -1,0 +1,88 @@
+/**
+ * The carrier's webhooks, signed by the carrier instead of carrying an API key: the voice hook
+ * (`POST /v1/agents/carrier/twiml`, what to do with a call) and the status callback
+ * (`POST /v1/agents/carrier/status`, call progress). Each reads the request, checks its signature through the
+ * Carrier with the credentials of the organization the call belongs to, lets sessions decide, and answers.
+ */
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import type { Carrier } from '../../carrier/carrier.js'
+import { voxError } from '../../core/errors.js'
+import {
+  admitInboundCall,
+  answerOutboundCall,
+  findAnsweredCall,
+  findDialledNumber,
+  type CallAdmission,
+} from '../../gateway/sessions/call-admission.js'
+import type { CallDeps } from '../../gateway/sessions/call-deps.js'
+import { applyCallStatus, findReportedCall } from '../../gateway/sessions/call-progress.js'
+import { readCarrierRequest, requireSignature } from '../http/carrier-request.js'
+import { REFUSAL_TEXT } from './call-refusals.js'
+
+/** Path of the voice hook (SPEC). */
+export const VOICE_HOOK_PATH = '/v1/agents/carrier/twiml'
+
+/** Path of the status callback. */
+export const STATUS_CALLBACK_PATH = '/v1/agents/carrier/status'
+
+/** What the carrier webhooks need. */
+export interface CarrierHooksDeps {
+  readonly calls: CallDeps
+  readonly carrier: Carrier
+  readonly publicUrl: string
+}
+
+/** The voice hook and the status callback: not behind the API key (the carrier signs them instead). */
+export function carrierHooksRouter(deps: CarrierHooksDeps): Router {
+  const r = new Router()
+  r.post(VOICE_HOOK_PATH, (ctx) => voiceHook(deps, ctx))
+  r.post(STATUS_CALLBACK_PATH, (ctx) => statusCallback(deps, ctx))
+  return r
+}
+
+/** Answers 200 with markup (a stream to connect, or words to speak and hang up); 403 for a bad signature. */
+async function voiceHook(deps: CarrierHooksDeps, ctx: Context): Promise<void> {
+  const { calls, carrier } = deps
+  const request = await readCarrierRequest(ctx, carrier, deps.publicUrl)
+  const call = carrier.parseVoiceHook(request.params)
+  if (call.outbound && call.callSid !== undefined) {
+    const answered = await findAnsweredCall(calls, call.callSid)
+    if (!answered.ok) return answer(deps, ctx, answered)
+    requireSignature(ctx, carrier, request, answered.credentials.authToken, calls.log)
+    return answer(deps, ctx, await answerOutboundCall(calls, answered, call))
+  }
+
+  const dialled = await findDialledNumber(calls, call)
+  if (!dialled.ok) return answer(deps, ctx, dialled)
+  if (dialled.credentials !== undefined) requireSignature(ctx, carrier, request, dialled.credentials.authToken, calls.log)
+  else calls.log.debug({ organization_id: dialled.organizationId }, 'voice hook accepted unsigned: no carrier credentials stored')
+  const { direction, from } = call
+  if (direction === undefined || from === undefined) throw voxError('validation_failed', 'voice hook needs Direction, From and To fields')
+  answer(deps, ctx, await admitInboundCall(calls, dialled, { ...call, direction, from }))
+}
+
+function answer(deps: CarrierHooksDeps, ctx: Context, admission: CallAdmission): void {
+  const { markup, mediaStream } = deps.carrier
+  ctx.status = 200
+  ctx.type = markup.contentType
+  // The stream URL holds a one-time key: no cache may keep or replay it.
+  ctx.set('Cache-Control', 'no-store')
+  ctx.body = admission.ok
+    ? markup.connectStream(mediaStream.streamUrl(deps.publicUrl, admission.key))
+    : markup.sayAndHangup(REFUSAL_TEXT[admission.refusal])
+}
+
+/** Answers 204; 403 for a bad signature; 400 for an unreadable callback. */
+async function statusCallback(deps: CarrierHooksDeps, ctx: Context): Promise<void> {
+  const { calls, carrier } = deps
+  const request = await readCarrierRequest(ctx, carrier, deps.publicUrl)
+  const parsed = carrier.parseStatusCallback(request.params)
+  if (!parsed.ok) throw voxError('validation_failed', `status callback refused: ${parsed.reason.replace(/_/g, ' ')}`)
+  const reported = await findReportedCall(calls, parsed.update)
+  if (reported !== undefined) {
+    if (reported.credentials !== undefined) requireSignature(ctx, carrier, request, reported.credentials.authToken, calls.log)
+    await applyCallStatus(calls, reported.session, parsed.update)
+  }
+  ctx.status = 204
+}

@@ -1,0 +1,40 @@
+import type { FinalCallStatus } from './call-status.js'
+
+/**
+ * Why a session ended: stored as `end_reason` and sent in `session.end`. One list for every channel and every
+ * way a row ends, so a reason is never a free string.
+ */
+export type EndReason =
+  // A connected session (browser or phone) ends with one of these.
+  | 'client_disconnected'
+  | 'hangup'
+  | 'caller_hangup'
+  | 'duration_timeout'
+  | 'silence_timeout'
+  | 'shutdown'
+  | 'error'
+  // Its process died and the sweeper ended it (connected or not).
+  | 'lease_expired'
+  // A newer authorization of the conversation replaced a key that was never used.
+  | 'superseded'
+  // A carrier call that never reached its media stream.
+  | 'stream_not_connected'
+  | 'call_status_timeout'
+  | 'carrier_error'
+  | CallEndReason
+
+/** A call that ended at the carrier before its media stream connected: `call_` and its final status. */
+export type CallEndReason = 'call_completed' | 'call_busy' | 'call_no_answer' | 'call_canceled' | 'call_failed'
+
+const CALL_END_REASONS: Readonly<Record<FinalCallStatus, CallEndReason>> = {
+  completed: 'call_completed',
+  busy: 'call_busy',
+  'no-answer': 'call_no_answer',
+  canceled: 'call_canceled',
+  failed: 'call_failed',
+}
+
+/** `no-answer` -> `call_no_answer`: the end_reason of a call that ended with this status before connecting. */
+export function callEndReason(status: FinalCallStatus): EndReason {
+  return CALL_END_REASONS[status]
+}

@@ -1,0 +1,114 @@
+/**
+ * Placing an outbound call (initiate_outbound) from one of the agent's numbers. The session is authorized at
+ * once with its concurrency slot (a ringing call counts against the limit, and its lease is renewed while it
+ * rings), then the carrier's Calls API is asked to dial. When the callee answers, the carrier posts the voice
+ * hook, which gives the same session a stream key (call-admission.ts).
+ */
+import { voxError } from '../../core/errors.js'
+import { normalisePhoneNumber, type NormalisedNumber } from '../../core/phone.js'
+import { getAgentRow } from '../store/agents.js'
+import { setCallSid } from '../store/carrier-calls.js'
+import { getCarrierCredentials } from '../store/organizations.js'
+import { findPhoneNumber } from '../store/phone-numbers.js'
+import { authorizeSession } from './authorize.js'
+import type { CallDeps } from './call-deps.js'
+import { endWaitingCall } from './waiting-calls.js'
+
+/** What initiate_outbound asks for. */
+export interface OutboundCallRequest {
+  readonly organizationId: string
+  readonly agentId: string
+  /** The agent's number and the number to call, as the client sent them (checked here). */
+  readonly from: string
+  readonly to: string
+  /** Where the carrier posts the voice hook when the callee answers. */
+  readonly voiceHookUrl: string
+  /** Where the carrier posts the call's status callbacks. */
+  readonly statusCallbackUrl: string
+}
+
+/**
+ * A placed call, or the carrier's refusal to dial. The refusal carries the carrier's own error: only the side
+ * that knows the carrier can read it.
+ */
+export type OutboundCallResult =
+  | { readonly ok: true; readonly conversationId: string; readonly sessionId: string; readonly callSid: string }
+  | { readonly ok: false; readonly refusal: 'carrier_refused'; readonly cause: unknown }
+
+/**
+ * Places an outbound call. A request that cannot be placed throws a registered error, as authorize_session
+ * does (invalid_phone_number, invalid_agent_id, phone_number_not_assigned, carrier_not_configured,
+ * shutting_down, insufficient_balance, concurrency_limit, ...). When the carrier refuses to dial, the session
+ * ends at once (`carrier_error`, its slot released) and the refusal is returned.
+ */
+export async function placeOutboundCall(
+  deps: Pick<
+    CallDeps,
+    'db' | 'log' | 'carrier' | 'sessions' | 'watchdog' | 'allowInsecureWebhooks' | 'webhookDelivery' | 'ringTimeoutSec' | 'statusGraceMs'
+  >,
+  request: OutboundCallRequest,
+): Promise<OutboundCallResult> {
+  const from = e164(request.from, 'from_phone_number')
+  const to = e164(request.to, 'to_phone_number')
+  const agent = await getAgentRow(deps.db, request.organizationId, request.agentId)
+  if (agent === undefined) throw voxError('invalid_agent_id', `invalid agent id: ${request.agentId}`)
+  const assignment = await findPhoneNumber(deps.db, from.e164)
+  if (assignment === undefined || assignment.agent_id !== agent.id) {
+    throw voxError('phone_number_not_assigned', `from_phone_number ${from.e164} is not assigned to agent ${agent.id}`)
+  }
+  const credentials = await getCarrierCredentials(deps.db, request.organizationId)
+  if (credentials === undefined) {
+    throw voxError(
+      'carrier_not_configured',
+      'carrier credentials are not configured for this organization: store them with PUT /admin/v1/organizations/{id}/carrier',
+    )
+  }
+  if (deps.sessions.isDraining) throw voxError('shutting_down')
+
+  const auth = await authorizeSession(
+    deps.db,
+    {
+      organizationId: request.organizationId,
+      agentId: agent.id,
+      // Outbound sessions keep the API's naming: from = the agent's number, to = the person called.
+      origin: {
+        channel: 'carrier',
+        direction: 'outbound-api',
+        fromPhoneNumber: from.e164,
+        fromPhoneCountry: from.country ?? null,
+        toPhoneNumber: to.e164,
+        toPhoneCountry: to.country ?? null,
+        callStatus: 'queued',
+      },
+      holdLease: { owner: deps.sessions.keeper.owner, ttlMs: deps.sessions.keeper.ttlMs },
+    },
+    { allowInsecureWebhooks: deps.allowInsecureWebhooks },
+  )
+  let call: { readonly sid: string; readonly status: string }
+  try {
+    call = await deps.carrier.callsClient(credentials).createCall({
+      to: to.e164,
+      from: from.e164,
+      url: request.voiceHookUrl,
+      statusCallback: request.statusCallbackUrl,
+      statusCallbackEvents: ['initiated', 'ringing', 'answered', 'completed'],
+      timeoutSec: deps.ringTimeoutSec,
+    })
+  } catch (e) {
+    await endWaitingCall(deps, auth.sessionId, { endReason: 'carrier_error', callStatus: 'failed' }).catch((err: unknown) =>
+      deps.log.error({ err, session_id: auth.sessionId }, 'could not release the slot of a call the carrier refused'),
+    )
+    return { ok: false, refusal: 'carrier_refused', cause: e }
+  }
+  await setCallSid(deps.db, auth.sessionId, call.sid, call.status)
+  // If no final status ever arrives, the slot is released after the ring timeout and a grace period.
+  deps.watchdog.watch(auth.sessionId, deps.ringTimeoutSec * 1000 + deps.statusGraceMs, 'call_status_timeout')
+  deps.log.info({ session_id: auth.sessionId, call_sid: call.sid, agent_id: agent.id, to: to.e164 }, 'outbound call placed')
+  return { ok: true, conversationId: auth.conversationId, sessionId: auth.sessionId, callSid: call.sid }
+}
+
+function e164(value: string, name: string): NormalisedNumber {
+  const n = normalisePhoneNumber(value)
+  if (n === undefined) throw voxError('invalid_phone_number', `${name} is not a valid E.164 phone number: ${value.slice(0, 64)}`)
+  return n
+}

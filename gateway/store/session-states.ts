@@ -1,0 +1,298 @@
+/**
+ * The one owner of a session row's state machine: every write of `status`, `end_reason`, `ended_at` and the
+ * release of the concurrency lease is here, so the rules hold in one place.
+ *
+ *   authorized --start with key--> connected --end--> ended
+ *   authorized --superseded | end waiting | lease expired--> ended      (re-keying keeps it authorized)
+ *
+ * Every end goes through `endedRow`: status `ended`, the end time and reason, the duration, the lease released
+ * and usage settled.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Database, SessionRow } from './schema.js'
+import type { EndReason } from '../../core/end-reason.js'
+import { hashToken, newId, newSecret } from '../../core/ids.js'
+import { liveLeases } from './leases.js'
+import { chargeUsage } from './usage.js'
+
+/** How long a client_session_key stays valid (SPEC: 1 hour). */
+export const SESSION_KEY_TTL_MS = 60 * 60 * 1000
+
+/**
+ * When an ended row is dated: now, at its lease's expiry (the last moment a live process vouched for it), or
+ * not at all: a key replaced before it was used began nothing, and has always shown `ended_at` null.
+ */
+type EndTime = 'now' | 'lease_expiry' | 'undated'
+
+/**
+ * The rule for ending a row, written once: status `ended`, its end time and reason, the connected duration
+ * (null when it never started), the concurrency lease released, and `charged` set (a caller that charges
+ * usage does it in the same transaction, so a row is charged at most once).
+ */
+function endedRow(reason: EndReason, time: EndTime) {
+  const endedAt = time === 'now' ? sql<Date>`now()` : time === 'lease_expiry' ? sql<Date>`lease_expires_at` : null
+  return {
+    status: 'ended' as const,
+    ended_at: endedAt,
+    duration_ms:
+      endedAt === null
+        ? null
+        : sql<number>`case when started_at is null then null else greatest(0, floor(extract(epoch from (${endedAt} - started_at)) * 1000))::int end`,
+    end_reason: reason,
+    lease_expires_at: null,
+    charged: true,
+    updated_at: sql<Date>`now()`,
+  }
+}
+
+/** Telephony and connection details recorded on a session. */
+export interface SessionOrigin {
+  channel: 'browser' | 'carrier'
+  direction?: string | null
+  fromPhoneNumber?: string | null
+  fromPhoneCountry?: string | null
+  toPhoneNumber?: string | null
+  toPhoneCountry?: string | null
+  callSid?: string | null
+  callStatus?: string | null
+}
+
+/**
+ * Creates an authorized session holding a new client_session_key (stored hashed) and makes every older,
+ * unused key of the conversation stop working. Returns the plain key once.
+ */
+export async function createAuthorizedSession(
+  tx: Transaction<Database>,
+  input: {
+    organizationId: string
+    agentId: string
+    conversationId: string
+    configOverride: unknown
+    metadata: unknown
+    origin: SessionOrigin
+  },
+): Promise<{ sessionId: string; key: string; expiresAt: Date }> {
+  const now = Date.now()
+  await supersedeUnusedKeys(tx, input.conversationId)
+  const key = newSecret('csk')
+  const sessionId = newId('sess')
+  const expiresAt = new Date(now + SESSION_KEY_TTL_MS)
+  const o = input.origin
+  await tx
+    .insertInto('sessions')
+    .values({
+      id: sessionId,
+      conversation_id: input.conversationId,
+      agent_id: input.agentId,
+      organization_id: input.organizationId,
+      status: 'authorized',
+      channel: o.channel,
+      direction: o.direction ?? null,
+      key_hash: hashToken(key),
+      key_expires_at: expiresAt,
+      config_override: input.configOverride === undefined ? null : JSON.stringify(input.configOverride),
+      metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
+      call_sid: o.callSid ?? null,
+      call_status: o.callStatus ?? null,
+      from_phone_number: o.fromPhoneNumber ?? null,
+      from_phone_country: o.fromPhoneCountry ?? null,
+      to_phone_number: o.toPhoneNumber ?? null,
+      to_phone_country: o.toPhoneCountry ?? null,
+      updated_at: new Date(now),
+    })
+    .execute()
+  await tx
+    .updateTable('conversations')
+    .set({ updated_at: new Date(now) })
+    .where('id', '=', input.conversationId)
+    .execute()
+  return { sessionId, key, expiresAt }
+}
+
+/**
+ * Older keys of a conversation stop working: sessions that never connected end as superseded. The hash stays
+ * so a late client is told its key was replaced rather than unknown.
+ */
+async function supersedeUnusedKeys(tx: Transaction<Database>, conversationId: string): Promise<void> {
+  await tx
+    .updateTable('sessions')
+    .set(endedRow('superseded', 'undated'))
+    .where('conversation_id', '=', conversationId)
+    .where('status', '=', 'authorized')
+    .execute()
+}
+
+/** Why a key could not be used. */
+export type KeyProblem = 'unknown' | 'expired' | 'used'
+
+/** Outcome of starting a session with its key. */
+export type StartResult = { ok: true; row: SessionRow } | { ok: false; reason: KeyProblem | 'concurrency_limit' | 'insufficient_balance' }
+
+/**
+ * Consumes a key and takes a concurrency slot in one transaction. The organization row is locked first, so
+ * the limit holds across any number of gateway processes on one database. A refused start leaves the key
+ * usable (the client may retry once a slot frees up).
+ */
+export async function startSessionWithKey(
+  db: Kysely<Database>,
+  input: { key: string; leaseOwner: string; leaseTtlMs: number; ipAddress: string | null; countryCode: string | null },
+): Promise<StartResult> {
+  const keyHash = hashToken(input.key)
+  return db.transaction().execute(async (tx) => {
+    const session = await tx.selectFrom('sessions').selectAll().where('key_hash', '=', keyHash).executeTakeFirst()
+    if (session === undefined) return { ok: false, reason: 'unknown' } as const
+    if (session.key_used_at !== null || session.status !== 'authorized') return { ok: false, reason: 'used' } as const
+    if (session.key_expires_at === null || session.key_expires_at.getTime() <= Date.now()) {
+      return { ok: false, reason: 'expired' } as const
+    }
+    const org = await tx
+      .selectFrom('organizations')
+      .select(['balance', 'max_concurrent_sessions'])
+      .where('id', '=', session.organization_id)
+      .forUpdate()
+      .executeTakeFirstOrThrow()
+    if (org.balance !== null && Number(org.balance) <= 0) return { ok: false, reason: 'insufficient_balance' } as const
+    // A carrier session may already hold its slot since the voice hook; it is not counted twice.
+    const holdsLease = session.lease_expires_at !== null && session.lease_expires_at.getTime() > Date.now()
+    if (!holdsLease && org.max_concurrent_sessions !== null) {
+      const live = await liveLeases(tx, session.organization_id)
+      if (live >= org.max_concurrent_sessions) return { ok: false, reason: 'concurrency_limit' } as const
+    }
+    const row = await tx
+      .updateTable('sessions')
+      .set({
+        status: 'connected',
+        key_used_at: sql<Date>`now()`,
+        started_at: sql<Date>`now()`,
+        ip_address: input.ipAddress,
+        country_code: input.countryCode,
+        lease_owner: input.leaseOwner,
+        lease_expires_at: sql<Date>`now() + ${`${input.leaseTtlMs} milliseconds`}::interval`,
+        updated_at: sql<Date>`now()`,
+      })
+      .where('id', '=', session.id)
+      .where('key_used_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst()
+    if (row === undefined) return { ok: false, reason: 'used' } as const
+    return { ok: true, row } as const
+  })
+}
+
+/**
+ * Gives a carrier session that is still waiting for its media stream (an outbound call now answered, or a
+ * voice hook the carrier repeated) a new one-time key, and moves its concurrency lease to `leaseOwner`.
+ * The slot it already holds is kept, so it is never counted twice. Undefined when the session is no longer
+ * waiting (ended, connected, or its lease lapsed).
+ */
+export async function rekeyWaitingSession(
+  db: Kysely<Database>,
+  input: {
+    sessionId: string
+    leaseOwner: string
+    leaseTtlMs: number
+    callStatus?: string | undefined
+    fromPhoneCountry?: string | undefined
+    toPhoneCountry?: string | undefined
+  },
+): Promise<{ key: string; expiresAt: Date } | undefined> {
+  const key = newSecret('csk')
+  const expiresAt = new Date(Date.now() + SESSION_KEY_TTL_MS)
+  const row = await db
+    .updateTable('sessions')
+    .set({
+      key_hash: hashToken(key),
+      key_expires_at: expiresAt,
+      lease_owner: input.leaseOwner,
+      lease_expires_at: sql<Date>`now() + ${`${input.leaseTtlMs} milliseconds`}::interval`,
+      ...(input.callStatus !== undefined && { call_status: input.callStatus }),
+      ...(input.fromPhoneCountry !== undefined && {
+        from_phone_country: sql<string>`coalesce(from_phone_country, ${input.fromPhoneCountry})`,
+      }),
+      ...(input.toPhoneCountry !== undefined && { to_phone_country: sql<string>`coalesce(to_phone_country, ${input.toPhoneCountry})` }),
+      updated_at: sql<Date>`now()`,
+    })
+    .where('id', '=', input.sessionId)
+    .where('status', '=', 'authorized')
+    .where('key_used_at', 'is', null)
+    .where('lease_expires_at', '>', sql<Date>`now()`)
+    .returning('id')
+    .executeTakeFirst()
+  return row === undefined ? undefined : { key, expiresAt }
+}
+
+/** Fields persisted when a session ends. */
+export interface SessionEnd {
+  endReason: EndReason
+  transcriptionDurationSeconds: number | null
+  ttsDurationSeconds: number | null
+  latencyMs: number | null
+  callStatus?: string | null
+}
+
+/**
+ * Ends a session once: sets the end fields, releases its lease and charges usage from the organization's
+ * balance (at `ratePerMinute` per connected minute). Returns the final row, or undefined if already ended.
+ */
+export async function endSession(
+  db: Kysely<Database>,
+  sessionId: string,
+  end: SessionEnd,
+  ratePerMinute: number,
+): Promise<SessionRow | undefined> {
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('sessions')
+      .set({
+        ...endedRow(end.endReason, 'now'),
+        transcription_duration_seconds: end.transcriptionDurationSeconds,
+        tts_duration_seconds: end.ttsDurationSeconds,
+        latency_ms: end.latencyMs,
+        ...(end.callStatus !== undefined && { call_status: end.callStatus }),
+      })
+      .where('id', '=', sessionId)
+      .where('status', '!=', 'ended')
+      .returningAll()
+      .executeTakeFirst()
+    if (row === undefined) return undefined
+    await chargeUsage(tx, row, ratePerMinute)
+    return row
+  })
+}
+
+/**
+ * Ends a carrier session that never connected its media stream (busy, no answer, carrier error, stream never
+ * opened): releases its concurrency slot and records why. Nothing was connected, so nothing is charged.
+ * Undefined when the session had already connected or ended.
+ */
+export async function endWaitingSession(
+  db: Kysely<Database>,
+  sessionId: string,
+  end: { endReason: EndReason; callStatus?: string | undefined },
+): Promise<SessionRow | undefined> {
+  return db
+    .updateTable('sessions')
+    .set({ ...endedRow(end.endReason, 'now'), ...(end.callStatus !== undefined && { call_status: end.callStatus }) })
+    .where('id', '=', sessionId)
+    .where('status', '=', 'authorized')
+    .returningAll()
+    .executeTakeFirst()
+}
+
+/**
+ * Ends sessions whose lease expired (their process died): they never stay `connected` forever. The end time
+ * is the lease expiry, the last moment a live process vouched for the call. Returns the rows it ended.
+ */
+export async function sweepExpiredSessions(db: Kysely<Database>, ratePerMinute: number): Promise<SessionRow[]> {
+  return db.transaction().execute(async (tx) => {
+    const ended = await tx
+      .updateTable('sessions')
+      .set(endedRow('lease_expired', 'lease_expiry'))
+      .where('status', '!=', 'ended')
+      .where('lease_expires_at', '<=', sql<Date>`now()`)
+      .returningAll()
+      .execute()
+    for (const row of ended) await chargeUsage(tx, row, ratePerMinute)
+    return ended
+  })
+}
