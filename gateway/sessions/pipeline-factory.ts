@@ -11,9 +11,9 @@ import type { SttStream } from '../../pipeline/stt/stt-stream.js'
 import { createTtsStream } from '../../pipeline/tts/create-tts-stream.js'
 import { createLocalTtsStream } from '../../pipeline/tts/local-tts.js'
 import type { TtsStream } from '../../pipeline/tts/tts-stream.js'
-import type { VadFactory } from '../../pipeline/session/caller-audio.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/session/pipeline-io.js'
-import { VoicePipeline, type PipelineHooks } from '../../pipeline/session/voice-pipeline.js'
+import type { VadFactory } from '../../pipeline/voice/caller-audio.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/voice/pipeline-io.js'
+import { VoicePipeline, type PipelineHooks } from '../../pipeline/voice/voice-pipeline.js'
 
 /** Outside services a pipeline may use; keys absent mean "not configured". */
 export interface VendorEndpoints {

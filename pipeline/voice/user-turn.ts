@@ -1,4 +1,4 @@
-import type { PipelineEvent } from '../session/pipeline-io.js'
+import type { PipelineEvent } from './pipeline-io.js'
 
 /**
  * One user turn's transcript with the SPEC's delta_counter rules: an interim delta replaces the previous
