@@ -1,5 +1,5 @@
 import type { AgentLlmOptions } from '../config/agent-options.js'
-import { silentLogger, type PipelineLogger } from '../util/logger.js'
+import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import { AgentErrorCode, type AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'
 import { ExchangeError, HttpExchange, type ExchangeFailureKind, type FetchLike } from './http-exchange.js'

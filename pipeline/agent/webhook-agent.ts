@@ -1,5 +1,5 @@
 import type { AgentWebhookOptions } from '../config/agent-options.js'
-import { silentLogger, type PipelineLogger } from '../util/logger.js'
+import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import { signedHeaders } from '../webhook/signed-request.js'
 import { AgentErrorCode, snippet, type AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'

@@ -1,6 +1,6 @@
-import type { PipelineLogger } from '../util/logger.js'
-import type { VendorErrorEvent, VendorReconnectedEvent } from '../util/vendor-errors.js'
-import type { VendorEndpoint, VendorTransportOptions } from '../util/ws-vendor-stream.js'
+import type { PipelineLogger } from '../runtime/logger.js'
+import type { VendorErrorEvent, VendorReconnectedEvent } from '../vendor/vendor-errors.js'
+import type { VendorEndpoint, VendorTransportOptions } from '../vendor/ws-vendor-stream.js'
 
 /** Audio the caller pushes: mono, mu-law (8 kHz carrier audio) or 16-bit little-endian PCM. */
 export interface SttAudioFormat {
@@ -8,7 +8,7 @@ export interface SttAudioFormat {
   sampleRate: 8000 | 16000
 }
 
-export type { VendorEndpoint } from '../util/ws-vendor-stream.js'
+export type { VendorEndpoint } from '../vendor/ws-vendor-stream.js'
 
 /** Everything a speech-to-text stream needs besides the plugin options. */
 export interface SttStreamOptions extends SttAudioFormat {

@@ -1,9 +1,9 @@
 import type { SttVendorAOptions } from '../config/stt-options.js'
-import { VendorErrorCode } from '../util/vendor-errors.js'
-import type { VendorConnectRequest } from '../util/ws-vendor-stream.js'
+import { VendorErrorCode } from '../vendor/vendor-errors.js'
+import type { VendorConnectRequest } from '../vendor/ws-vendor-stream.js'
 import type { SttStreamOptions } from './stt-stream.js'
 import { WsSttStream, bytesPerSecond } from './ws-stt-stream.js'
-import { queryString, webSocketBase } from '../util/ws-url.js'
+import { queryString, webSocketBase } from '../vendor/ws-url.js'
 
 /** `stt.vendor_a` options with `model_id: 'flux'`, plus the vendor's optional end-of-turn tuning. */
 export type VendorAFluxOptions = Extract<SttVendorAOptions, { model_id: 'flux' }> & {

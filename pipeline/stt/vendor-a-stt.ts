@@ -1,10 +1,10 @@
 import type { SttVendorAOptions } from '../config/stt-options.js'
-import { VendorErrorCode } from '../util/vendor-errors.js'
-import type { VendorConnectRequest } from '../util/ws-vendor-stream.js'
+import { VendorErrorCode } from '../vendor/vendor-errors.js'
+import type { VendorConnectRequest } from '../vendor/ws-vendor-stream.js'
 import type { SttStream, SttStreamOptions } from './stt-stream.js'
 import { VendorAFluxSttStream } from './vendor-a-flux-stt.js'
 import { WsSttStream } from './ws-stt-stream.js'
-import { queryString, webSocketBase } from '../util/ws-url.js'
+import { queryString, webSocketBase } from '../vendor/ws-url.js'
 
 /** `stt.vendor_a` options with `model_id: 'nova-3'`. */
 export type VendorANova3Options = Extract<SttVendorAOptions, { model_id: 'nova-3' }>

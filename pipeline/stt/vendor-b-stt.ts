@@ -1,9 +1,9 @@
 import type { SttVendorBOptions } from '../config/stt-options.js'
-import { type CloseVerdict, VendorErrorCode, verdictForCloseCode } from '../util/vendor-errors.js'
-import type { VendorConnectRequest } from '../util/ws-vendor-stream.js'
+import { type CloseVerdict, VendorErrorCode, verdictForCloseCode } from '../vendor/vendor-errors.js'
+import type { VendorConnectRequest } from '../vendor/ws-vendor-stream.js'
 import type { SttStream, SttStreamOptions } from './stt-stream.js'
 import { WsSttStream, bytesPerSecond } from './ws-stt-stream.js'
-import { queryString, webSocketBase } from '../util/ws-url.js'
+import { queryString, webSocketBase } from '../vendor/ws-url.js'
 
 /** The vendor accepts 50 to 1000 ms of audio per binary message and closes the session (3007) otherwise. */
 const MIN_CHUNK_MS = 50

@@ -1,5 +1,5 @@
-import { AudioRingBuffer } from '../util/audio-ring-buffer.js'
-import { WsVendorStream, type WsVendorStreamOptions } from '../util/ws-vendor-stream.js'
+import { AudioRingBuffer } from '../audio/audio-ring-buffer.js'
+import { WsVendorStream, type WsVendorStreamOptions } from '../vendor/ws-vendor-stream.js'
 import type { SttAudioFormat, SttEvent, SttStream, SttStreamOptions, SttTranscriptEvent } from './stt-stream.js'
 
 /** Bytes per second of mono audio in `format`. */

@@ -2,8 +2,8 @@ import { encodeMulaw } from '../audio/g711-mulaw.js'
 import { int16ToBuffer } from '../audio/pcm16.js'
 import { resample } from '../audio/resampler.js'
 import type { TtsLocalOptions } from '../config/tts-options.js'
-import { silentLogger, type PipelineLogger } from '../util/logger.js'
-import { VendorErrorCode, type VendorErrorCodeValue } from '../util/vendor-errors.js'
+import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
+import { VendorErrorCode, type VendorErrorCodeValue } from '../vendor/vendor-errors.js'
 import { EspeakError, sharedEspeakEngine, type EspeakEngine } from './espeak-engine.js'
 import { splitSentences } from './espeak-sentences.js'
 import type { TtsEvent, TtsOutputFormat, TtsStream } from './tts-stream.js'
@@ -262,7 +262,7 @@ export class LocalTtsStream implements TtsStream {
   }
 
   #emitError(code: VendorErrorCodeValue, message: string, fatal: boolean, contextId?: string): void {
-    // Local codes are not in the vendor registry (pipeline/util/vendor-errors.ts); the event shape is the same.
+    // The local codes live in the vendor registry (pipeline/vendor/vendor-errors.ts): one error event shape for every TTS.
     this.#emit({ type: 'error', code, message, fatal, ...(contextId === undefined ? {} : { contextId }) })
   }
 

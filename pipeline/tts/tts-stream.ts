@@ -1,6 +1,6 @@
-import type { PipelineLogger } from '../util/logger.js'
-import type { VendorErrorEvent, VendorReconnectedEvent } from '../util/vendor-errors.js'
-import type { VendorEndpoint, VendorTransportOptions } from '../util/ws-vendor-stream.js'
+import type { PipelineLogger } from '../runtime/logger.js'
+import type { VendorErrorEvent, VendorReconnectedEvent } from '../vendor/vendor-errors.js'
+import type { VendorEndpoint, VendorTransportOptions } from '../vendor/ws-vendor-stream.js'
 
 /** Audio formats a TTS stream produces: mu-law 8 kHz for the carrier, PCM16 16 kHz for browsers. */
 export type TtsOutputFormat = 'ulaw_8000' | 'pcm_16000'

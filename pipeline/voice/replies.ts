@@ -1,6 +1,6 @@
 import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
-import type { PipelineLogger } from '../util/logger.js'
+import type { PipelineLogger } from '../runtime/logger.js'
 import { AssistantTurn } from './assistant-turn.js'
 import type { OutputAudioFormat, PipelineEvent } from './pipeline-io.js'
 import type { PipelineHooks } from './voice-pipeline.js'

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { sttVendorAOptionsSchema } from '../../pipeline/config/stt-options.js'
 import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
 import type { SttEvent, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
-import { webSocketBase } from '../../pipeline/util/ws-url.js'
+import { webSocketBase } from '../../pipeline/vendor/ws-url.js'
 import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js'
 import { EventReader, FAST_TRANSPORT, audioBytes, delay } from './stream-helpers.js'
 

@@ -1,7 +1,7 @@
 import { WebSocket } from 'ws'
-import { sleep } from './abort.js'
-import { AsyncQueue } from './async-queue.js'
-import { silentLogger, type PipelineLogger } from './logger.js'
+import { sleep } from '../runtime/abort.js'
+import { AsyncQueue } from '../runtime/async-queue.js'
+import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import type { ReconnectPolicy, VendorConnectRequest, VendorTransportOptions } from './vendor-transport.js'
 import { closeInfo, errorMessage, upgradeStatus, waitForClose } from './ws-socket.js'
 import {
