@@ -8,7 +8,7 @@ import type { WebSocket } from 'ws'
 import type { CarrierMediaCodec, CarrierStartEvent } from '../carrier.js'
 import type { EndReason, SessionTransport } from '../../gateway/sessions/call-session.js'
 import type { Log } from '../../core/log.js'
-import type { PipelineEvent, PipelineInput } from '../../pipeline/voice/pipeline-io.js'
+import type { PipelineEvent, PipelineInput } from '../../pipeline/contract.js'
 import { LogLimiter } from './log-limiter.js'
 
 /** Above this many bytes waiting in the socket, assistant audio is dropped (~40 s of audio as base64 JSON). */

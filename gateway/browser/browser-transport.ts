@@ -1,6 +1,6 @@
 import type { RawData, WebSocket } from 'ws'
 import type { EndReason, SessionTransport } from '../sessions/call-session.js'
-import type { PipelineEvent, PipelineInput } from '../../pipeline/voice/pipeline-io.js'
+import type { PipelineEvent, PipelineInput } from '../../pipeline/contract.js'
 import type { Log } from '../../core/log.js'
 import { decodeClientFrame, encodeServerEvent, errorMessage, type BrowserServerMessage } from './browser-codec.js'
 import type { BrowserClientMessage, BrowserErrorCode } from './browser-messages.js'

@@ -1,5 +1,5 @@
 import type { EndReason, SessionTransport } from './call-session.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/voice/pipeline-io.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/contract.js'
 
 /**
  * A transport with no wire: drives a CallSession from code (tests, benchmarks, tools). It records what the

@@ -4,16 +4,21 @@ import type { VendorEndpoint } from '../config.js'
 import type { Log } from '../../core/log.js'
 import { conversationHistory } from '../store/sessions.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
-import type { HistoryItem } from '../../pipeline/agent/agent-step.js'
 import { createAgentStep } from '../../pipeline/agent/create-agent-step.js'
 import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
 import type { SttStream } from '../../pipeline/stt/stt-stream.js'
 import { createTtsStream } from '../../pipeline/tts/create-tts-stream.js'
 import { createLocalTtsStream } from '../../pipeline/tts/local-tts.js'
 import type { TtsStream } from '../../pipeline/tts/tts-stream.js'
-import type { VadFactory } from '../../pipeline/voice/caller-audio.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/voice/pipeline-io.js'
-import { VoicePipeline, type PipelineHooks } from '../../pipeline/voice/voice-pipeline.js'
+import {
+  VoicePipeline,
+  type HistoryItem,
+  type InputAudioFormat,
+  type OutputAudioFormat,
+  type PipelineEvent,
+  type PipelineHooks,
+  type VadFactory,
+} from '../../pipeline/contract.js'
 
 /** Outside services a pipeline may use; keys absent mean "not configured". */
 export interface VendorEndpoints {

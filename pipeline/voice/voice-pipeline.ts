@@ -6,33 +6,13 @@ import type { TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { pump } from '../runtime/pump.js'
 import { newTurnId } from './turn-ids.js'
-import type { AssistantTurn, TurnLatency } from './assistant-turn.js'
+import type { AssistantTurn } from './assistant-turn.js'
 import { BargeInGate } from './barge-in.js'
 import { UserTurn } from './user-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
 import { relayData } from './data-relay.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from './pipeline-io.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
-
-/** A finished exchange, for the transcript. */
-export interface CompletedTurn {
-  turnId: string
-  timestamp: Date
-  userMessage: string | null
-  assistantMessage: string | null
-  latencyMs: number | null
-  latency: TurnLatency
-  interrupted: boolean
-}
-
-/** What the pipeline reports to its session. */
-export interface PipelineHooks {
-  turnCompleted(turn: CompletedTurn): void
-  /** The user spoke, typed or pressed a key (silence timeout). */
-  userActivity(): void
-  /** Seconds of user speech transcribed / of speech generated. */
-  usage(u: { transcriptionSeconds?: number; ttsSeconds?: number }): void
-}
 
 /** Everything a pipeline is built from; the gateway creates the streams from the validated config. */
 export interface VoicePipelineDeps {

@@ -11,7 +11,7 @@ import {
 } from '../../gateway/browser/browser-transport.js'
 import { MAX_BROWSER_FRAME_BYTES } from '../../gateway/browser/browser-upgrade.js'
 import type { EndReason } from '../../gateway/sessions/call-session.js'
-import type { PipelineInput } from '../../pipeline/voice/pipeline-io.js'
+import type { PipelineInput } from '../../pipeline/contract.js'
 
 /** Records every PipelineInput call in order. */
 class RecordingInput implements PipelineInput {
