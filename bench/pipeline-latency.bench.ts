@@ -102,7 +102,7 @@ export const bench: BenchFn = async () => {
   let onEvent: (e: PipelineEvent) => void = () => undefined
   const pipeline = new VoicePipeline({
     config: cfg.config,
-    audio: { input: 'pcm16_8000', output: 'pcm_16000' },
+    audio: { input: 'pcm_8000', output: 'pcm_16000' },
     context: { sessionId: 'bench', conversationId: 'bench', history: [] },
     agent: new WebhookAgentStep(
       { url: `${backendUrl}/agent`, events: ['message'], custom_headers: {}, time_to_first_byte_ms: 10_000, timeout_ms: 60_000 },

@@ -9,15 +9,8 @@
  * no folder of pipeline/ imports this one (no folder cycle through the root).
  */
 
-export type {
-  CompletedTurn,
-  InputAudioFormat,
-  OutputAudioFormat,
-  PipelineEvent,
-  PipelineHooks,
-  PipelineInput,
-  TurnLatency,
-} from './voice/pipeline-io.js'
+export type { CompletedTurn, PipelineEvent, PipelineHooks, PipelineInput, TurnLatency } from './voice/pipeline-io.js'
+export type { AudioFormat, InputAudioFormat, OutputAudioFormat } from './audio/audio-format.js'
 export type { VadFactory } from './voice/caller-audio.js'
 export { VoicePipeline, type VoicePipelineDeps } from './voice/voice-pipeline.js'
 export type { HistoryItem } from './agent/agent-step.js'

@@ -50,7 +50,7 @@ const MAX_OUTSTANDING_MARKS = 4096
 /** `SessionTransport` over a carrier media stream WebSocket. */
 export class MediaStreamTransport implements SessionTransport {
   readonly kind = 'carrier' as const
-  readonly audio = { input: 'mulaw_8000', output: 'ulaw_8000' } as const
+  readonly audio = { input: 'ulaw_8000', output: 'ulaw_8000' } as const
   readonly #codec: CarrierMediaCodec
   readonly #log: Log
   readonly #warn: LogLimiter

@@ -53,7 +53,7 @@ const INPUT_BYTES_PER_MS = 16
  */
 export class BrowserTransport implements SessionTransport {
   readonly kind = 'browser' as const
-  readonly audio = { input: 'pcm16_8000', output: 'pcm_16000' } as const
+  readonly audio = { input: 'pcm_8000', output: 'pcm_16000' } as const
   private ws: WebSocket | undefined
   private session: BrowserSessionPort | undefined
   private closed: EndReason | undefined

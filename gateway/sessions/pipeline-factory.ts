@@ -43,8 +43,7 @@ function sttFor(
   const endpoint = plugin.use === 'stt.vendor_a' ? vendors.sttVendorA : vendors.sttVendorB
   if (endpoint.apiKey === undefined) return undefined
   return createSttStream(plugin, {
-    encoding: input === 'mulaw_8000' ? 'mulaw' : 'linear16',
-    sampleRate: 8000,
+    format: input,
     endpoint: { url: endpoint.url, apiKey: endpoint.apiKey },
     signal,
     logger: log,

@@ -35,8 +35,8 @@ export class VendorANova3SttStream extends WsSttStream {
   protected connectRequest(): VendorConnectRequest {
     const query = queryString([
       ['model', 'nova-3'],
-      ['encoding', this.format.encoding],
-      ['sample_rate', this.format.sampleRate],
+      ['encoding', this.audio.codec === 'ulaw' ? 'mulaw' : 'linear16'],
+      ['sample_rate', this.audio.sampleRate],
       ['channels', 1],
       ['interim_results', true],
       ['endpointing', this.#options.endpointing_ms],

@@ -1,3 +1,4 @@
+import { AUDIO_FORMATS, type OutputAudioFormat } from '../audio/audio-format.js'
 import { encodeMulaw } from '../audio/g711-mulaw.js'
 import { int16ToBuffer } from '../audio/pcm16.js'
 import { resample } from '../audio/resampler.js'
@@ -6,7 +7,7 @@ import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import { VendorErrorCode, type VendorErrorCodeValue } from '../vendor/vendor-errors.js'
 import { EspeakError, sharedEspeakEngine, type EspeakEngine } from './espeak-engine.js'
 import { splitSentences } from './espeak-sentences.js'
-import type { TtsEvent, TtsOutputFormat, TtsStream } from './tts-stream.js'
+import type { TtsEvent, TtsStream } from './tts-stream.js'
 
 /** Stable codes of `tts.local` error events (registered with the vendor codes). */
 export const LocalTtsErrorCode = {
@@ -17,7 +18,7 @@ export const LocalTtsErrorCode = {
 
 /** What a `tts.local` stream needs besides the plugin options. */
 export interface LocalTtsStreamOptions {
-  outputFormat: TtsOutputFormat
+  outputFormat: OutputAudioFormat
   signal?: AbortSignal
   logger?: PipelineLogger
   /** Where the engine comes from; defaults to the process-wide shared espeak-ng instance. */
@@ -55,7 +56,7 @@ type Job = { contextId: string; sentence: string } | { contextId: string; done: 
  */
 export class LocalTtsStream implements TtsStream {
   readonly #options: TtsLocalOptions
-  readonly #format: TtsOutputFormat
+  readonly #format: OutputAudioFormat
   readonly #signal: AbortSignal | undefined
   readonly #logger: PipelineLogger
   readonly #loadEngine: () => Promise<EspeakEngine>
@@ -251,7 +252,7 @@ export class LocalTtsStream implements TtsStream {
       return
     }
     if (!this.#contexts.has(contextId) || this.#ended) return
-    const rate = this.#format === 'ulaw_8000' ? 8000 : 16_000
+    const rate = AUDIO_FORMATS[this.#format].sampleRate
     const converted = resample(samples, engine.sampleRate, rate)
     const chunk = (rate * CHUNK_MS) / 1000
     for (let offset = 0; offset < converted.length; offset += chunk) {

@@ -1,3 +1,4 @@
+import type { InputAudioFormat } from '../audio/audio-format.js'
 import { decodeMulaw, encodeMulaw } from '../audio/g711-mulaw.js'
 import { bufferToInt16 } from '../audio/pcm16.js'
 import type { VadConfig } from '../config/vad-schema.js'
@@ -5,7 +6,6 @@ import type { SttStream } from '../stt/stt-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { VadStream } from '../vad/vad-stream.js'
 import type { VadEvent } from '../vad/vad-events.js'
-import type { InputAudioFormat } from './pipeline-io.js'
 
 /** The part of a VAD the pipeline uses; tests may inject another. */
 export interface VadLike {
@@ -79,7 +79,7 @@ export class CallerAudio {
     }
     if (!this.gate) this.o.stt?.pushAudio(chunk)
     if (this.vad !== undefined) {
-      if (this.o.format === 'mulaw_8000') {
+      if (this.o.format === 'ulaw_8000') {
         if (this.pcm.length < chunk.length) this.pcm = new Int16Array(chunk.length)
         this.vad.push(decodeMulaw(chunk, this.pcm))
       } else if (chunk.length % 2 === 0) this.vad.push(bufferToInt16(chunk))
@@ -100,7 +100,7 @@ export class CallerAudio {
       case 'audio':
         // The view is only valid during the callback: encode (mu-law) or copy (PCM16) it now.
         // allocUnsafe of a small size is a slice of Node's pool: one object, no new memory block per frame.
-        if (this.o.format === 'mulaw_8000') this.o.stt?.pushAudio(encodeMulaw(e.samples, Buffer.allocUnsafe(e.samples.length)) as Buffer)
+        if (this.o.format === 'ulaw_8000') this.o.stt?.pushAudio(encodeMulaw(e.samples, Buffer.allocUnsafe(e.samples.length)) as Buffer)
         else this.o.stt?.pushAudio(Buffer.from(e.samples.buffer.slice(e.samples.byteOffset, e.samples.byteOffset + e.samples.byteLength)))
         break
       case 'error':

@@ -5,12 +5,6 @@
  * pipeline through `PipelineHooks`. Code outside pipeline/ imports all this from `pipeline/contract.ts`.
  */
 
-/** Audio the transport delivers to callers: mu-law 8 kHz (carrier) or PCM16 LE 16 kHz (browser). */
-export type OutputAudioFormat = 'ulaw_8000' | 'pcm_16000'
-
-/** Audio the transport receives from callers: mu-law 8 kHz (carrier) or PCM16 LE 8 kHz (browser). */
-export type InputAudioFormat = 'mulaw_8000' | 'pcm16_8000'
-
 /** Everything the pipeline tells the transport. */
 export type PipelineEvent =
   /** A user turn was detected, or the assistant's turn begins. A user turn during playback is a barge-in. */

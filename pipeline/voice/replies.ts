@@ -1,8 +1,9 @@
+import type { OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { AssistantTurn } from './assistant-turn.js'
-import type { OutputAudioFormat, PipelineEvent, PipelineHooks } from './pipeline-io.js'
+import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 
 const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_16000: 32 }
 /** After a reply's audio should have been heard, how long to wait for the transport's reports before moving on. */

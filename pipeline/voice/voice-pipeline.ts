@@ -1,3 +1,4 @@
+import type { InputAudioFormat, OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { PipelineConfig } from '../config/schema.js'
 import type { TurnManagerOptions } from '../config/turn-manager-options.js'
@@ -11,7 +12,7 @@ import { BargeInGate } from './barge-in.js'
 import { UserTurn } from './user-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
 import { relayData } from './data-relay.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
+import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
 
 /** Everything a pipeline is built from; the gateway creates the streams from the validated config. */

@@ -123,7 +123,7 @@ async function rig(
 
 t.test('declares the SPEC audio formats before any socket exists', async (t) => {
   const tr = new BrowserTransport(silentLogger())
-  t.same(tr.audio, { input: 'pcm16_8000', output: 'pcm_16000' })
+  t.same(tr.audio, { input: 'pcm_8000', output: 'pcm_16000' })
   t.equal(tr.kind, 'browser')
 })
 
