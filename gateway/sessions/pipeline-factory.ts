@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
-import type { VendorEndpoint } from '../config.js'
+import type { VendorSetting } from '../config.js'
 import type { Log } from '../../core/log.js'
 import { conversationHistory } from '../store/sessions.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
@@ -22,10 +22,10 @@ import {
 
 /** Outside services a pipeline may use; keys absent mean "not configured". */
 export interface VendorEndpoints {
-  sttVendorA: VendorEndpoint
-  sttVendorB: VendorEndpoint
-  ttsVendorA: VendorEndpoint
-  llm: VendorEndpoint
+  sttVendorA: VendorSetting
+  sttVendorB: VendorSetting
+  ttsVendorA: VendorSetting
+  llm: VendorSetting
 }
 
 /** Longest conversation history handed to an agent step when a conversation resumes. */

@@ -1,6 +1,6 @@
 import type { SttVendorAOptions } from '../config/stt-options.js'
 import { VendorErrorCode } from '../vendor/vendor-errors.js'
-import type { VendorConnectRequest } from '../vendor/ws-vendor-stream.js'
+import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
 import type { SttStreamOptions } from './stt-stream.js'
 import { bytesPerSecond } from '../audio/audio-format.js'
 import { WsSttStream } from './ws-stt-stream.js'

@@ -1,6 +1,6 @@
 import type { SttVendorBOptions } from '../config/stt-options.js'
 import { type CloseVerdict, VendorErrorCode, verdictForCloseCode } from '../vendor/vendor-errors.js'
-import type { VendorConnectRequest } from '../vendor/ws-vendor-stream.js'
+import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
 import type { SttStream, SttStreamOptions } from './stt-stream.js'
 import { bytesPerSecond } from '../audio/audio-format.js'
 import { WsSttStream } from './ws-stt-stream.js'

@@ -1,7 +1,7 @@
 import type { OutputAudioFormat } from '../audio/audio-format.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import type { VendorErrorEvent, VendorReconnectedEvent } from '../vendor/vendor-errors.js'
-import type { VendorEndpoint, VendorTransportOptions } from '../vendor/ws-vendor-stream.js'
+import type { VendorEndpoint, VendorTransportOptions } from '../vendor/vendor-transport.js'
 
 /** Everything a text-to-speech stream needs besides the plugin options. */
 export interface TtsStreamOptions {

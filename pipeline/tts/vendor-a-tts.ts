@@ -1,7 +1,8 @@
 import type { TtsVendorAOptions } from '../config/tts-options.js'
 import { VendorErrorCode } from '../vendor/vendor-errors.js'
 import { queryString, webSocketBase } from '../vendor/ws-url.js'
-import { type VendorConnectRequest, WsVendorStream, type WsVendorStreamOptions } from '../vendor/ws-vendor-stream.js'
+import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
+import { WsVendorStream, type WsVendorStreamOptions } from '../vendor/ws-vendor-stream.js'
 import type { TtsAudioEvent, TtsDoneEvent, TtsErrorEvent, TtsEvent, TtsStream, TtsStreamOptions } from './tts-stream.js'
 
 /** Text that ends a sentence (closing quotes and brackets allowed, trailing space ignored). */

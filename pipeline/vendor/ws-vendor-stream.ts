@@ -23,8 +23,6 @@ export interface WsVendorStreamOptions<E> extends VendorTransportOptions {
   isDroppable?: (event: E) => boolean
 }
 
-export type { ReconnectPolicy, VendorConnectRequest, VendorEndpoint, VendorTransportOptions } from './vendor-transport.js'
-
 const DEFAULT_RECONNECT: ReconnectPolicy = { maxAttempts: 5, initialDelayMs: 200, maxDelayMs: 5000, stableAfterMs: 5000 }
 
 type State = 'idle' | 'connecting' | 'open' | 'backoff' | 'closing' | 'closed'
