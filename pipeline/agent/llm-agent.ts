@@ -2,7 +2,7 @@ import type { AgentLlmOptions } from '../config/agent-options.js'
 import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import { AgentErrorCode, type AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'
-import { ExchangeError, HttpExchange, type ExchangeFailureKind, type FetchLike } from './http-exchange.js'
+import { ExchangeError, HttpExchange, type ExchangeErrorCode, type FetchLike } from './http-exchange.js'
 import { chatCompletionBody, completionText, decodeChatStreamData, errorSummary } from './openai-chat-codec.js'
 import { SseDecoder, sseBatches } from './sse-decoder.js'
 import { WordCoalescer } from './word-coalescer.js'
@@ -33,7 +33,7 @@ export interface LlmAgentDeps {
   limits?: Partial<LlmLimits> | undefined
 }
 
-const FAILURE_CODES: Record<Exclude<ExchangeFailureKind, 'aborted'>, AgentErrorCodeValue> = {
+const FAILURE_CODES: Record<Exclude<ExchangeErrorCode, 'aborted'>, AgentErrorCodeValue> = {
   first_byte_timeout: AgentErrorCode.LlmTimeout,
   total_timeout: AgentErrorCode.LlmTimeout,
   too_large: AgentErrorCode.LlmBadStream,
@@ -114,8 +114,8 @@ export class OpenAiLlmAgentStep implements AgentStep {
       }
     } catch (error) {
       if (!(error instanceof ExchangeError)) throw error
-      if (error.kind === 'aborted' || signal.aborted) return
-      yield fail(log, FAILURE_CODES[error.kind], error.message)
+      if (error.code === 'aborted' || signal.aborted) return
+      yield fail(log, FAILURE_CODES[error.code], error.message)
     } finally {
       exchange.close()
     }

@@ -4,7 +4,7 @@ import { signedHeaders } from '../webhook/signed-request.js'
 import { AgentErrorCode, snippet, type AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'
 import { decodeBackendEvent, decodeBackendEventText, isTerminal, type BackendEventResult } from './backend-event.js'
-import { ExchangeError, HttpExchange, type ExchangeFailureKind, type FetchLike } from './http-exchange.js'
+import { ExchangeError, HttpExchange, type ExchangeErrorCode, type FetchLike } from './http-exchange.js'
 import { SseDecoder, sseBatches } from './sse-decoder.js'
 import { webhookRequestBody } from './webhook-body.js'
 
@@ -34,7 +34,7 @@ export interface WebhookAgentDeps {
   limits?: Partial<WebhookReplyLimits> | undefined
 }
 
-const FAILURE_CODES: Record<Exclude<ExchangeFailureKind, 'aborted'>, AgentErrorCodeValue> = {
+const FAILURE_CODES: Record<Exclude<ExchangeErrorCode, 'aborted'>, AgentErrorCodeValue> = {
   first_byte_timeout: AgentErrorCode.Timeout,
   total_timeout: AgentErrorCode.Timeout,
   too_large: AgentErrorCode.TooLarge,
@@ -117,8 +117,8 @@ export class WebhookAgentStep implements AgentStep {
       }
     } catch (error) {
       if (!(error instanceof ExchangeError)) throw error
-      if (error.kind === 'aborted' || signal.aborted) return
-      yield fail(log, FAILURE_CODES[error.kind], error.message)
+      if (error.code === 'aborted' || signal.aborted) return
+      yield fail(log, FAILURE_CODES[error.code], error.message)
     } finally {
       exchange.close()
     }

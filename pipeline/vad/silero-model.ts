@@ -26,7 +26,7 @@ export function defaultSileroModelPath(): string {
 
 /** Thrown when the model cannot be loaded or run; `code` is stable. */
 export class VadModelError extends Error {
-  readonly code = 'VAD_MODEL'
+  readonly code = 'vad_model_failed'
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = 'VadModelError'
