@@ -39,36 +39,39 @@ export interface VoicePipelineDeps {
  * `PipelineEvent`.
  */
 export class VoicePipeline implements PipelineInput {
-  private readonly tm: TurnManagerOptions
-  private readonly now: () => number
-  private readonly caller: CallerAudio | undefined
-  private readonly bargeIn: BargeInGate
-  private readonly pushToTalkMode: boolean
-  private user: UserTurn | undefined
-  private readonly replies: Replies
-  private pending: { text: string; userEndAt: number } | undefined
-  private commitTimer: NodeJS.Timeout | undefined
-  private speaking = false
-  private pttPressed = false
-  private closed = false
-  private readonly noticed = new Set<string>()
+  readonly #tm: TurnManagerOptions
+  readonly #now: () => number
+  readonly #caller: CallerAudio | undefined
+  readonly #bargeIn: BargeInGate
+  readonly #pushToTalkMode: boolean
+  #user: UserTurn | undefined
+  readonly #replies: Replies
+  #pending: { text: string; userEndAt: number } | undefined
+  #commitTimer: NodeJS.Timeout | undefined
+  #speaking = false
+  #pttPressed = false
+  #closed = false
+  readonly #noticed = new Set<string>()
 
-  constructor(private readonly deps: VoicePipelineDeps) {
+  readonly #deps: VoicePipelineDeps
+
+  constructor(deps: VoicePipelineDeps) {
+    this.#deps = deps
     const tm = deps.config.plugins.find((p) => p.use === 'turn_manager')
     if (tm?.use !== 'turn_manager') throw new Error('pipeline config has no turn_manager')
-    this.tm = tm.options
-    this.now = deps.now ?? (() => performance.now())
-    this.pushToTalkMode = this.tm.trigger === 'push_to_talk'
-    this.bargeIn = new BargeInGate(
+    this.#tm = tm.options
+    this.#now = deps.now ?? (() => performance.now())
+    this.#pushToTalkMode = this.#tm.trigger === 'push_to_talk'
+    this.#bargeIn = new BargeInGate(
       {
-        allowInterruptions: this.tm.allow_interruptions,
-        minInterruptionMs: this.tm.min_interruption_ms,
-        minInterruptionWords: this.tm.min_interruption_words,
+        allowInterruptions: this.#tm.allow_interruptions,
+        minInterruptionMs: this.#tm.min_interruption_ms,
+        minInterruptionWords: this.#tm.min_interruption_words,
       },
-      () => this.interrupt(),
-      () => this.user?.wordCount ?? 0,
+      () => this.#interrupt(),
+      () => this.#user?.wordCount ?? 0,
     )
-    this.replies = new Replies({
+    this.#replies = new Replies({
       agent: deps.agent,
       tts: deps.tts,
       output: deps.audio?.output,
@@ -77,22 +80,22 @@ export class VoicePipeline implements PipelineInput {
       hooks: deps.hooks,
       logger: deps.logger,
       signal: deps.signal,
-      now: this.now,
-      notice: (code, message) => this.notice(code, message),
-      onFinished: (a) => this.replyFinished(a),
+      now: this.#now,
+      notice: (code, message) => this.#notice(code, message),
+      onFinished: (a) => this.#replyFinished(a),
     })
     if (deps.audio !== undefined) {
-      this.caller = new CallerAudio({
+      this.#caller = new CallerAudio({
         format: deps.audio.input,
         vad: deps.config.vad,
-        useVad: !this.pushToTalkMode,
+        useVad: !this.#pushToTalkMode,
         stt: deps.stt,
         createVad: deps.createVad,
         logger: deps.logger,
-        sendToStt: () => (this.pushToTalkMode ? this.pttPressed : undefined),
-        onSpeechStart: () => this.speechStarted(),
-        onSpeechEnd: () => this.speechEnded(),
-        onMisfire: () => this.misfire(),
+        sendToStt: () => (this.#pushToTalkMode ? this.#pttPressed : undefined),
+        onSpeechStart: () => this.#speechStarted(),
+        onSpeechEnd: () => this.#speechEnded(),
+        onMisfire: () => this.#misfire(),
       })
     }
     deps.signal.addEventListener('abort', () => this.close(), { once: true })
@@ -100,92 +103,92 @@ export class VoicePipeline implements PipelineInput {
 
   /** Starts the STT and TTS loops and the welcome turn. */
   start(): void {
-    if (this.deps.audio !== undefined && this.deps.stt === undefined && this.deps.config.plugins.some((p) => p.use.startsWith('stt.'))) {
-      this.notice('stt_not_configured', 'speech recognition is not configured on this gateway (no STT vendor key): send text instead')
+    if (this.#deps.audio !== undefined && this.#deps.stt === undefined && this.#deps.config.plugins.some((p) => p.use.startsWith('stt.'))) {
+      this.#notice('stt_not_configured', 'speech recognition is not configured on this gateway (no STT vendor key): send text instead')
     }
-    const log = this.deps.logger
-    if (this.deps.stt)
+    const log = this.#deps.logger
+    if (this.#deps.stt)
       void pump(
-        this.deps.stt,
-        (e) => this.onSttEvent(e),
-        () => this.closed,
+        this.#deps.stt,
+        (e) => this.#onSttEvent(e),
+        () => this.#closed,
         log,
         'speech recognition',
       )
-    const output = this.deps.audio?.output
-    if (this.deps.tts && output !== undefined) {
+    const output = this.#deps.audio?.output
+    if (this.#deps.tts && output !== undefined) {
       // When the TTS stream ends for good, an open turn can only finish text-wise.
       void pump(
-        this.deps.tts,
-        (e) => this.replies.onTtsEvent(e),
-        () => this.closed,
+        this.#deps.tts,
+        (e) => this.#replies.onTtsEvent(e),
+        () => this.#closed,
         log,
         'speech synthesis',
-      ).then(() => this.replies.ttsEnded())
+      ).then(() => this.#replies.ttsEnded())
     }
-    if (this.deps.agent.handles.has('welcome')) this.startAssistant({ kind: 'welcome', turnId: newTurnId('assistant') }, null, undefined)
+    if (this.#deps.agent.handles.has('welcome')) this.#startAssistant({ kind: 'welcome', turnId: newTurnId('assistant') }, null, undefined)
   }
 
   // ---- PipelineInput -------------------------------------------------------------------------------------
 
   pushAudio(chunk: Buffer): void {
-    if (!this.closed) this.caller?.push(chunk)
+    if (!this.#closed) this.#caller?.push(chunk)
   }
 
   clientVad(event: 'vad_start' | 'vad_end' | 'vad_model_failed'): void {
-    if (this.pushToTalkMode || this.closed) return
-    if (event === 'vad_start') this.speechStarted()
-    else if (event === 'vad_end') this.speechEnded()
+    if (this.#pushToTalkMode || this.#closed) return
+    if (event === 'vad_start') this.#speechStarted()
+    else if (event === 'vad_end') this.#speechEnded()
   }
 
   pushToTalk(pressed: boolean): void {
-    if (this.closed || pressed === this.pttPressed) return
-    this.pttPressed = pressed
+    if (this.#closed || pressed === this.#pttPressed) return
+    this.#pttPressed = pressed
     if (pressed) {
       // An explicit press is never a false barge-in.
-      if (this.isAssistantActive() && this.canInterrupt()) this.interrupt()
-      this.ensureUserTurn(true)
-      this.deps.hooks.userActivity()
+      if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt()
+      this.#ensureUserTurn(true)
+      this.#deps.hooks.userActivity()
     } else {
-      this.speechEnded()
+      this.#speechEnded()
     }
   }
 
   userText(text: string): void {
     const t = text.trim()
-    if (this.closed || t === '') return
-    this.deps.hooks.userActivity()
-    const turn = this.ensureUserTurn(!this.isAssistantActive() || this.canInterrupt())
+    if (this.#closed || t === '') return
+    this.#deps.hooks.userActivity()
+    const turn = this.#ensureUserTurn(!this.#isAssistantActive() || this.#canInterrupt())
     turn.addFinal(t)
-    this.commitUserTurn(undefined)
+    this.#commitUserTurn(undefined)
   }
 
   userData(data: unknown): void {
-    if (this.closed) return
-    if (!this.deps.agent.handles.has('data')) {
-      this.deps.logger.debug({}, 'client data not relayed: the agent does not take data events')
+    if (this.#closed) return
+    if (!this.#deps.agent.handles.has('data')) {
+      this.#deps.logger.debug({}, 'client data not relayed: the agent does not take data events')
       return
     }
-    const turnId = this.replies.active?.turnId ?? this.user?.turnId ?? newTurnId('data')
-    void relayData(this.deps.agent, { ...this.deps.context }, turnId, data, {
-      emit: (e) => this.deps.emit(e),
-      logger: this.deps.logger,
-      signal: this.deps.signal,
+    const turnId = this.#replies.active?.turnId ?? this.#user?.turnId ?? newTurnId('data')
+    void relayData(this.#deps.agent, { ...this.#deps.context }, turnId, data, {
+      emit: (e) => this.#deps.emit(e),
+      logger: this.#deps.logger,
+      signal: this.#deps.signal,
     })
   }
 
   dtmf(digit: string): void {
-    if (this.closed) return
-    this.deps.hooks.userActivity()
+    if (this.#closed) return
+    this.#deps.hooks.userActivity()
     this.userData({ dtmf: digit })
   }
 
   markPlayed(chunkId: number): void {
-    this.replies.markPlayed(chunkId)
+    this.#replies.markPlayed(chunkId)
   }
 
   replayFinished(turnId: string): void {
-    this.replies.replayFinished(turnId)
+    this.#replies.replayFinished(turnId)
   }
 
   /**
@@ -193,16 +196,16 @@ export class VoicePipeline implements PipelineInput {
    * heard of it, and words no reply has answered yet are stored on their own.
    */
   close(): void {
-    if (this.closed) return
-    this.closed = true
-    clearTimeout(this.commitTimer)
-    this.bargeIn.reset()
-    this.replies.close()
-    const unanswered = [this.pending?.text, this.user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
+    if (this.#closed) return
+    this.#closed = true
+    clearTimeout(this.#commitTimer)
+    this.#bargeIn.reset()
+    this.#replies.close()
+    const unanswered = [this.#pending?.text, this.#user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
     if (unanswered !== '') {
       const none = { totalMs: null, agentMs: null, ttsMs: null, gatewayMs: null }
-      this.deps.hooks.turnCompleted({
-        turnId: this.user?.turnId ?? newTurnId('user'),
+      this.#deps.hooks.turnCompleted({
+        turnId: this.#user?.turnId ?? newTurnId('user'),
         timestamp: new Date(),
         userMessage: unanswered,
         assistantMessage: null,
@@ -211,151 +214,147 @@ export class VoicePipeline implements PipelineInput {
         interrupted: false,
       })
     }
-    this.pending = undefined
-    this.user = undefined
-    this.caller?.close()
-    void this.deps.stt?.close()
-    void this.deps.tts?.close()
+    this.#pending = undefined
+    this.#user = undefined
+    this.#caller?.close()
+    void this.#deps.stt?.close()
+    void this.#deps.tts?.close()
   }
 
   // ---- user side ------------------------------------------------------------------------------------------
 
-  private isAssistantActive(): boolean {
-    return this.replies.active !== undefined
+  #isAssistantActive(): boolean {
+    return this.#replies.active !== undefined
   }
 
-  private canInterrupt(): boolean {
-    if (!this.tm.allow_interruptions) return false
-    return !(this.replies.active?.kind === 'welcome' && this.tm.disable_interruptions_during_welcome)
+  #canInterrupt(): boolean {
+    if (!this.#tm.allow_interruptions) return false
+    return !(this.#replies.active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
   }
 
   /** The user turn in progress, created (and announced when `announce`) if there is none. */
-  private ensureUserTurn(announce: boolean): UserTurn {
-    if (this.user === undefined) {
-      this.user = new UserTurn(newTurnId('user'), this.now(), (e) => this.deps.emit(e))
+  #ensureUserTurn(announce: boolean): UserTurn {
+    if (this.#user === undefined) {
+      this.#user = new UserTurn(newTurnId('user'), this.#now(), (e) => this.#deps.emit(e))
     }
-    if (announce) this.user.announce()
-    return this.user
+    if (announce) this.#user.announce()
+    return this.#user
   }
 
-  private speechStarted(): void {
-    if (this.speaking || this.closed) return
-    this.speaking = true
-    clearTimeout(this.commitTimer)
-    this.deps.hooks.userActivity()
-    const active = this.isAssistantActive()
+  #speechStarted(): void {
+    if (this.#speaking || this.#closed) return
+    this.#speaking = true
+    clearTimeout(this.#commitTimer)
+    this.#deps.hooks.userActivity()
+    const active = this.#isAssistantActive()
     // During an assistant turn the user turn is announced only once it counts as a barge-in.
-    this.ensureUserTurn(!active)
-    if (active) this.bargeIn.speechStarted(this.now(), this.canInterrupt())
+    this.#ensureUserTurn(!active)
+    if (active) this.#bargeIn.speechStarted(this.#now(), this.#canInterrupt())
   }
 
-  private speechEnded(): void {
-    if (!this.speaking && !this.pushToTalkMode) return
-    this.speaking = false
-    this.bargeIn.speechEnded()
-    if (this.user) this.user.speechEndedAt = this.now()
-    this.deps.stt?.finalize()
+  #speechEnded(): void {
+    if (!this.#speaking && !this.#pushToTalkMode) return
+    this.#speaking = false
+    this.#bargeIn.speechEnded()
+    if (this.#user) this.#user.speechEndedAt = this.#now()
+    this.#deps.stt?.finalize()
     // The vendor's end-of-turn normally commits the turn; this is the fallback.
-    clearTimeout(this.commitTimer)
-    this.commitTimer = setTimeout(() => this.commitUserTurn(undefined), this.tm.base_timeout_ms)
-    this.commitTimer.unref()
+    clearTimeout(this.#commitTimer)
+    this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
+    this.#commitTimer.unref()
   }
 
-  private misfire(): void {
-    this.speaking = false
-    this.bargeIn.speechEnded()
-    if (this.user && this.user.text() === '' && !this.pushToTalkMode) {
-      clearTimeout(this.commitTimer)
-      this.commitTimer = setTimeout(() => this.commitUserTurn(undefined), this.tm.base_timeout_ms)
-      this.commitTimer.unref()
+  #misfire(): void {
+    this.#speaking = false
+    this.#bargeIn.speechEnded()
+    if (this.#user && this.#user.text() === '' && !this.#pushToTalkMode) {
+      clearTimeout(this.#commitTimer)
+      this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
+      this.#commitTimer.unref()
     }
   }
 
-  private onSttEvent(e: SttEvent): void {
+  #onSttEvent(e: SttEvent): void {
     switch (e.type) {
       case 'speech_started':
-        if (this.deps.config.vad.enabled === false && !this.pushToTalkMode) this.speechStarted()
+        if (this.#deps.config.vad.enabled === false && !this.#pushToTalkMode) this.#speechStarted()
         break
       case 'interim':
-        this.ensureUserTurn(!this.isAssistantActive()).addInterim(e.text)
-        this.bargeIn.wordsChanged()
+        this.#ensureUserTurn(!this.#isAssistantActive()).addInterim(e.text)
+        this.#bargeIn.wordsChanged()
         break
       case 'final':
-        this.ensureUserTurn(!this.isAssistantActive()).addFinal(e.text)
-        this.bargeIn.wordsChanged()
+        this.#ensureUserTurn(!this.#isAssistantActive()).addFinal(e.text)
+        this.#bargeIn.wordsChanged()
         break
       case 'end_of_turn':
-        if (this.speaking && !this.pushToTalkMode) break // the VAD still hears speech: wait for it
-        if (this.pushToTalkMode && this.pttPressed) break
-        this.commitUserTurn(e.text)
+        if (this.#speaking && !this.#pushToTalkMode) break // the VAD still hears speech: wait for it
+        if (this.#pushToTalkMode && this.#pttPressed) break
+        this.#commitUserTurn(e.text)
         break
       case 'reconnected':
-        this.user?.restart()
+        this.#user?.restart()
         break
       case 'error':
-        this.deps.logger.warn({ code: e.code, fatal: e.fatal }, `speech recognition: ${e.message}`)
-        if (e.fatal) this.notice('stt_unavailable', 'speech recognition stopped working for this call: send text instead')
+        this.#deps.logger.warn({ code: e.code, fatal: e.fatal }, `speech recognition: ${e.message}`)
+        if (e.fatal) this.#notice('stt_unavailable', 'speech recognition stopped working for this call: send text instead')
         break
     }
   }
 
   /** Ends the user turn with its text and hands it to the agent (or queues it behind an uninterruptible reply). */
-  private commitUserTurn(vendorText: string | undefined): void {
-    clearTimeout(this.commitTimer)
-    if (this.closed) return
-    const turn = this.user ?? (vendorText?.trim() ? this.ensureUserTurn(!this.isAssistantActive()) : undefined)
+  #commitUserTurn(vendorText: string | undefined): void {
+    clearTimeout(this.#commitTimer)
+    if (this.#closed) return
+    const turn = this.#user ?? (vendorText?.trim() ? this.#ensureUserTurn(!this.#isAssistantActive()) : undefined)
     if (turn === undefined) return
     const text = turn.complete(vendorText)
-    this.user = undefined
+    this.#user = undefined
     if (text === '') return
-    const userEndAt = turn.speechEndedAt ?? this.now()
-    this.deps.hooks.usage({ transcriptionSeconds: Math.max(0, userEndAt - turn.startedAt) / 1000 })
-    if (this.isAssistantActive() && this.canInterrupt()) this.interrupt(turn)
+    const userEndAt = turn.speechEndedAt ?? this.#now()
+    this.#deps.hooks.usage({ transcriptionSeconds: Math.max(0, userEndAt - turn.startedAt) / 1000 })
+    if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt(turn)
     turn.announce()
-    this.deps.emit({ type: 'user.transcript', turnId: turn.turnId, content: text })
-    this.deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
-    if (this.isAssistantActive()) {
+    this.#deps.emit({ type: 'user.transcript', turnId: turn.turnId, content: text })
+    this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
+    if (this.#isAssistantActive()) {
       // The reply may not be interrupted: the user's words wait for it to finish.
-      this.pending = { text: this.pending ? `${this.pending.text} ${text}` : text, userEndAt }
+      this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEndAt }
       return
     }
-    this.startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text }, text, userEndAt)
+    this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text }, text, userEndAt)
   }
 
   // ---- assistant side -------------------------------------------------------------------------------------
 
-  private startAssistant(
-    request: AgentRequest & { kind: 'welcome' | 'message' },
-    userText: string | null,
-    userEndAt: number | undefined,
-  ): void {
-    this.bargeIn.reset()
-    this.replies.start(request, userText, userEndAt)
+  #startAssistant(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEndAt: number | undefined): void {
+    this.#bargeIn.reset()
+    this.#replies.start(request, userText, userEndAt)
   }
 
   /** A reply is over: hang up after a farewell, or answer what the user said while it could not be interrupted. */
-  private replyFinished(a: AssistantTurn): void {
-    this.bargeIn.reset()
+  #replyFinished(a: AssistantTurn): void {
+    this.#bargeIn.reset()
     if (a.hangup && !a.interrupted) {
-      this.deps.emit({ type: 'hangup', reason: 'agent_hangup' })
+      this.#deps.emit({ type: 'hangup', reason: 'agent_hangup' })
       return
     }
-    const queued = this.pending
-    if (queued && !this.closed) {
-      this.pending = undefined
-      this.startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text: queued.text }, queued.text, queued.userEndAt)
+    const queued = this.#pending
+    if (queued && !this.#closed) {
+      this.#pending = undefined
+      this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text: queued.text }, queued.text, queued.userEndAt)
     }
   }
 
   /** Barge-in: the reply stops and the user's turn is announced (which tells a browser to stop playing). */
-  private interrupt(userTurn: UserTurn | undefined = this.user): void {
-    this.replies.interrupt(() => (userTurn ?? this.ensureUserTurn(false)).announce())
+  #interrupt(userTurn: UserTurn | undefined = this.#user): void {
+    this.#replies.interrupt(() => (userTurn ?? this.#ensureUserTurn(false)).announce())
   }
 
-  private notice(code: string, message: string): void {
-    if (this.noticed.has(code)) return
-    this.noticed.add(code)
-    this.deps.logger.warn({ code }, message)
-    this.deps.emit({ type: 'notice', code, message })
+  #notice(code: string, message: string): void {
+    if (this.#noticed.has(code)) return
+    this.#noticed.add(code)
+    this.#deps.logger.warn({ code }, message)
+    this.#deps.emit({ type: 'notice', code, message })
   }
 }
