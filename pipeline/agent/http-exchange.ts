@@ -1,6 +1,9 @@
 /** The fetch function agent steps use; injectable so tests and embedders can supply their own. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>
 
+/** The global fetch, looked up at each call (so a fetch installed later, e.g. by a test, is the one used). */
+export const globalFetch: FetchLike = (input, init) => fetch(input, init)
+
 /** Why an exchange stopped before its reply was read to the end: the stable `code` of an {@link ExchangeError}. */
 export type ExchangeErrorCode =
   /** The caller's signal aborted (barge-in): stop quietly. */
