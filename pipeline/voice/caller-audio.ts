@@ -52,12 +52,11 @@ export interface CallerAudioOptions {
  * (mu-law stays mu-law). With `vad.gate_audio` only speech (plus `buffer_frames` of lead-in) reaches STT.
  */
 export class CallerAudio {
+  readonly #o: CallerAudioOptions
   #vad: VadLike | undefined
   #gate: boolean
   /** mu-law decoded for the VAD, reused for every chunk (a 20 ms frame arrives 50 times a second per call). */
   #pcm = new Int16Array(160)
-
-  readonly #o: CallerAudioOptions
 
   constructor(o: CallerAudioOptions) {
     this.#o = o

@@ -33,11 +33,10 @@ export interface RepliesDeps {
  * finishes the turn (transcript, history, latency) once it was heard or interrupted.
  */
 export class Replies {
+  readonly #d: RepliesDeps
   #turn: AssistantTurn | undefined
   #chunkSeq = 0
   #closed = false
-
-  readonly #d: RepliesDeps
 
   constructor(d: RepliesDeps) {
     this.#d = d

@@ -39,6 +39,7 @@ export interface VoicePipelineDeps {
  * `PipelineEvent`.
  */
 export class VoicePipeline implements PipelineInput {
+  readonly #deps: VoicePipelineDeps
   readonly #tm: TurnManagerOptions
   readonly #now: () => number
   readonly #caller: CallerAudio | undefined
@@ -52,8 +53,6 @@ export class VoicePipeline implements PipelineInput {
   #pttPressed = false
   #closed = false
   readonly #noticed = new Set<string>()
-
-  readonly #deps: VoicePipelineDeps
 
   constructor(deps: VoicePipelineDeps) {
     this.#deps = deps
