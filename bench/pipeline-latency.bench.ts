@@ -9,12 +9,12 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer } from 'ws'
 import type { BenchFn, BenchRow } from './bench-util.js'
-import { VoicePipeline } from '../pipeline/session/voice-pipeline.js'
+import { VoicePipeline } from '../pipeline/contract.js'
 import { WebhookAgentStep } from '../pipeline/agent/webhook-agent.js'
 import { createVendorATtsStream } from '../pipeline/tts/vendor-a-tts.js'
 import { validatePipelineConfig } from '../pipeline/config/validate.js'
 import type { SttEvent, SttStream } from '../pipeline/stt/stt-stream.js'
-import type { PipelineEvent } from '../pipeline/session/pipeline-io.js'
+import type { PipelineEvent } from '../pipeline/contract.js'
 
 /** An in-memory STT stream: the benchmark decides when a turn ends. */
 class ScriptedStt implements SttStream {
@@ -102,7 +102,7 @@ export const bench: BenchFn = async () => {
   let onEvent: (e: PipelineEvent) => void = () => undefined
   const pipeline = new VoicePipeline({
     config: cfg.config,
-    audio: { input: 'pcm16_8000', output: 'pcm_16000' },
+    audio: { input: 'pcm_8000', output: 'pcm_16000' },
     context: { sessionId: 'bench', conversationId: 'bench', history: [] },
     agent: new WebhookAgentStep(
       { url: `${backendUrl}/agent`, events: ['message'], custom_headers: {}, time_to_first_byte_ms: 10_000, timeout_ms: 60_000 },

@@ -1,10 +1,8 @@
 import { resolve } from 'node:path'
+import type { VendorEndpoint } from '../pipeline/vendor/vendor-transport.js'
 
-/** Endpoint and key of one outside service (speech vendor or LLM). */
-export interface VendorEndpoint {
-  url: string
-  apiKey: string | undefined
-}
+/** Endpoint and key of one outside service (speech vendor or LLM) as configured: no key means not configured. */
+export type VendorSetting = Omit<VendorEndpoint, 'apiKey'> & { apiKey: string | undefined }
 
 /** The gateway's whole configuration, read from the environment once at start-up. */
 export interface GatewayConfig {
@@ -24,10 +22,10 @@ export interface GatewayConfig {
   leaseTtlMs: number
   /** Longest wait for live sessions to end on SIGTERM before the process exits anyway. */
   shutdownGraceMs: number
-  sttVendorA: VendorEndpoint
-  sttVendorB: VendorEndpoint
-  ttsVendorA: VendorEndpoint
-  llm: VendorEndpoint
+  sttVendorA: VendorSetting
+  sttVendorB: VendorSetting
+  ttsVendorA: VendorSetting
+  llm: VendorSetting
 }
 
 /** Raised when an environment variable has an invalid value; the message names the variable. */
@@ -94,7 +92,7 @@ function url(env: Env, name: string, def: string | undefined, schemes: string[])
   return raw.replace(/\/+$/, '')
 }
 
-function vendor(env: Env, prefix: string, defUrl: string, schemes: string[], urlVar = `${prefix}_URL`): VendorEndpoint {
+function vendor(env: Env, prefix: string, defUrl: string, schemes: string[], urlVar = `${prefix}_URL`): VendorSetting {
   return { url: url(env, urlVar, defUrl, schemes) as string, apiKey: str(env, `${prefix}_API_KEY`) }
 }
 

@@ -9,7 +9,7 @@ import type { CarrierMediaCodec, CarrierStartEvent } from '../carrier.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { SessionTransport } from '../../gateway/sessions/call-session.js'
 import type { Log } from '../../core/log.js'
-import type { PipelineEvent, PipelineInput } from '../../pipeline/session/pipeline-io.js'
+import type { PipelineEvent, PipelineInput } from '../../pipeline/contract.js'
 import { LogLimiter } from './log-limiter.js'
 
 /** Above this many bytes waiting in the socket, assistant audio is dropped (~40 s of audio as base64 JSON). */
@@ -51,7 +51,7 @@ const MAX_OUTSTANDING_MARKS = 4096
 /** `SessionTransport` over a carrier media stream WebSocket. */
 export class MediaStreamTransport implements SessionTransport {
   readonly kind = 'carrier' as const
-  readonly audio = { input: 'mulaw_8000', output: 'ulaw_8000' } as const
+  readonly audio = { input: 'ulaw_8000', output: 'ulaw_8000' } as const
   readonly #codec: CarrierMediaCodec
   readonly #log: Log
   readonly #warn: LogLimiter

@@ -1,7 +1,7 @@
 import type { RawData, WebSocket } from 'ws'
 import type { EndReason } from '../../core/end-reason.js'
 import type { SessionTransport } from '../sessions/call-session.js'
-import type { PipelineEvent, PipelineInput } from '../../pipeline/session/pipeline-io.js'
+import type { PipelineEvent, PipelineInput } from '../../pipeline/contract.js'
 import type { Log } from '../../core/log.js'
 import { decodeClientFrame, encodeServerEvent, errorMessage, type BrowserServerMessage } from './browser-codec.js'
 import type { BrowserClientMessage, BrowserErrorCode } from './browser-messages.js'
@@ -54,7 +54,7 @@ const INPUT_BYTES_PER_MS = 16
  */
 export class BrowserTransport implements SessionTransport {
   readonly kind = 'browser' as const
-  readonly audio = { input: 'pcm16_8000', output: 'pcm_16000' } as const
+  readonly audio = { input: 'pcm_8000', output: 'pcm_16000' } as const
   private ws: WebSocket | undefined
   private session: BrowserSessionPort | undefined
   private closed: EndReason | undefined

@@ -1,26 +1,31 @@
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
-import type { VendorEndpoint } from '../config.js'
+import type { VendorSetting } from '../config.js'
 import type { Log } from '../../core/log.js'
 import { conversationHistory } from '../store/sessions.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
-import type { HistoryItem } from '../../pipeline/agent/agent-step.js'
 import { createAgentStep } from '../../pipeline/agent/create-agent-step.js'
 import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
 import type { SttStream } from '../../pipeline/stt/stt-stream.js'
 import { createTtsStream } from '../../pipeline/tts/create-tts-stream.js'
 import { createLocalTtsStream } from '../../pipeline/tts/local-tts.js'
 import type { TtsStream } from '../../pipeline/tts/tts-stream.js'
-import type { VadFactory } from '../../pipeline/session/caller-audio.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/session/pipeline-io.js'
-import { VoicePipeline, type PipelineHooks } from '../../pipeline/session/voice-pipeline.js'
+import {
+  VoicePipeline,
+  type HistoryItem,
+  type InputAudioFormat,
+  type OutputAudioFormat,
+  type PipelineEvent,
+  type PipelineHooks,
+  type VadFactory,
+} from '../../pipeline/contract.js'
 
 /** Outside services a pipeline may use; keys absent mean "not configured". */
 export interface VendorEndpoints {
-  sttVendorA: VendorEndpoint
-  sttVendorB: VendorEndpoint
-  ttsVendorA: VendorEndpoint
-  llm: VendorEndpoint
+  sttVendorA: VendorSetting
+  sttVendorB: VendorSetting
+  ttsVendorA: VendorSetting
+  llm: VendorSetting
 }
 
 /** Longest conversation history handed to an agent step when a conversation resumes. */
@@ -38,8 +43,7 @@ function sttFor(
   const endpoint = plugin.use === 'stt.vendor_a' ? vendors.sttVendorA : vendors.sttVendorB
   if (endpoint.apiKey === undefined) return undefined
   return createSttStream(plugin, {
-    encoding: input === 'mulaw_8000' ? 'mulaw' : 'linear16',
-    sampleRate: 8000,
+    format: input,
     endpoint: { url: endpoint.url, apiKey: endpoint.apiKey },
     signal,
     logger: log,

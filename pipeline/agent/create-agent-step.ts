@@ -1,5 +1,5 @@
 import type { PluginOf } from '../config/plugins-schema.js'
-import { silentLogger, type PipelineLogger } from '../util/logger.js'
+import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import type { AgentStep } from './agent-step.js'
 import type { FetchLike } from './http-exchange.js'
 import { OpenAiLlmAgentStep } from './llm-agent.js'

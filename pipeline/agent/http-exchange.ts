@@ -1,8 +1,11 @@
 /** The fetch function agent steps use; injectable so tests and embedders can supply their own. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>
 
-/** Why an exchange stopped before its reply was read to the end. */
-export type ExchangeFailureKind =
+/** The global fetch, looked up at each call (so a fetch installed later, e.g. by a test, is the one used). */
+export const globalFetch: FetchLike = (input, init) => fetch(input, init)
+
+/** Why an exchange stopped before its reply was read to the end: the stable `code` of an {@link ExchangeError}. */
+export type ExchangeErrorCode =
   /** The caller's signal aborted (barge-in): stop quietly. */
   | 'aborted'
   /** No response byte within the first-byte limit. */
@@ -16,14 +19,14 @@ export type ExchangeFailureKind =
   /** The connection broke while the body was being read. */
   | 'cut_off'
 
-/** An exchange failure with its kind; the message never contains the URL (it may carry a token). */
+/** An exchange failure with its stable code; the message never contains the URL (it may carry a token). */
 export class ExchangeError extends Error {
   override readonly name = 'ExchangeError'
-  constructor(
-    readonly kind: ExchangeFailureKind,
-    message: string,
-  ) {
+  readonly code: ExchangeErrorCode
+
+  constructor(code: ExchangeErrorCode, message: string) {
     super(message)
+    this.code = code
   }
 }
 
@@ -159,12 +162,12 @@ export class HttpExchange {
     this.#controller.abort()
   }
 
-  #translate(error: unknown, kind: 'unreachable' | 'cut_off'): ExchangeError {
+  #translate(error: unknown, code: 'unreachable' | 'cut_off'): ExchangeError {
     if (error instanceof ExchangeError) return error
     if (this.#signal.aborted) return new ExchangeError('aborted', 'aborted')
     if (this.#timeout !== undefined) return this.#timeout
     const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause
     const detail = typeof cause?.code === 'string' ? cause.code : error instanceof Error ? error.message : String(error)
-    return new ExchangeError(kind, kind === 'unreachable' ? `request failed: ${detail}` : `connection lost: ${detail}`)
+    return new ExchangeError(code, code === 'unreachable' ? `request failed: ${detail}` : `connection lost: ${detail}`)
   }
 }

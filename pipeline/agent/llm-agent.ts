@@ -1,10 +1,9 @@
 import type { AgentLlmOptions } from '../config/agent-options.js'
-import { silentLogger, type PipelineLogger } from '../util/logger.js'
 import { AgentErrorCode, type AgentErrorCodeValue } from './agent-errors.js'
-import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'
-import { ExchangeError, HttpExchange, type ExchangeFailureKind, type FetchLike } from './http-exchange.js'
+import type { AgentContext, AgentEvent, AgentRequest } from './agent-step.js'
+import { type ExchangeFailureCodes, HttpAgentStep, type HttpAgentStepDeps, sseReply } from './http-agent-step.js'
+import type { HttpExchange } from './http-exchange.js'
 import { chatCompletionBody, completionText, decodeChatStreamData, errorSummary } from './openai-chat-codec.js'
-import { SseDecoder, sseBatches } from './sse-decoder.js'
 import { WordCoalescer } from './word-coalescer.js'
 
 /** Deadlines and size limits of one completion. */
@@ -24,16 +23,13 @@ export const LLM_LIMITS: Readonly<LlmLimits> = {
 }
 
 /** What {@link OpenAiLlmAgentStep} needs besides its options. */
-export interface LlmAgentDeps {
+export interface LlmAgentDeps extends HttpAgentStepDeps<LlmLimits> {
   /** Base URL of an OpenAI-compatible API, e.g. `https://api.openai.com/v1`. */
   baseUrl: string
   apiKey: string
-  logger?: PipelineLogger | undefined
-  fetch?: FetchLike | undefined
-  limits?: Partial<LlmLimits> | undefined
 }
 
-const FAILURE_CODES: Record<Exclude<ExchangeFailureKind, 'aborted'>, AgentErrorCodeValue> = {
+const FAILURE_CODES: ExchangeFailureCodes = {
   first_byte_timeout: AgentErrorCode.LlmTimeout,
   total_timeout: AgentErrorCode.LlmTimeout,
   too_large: AgentErrorCode.LlmBadStream,
@@ -47,23 +43,18 @@ type Log = (fields: object, message: string) => void
  * `agent.llm` with provider `openai`: streaming chat completions from any OpenAI-compatible endpoint. Deltas are
  * spoken word by word as they arrive; the welcome turn speaks `welcome_message` without calling the model.
  */
-export class OpenAiLlmAgentStep implements AgentStep {
+export class OpenAiLlmAgentStep extends HttpAgentStep<LlmLimits> {
   /** @inheritdoc */
   readonly handles: ReadonlySet<AgentRequest['kind']> = new Set<AgentRequest['kind']>(['welcome', 'message'])
   readonly #options: AgentLlmOptions
   readonly #url: string
   readonly #apiKey: string
-  readonly #logger: PipelineLogger
-  readonly #fetch: FetchLike
-  readonly #limits: LlmLimits
 
   constructor(options: AgentLlmOptions, deps: LlmAgentDeps) {
+    super(deps, LLM_LIMITS)
     this.#options = options
     this.#url = `${deps.baseUrl.replace(/\/+$/, '')}/chat/completions`
     this.#apiKey = deps.apiKey
-    this.#logger = deps.logger ?? silentLogger
-    this.#fetch = deps.fetch ?? ((input, init) => fetch(input, init))
-    this.#limits = { ...LLM_LIMITS, ...deps.limits }
   }
 
   /** @inheritdoc */
@@ -78,84 +69,59 @@ export class OpenAiLlmAgentStep implements AgentStep {
       return
     }
     const base = { sessionId: context.sessionId, turnId: request.turnId, model: this.#options.model_id }
-    const log: Log = (fields, message) => this.#logger.warn({ ...base, ...fields }, message)
-    const body = JSON.stringify(chatCompletionBody(this.#options, context.history, request.text))
-    const exchange = new HttpExchange(
-      this.#fetch,
-      { firstByteMs: this.#limits.firstByteMs, totalMs: this.#limits.totalMs, maxBytes: this.#limits.maxReplyBytes },
-      { signal },
-    )
-    try {
-      const pending = exchange.send(this.#url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${this.#apiKey}`,
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
+    const log: Log = (fields, message) => this.logger.warn({ ...base, ...fields }, message)
+    yield* this.exchange(
+      {
+        url: this.#url,
+        init: {
+          method: 'POST',
+          headers: { authorization: `Bearer ${this.#apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify(chatCompletionBody(this.#options, context.history, request.text)),
         },
-        body,
-      })
-      yield { type: 'sent' }
-      const response = await pending
-      if (signal.aborted) return
-      if (response.status < 200 || response.status > 299) {
-        exchange.markFirstByte()
-        const text = await exchange.peek(response, 4096)
-        if (signal.aborted) return
-        yield fail(log, AgentErrorCode.LlmHttpError, `LLM endpoint replied HTTP ${response.status}${httpDetail(text)}`)
-        return
-      }
-      if (/^application\/json\b/i.test(response.headers.get('content-type') ?? '')) {
-        exchange.markFirstByte()
-        yield { type: 'first_byte' }
-        yield* this.#readCompletion(exchange, response, signal, log)
-      } else {
-        yield* this.#readStream(exchange, response, signal, log)
-      }
-    } catch (error) {
-      if (!(error instanceof ExchangeError)) throw error
-      if (error.kind === 'aborted' || signal.aborted) return
-      yield fail(log, FAILURE_CODES[error.kind], error.message)
-    } finally {
-      exchange.close()
-    }
+        limits: { firstByteMs: this.limits.firstByteMs, totalMs: this.limits.totalMs, maxBytes: this.limits.maxReplyBytes },
+        failureCodes: FAILURE_CODES,
+        // Enough for an OpenAI error object, of which only the code and type are reported.
+        errorBodyChars: 4096,
+        httpError: (status, body) => fail(log, AgentErrorCode.LlmHttpError, `LLM endpoint replied HTTP ${status}${httpDetail(body)}`),
+        fail: (code, message) => fail(log, code, message),
+        reply: (exchange, response) =>
+          /^application\/json\b/i.test(response.headers.get('content-type') ?? '')
+            ? this.#readCompletion(exchange, response, signal, log)
+            : this.#readStream(exchange, response, signal, log),
+      },
+      signal,
+    )
   }
 
   async *#readStream(exchange: HttpExchange, response: Response, signal: AbortSignal, log: Log): AsyncGenerator<AgentEvent> {
-    const decoder = new SseDecoder({ maxEventChars: this.#limits.maxEventChars })
     const words = new WordCoalescer()
-    let gotBytes = false
     let finished = false
-    for await (const { events, overflow } of sseBatches(exchange.text(response), decoder)) {
-      if (signal.aborted) return
-      if (!gotBytes && exchange.bytesRead > 0) {
-        gotBytes = true
-        yield { type: 'first_byte' }
+    for await (const item of sseReply(exchange, response, this.limits.maxEventChars, signal)) {
+      if (item.type === 'first_byte') {
+        yield item
+        continue
       }
-      for (const data of events) {
-        if (data.trim() === '') continue
-        const item = decodeChatStreamData(data)
-        if (signal.aborted) return
-        if (item.kind === 'done') {
-          yield* finish(words)
-          return
-        }
-        if (item.kind === 'error') {
-          yield fail(log, AgentErrorCode.LlmBadStream, `LLM stream reported an error: ${item.message}`)
-          return
-        }
-        if (item.kind === 'bad') {
-          yield fail(log, AgentErrorCode.LlmBadStream, item.problem)
-          return
-        }
-        const text = words.push(item.text)
-        if (text !== '') yield { type: 'tts', text }
-        finished ||= item.finished
-      }
-      if (overflow) {
-        yield fail(log, AgentErrorCode.LlmBadStream, `a stream chunk exceeds ${decoder.maxEventChars} characters`)
+      if (item.type === 'overflow') {
+        yield fail(log, AgentErrorCode.LlmBadStream, `a stream chunk exceeds ${item.maxEventChars} characters`)
         return
       }
+      const chunk = decodeChatStreamData(item.data)
+      if (signal.aborted) return
+      if (chunk.kind === 'done') {
+        yield* finish(words)
+        return
+      }
+      if (chunk.kind === 'error') {
+        yield fail(log, AgentErrorCode.LlmBadStream, `LLM stream reported an error: ${chunk.message}`)
+        return
+      }
+      if (chunk.kind === 'bad') {
+        yield fail(log, AgentErrorCode.LlmBadStream, chunk.problem)
+        return
+      }
+      const text = words.push(chunk.text)
+      if (text !== '') yield { type: 'tts', text }
+      finished ||= chunk.finished
     }
     if (signal.aborted) return
     // Some compatible servers omit [DONE]; a finish_reason already said the answer is complete.
@@ -163,7 +129,10 @@ export class OpenAiLlmAgentStep implements AgentStep {
     else yield fail(log, AgentErrorCode.LlmBadStream, 'LLM stream ended before [DONE]')
   }
 
+  /** An endpoint that ignored `stream: true`: one JSON completion, whose headers already count as the first byte. */
   async *#readCompletion(exchange: HttpExchange, response: Response, signal: AbortSignal, log: Log): AsyncGenerator<AgentEvent> {
+    exchange.markFirstByte()
+    yield { type: 'first_byte' }
     const text = await exchange.readAll(response)
     if (signal.aborted) return
     let value: unknown

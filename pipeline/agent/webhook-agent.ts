@@ -1,11 +1,10 @@
 import type { AgentWebhookOptions } from '../config/agent-options.js'
-import { silentLogger, type PipelineLogger } from '../util/logger.js'
 import { signedHeaders } from '../webhook/signed-request.js'
 import { AgentErrorCode, snippet, type AgentErrorCodeValue } from './agent-errors.js'
-import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'
+import type { AgentContext, AgentEvent, AgentRequest } from './agent-step.js'
 import { decodeBackendEvent, decodeBackendEventText, isTerminal, type BackendEventResult } from './backend-event.js'
-import { ExchangeError, HttpExchange, type ExchangeFailureKind, type FetchLike } from './http-exchange.js'
-import { SseDecoder, sseBatches } from './sse-decoder.js'
+import { type ExchangeFailureCodes, HttpAgentStep, type HttpAgentStepDeps, sseReply } from './http-agent-step.js'
+import type { HttpExchange } from './http-exchange.js'
 import { webhookRequestBody } from './webhook-body.js'
 
 /** Size limits of a backend reply. */
@@ -26,15 +25,12 @@ export const WEBHOOK_REPLY_LIMITS: Readonly<WebhookReplyLimits> = {
 }
 
 /** What {@link WebhookAgentStep} needs besides its options. */
-export interface WebhookAgentDeps {
+export interface WebhookAgentDeps extends HttpAgentStepDeps<WebhookReplyLimits> {
   /** The agent's `webhook_secret`, which signs every request. */
   webhookSecret: string
-  logger?: PipelineLogger | undefined
-  fetch?: FetchLike | undefined
-  limits?: Partial<WebhookReplyLimits> | undefined
 }
 
-const FAILURE_CODES: Record<Exclude<ExchangeFailureKind, 'aborted'>, AgentErrorCodeValue> = {
+const FAILURE_CODES: ExchangeFailureCodes = {
   first_byte_timeout: AgentErrorCode.Timeout,
   total_timeout: AgentErrorCode.Timeout,
   too_large: AgentErrorCode.TooLarge,
@@ -44,25 +40,27 @@ const FAILURE_CODES: Record<Exclude<ExchangeFailureKind, 'aborted'>, AgentErrorC
 
 type Log = (level: 'debug' | 'warn', fields: object, message: string) => void
 
+/** The request being answered, as the reply readers need it. */
+interface Turn {
+  request: AgentRequest
+  signal: AbortSignal
+  log: Log
+}
+
 /**
  * `agent.webhook`: each turn is a signed JSON POST to the customer backend, answered with an SSE stream of
  * `response.*` events (or, for `data` requests, a plain JSON reply). Text is yielded the moment it arrives.
  */
-export class WebhookAgentStep implements AgentStep {
+export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
   /** @inheritdoc */
   readonly handles: ReadonlySet<AgentRequest['kind']>
   readonly #options: AgentWebhookOptions
   readonly #secret: string
-  readonly #logger: PipelineLogger
-  readonly #fetch: FetchLike
-  readonly #limits: WebhookReplyLimits
 
   constructor(options: AgentWebhookOptions, deps: WebhookAgentDeps) {
+    super(deps, WEBHOOK_REPLY_LIMITS)
     this.#options = options
     this.#secret = deps.webhookSecret
-    this.#logger = deps.logger ?? silentLogger
-    this.#fetch = deps.fetch ?? ((input, init) => fetch(input, init))
-    this.#limits = { ...WEBHOOK_REPLY_LIMITS, ...deps.limits }
     // The option names are the request kinds: `welcome`, `message`, `data`.
     this.handles = new Set<AgentRequest['kind']>(options.events)
   }
@@ -72,89 +70,73 @@ export class WebhookAgentStep implements AgentStep {
     const { signal } = options
     if (signal.aborted) return
     const base = { sessionId: context.sessionId, turnId: request.turnId, request: request.kind }
-    const log: Log = (level, fields, message) => this.#logger[level]({ ...base, ...fields }, message)
+    const log: Log = (level, fields, message) => this.logger[level]({ ...base, ...fields }, message)
     const body = JSON.stringify(webhookRequestBody(request, context))
     const acceptType = request.kind === 'data' ? 'application/json' : 'text/event-stream'
     const headers = signedHeaders(this.#secret, body, this.#options.custom_headers, { accept: acceptType })
-    const exchange = new HttpExchange(
-      this.#fetch,
+    yield* this.exchange(
       {
-        firstByteMs: this.#options.time_to_first_byte_ms,
-        totalMs: this.#options.timeout_ms,
-        maxBytes: this.#limits.maxReplyBytes,
-      },
-      { signal },
-    )
-    try {
-      const pending = exchange.send(this.#options.url, { method: 'POST', headers, body })
-      yield { type: 'sent' }
-      const response = await pending
-      if (signal.aborted) return
-      if (response.status < 200 || response.status > 299) {
-        exchange.markFirstByte()
+        url: this.#options.url,
+        init: { method: 'POST', headers, body },
+        limits: {
+          firstByteMs: this.#options.time_to_first_byte_ms,
+          totalMs: this.#options.timeout_ms,
+          maxBytes: this.limits.maxReplyBytes,
+        },
+        failureCodes: FAILURE_CODES,
         // One character more than is quoted, so the excerpt shows that it was cut.
-        const text = await exchange.peek(response, this.#limits.maxErrorSnippetChars + 1)
-        if (signal.aborted) return
-        const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''
-        const detail = text.trim() === '' ? '' : `: ${snippet(text, this.#limits.maxErrorSnippetChars)}`
-        yield fail(log, AgentErrorCode.HttpError, `backend replied HTTP ${response.status}${redirect}${detail}`)
-        return
-      }
-      const type = response.headers.get('content-type')?.toLowerCase() ?? ''
-      const json = /^application\/([\w.+-]*\+)?json\b/.test(type)
-      if (response.status === 204 || response.status === 205) {
-        exchange.markFirstByte()
-        yield { type: 'first_byte' }
-        yield { type: 'end' }
-      } else if (type.startsWith('text/event-stream') || (!json && request.kind !== 'data')) {
-        yield* this.#readEventStream(exchange, response, request, signal, log)
-      } else {
-        exchange.markFirstByte()
-        yield { type: 'first_byte' }
-        const text = await exchange.readAll(response)
-        if (signal.aborted) return
-        yield* this.#replayJson(text, request, signal, log)
-      }
-    } catch (error) {
-      if (!(error instanceof ExchangeError)) throw error
-      if (error.kind === 'aborted' || signal.aborted) return
-      yield fail(log, FAILURE_CODES[error.kind], error.message)
-    } finally {
-      exchange.close()
+        errorBodyChars: this.limits.maxErrorSnippetChars + 1,
+        httpError: (status, text) => {
+          const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : ''
+          const detail = text.trim() === '' ? '' : `: ${snippet(text, this.limits.maxErrorSnippetChars)}`
+          return fail(log, AgentErrorCode.HttpError, `backend replied HTTP ${status}${redirect}${detail}`)
+        },
+        fail: (code, message) => fail(log, code, message),
+        reply: (exchange, response) => this.#readReply(exchange, response, { request, signal, log }),
+      },
+      signal,
+    )
+  }
+
+  /** A 2xx reply in the format its status and content type say (see the README: which reply format). */
+  async *#readReply(exchange: HttpExchange, response: Response, turn: Turn): AsyncGenerator<AgentEvent> {
+    const type = response.headers.get('content-type')?.toLowerCase() ?? ''
+    const json = /^application\/([\w.+-]*\+)?json\b/.test(type)
+    if (response.status === 204 || response.status === 205) {
+      exchange.markFirstByte()
+      yield { type: 'first_byte' }
+      yield { type: 'end' }
+    } else if (type.startsWith('text/event-stream') || (!json && turn.request.kind !== 'data')) {
+      yield* this.#readEventStream(exchange, response, turn)
+    } else {
+      exchange.markFirstByte()
+      yield { type: 'first_byte' }
+      const text = await exchange.readAll(response)
+      if (turn.signal.aborted) return
+      yield* this.#replayJson(text, turn)
     }
   }
 
-  async *#readEventStream(
-    exchange: HttpExchange,
-    response: Response,
-    request: AgentRequest,
-    signal: AbortSignal,
-    log: Log,
-  ): AsyncGenerator<AgentEvent> {
-    const turnId = request.turnId
-    const decoder = new SseDecoder({ maxEventChars: this.#limits.maxEventChars })
+  async *#readEventStream(exchange: HttpExchange, response: Response, turn: Turn): AsyncGenerator<AgentEvent> {
+    const { request, signal, log } = turn
     let gotBytes = false
     let delivered = false
-    for await (const { events, overflow } of sseBatches(exchange.text(response), decoder)) {
-      if (signal.aborted) return
-      if (!gotBytes && exchange.bytesRead > 0) {
+    for await (const item of sseReply(exchange, response, this.limits.maxEventChars, signal)) {
+      if (item.type === 'first_byte') {
         gotBytes = true
-        yield { type: 'first_byte' }
+        yield item
+        continue
       }
-      for (const data of events) {
-        // A blank `data:` line is a keep-alive some servers send, not an event.
-        if (data.trim() === '') continue
-        const event = accept(decodeBackendEventText(data, turnId), log)
-        if (signal.aborted) return
-        if (event === undefined) continue
-        yield event
-        if (isTerminal(event)) return
-        delivered = true
-      }
-      if (overflow) {
-        yield fail(log, AgentErrorCode.TooLarge, `an event exceeds ${decoder.maxEventChars} characters`)
+      if (item.type === 'overflow') {
+        yield fail(log, AgentErrorCode.TooLarge, `an event exceeds ${item.maxEventChars} characters`)
         return
       }
+      const event = accept(decodeBackendEventText(item.data, request.turnId), log)
+      if (signal.aborted) return
+      if (event === undefined) continue
+      yield event
+      if (isTerminal(event)) return
+      delivered = true
     }
     if (signal.aborted) return
     if (!gotBytes && request.kind === 'welcome') {
@@ -173,7 +155,8 @@ export class WebhookAgentStep implements AgentStep {
     yield fail(log, AgentErrorCode.Incomplete, `reply stream ended ${what}`)
   }
 
-  *#replayJson(text: string, request: AgentRequest, signal: AbortSignal, log: Log): Generator<AgentEvent> {
+  *#replayJson(text: string, turn: Turn): Generator<AgentEvent> {
+    const { request, signal, log } = turn
     if (text.trim() === '') {
       yield { type: 'end' }
       return

@@ -13,66 +13,66 @@ export const VAD_FRAME_SAMPLES_8K = 256
  */
 export class Framer<T extends SampleArray = Int16Array> {
   readonly frameSize: number
-  private readonly buf: T
-  private fill = 0
-  private emitted = 0
+  readonly #buf: T
+  #fill = 0
+  #emitted = 0
 
   constructor(frameSize: number, make: (n: number) => T = (n) => new Int16Array(n) as T) {
     if (!Number.isInteger(frameSize) || frameSize < 1) throw new RangeError(`bad frame size ${frameSize}`)
     this.frameSize = frameSize
-    this.buf = make(frameSize)
+    this.#buf = make(frameSize)
   }
 
   /** Samples waiting for the next frame. */
   get pendingSamples(): number {
-    return this.fill
+    return this.#fill
   }
 
   /** Frames emitted since construction or the last reset. */
   get framesEmitted(): number {
-    return this.emitted
+    return this.#emitted
   }
 
   /** Append a chunk; calls `onFrame` once per completed frame, in order. Returns the number of frames emitted. */
   push(chunk: T, onFrame: (frame: T, index: number) => void): number {
     const size = this.frameSize
-    const buf = this.buf
+    const buf = this.#buf
     const n = chunk.length
     let off = 0
     let count = 0
     // Copies are index loops, not subarray + set: this runs per 20 ms frame per call, and a view is an allocation.
-    if (this.fill > 0) {
-      const take = Math.min(size - this.fill, n)
-      for (let i = 0, f = this.fill; i < take; i++) buf[f + i] = chunk[i]!
-      this.fill += take
+    if (this.#fill > 0) {
+      const take = Math.min(size - this.#fill, n)
+      for (let i = 0, f = this.#fill; i < take; i++) buf[f + i] = chunk[i]!
+      this.#fill += take
       off = take
-      if (this.fill < size) return 0
-      this.fill = 0
-      onFrame(buf, this.emitted++)
+      if (this.#fill < size) return 0
+      this.#fill = 0
+      onFrame(buf, this.#emitted++)
       count++
     }
     while (n - off >= size) {
-      onFrame(chunk.subarray(off, off + size) as T, this.emitted++)
+      onFrame(chunk.subarray(off, off + size) as T, this.#emitted++)
       off += size
       count++
     }
     for (let i = off; i < n; i++) buf[i - off] = chunk[i]!
-    this.fill = n - off
+    this.#fill = n - off
     return count
   }
 
   /** Emit the leftover as one zero-padded frame (if any) and empty the framer. Returns frames emitted (0 or 1). */
   flush(onFrame: (frame: T, index: number) => void): number {
-    if (this.fill === 0) return 0
-    this.buf.fill(0, this.fill)
-    this.fill = 0
-    onFrame(this.buf, this.emitted++)
+    if (this.#fill === 0) return 0
+    this.#buf.fill(0, this.#fill)
+    this.#fill = 0
+    onFrame(this.#buf, this.#emitted++)
     return 1
   }
 
   /** Drop any leftover and restart frame numbering. */
   reset(): void {
-    this.fill = 0
-    this.emitted = 0
+    this.#fill = 0
+    this.#emitted = 0
   }
 }

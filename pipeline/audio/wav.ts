@@ -11,7 +11,7 @@ export interface WavAudio {
 
 /** Thrown for input that is not a WAV file this reader understands; `code` is stable. */
 export class WavFormatError extends Error {
-  readonly code = 'WAV_FORMAT'
+  readonly code = 'invalid_wav'
   constructor(message: string) {
     super(message)
     this.name = 'WavFormatError'

@@ -1,17 +1,12 @@
-import type { PipelineLogger } from '../util/logger.js'
-import type { VendorErrorEvent, VendorReconnectedEvent } from '../util/vendor-errors.js'
-import type { VendorEndpoint, VendorTransportOptions } from '../util/ws-vendor-stream.js'
-
-/** Audio the caller pushes: mono, mu-law (8 kHz carrier audio) or 16-bit little-endian PCM. */
-export interface SttAudioFormat {
-  encoding: 'mulaw' | 'linear16'
-  sampleRate: 8000 | 16000
-}
-
-export type { VendorEndpoint } from '../util/ws-vendor-stream.js'
+import type { AudioFormat } from '../audio/audio-format.js'
+import type { PipelineLogger } from '../runtime/logger.js'
+import type { VendorErrorEvent, VendorReconnectedEvent } from '../vendor/vendor-errors.js'
+import type { VendorEndpoint, VendorTransportOptions } from '../vendor/vendor-transport.js'
 
 /** Everything a speech-to-text stream needs besides the plugin options. */
-export interface SttStreamOptions extends SttAudioFormat {
+export interface SttStreamOptions {
+  /** The audio the caller pushes. */
+  format: AudioFormat
   endpoint: VendorEndpoint
   signal?: AbortSignal
   logger?: PipelineLogger

@@ -1,9 +1,10 @@
 import type { SttVendorAOptions } from '../config/stt-options.js'
-import { VendorErrorCode } from '../util/vendor-errors.js'
-import type { VendorConnectRequest } from '../util/ws-vendor-stream.js'
+import { VendorErrorCode } from '../vendor/vendor-errors.js'
+import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
 import type { SttStreamOptions } from './stt-stream.js'
-import { WsSttStream, bytesPerSecond } from './ws-stt-stream.js'
-import { queryString, webSocketBase } from '../util/ws-url.js'
+import { bytesPerSecond } from '../audio/audio-format.js'
+import { WsSttStream } from './ws-stt-stream.js'
+import { queryString, webSocketBase } from '../vendor/ws-url.js'
 
 /** `stt.vendor_a` options with `model_id: 'flux'`, plus the vendor's optional end-of-turn tuning. */
 export type VendorAFluxOptions = Extract<SttVendorAOptions, { model_id: 'flux' }> & {
@@ -41,8 +42,8 @@ export class VendorAFluxSttStream extends WsSttStream {
   protected connectRequest(): VendorConnectRequest {
     const pairs: Array<readonly [string, string | number]> = [
       ['model', 'flux-general-en'],
-      ['encoding', this.format.encoding],
-      ['sample_rate', this.format.sampleRate],
+      ['encoding', this.audio.codec === 'ulaw' ? 'mulaw' : 'linear16'],
+      ['sample_rate', this.audio.sampleRate],
     ]
     if (this.#options.eot_threshold !== undefined) pairs.push(['eot_threshold', this.#options.eot_threshold])
     if (this.#options.eot_timeout_ms !== undefined) pairs.push(['eot_timeout_ms', this.#options.eot_timeout_ms])
@@ -110,7 +111,7 @@ export class VendorAFluxSttStream extends WsSttStream {
   protected override onKeepAliveTick(idle: boolean): void {
     if (!idle) return
     const bytes = Math.round((bytesPerSecond(this.format) * SILENCE_MS) / 1000)
-    this.sendBinary(Buffer.alloc(bytes, this.format.encoding === 'mulaw' ? 0xff : 0))
+    this.sendBinary(Buffer.alloc(bytes, this.audio.silenceByte))
   }
 
   protected override resetTurn(): void {

@@ -1,10 +1,10 @@
 import type { SttVendorAOptions } from '../config/stt-options.js'
-import { VendorErrorCode } from '../util/vendor-errors.js'
-import type { VendorConnectRequest } from '../util/ws-vendor-stream.js'
+import { VendorErrorCode } from '../vendor/vendor-errors.js'
+import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
 import type { SttStream, SttStreamOptions } from './stt-stream.js'
 import { VendorAFluxSttStream } from './vendor-a-flux-stt.js'
 import { WsSttStream } from './ws-stt-stream.js'
-import { queryString, webSocketBase } from '../util/ws-url.js'
+import { queryString, webSocketBase } from '../vendor/ws-url.js'
 
 /** `stt.vendor_a` options with `model_id: 'nova-3'`. */
 export type VendorANova3Options = Extract<SttVendorAOptions, { model_id: 'nova-3' }>
@@ -35,8 +35,8 @@ export class VendorANova3SttStream extends WsSttStream {
   protected connectRequest(): VendorConnectRequest {
     const query = queryString([
       ['model', 'nova-3'],
-      ['encoding', this.format.encoding],
-      ['sample_rate', this.format.sampleRate],
+      ['encoding', this.audio.codec === 'ulaw' ? 'mulaw' : 'linear16'],
+      ['sample_rate', this.audio.sampleRate],
       ['channels', 1],
       ['interim_results', true],
       ['endpointing', this.#options.endpointing_ms],

@@ -1,9 +1,10 @@
 import type { SttVendorBOptions } from '../config/stt-options.js'
-import { type CloseVerdict, VendorErrorCode, verdictForCloseCode } from '../util/vendor-errors.js'
-import type { VendorConnectRequest } from '../util/ws-vendor-stream.js'
+import { type CloseVerdict, VendorErrorCode, verdictForCloseCode } from '../vendor/vendor-errors.js'
+import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
 import type { SttStream, SttStreamOptions } from './stt-stream.js'
-import { WsSttStream, bytesPerSecond } from './ws-stt-stream.js'
-import { queryString, webSocketBase } from '../util/ws-url.js'
+import { bytesPerSecond } from '../audio/audio-format.js'
+import { WsSttStream } from './ws-stt-stream.js'
+import { queryString, webSocketBase } from '../vendor/ws-url.js'
 
 /** The vendor accepts 50 to 1000 ms of audio per binary message and closes the session (3007) otherwise. */
 const MIN_CHUNK_MS = 50
@@ -38,7 +39,7 @@ export class VendorBSttStream extends WsSttStream {
     super('stt.vendor_b', stream, 0)
     this.#options = options
     this.#endpoint = stream.endpoint
-    const width = this.format.encoding === 'linear16' ? 2 : 1
+    const width = this.audio.bytesPerSample
     const perMs = bytesPerSecond(this.format) / 1000
     this.#minBytes = Math.ceil((perMs * MIN_CHUNK_MS) / width) * width
     this.#maxBytes = Math.floor((perMs * MAX_CHUNK_MS) / width) * width
@@ -47,8 +48,8 @@ export class VendorBSttStream extends WsSttStream {
   protected connectRequest(): VendorConnectRequest {
     const o = this.#options
     const pairs: Array<readonly [string, string | number | boolean]> = [
-      ['sample_rate', this.format.sampleRate],
-      ['encoding', this.format.encoding === 'mulaw' ? 'pcm_mulaw' : 'pcm_s16le'],
+      ['sample_rate', this.audio.sampleRate],
+      ['encoding', this.audio.codec === 'ulaw' ? 'pcm_mulaw' : 'pcm_s16le'],
       ['speech_model', o.speech_model],
       ['format_turns', true],
       ['end_of_turn_confidence_threshold', o.end_of_turn_confidence_threshold],
@@ -80,7 +81,7 @@ export class VendorBSttStream extends WsSttStream {
   /** Send what is pending, padded with silence up to the 50 ms minimum. */
   #flushPending(): void {
     if (this.#pendingBytes === 0) return
-    const pad = Buffer.alloc(this.#minBytes - this.#pendingBytes, this.format.encoding === 'mulaw' ? 0xff : 0)
+    const pad = Buffer.alloc(this.#minBytes - this.#pendingBytes, this.audio.silenceByte)
     const data = Buffer.concat([...this.#pending, pad])
     this.#pending = []
     this.#pendingBytes = 0

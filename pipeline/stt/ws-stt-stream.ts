@@ -1,18 +1,16 @@
-import { AudioRingBuffer } from '../util/audio-ring-buffer.js'
-import { WsVendorStream, type WsVendorStreamOptions } from '../util/ws-vendor-stream.js'
-import type { SttAudioFormat, SttEvent, SttStream, SttStreamOptions, SttTranscriptEvent } from './stt-stream.js'
-
-/** Bytes per second of mono audio in `format`. */
-export function bytesPerSecond(format: SttAudioFormat): number {
-  return format.sampleRate * (format.encoding === 'linear16' ? 2 : 1)
-}
+import { AUDIO_FORMATS, type AudioFormat, type AudioFormatInfo, bytesPerSecond } from '../audio/audio-format.js'
+import { AudioRingBuffer } from '../audio/audio-ring-buffer.js'
+import { WsVendorStream, type WsVendorStreamOptions } from '../vendor/ws-vendor-stream.js'
+import type { SttEvent, SttStream, SttStreamOptions, SttTranscriptEvent } from './stt-stream.js'
 
 /**
  * Shared part of the WebSocket STT adapters: audio buffering while (re)connecting, replay of the current turn after a
  * reconnect (bounded to `replaySeconds`), deferred finalize, and turn bookkeeping. Adapters map the wire only.
  */
 export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> implements SttStream {
-  protected readonly format: SttAudioFormat
+  protected readonly format: AudioFormat
+  /** Codec, rate and sizes of {@link format}, for the adapter's wire mapping. */
+  protected readonly audio: Readonly<AudioFormatInfo>
   readonly #ring: AudioRingBuffer
   #finalizePending = false
 
@@ -26,9 +24,9 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
     if (options.signal) base.signal = options.signal
     if (options.logger) base.logger = options.logger
     super(base, keepAliveDefaultMs)
-    this.format = { encoding: options.encoding, sampleRate: options.sampleRate }
-    const width = options.encoding === 'linear16' ? 2 : 1
-    this.#ring = new AudioRingBuffer(Math.round(bytesPerSecond(this.format) * (transport.replaySeconds ?? 5)), width)
+    this.format = options.format
+    this.audio = AUDIO_FORMATS[options.format]
+    this.#ring = new AudioRingBuffer(Math.round(bytesPerSecond(this.format) * (transport.replaySeconds ?? 5)), this.audio.bytesPerSample)
   }
 
   /** Send the vendor's finalize message (Finalize, ForceEndTurn, ForceEndpoint). */

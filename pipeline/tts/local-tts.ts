@@ -1,12 +1,14 @@
+import { AUDIO_FORMATS, type OutputAudioFormat } from '../audio/audio-format.js'
 import { encodeMulaw } from '../audio/g711-mulaw.js'
 import { int16ToBuffer } from '../audio/pcm16.js'
 import { resample } from '../audio/resampler.js'
 import type { TtsLocalOptions } from '../config/tts-options.js'
-import { silentLogger, type PipelineLogger } from '../util/logger.js'
-import { VendorErrorCode, type VendorErrorCodeValue } from '../util/vendor-errors.js'
+import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
+import { VendorErrorCode, type VendorErrorCodeValue } from '../vendor/vendor-errors.js'
 import { EspeakError, sharedEspeakEngine, type EspeakEngine } from './espeak-engine.js'
 import { splitSentences } from './espeak-sentences.js'
-import type { TtsEvent, TtsOutputFormat, TtsStream } from './tts-stream.js'
+import { type TtsContextState, TtsContexts } from './tts-contexts.js'
+import type { TtsEvent, TtsStream } from './tts-stream.js'
 
 /** Stable codes of `tts.local` error events (registered with the vendor codes). */
 export const LocalTtsErrorCode = {
@@ -17,7 +19,7 @@ export const LocalTtsErrorCode = {
 
 /** What a `tts.local` stream needs besides the plugin options. */
 export interface LocalTtsStreamOptions {
-  outputFormat: TtsOutputFormat
+  outputFormat: OutputAudioFormat
   signal?: AbortSignal
   logger?: PipelineLogger
   /** Where the engine comes from; defaults to the process-wide shared espeak-ng instance. */
@@ -30,11 +32,8 @@ const CHUNK_MS = 100
 const QUEUE_HIGH_WATER = 100
 /** Text buffered per context; more is dropped with a warning (a reply is never this long). */
 const MAX_CONTEXT_CHARS = 100_000
-/** Recently cancelled context ids remembered so late text for them is ignored. */
-const CANCELLED_LIMIT = 256
 
-interface ContextState {
-  phase: 'open' | 'flushed'
+interface ContextState extends TtsContextState {
   /** Text not yet split into sentences. */
   pending: string
   /** Sentences waiting to be synthesized, in order. */
@@ -55,12 +54,11 @@ type Job = { contextId: string; sentence: string } | { contextId: string; done: 
  */
 export class LocalTtsStream implements TtsStream {
   readonly #options: TtsLocalOptions
-  readonly #format: TtsOutputFormat
+  readonly #format: OutputAudioFormat
   readonly #signal: AbortSignal | undefined
   readonly #logger: PipelineLogger
   readonly #loadEngine: () => Promise<EspeakEngine>
-  readonly #contexts = new Map<string, ContextState>()
-  readonly #cancelled = new Set<string>()
+  readonly #contexts: TtsContexts<ContextState>
   readonly #events: TtsEvent[] = []
   readonly #readers: Array<(result: IteratorResult<TtsEvent, undefined>) => void> = []
   readonly #onAbort = () => this.#shutdown()
@@ -78,6 +76,7 @@ export class LocalTtsStream implements TtsStream {
     this.#format = stream.outputFormat
     this.#signal = stream.signal
     this.#logger = stream.logger ?? silentLogger
+    this.#contexts = new TtsContexts('tts.local', this.#logger)
     this.#loadEngine = stream.loadEngine ?? sharedEspeakEngine
   }
 
@@ -105,15 +104,9 @@ export class LocalTtsStream implements TtsStream {
   }
 
   pushText(contextId: string, text: string): void {
-    if (this.closed || text.length === 0 || this.#cancelled.has(contextId)) return
-    let context = this.#contexts.get(contextId)
-    if (context === undefined) {
-      context = { phase: 'open', pending: '', ready: [], chars: 0 }
-      this.#contexts.set(contextId, context)
-    } else if (context.phase !== 'open') {
-      this.#logger.warn({ stream: 'tts.local', contextId }, 'text after flush ignored')
-      return
-    }
+    if (this.closed) return
+    const context = this.#contexts.forText(contextId, text, () => ({ phase: 'open', pending: '', ready: [], chars: 0 }))
+    if (context === undefined) return
     if (context.chars + text.length > MAX_CONTEXT_CHARS) {
       this.#logger.warn({ stream: 'tts.local', contextId }, 'context text limit reached, text dropped')
       return
@@ -126,22 +119,16 @@ export class LocalTtsStream implements TtsStream {
   }
 
   flush(contextId: string): void {
-    const context = this.#contexts.get(contextId)
-    if (this.closed || context === undefined || context.phase !== 'open') return
-    context.phase = 'flushed'
+    if (this.closed) return
+    const context = this.#contexts.flush(contextId)
+    if (context === undefined) return
     context.ready.push(...splitSentences(context.pending, true).sentences)
     context.pending = ''
     this.#kick()
   }
 
   cancel(contextId: string): void {
-    if (this.#cancelled.has(contextId)) return
-    this.#cancelled.add(contextId)
-    if (this.#cancelled.size > CANCELLED_LIMIT) {
-      const oldest = this.#cancelled.values().next().value
-      if (oldest !== undefined) this.#cancelled.delete(oldest)
-    }
-    this.#contexts.delete(contextId)
+    if (!this.#contexts.cancel(contextId)) return
     // Audio already synthesized but not yet read is dropped too (only an event already handed to a pending
     // next() of a background reader cannot be recalled).
     let kept = 0
@@ -251,7 +238,7 @@ export class LocalTtsStream implements TtsStream {
       return
     }
     if (!this.#contexts.has(contextId) || this.#ended) return
-    const rate = this.#format === 'ulaw_8000' ? 8000 : 16_000
+    const rate = AUDIO_FORMATS[this.#format].sampleRate
     const converted = resample(samples, engine.sampleRate, rate)
     const chunk = (rate * CHUNK_MS) / 1000
     for (let offset = 0; offset < converted.length; offset += chunk) {
@@ -262,7 +249,7 @@ export class LocalTtsStream implements TtsStream {
   }
 
   #emitError(code: VendorErrorCodeValue, message: string, fatal: boolean, contextId?: string): void {
-    // Local codes are not in the vendor registry (pipeline/util/vendor-errors.ts); the event shape is the same.
+    // The local codes live in the vendor registry (pipeline/vendor/vendor-errors.ts): one error event shape for every TTS.
     this.#emit({ type: 'error', code, message, fatal, ...(contextId === undefined ? {} : { contextId }) })
   }
 

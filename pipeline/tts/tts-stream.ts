@@ -1,13 +1,12 @@
-import type { PipelineLogger } from '../util/logger.js'
-import type { VendorErrorEvent, VendorReconnectedEvent } from '../util/vendor-errors.js'
-import type { VendorEndpoint, VendorTransportOptions } from '../util/ws-vendor-stream.js'
-
-/** Audio formats a TTS stream produces: mu-law 8 kHz for the carrier, PCM16 16 kHz for browsers. */
-export type TtsOutputFormat = 'ulaw_8000' | 'pcm_16000'
+import type { OutputAudioFormat } from '../audio/audio-format.js'
+import type { PipelineLogger } from '../runtime/logger.js'
+import type { VendorErrorEvent, VendorReconnectedEvent } from '../vendor/vendor-errors.js'
+import type { VendorEndpoint, VendorTransportOptions } from '../vendor/vendor-transport.js'
 
 /** Everything a text-to-speech stream needs besides the plugin options. */
 export interface TtsStreamOptions {
-  outputFormat: TtsOutputFormat
+  /** The transport's own format, asked of the engine so nothing is transcoded on the way. */
+  outputFormat: OutputAudioFormat
   endpoint: VendorEndpoint
   signal?: AbortSignal
   logger?: PipelineLogger

@@ -1,7 +1,9 @@
 import type { TtsVendorAOptions } from '../config/tts-options.js'
-import { VendorErrorCode } from '../util/vendor-errors.js'
-import { queryString, webSocketBase } from '../util/ws-url.js'
-import { type VendorConnectRequest, WsVendorStream, type WsVendorStreamOptions } from '../util/ws-vendor-stream.js'
+import { VendorErrorCode } from '../vendor/vendor-errors.js'
+import { queryString, webSocketBase } from '../vendor/ws-url.js'
+import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
+import { WsVendorStream, type WsVendorStreamOptions } from '../vendor/ws-vendor-stream.js'
+import { type TtsContextState, TtsContexts } from './tts-contexts.js'
 import type { TtsAudioEvent, TtsDoneEvent, TtsErrorEvent, TtsEvent, TtsStream, TtsStreamOptions } from './tts-stream.js'
 
 /** Text that ends a sentence (closing quotes and brackets allowed, trailing space ignored). */
@@ -13,11 +15,8 @@ const SENTENCE_END = /[.!?;:\n]["'”’)\]]*\s*$/
 const KEEP_ALIVE_MS = 10_000
 /** Messages held while (re)connecting; text beyond this is dropped with a warning. */
 const OUTBOX_LIMIT = 1000
-/** Recently cancelled context ids remembered to drop their late audio. */
-const CANCELLED_LIMIT = 256
 
-interface ContextState {
-  phase: 'open' | 'flushed'
+interface ContextState extends TtsContextState {
   /** Some message of this context reached the vendor, so the vendor knows it. */
   onWire: boolean
   lastSentAt: number
@@ -44,8 +43,7 @@ export class VendorATtsStream extends WsVendorStream<TtsAudioEvent | TtsDoneEven
   readonly #options: TtsVendorAOptions
   readonly #stream: TtsStreamOptions
   readonly #keepAliveMs: number
-  readonly #contexts = new Map<string, ContextState>()
-  readonly #cancelled = new Set<string>()
+  readonly #contexts = new TtsContexts<ContextState>(this.label, this.logger)
   #outbox: OutboxItem[] = []
 
   constructor(options: TtsVendorAOptions, stream: TtsStreamOptions) {
@@ -71,18 +69,14 @@ export class VendorATtsStream extends WsVendorStream<TtsAudioEvent | TtsDoneEven
   }
 
   pushText(contextId: string, text: string): void {
-    if (this.closed || text.length === 0 || this.#cancelled.has(contextId)) return
-    let context = this.#contexts.get(contextId)
-    if (context === undefined) {
-      context = { phase: 'open', onWire: false, lastSentAt: Date.now() }
-      this.#contexts.set(contextId, context)
-      const init: Record<string, unknown> = { text: ' ', context_id: contextId }
-      if (this.#options.speed !== undefined) init.voice_settings = { speed: this.#options.speed }
-      this.#send(contextId, init)
-    } else if (context.phase !== 'open') {
-      this.logger.warn({ stream: this.label, contextId }, 'text after flush ignored')
-      return
-    }
+    if (this.closed) return
+    const context = this.#contexts.forText(
+      contextId,
+      text,
+      () => ({ phase: 'open', onWire: false, lastSentAt: Date.now() }),
+      () => this.#send(contextId, this.#openingMessage(contextId)),
+    )
+    if (context === undefined) return
     // A finished sentence is generated at once (`flush` in a text message keeps the context open): without
     // it the vendor waits for its chunk schedule to fill, and a streamed reply would stay silent until the end.
     const sentenceEnd = SENTENCE_END.test(text)
@@ -90,28 +84,23 @@ export class VendorATtsStream extends WsVendorStream<TtsAudioEvent | TtsDoneEven
   }
 
   flush(contextId: string): void {
-    const context = this.#contexts.get(contextId)
-    if (this.closed || context === undefined || context.phase !== 'open') return
-    context.phase = 'flushed'
+    if (this.closed || this.#contexts.flush(contextId) === undefined) return
     this.#send(contextId, { context_id: contextId, flush: true })
     this.#send(contextId, { context_id: contextId, close_context: true })
   }
 
   cancel(contextId: string): void {
-    if (this.#cancelled.has(contextId)) return
-    this.#rememberCancelled(contextId)
     const context = this.#contexts.get(contextId)
-    this.#contexts.delete(contextId)
+    if (!this.#contexts.cancel(contextId)) return
     this.#outbox = this.#outbox.filter((item) => item.contextId !== contextId)
     if (context?.onWire && !this.closed) this.sendJson({ context_id: contextId, close_context: true })
   }
 
-  #rememberCancelled(contextId: string): void {
-    this.#cancelled.add(contextId)
-    if (this.#cancelled.size > CANCELLED_LIMIT) {
-      const oldest = this.#cancelled.values().next().value
-      if (oldest !== undefined) this.#cancelled.delete(oldest)
-    }
+  /** A context opens with a space (and the voice settings), as the vendor's multi-context protocol asks. */
+  #openingMessage(contextId: string): Record<string, unknown> {
+    const init: Record<string, unknown> = { text: ' ', context_id: contextId }
+    if (this.#options.speed !== undefined) init.voice_settings = { speed: this.#options.speed }
+    return init
   }
 
   #send(contextId: string, message: Record<string, unknown>): void {
@@ -145,8 +134,7 @@ export class VendorATtsStream extends WsVendorStream<TtsAudioEvent | TtsDoneEven
   protected override onDisconnect(): void {
     for (const [contextId, context] of this.#contexts) {
       if (!context.onWire) continue
-      this.#contexts.delete(contextId)
-      this.#rememberCancelled(contextId)
+      this.#contexts.cancel(contextId)
       this.#outbox = this.#outbox.filter((item) => item.contextId !== contextId)
       this.emit({
         type: 'error',
@@ -177,7 +165,7 @@ export class VendorATtsStream extends WsVendorStream<TtsAudioEvent | TtsDoneEven
     const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>
     const rawId = message.contextId ?? message.context_id
     const contextId = typeof rawId === 'string' ? rawId : undefined
-    if (contextId !== undefined && this.#cancelled.has(contextId)) return
+    if (contextId !== undefined && this.#contexts.isCancelled(contextId)) return
     const audio = message.audio
     if (typeof audio === 'string' && audio.length > 0) {
       if (contextId !== undefined && this.#contexts.has(contextId)) {

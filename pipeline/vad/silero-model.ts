@@ -26,7 +26,7 @@ export function defaultSileroModelPath(): string {
 
 /** Thrown when the model cannot be loaded or run; `code` is stable. */
 export class VadModelError extends Error {
-  readonly code = 'VAD_MODEL'
+  readonly code = 'vad_model_failed'
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = 'VadModelError'
@@ -46,19 +46,19 @@ export interface SileroOutput {
  * recurrent state is passed in per call, so one instance serves every stream in the process.
  */
 export class SileroModel {
-  private readonly modelPath: string
-  private session: Promise<ort.InferenceSession> | undefined
-  private closed = false
-  private readonly srTensors = new Map<number, ort.Tensor>()
+  readonly #modelPath: string
+  #session: Promise<ort.InferenceSession> | undefined
+  #closed = false
+  readonly #srTensors = new Map<number, ort.Tensor>()
 
   constructor(options: { modelPath?: string } = {}) {
-    this.modelPath = options.modelPath ?? defaultSileroModelPath()
+    this.#modelPath = options.modelPath ?? defaultSileroModelPath()
   }
 
   /** Load the session now (otherwise the first inference does). Safe to call repeatedly. */
   async load(options: { signal?: AbortSignal } = {}): Promise<void> {
     options.signal?.throwIfAborted()
-    await this.sessionPromise()
+    await this.#sessionPromise()
   }
 
   /**
@@ -73,14 +73,14 @@ export class SileroModel {
     options: { signal?: AbortSignal } = {},
   ): Promise<SileroOutput> {
     options.signal?.throwIfAborted()
-    const session = await this.sessionPromise()
+    const session = await this.#sessionPromise()
     const width = sileroFrameSamples(sampleRate) + sileroContextSamples(sampleRate)
     if (input.length !== n * width) throw new RangeError(`input must hold ${n} x ${width} samples, got ${input.length}`)
     if (state.length !== n * SILERO_STATE_SIZE) throw new RangeError(`state must hold ${n * SILERO_STATE_SIZE} floats`)
-    let sr = this.srTensors.get(sampleRate)
+    let sr = this.#srTensors.get(sampleRate)
     if (sr === undefined) {
       sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(sampleRate)]), [])
-      this.srTensors.set(sampleRate, sr)
+      this.#srTensors.set(sampleRate, sr)
     }
     let out: ort.InferenceSession.OnnxValueMapType
     try {
@@ -102,25 +102,25 @@ export class SileroModel {
 
   /** Release the session. Idempotent. */
   async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    const s = this.session
-    this.session = undefined
+    if (this.#closed) return
+    this.#closed = true
+    const s = this.#session
+    this.#session = undefined
     if (s !== undefined) await (await s.catch(() => undefined))?.release()
   }
 
-  private sessionPromise(): Promise<ort.InferenceSession> {
-    if (this.closed) return Promise.reject(new VadModelError('Silero model is closed'))
-    this.session ??= ort.InferenceSession.create(this.modelPath, {
+  #sessionPromise(): Promise<ort.InferenceSession> {
+    if (this.#closed) return Promise.reject(new VadModelError('Silero model is closed'))
+    this.#session ??= ort.InferenceSession.create(this.#modelPath, {
       intraOpNumThreads: 1,
       interOpNumThreads: 1,
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
     }).catch((err: unknown) => {
-      this.session = undefined
-      throw new VadModelError(`cannot load Silero model from ${this.modelPath}`, { cause: err })
+      this.#session = undefined
+      throw new VadModelError(`cannot load Silero model from ${this.#modelPath}`, { cause: err })
     })
-    return this.session
+    return this.#session
   }
 }
 

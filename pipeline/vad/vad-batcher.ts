@@ -53,37 +53,37 @@ interface RateBuffers {
 export class VadBatcher {
   readonly maxBatch: number
   readonly maxWaitMs: number
-  private readonly model: SileroModel
-  private readonly pending: VadJob[] = []
-  private readonly buffers = new Map<SileroSampleRate, RateBuffers>()
-  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined
-  private running = false
-  private closed = false
-  private readonly counters: VadBatcherStats = { batches: 0, frames: 0, maxBatchSeen: 0 }
+  readonly #model: SileroModel
+  readonly #pending: VadJob[] = []
+  readonly #buffers = new Map<SileroSampleRate, RateBuffers>()
+  #timer: NodeJS.Timeout | NodeJS.Immediate | undefined
+  #running = false
+  #closed = false
+  readonly #counters: VadBatcherStats = { batches: 0, frames: 0, maxBatchSeen: 0 }
 
   constructor(model: SileroModel = sharedSileroModel(), options: VadBatcherOptions = {}) {
-    this.model = model
+    this.#model = model
     this.maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 32))
     this.maxWaitMs = Math.max(0, options.maxWaitMs ?? 2)
   }
 
   /** Batches and frames run so far. */
   get stats(): Readonly<VadBatcherStats> {
-    return this.counters
+    return this.#counters
   }
 
   /** Queue one frame; `job.done` is called when its batch has run. */
   submit(job: VadJob): void {
-    if (this.closed) {
+    if (this.#closed) {
       job.done(new Error('VadBatcher is closed'), 0)
       return
     }
-    this.pending.push(job)
-    if (this.running) return
-    if (this.pending.length >= this.maxBatch) {
-      this.flushNow()
-    } else if (this.timer === undefined) {
-      this.timer = this.maxWaitMs === 0 ? setImmediate(this.onTimer) : setTimeout(this.onTimer, this.maxWaitMs)
+    this.#pending.push(job)
+    if (this.#running) return
+    if (this.#pending.length >= this.maxBatch) {
+      this.#flushNow()
+    } else if (this.#timer === undefined) {
+      this.#timer = this.maxWaitMs === 0 ? setImmediate(this.#onTimer) : setTimeout(this.#onTimer, this.maxWaitMs)
     }
   }
 
@@ -97,59 +97,59 @@ export class VadBatcher {
 
   /** Fail queued frames and refuse new ones. Idempotent; does not close the shared model. */
   close(): void {
-    if (this.closed) return
-    this.closed = true
-    this.clearTimer()
-    const jobs = this.pending.splice(0)
+    if (this.#closed) return
+    this.#closed = true
+    this.#clearTimer()
+    const jobs = this.#pending.splice(0)
     for (const j of jobs) j.done(new Error('VadBatcher is closed'), 0)
   }
 
-  private readonly onTimer = (): void => {
-    this.timer = undefined
-    if (!this.running) this.flushNow()
+  readonly #onTimer = (): void => {
+    this.#timer = undefined
+    if (!this.#running) this.#flushNow()
   }
 
-  private clearTimer(): void {
-    if (this.timer === undefined) return
-    clearTimeout(this.timer as NodeJS.Timeout)
-    clearImmediate(this.timer as NodeJS.Immediate)
-    this.timer = undefined
+  #clearTimer(): void {
+    if (this.#timer === undefined) return
+    clearTimeout(this.#timer as NodeJS.Timeout)
+    clearImmediate(this.#timer as NodeJS.Immediate)
+    this.#timer = undefined
   }
 
-  private flushNow(): void {
-    this.clearTimer()
-    if (this.pending.length === 0 || this.closed) return
+  #flushNow(): void {
+    this.#clearTimer()
+    if (this.#pending.length === 0 || this.#closed) return
     // One model call serves one sample rate; take the leading run of jobs at the head's rate.
-    const rate = this.pending[0]!.sampleRate
+    const rate = this.#pending[0]!.sampleRate
     let n = 0
     const jobs: VadJob[] = []
-    for (let i = 0; i < this.pending.length && n < this.maxBatch; i++) {
-      const j = this.pending[i]!
+    for (let i = 0; i < this.#pending.length && n < this.maxBatch; i++) {
+      const j = this.#pending[i]!
       if (j.sampleRate !== rate) continue
       jobs.push(j)
       n++
     }
-    if (n === this.pending.length) this.pending.length = 0
+    if (n === this.#pending.length) this.#pending.length = 0
     else {
       const taken = new Set(jobs)
-      const rest = this.pending.filter((j) => !taken.has(j))
-      this.pending.length = 0
-      this.pending.push(...rest)
+      const rest = this.#pending.filter((j) => !taken.has(j))
+      this.#pending.length = 0
+      this.#pending.push(...rest)
     }
-    this.running = true
-    void this.runBatch(rate, jobs).finally(() => {
-      this.running = false
-      if (this.pending.length > 0 && !this.closed) this.flushNow()
+    this.#running = true
+    void this.#runBatch(rate, jobs).finally(() => {
+      this.#running = false
+      if (this.#pending.length > 0 && !this.#closed) this.#flushNow()
     })
   }
 
-  private async runBatch(rate: SileroSampleRate, jobs: VadJob[]): Promise<void> {
+  async #runBatch(rate: SileroSampleRate, jobs: VadJob[]): Promise<void> {
     const n = jobs.length
     const width = sileroFrameSamples(rate) + sileroContextSamples(rate)
-    let buf = this.buffers.get(rate)
+    let buf = this.#buffers.get(rate)
     if (buf === undefined || buf.input.length < n * width) {
       buf = { input: new Float32Array(this.maxBatch * width), state: new Float32Array(this.maxBatch * SILERO_STATE_SIZE) }
-      this.buffers.set(rate, buf)
+      this.#buffers.set(rate, buf)
     }
     const half = SILERO_STATE_SIZE / 2
     const bufState = buf.state
@@ -166,15 +166,15 @@ export class VadBatcher {
     let probs: Float32Array
     let state: Float32Array
     try {
-      ;({ probs, state } = await this.model.infer(rate, n, buf.input.subarray(0, n * width), buf.state.subarray(0, n * SILERO_STATE_SIZE)))
+      ;({ probs, state } = await this.#model.infer(rate, n, buf.input.subarray(0, n * width), buf.state.subarray(0, n * SILERO_STATE_SIZE)))
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err))
       for (const j of jobs) j.done(e, 0)
       return
     }
-    this.counters.batches++
-    this.counters.frames += n
-    if (n > this.counters.maxBatchSeen) this.counters.maxBatchSeen = n
+    this.#counters.batches++
+    this.#counters.frames += n
+    if (n > this.#counters.maxBatchSeen) this.#counters.maxBatchSeen = n
     for (let i = 0; i < n; i++) {
       const s = jobs[i]!.state
       for (let x = 0, a = i * half, b = (n + i) * half; x < half; x++) {

@@ -31,14 +31,14 @@ export interface VadSegmentFrames {
  * starts `preSpeechPadFrames` before the first speech frame but never before the previous segment's end.
  */
 export class VadFrameProcessor {
-  private readonly o: Pick<
+  readonly #o: Pick<
     VadOptions,
     'positiveSpeechThreshold' | 'negativeSpeechThreshold' | 'redemptionFrames' | 'minSpeechFrames' | 'preSpeechPadFrames'
   >
-  private isSpeaking = false
-  private redemption = 0
-  private realStartFired = false
-  private idleFrom = 0
+  #isSpeaking = false
+  #redemption = 0
+  #realStartFired = false
+  #idleFrom = 0
   /** The current segment while speaking; the last ended one after SPEECH_END / MISFIRE. */
   readonly segment: VadSegmentFrames = { audioStart: 0, firstSpeech: 0, lastSpeech: 0, end: 0, speechFrames: 0 }
 
@@ -48,73 +48,73 @@ export class VadFrameProcessor {
       'positiveSpeechThreshold' | 'negativeSpeechThreshold' | 'redemptionFrames' | 'minSpeechFrames' | 'preSpeechPadFrames'
     >,
   ) {
-    this.o = { ...options }
+    this.#o = { ...options }
   }
 
   /** True between SPEECH_START and SPEECH_END / MISFIRE. */
   get speaking(): boolean {
-    return this.isSpeaking
+    return this.#isSpeaking
   }
 
   /** First frame a new segment's audio may include (the frame after the previous segment's end). */
   get floor(): number {
-    return this.idleFrom
+    return this.#idleFrom
   }
 
   /** Whether `probability` counts as a speech frame. */
   isSpeech(probability: number): boolean {
-    return probability >= this.o.positiveSpeechThreshold
+    return probability >= this.#o.positiveSpeechThreshold
   }
 
   /** Feed frame `index` (consecutive from 0) with its probability; returns `VadFrameResult` flags. */
   process(index: number, probability: number): number {
-    const o = this.o
+    const o = this.#o
     const seg = this.segment
     let result: number = VadFrameResult.NONE
     const speech = probability >= o.positiveSpeechThreshold
-    if (speech && !this.isSpeaking) {
-      this.isSpeaking = true
-      this.redemption = 0
-      this.realStartFired = false
+    if (speech && !this.#isSpeaking) {
+      this.#isSpeaking = true
+      this.#redemption = 0
+      this.#realStartFired = false
       seg.firstSpeech = index
-      seg.audioStart = Math.max(index - o.preSpeechPadFrames, this.idleFrom)
+      seg.audioStart = Math.max(index - o.preSpeechPadFrames, this.#idleFrom)
       seg.speechFrames = 0
       result |= VadFrameResult.SPEECH_START
     }
     if (speech) {
       seg.speechFrames++
       seg.lastSpeech = index
-      this.redemption = 0
-      if (!this.realStartFired && seg.speechFrames >= o.minSpeechFrames) {
-        this.realStartFired = true
+      this.#redemption = 0
+      if (!this.#realStartFired && seg.speechFrames >= o.minSpeechFrames) {
+        this.#realStartFired = true
         result |= VadFrameResult.SPEECH_REAL_START
       }
-    } else if (this.isSpeaking && probability < o.negativeSpeechThreshold && ++this.redemption >= o.redemptionFrames) {
-      result |= this.finish(index)
+    } else if (this.#isSpeaking && probability < o.negativeSpeechThreshold && ++this.#redemption >= o.redemptionFrames) {
+      result |= this.#finish(index)
     }
     return result
   }
 
   /** End of input (or pause): close an open segment at frame `lastIndex`. Returns SPEECH_END, MISFIRE or NONE. */
   endSegment(lastIndex: number): number {
-    if (!this.isSpeaking) return VadFrameResult.NONE
-    return this.finish(lastIndex)
+    if (!this.#isSpeaking) return VadFrameResult.NONE
+    return this.#finish(lastIndex)
   }
 
   /** Forget any open segment. */
   reset(nextIndex = 0): void {
-    this.isSpeaking = false
-    this.redemption = 0
-    this.realStartFired = false
-    this.idleFrom = nextIndex
+    this.#isSpeaking = false
+    this.#redemption = 0
+    this.#realStartFired = false
+    this.#idleFrom = nextIndex
   }
 
-  private finish(index: number): number {
+  #finish(index: number): number {
     this.segment.end = index
-    this.isSpeaking = false
-    this.redemption = 0
-    this.realStartFired = false
-    this.idleFrom = index + 1
-    return this.segment.speechFrames >= this.o.minSpeechFrames ? VadFrameResult.SPEECH_END : VadFrameResult.MISFIRE
+    this.#isSpeaking = false
+    this.#redemption = 0
+    this.#realStartFired = false
+    this.#idleFrom = index + 1
+    return this.segment.speechFrames >= this.#o.minSpeechFrames ? VadFrameResult.SPEECH_END : VadFrameResult.MISFIRE
   }
 }

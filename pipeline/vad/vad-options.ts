@@ -52,7 +52,7 @@ export const DEFAULT_VAD_OPTIONS: Readonly<VadOptions> = Object.freeze({
 
 /** Thrown for out-of-bounds VAD options; `code` is stable. */
 export class VadOptionsError extends RangeError {
-  readonly code = 'VAD_OPTIONS'
+  readonly code = 'invalid_vad_options'
   constructor(message: string) {
     super(message)
     this.name = 'VadOptionsError'

@@ -3,7 +3,7 @@ import type { Test } from 'tap'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from '../../pipeline/agent/agent-step.js'
 import { WebhookAgentStep, type WebhookAgentDeps } from '../../pipeline/agent/webhook-agent.js'
 import { agentWebhookOptionsSchema, type AgentWebhookOptions } from '../../pipeline/config/agent-options.js'
-import type { PipelineLogger } from '../../pipeline/util/logger.js'
+import type { PipelineLogger } from '../../pipeline/runtime/logger.js'
 import { startFakeBackend, type BackendReply, type BackendRequest } from '../fakes/backend/fake-backend.js'
 
 /** An event with the time it arrived. */

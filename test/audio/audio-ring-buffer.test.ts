@@ -1,5 +1,5 @@
 import t from 'tap'
-import { AudioRingBuffer } from '../../pipeline/util/audio-ring-buffer.js'
+import { AudioRingBuffer } from '../../pipeline/audio/audio-ring-buffer.js'
 
 /** The reference: every byte ever appended, trimmed from the front to an aligned position. */
 class Model {

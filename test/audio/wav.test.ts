@@ -72,9 +72,9 @@ t.test('reader decodes G.711 mu-law WAV (format 7)', async (t) => {
 })
 
 t.test('reader errors carry a stable code', async (t) => {
-  t.throws(() => readWav(Buffer.from('not a wav file at all')), { code: 'WAV_FORMAT' })
+  t.throws(() => readWav(Buffer.from('not a wav file at all')), { code: 'invalid_wav' })
   const file = writeWav({ sampleRate: 8000, channels: 1, samples: new Int16Array(4) })
   file.writeUInt16LE(24, 34)
   t.throws(() => readWav(file), WavFormatError)
-  t.throws(() => readWav(file.subarray(0, 36)), { code: 'WAV_FORMAT' })
+  t.throws(() => readWav(file.subarray(0, 36)), { code: 'invalid_wav' })
 })

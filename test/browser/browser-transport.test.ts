@@ -11,7 +11,7 @@ import {
 } from '../../gateway/browser/browser-transport.js'
 import { MAX_BROWSER_FRAME_BYTES } from '../../gateway/browser/browser-upgrade.js'
 import type { EndReason } from '../../core/end-reason.js'
-import type { PipelineInput } from '../../pipeline/session/pipeline-io.js'
+import type { PipelineInput } from '../../pipeline/contract.js'
 
 /** Records every PipelineInput call in order. */
 class RecordingInput implements PipelineInput {
@@ -123,7 +123,7 @@ async function rig(
 
 t.test('declares the SPEC audio formats before any socket exists', async (t) => {
   const tr = new BrowserTransport(silentLogger())
-  t.same(tr.audio, { input: 'pcm16_8000', output: 'pcm_16000' })
+  t.same(tr.audio, { input: 'pcm_8000', output: 'pcm_16000' })
   t.equal(tr.kind, 'browser')
 })
 

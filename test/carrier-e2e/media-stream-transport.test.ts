@@ -5,7 +5,7 @@ import WebSocket, { WebSocketServer } from 'ws'
 import { TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 import { MediaStreamTransport, type MediaStreamSession } from '../../carrier/media-stream/media-stream-transport.js'
 import type { EndReason } from '../../core/end-reason.js'
-import type { PipelineInput } from '../../pipeline/session/pipeline-io.js'
+import type { PipelineInput } from '../../pipeline/contract.js'
 import { silentLogger } from '../../core/log.js'
 
 const SID = `MZ${'a'.repeat(32)}`

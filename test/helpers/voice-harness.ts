@@ -81,7 +81,7 @@ export async function startVoiceHarness(
         body: { agent_id: agent.id, ...(configOverride && { config: configOverride }) },
       })
       if (auth.status !== 200) throw new Error(auth.text)
-      const transport = new MemoryTransport({ input: 'mulaw_8000', output: 'ulaw_8000' })
+      const transport = new MemoryTransport({ input: 'ulaw_8000', output: 'ulaw_8000' })
       const r = await gw.gateway.sessions.open(auth.body.client_session_key, transport, { ipAddress: null, countryCode: null })
       if (!r.ok) throw new Error(r.reason)
       return { session: r.session, transport }

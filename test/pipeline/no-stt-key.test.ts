@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startTestGateway } from '../helpers/gateway.js'
 import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
-import type { PipelineEvent } from '../../pipeline/session/pipeline-io.js'
+import type { PipelineEvent } from '../../pipeline/contract.js'
 
 // A fresh machine: no vendor keys at all. The default agent (scripted demo, offline speech) must still run.
 const gw = await startTestGateway()
@@ -10,7 +10,7 @@ t.teardown(() => gw.close())
 t.test('without an STT key a session still runs: welcome, typed text, one clear notice', async (t) => {
   const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
   const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
-  const transport = new MemoryTransport({ input: 'pcm16_8000', output: 'pcm_16000' })
+  const transport = new MemoryTransport({ input: 'pcm_8000', output: 'pcm_16000' })
   const r = await gw.gateway.sessions.open(auth.body.client_session_key, transport, { ipAddress: null, countryCode: null })
   t.ok(r.ok)
   if (!r.ok) return

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { UserTurn } from '../../pipeline/turn/user-turn.js'
-import { Playback, heardText } from '../../pipeline/turn/playback.js'
-import { BargeInGate } from '../../pipeline/turn/barge-in.js'
-import type { PipelineEvent } from '../../pipeline/session/pipeline-io.js'
+import { UserTurn } from '../../pipeline/voice/user-turn.js'
+import { Playback, heardText } from '../../pipeline/voice/playback.js'
+import { BargeInGate } from '../../pipeline/voice/barge-in.js'
+import type { PipelineEvent } from '../../pipeline/voice/pipeline-io.js'
 
 t.test('user transcript follows the delta_counter rules', async (t) => {
   const out: PipelineEvent[] = []

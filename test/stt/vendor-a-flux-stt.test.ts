@@ -13,7 +13,7 @@ t.test('flux: query, turn events, ForceEndTurn, Error, CloseStream', async (t) =
   const options = sttVendorAOptionsSchema.parse({ model_id: 'flux', keyterms: ['voxgate'] })
   const stream = createSttStream(
     { use: 'stt.vendor_a', options },
-    { encoding: 'linear16', sampleRate: 16000, endpoint: { url: fake.url, apiKey: KEY }, transport: FAST_TRANSPORT },
+    { format: 'pcm_16000', endpoint: { url: fake.url, apiKey: KEY }, transport: FAST_TRANSPORT },
   )
   t.teardown(() => stream.close())
   const reader = new EventReader<SttEvent>(stream)

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { sttVendorAOptionsSchema } from '../../pipeline/config/stt-options.js'
 import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
 import type { SttEvent, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
-import { webSocketBase } from '../../pipeline/util/ws-url.js'
+import { webSocketBase } from '../../pipeline/vendor/ws-url.js'
 import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js'
 import { EventReader, FAST_TRANSPORT, audioBytes, delay } from './stream-helpers.js'
 
@@ -14,7 +14,7 @@ async function setup(t: Test, extra: Partial<SttStreamOptions> = {}, keyterms = 
   const options = sttVendorAOptionsSchema.parse({ model_id: 'nova-3', language: 'en', keyterms })
   const stream = createSttStream(
     { use: 'stt.vendor_a', options },
-    { encoding: 'mulaw', sampleRate: 8000, endpoint: { url: fake.url, apiKey: KEY }, transport: FAST_TRANSPORT, ...extra },
+    { format: 'ulaw_8000', endpoint: { url: fake.url, apiKey: KEY }, transport: FAST_TRANSPORT, ...extra },
   )
   t.teardown(() => stream.close())
   return { fake, stream, reader: new EventReader<SttEvent>(stream) }
@@ -123,7 +123,7 @@ t.test('nova-3: bad key -> one fatal error, no retry', async (t) => {
   t.teardown(() => fake.close())
   const stream = createSttStream(
     { use: 'stt.vendor_a', options: sttVendorAOptionsSchema.parse({}) },
-    { encoding: 'linear16', sampleRate: 16000, endpoint: { url: fake.url, apiKey: 'wrong' }, transport: FAST_TRANSPORT },
+    { format: 'pcm_16000', endpoint: { url: fake.url, apiKey: 'wrong' }, transport: FAST_TRANSPORT },
   )
   const reader = new EventReader<SttEvent>(stream)
   await reader.ended
@@ -148,7 +148,7 @@ t.test('nova-3: vendor rejects the audio (1008) -> fatal; unreachable vendor -> 
 
   const dead = createSttStream(
     { use: 'stt.vendor_a', options: sttVendorAOptionsSchema.parse({}) },
-    { encoding: 'mulaw', sampleRate: 8000, endpoint: { url: 'ws://127.0.0.1:1', apiKey: KEY }, transport: FAST_TRANSPORT },
+    { format: 'ulaw_8000', endpoint: { url: 'ws://127.0.0.1:1', apiKey: KEY }, transport: FAST_TRANSPORT },
   )
   const deadReader = new EventReader<SttEvent>(dead)
   await deadReader.ended

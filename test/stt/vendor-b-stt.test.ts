@@ -13,7 +13,7 @@ async function setup(t: Test, extra: Partial<SttStreamOptions> = {}, wordBoost?:
   const options = sttVendorBOptionsSchema.parse(wordBoost ? { word_boost: wordBoost } : {})
   const stream = createSttStream(
     { use: 'stt.vendor_b', options },
-    { encoding: 'mulaw', sampleRate: 8000, endpoint: { url: fake.url, apiKey: KEY }, transport: FAST_TRANSPORT, ...extra },
+    { format: 'ulaw_8000', endpoint: { url: fake.url, apiKey: KEY }, transport: FAST_TRANSPORT, ...extra },
   )
   t.teardown(() => stream.close())
   return { fake, stream, reader: new EventReader<SttEvent>(stream) }
@@ -114,7 +114,7 @@ t.test('v3: vendor Error + 3007 close is fatal; bad key is fatal without retry',
 
   const badKey = createSttStream(
     { use: 'stt.vendor_b', options: sttVendorBOptionsSchema.parse({}) },
-    { encoding: 'linear16', sampleRate: 16000, endpoint: { url: fake.url, apiKey: 'nope' }, transport: FAST_TRANSPORT },
+    { format: 'pcm_16000', endpoint: { url: fake.url, apiKey: 'nope' }, transport: FAST_TRANSPORT },
   )
   const badReader = new EventReader<SttEvent>(badKey)
   await badReader.ended

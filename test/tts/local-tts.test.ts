@@ -5,7 +5,8 @@ import { ttsLocalOptionsSchema } from '../../pipeline/config/tts-options.js'
 import { loadEspeakEngine, sharedEspeakEngine, type EspeakEngine } from '../../pipeline/tts/espeak-engine.js'
 import { MAX_SENTENCE_CHARS, splitSentences } from '../../pipeline/tts/espeak-sentences.js'
 import { createLocalTtsStream, type LocalTtsStreamOptions } from '../../pipeline/tts/local-tts.js'
-import type { TtsEvent, TtsOutputFormat } from '../../pipeline/tts/tts-stream.js'
+import type { OutputAudioFormat } from '../../pipeline/audio/audio-format.js'
+import type { TtsEvent } from '../../pipeline/tts/tts-stream.js'
 import { EventReader, delay } from '../stt/stream-helpers.js'
 
 const LONG_TEXT = [
@@ -19,12 +20,12 @@ const LONG_TEXT = [
   'Is there anything else I should know before we start?',
 ].join(' ')
 
-function open(format: TtsOutputFormat, options: object = {}, extra: Partial<LocalTtsStreamOptions> = {}) {
+function open(format: OutputAudioFormat, options: object = {}, extra: Partial<LocalTtsStreamOptions> = {}) {
   const stream = createLocalTtsStream(ttsLocalOptionsSchema.parse(options), { outputFormat: format, ...extra })
   return { stream, reader: new EventReader<TtsEvent>(stream) }
 }
 
-function samplesOf(events: TtsEvent[], contextId: string, format: TtsOutputFormat): Int16Array {
+function samplesOf(events: TtsEvent[], contextId: string, format: OutputAudioFormat): Int16Array {
   const bytes = Buffer.concat(events.flatMap((e) => (e.type === 'audio' && e.contextId === contextId ? [e.audio] : [])))
   return format === 'ulaw_8000' ? decodeMulaw(bytes) : bufferToInt16(new Uint8Array(bytes))
 }

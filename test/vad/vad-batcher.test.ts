@@ -91,8 +91,8 @@ t.test('a model failure reaches every stream as an error event', async (t) => {
   const errors: string[] = []
   const s = new VadStream((e) => e.type === 'error' && errors.push((e.error as Error & { code?: string }).code ?? ''), { batcher })
   s.push(new Int16Array(512))
-  await t.rejects(s.drain(), { code: 'VAD_MODEL' })
-  t.same(errors, ['VAD_MODEL'])
+  await t.rejects(s.drain(), { code: 'vad_model_failed' })
+  t.same(errors, ['vad_model_failed'])
   batcher.close()
   batcher.close()
   await broken.close()

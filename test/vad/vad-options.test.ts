@@ -26,10 +26,10 @@ t.test('bounds match the SPEC', async (t) => {
 })
 
 t.test('out-of-bounds and non-integer options are rejected with a code', async (t) => {
-  t.throws(() => resolveVadOptions({ redemptionFrames: 11 }), { code: 'VAD_OPTIONS' })
-  t.throws(() => resolveVadOptions({ bufferFrames: 21 }), { code: 'VAD_OPTIONS' })
-  t.throws(() => resolveVadOptions({ positiveSpeechThreshold: 1.1 }), { code: 'VAD_OPTIONS' })
-  t.throws(() => resolveVadOptions({ minSpeechFrames: 2.5 }), { code: 'VAD_OPTIONS' })
-  t.throws(() => resolveVadOptions({ frameSamples: 1536 }), { code: 'VAD_OPTIONS' })
+  t.throws(() => resolveVadOptions({ redemptionFrames: 11 }), { code: 'invalid_vad_options' })
+  t.throws(() => resolveVadOptions({ bufferFrames: 21 }), { code: 'invalid_vad_options' })
+  t.throws(() => resolveVadOptions({ positiveSpeechThreshold: 1.1 }), { code: 'invalid_vad_options' })
+  t.throws(() => resolveVadOptions({ minSpeechFrames: 2.5 }), { code: 'invalid_vad_options' })
+  t.throws(() => resolveVadOptions({ frameSamples: 1536 }), { code: 'invalid_vad_options' })
   t.equal(resolveVadOptions({ bufferFrames: 20, redemptionFrames: 0 }).bufferFrames, 20)
 })

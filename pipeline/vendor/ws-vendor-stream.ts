@@ -1,7 +1,7 @@
 import { WebSocket } from 'ws'
-import { sleep } from './abort.js'
-import { AsyncQueue } from './async-queue.js'
-import { silentLogger, type PipelineLogger } from './logger.js'
+import { sleep } from '../runtime/abort.js'
+import { AsyncQueue } from '../runtime/async-queue.js'
+import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import type { ReconnectPolicy, VendorConnectRequest, VendorTransportOptions } from './vendor-transport.js'
 import { closeInfo, errorMessage, upgradeStatus, waitForClose } from './ws-socket.js'
 import {
@@ -22,8 +22,6 @@ export interface WsVendorStreamOptions<E> extends VendorTransportOptions {
   /** Events the queue may drop first when the consumer falls behind. */
   isDroppable?: (event: E) => boolean
 }
-
-export type { ReconnectPolicy, VendorConnectRequest, VendorEndpoint, VendorTransportOptions } from './vendor-transport.js'
 
 const DEFAULT_RECONNECT: ReconnectPolicy = { maxAttempts: 5, initialDelayMs: 200, maxDelayMs: 5000, stableAfterMs: 5000 }
 

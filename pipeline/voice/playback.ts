@@ -4,30 +4,30 @@
  * the caller is assumed to hear audio in real time from the first chunk on.
  */
 export class Playback {
-  private readonly chunks: { id: number; endMs: number }[] = []
-  private sentMs = 0
-  private playedMs = 0
-  private firstSentAt: number | undefined
-  private readonly precise: boolean
+  readonly #chunks: { id: number; endMs: number }[] = []
+  #sentMs = 0
+  #playedMs = 0
+  #firstSentAt: number | undefined
+  readonly #precise: boolean
 
   /** `precise`: the transport reports every chunk (carrier marks), so no clock estimate is used. */
   constructor(precise: boolean) {
-    this.precise = precise
+    this.#precise = precise
   }
 
   /** A chunk of `durationMs` was handed to the transport. */
   sent(chunkId: number, durationMs: number, now: number): void {
-    this.firstSentAt ??= now
-    this.sentMs += durationMs
-    this.chunks.push({ id: chunkId, endMs: this.sentMs })
+    this.#firstSentAt ??= now
+    this.#sentMs += durationMs
+    this.#chunks.push({ id: chunkId, endMs: this.#sentMs })
   }
 
   /** The transport says chunks up to `chunkId` were heard; false when the chunk is not this turn's. */
   markPlayed(chunkId: number): boolean {
     let found = false
-    for (const c of this.chunks) {
+    for (const c of this.#chunks) {
       if (c.id > chunkId) break
-      if (c.endMs > this.playedMs) this.playedMs = c.endMs
+      if (c.endMs > this.#playedMs) this.#playedMs = c.endMs
       found = found || c.id === chunkId
     }
     return found
@@ -35,24 +35,24 @@ export class Playback {
 
   /** Everything sent so far has been played (browser replay_finished). */
   allPlayed(): void {
-    this.playedMs = this.sentMs
+    this.#playedMs = this.#sentMs
   }
 
   /** Milliseconds heard by `now`. */
   heardMs(now: number): number {
-    if (this.precise || this.firstSentAt === undefined) return this.playedMs
-    return Math.max(this.playedMs, Math.min(this.sentMs, now - this.firstSentAt))
+    if (this.#precise || this.#firstSentAt === undefined) return this.#playedMs
+    return Math.max(this.#playedMs, Math.min(this.#sentMs, now - this.#firstSentAt))
   }
 
   /** Total audio handed to the transport. */
   get totalMs(): number {
-    return this.sentMs
+    return this.#sentMs
   }
 
   /** True once everything sent has been heard (with `slackMs` for clock estimates). */
   isDone(now: number, slackMs = 250): boolean {
-    if (this.precise) return this.playedMs >= this.sentMs
-    return this.playedMs >= this.sentMs || (this.firstSentAt !== undefined && now - this.firstSentAt >= this.sentMs + slackMs)
+    if (this.#precise) return this.#playedMs >= this.#sentMs
+    return this.#playedMs >= this.#sentMs || (this.#firstSentAt !== undefined && now - this.#firstSentAt >= this.#sentMs + slackMs)
   }
 }
 

@@ -1,3 +1,4 @@
+import type { TurnLatency } from './pipeline-io.js'
 import { Playback, heardText } from './playback.js'
 
 /** Timestamps of one reply, for the turn's latency and the gateway's own share of it. */
@@ -12,18 +13,6 @@ export interface TurnTimings {
   firstTextAt?: number
   /** The first audio chunk went to the transport. */
   firstAudioAt?: number
-}
-
-/** Latency figures of one turn, in ms. */
-export interface TurnLatency {
-  /** End of user speech -> first audio out (or first text when there is no speech). */
-  totalMs: number | null
-  /** Time spent in the customer backend / LLM: request sent -> first byte. */
-  agentMs: number | null
-  /** Time spent in TTS: first text -> first audio. */
-  ttsMs: number | null
-  /** What is left: the gateway's own share. */
-  gatewayMs: number | null
 }
 
 /** One assistant turn: the request it answers, what was said, and what the caller heard. */

@@ -1,5 +1,5 @@
 import type { AgentContext, AgentStep } from '../agent/agent-step.js'
-import type { PipelineLogger } from '../util/logger.js'
+import type { PipelineLogger } from '../runtime/logger.js'
 import type { PipelineEvent } from './pipeline-io.js'
 
 /**

@@ -1,9 +1,9 @@
+import type { OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
-import type { PipelineLogger } from '../util/logger.js'
-import { AssistantTurn } from '../turn/assistant-turn.js'
-import type { OutputAudioFormat, PipelineEvent } from './pipeline-io.js'
-import type { PipelineHooks } from './voice-pipeline.js'
+import type { PipelineLogger } from '../runtime/logger.js'
+import { AssistantTurn } from './assistant-turn.js'
+import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 
 const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_16000: 32 }
 /** After a reply's audio should have been heard, how long to wait for the transport's reports before moving on. */
@@ -33,123 +33,126 @@ export interface RepliesDeps {
  * finishes the turn (transcript, history, latency) once it was heard or interrupted.
  */
 export class Replies {
-  private turn: AssistantTurn | undefined
-  private chunkSeq = 0
-  private closed = false
+  readonly #d: RepliesDeps
+  #turn: AssistantTurn | undefined
+  #chunkSeq = 0
+  #closed = false
 
-  constructor(private readonly d: RepliesDeps) {}
+  constructor(d: RepliesDeps) {
+    this.#d = d
+  }
 
-  private get hasSpeech(): boolean {
-    return this.d.tts !== undefined && this.d.output !== undefined
+  get #hasSpeech(): boolean {
+    return this.#d.tts !== undefined && this.#d.output !== undefined
   }
 
   /** The reply in progress (not yet heard in full), if any. */
   get active(): AssistantTurn | undefined {
-    return this.turn !== undefined && !this.turn.finished ? this.turn : undefined
+    return this.#turn !== undefined && !this.#turn.finished ? this.#turn : undefined
   }
 
   /** Starts answering `request`. */
   start(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEndAt: number | undefined): void {
-    const a = new AssistantTurn(request.turnId, request.kind, userText, this.hasSpeech, this.d.output === 'ulaw_8000')
+    const a = new AssistantTurn(request.turnId, request.kind, userText, this.#hasSpeech, this.#d.output === 'ulaw_8000')
     if (userEndAt !== undefined) a.timings.userEndAt = userEndAt
-    this.turn = a
-    this.d.emit({ type: 'turn.start', role: 'assistant', turnId: a.turnId })
-    void this.run(a, request)
+    this.#turn = a
+    this.#d.emit({ type: 'turn.start', role: 'assistant', turnId: a.turnId })
+    void this.#run(a, request)
   }
 
-  private async run(a: AssistantTurn, request: AgentRequest): Promise<void> {
+  async #run(a: AssistantTurn, request: AgentRequest): Promise<void> {
     // The turn's own controller, also aborted with the session (AbortSignal.any's composite signals can be
     // collected on Node 20 and then never fire).
     const signal = a.abort.signal
     const onSessionAbort = () => a.abort.abort()
-    this.d.signal.addEventListener('abort', onSessionAbort, { once: true })
-    const context: AgentContext = { ...this.d.context }
+    this.#d.signal.addEventListener('abort', onSessionAbort, { once: true })
+    const context: AgentContext = { ...this.#d.context }
     try {
-      for await (const e of this.d.agent.respond(request, context, { signal })) {
-        if (a.interrupted || this.closed) break
+      for await (const e of this.#d.agent.respond(request, context, { signal })) {
+        if (a.interrupted || this.#closed) break
         switch (e.type) {
           case 'sent':
-            a.timings.sentAt = this.d.now()
+            a.timings.sentAt = this.#d.now()
             break
           case 'first_byte':
-            a.timings.firstByteAt = this.d.now()
+            a.timings.firstByteAt = this.#d.now()
             break
           case 'tts':
           case 'hangup':
             if (e.type === 'hangup') a.hangup = true
-            if (e.text !== '') this.say(a, e.text)
+            if (e.text !== '') this.#say(a, e.text)
             break
           case 'data':
-            this.d.emit({ type: 'data', turnId: a.turnId, content: e.content })
+            this.#d.emit({ type: 'data', turnId: a.turnId, content: e.content })
             break
           case 'error':
-            this.d.logger.warn({ code: e.code, turn_id: a.turnId }, `agent turn failed: ${e.message}`)
+            this.#d.logger.warn({ code: e.code, turn_id: a.turnId }, `agent turn failed: ${e.message}`)
             break
           case 'end':
             break
         }
       }
     } catch (err) {
-      if (!signal.aborted) this.d.logger.error({ err, turn_id: a.turnId }, 'agent step failed')
+      if (!signal.aborted) this.#d.logger.error({ err, turn_id: a.turnId }, 'agent step failed')
     }
-    this.d.signal.removeEventListener('abort', onSessionAbort)
-    if (a.interrupted || this.closed) return
+    this.#d.signal.removeEventListener('abort', onSessionAbort)
+    if (a.interrupted || this.#closed) return
     a.agentDone = true
     const text = a.text.trim()
-    if (text !== '') this.d.emit({ type: 'assistant.text', turnId: a.turnId, content: text })
-    this.d.emit({ type: 'response.end', turnId: a.turnId })
+    if (text !== '') this.#d.emit({ type: 'assistant.text', turnId: a.turnId, content: text })
+    this.#d.emit({ type: 'response.end', turnId: a.turnId })
     if (!a.ttsDone) {
       if (text === '') a.ttsDone = true
-      else this.d.tts?.flush(a.turnId)
+      else this.#d.tts?.flush(a.turnId)
     }
-    this.maybeFinish(a)
+    this.#maybeFinish(a)
   }
 
-  private say(a: AssistantTurn, text: string): void {
-    a.timings.firstTextAt ??= this.d.now()
+  #say(a: AssistantTurn, text: string): void {
+    a.timings.firstTextAt ??= this.#d.now()
     const sep = a.text === '' || /\s$/.test(a.text) || /^\s/.test(text) ? '' : ' '
     a.text += sep + text
-    this.d.emit({ type: 'assistant.text.delta', turnId: a.turnId, content: sep + text })
-    if (!a.ttsDone) this.d.tts?.pushText(a.turnId, sep + text)
+    this.#d.emit({ type: 'assistant.text.delta', turnId: a.turnId, content: sep + text })
+    if (!a.ttsDone) this.#d.tts?.pushText(a.turnId, sep + text)
   }
 
   /** One event of the session's TTS stream. */
   onTtsEvent(e: TtsEvent): void {
-    const a = this.turn
+    const a = this.#turn
     if (e.type === 'audio') {
-      if (!a || a.turnId !== e.contextId || a.interrupted || this.d.output === undefined) return
-      const durationMs = e.audio.length / BYTES_PER_MS[this.d.output]
-      const chunkId = ++this.chunkSeq
-      a.timings.firstAudioAt ??= this.d.now()
-      a.playback.sent(chunkId, durationMs, this.d.now())
-      this.d.hooks.usage({ ttsSeconds: durationMs / 1000 })
-      this.d.emit({ type: 'audio', turnId: a.turnId, chunkId, audio: e.audio, durationMs })
+      if (!a || a.turnId !== e.contextId || a.interrupted || this.#d.output === undefined) return
+      const durationMs = e.audio.length / BYTES_PER_MS[this.#d.output]
+      const chunkId = ++this.#chunkSeq
+      a.timings.firstAudioAt ??= this.#d.now()
+      a.playback.sent(chunkId, durationMs, this.#d.now())
+      this.#d.hooks.usage({ ttsSeconds: durationMs / 1000 })
+      this.#d.emit({ type: 'audio', turnId: a.turnId, chunkId, audio: e.audio, durationMs })
     } else if (e.type === 'done') {
-      if (a && a.turnId === e.contextId) this.speechDone(a)
+      if (a && a.turnId === e.contextId) this.#speechDone(a)
     } else if (e.type === 'error') {
-      this.d.logger.warn({ code: e.code, fatal: e.fatal }, `speech synthesis: ${e.message}`)
-      if (a && (e.fatal || e.contextId === a.turnId)) this.speechDone(a)
-      if (e.fatal) this.d.notice('tts_unavailable', 'speech synthesis is unavailable for this call: replies come as text only')
+      this.#d.logger.warn({ code: e.code, fatal: e.fatal }, `speech synthesis: ${e.message}`)
+      if (a && (e.fatal || e.contextId === a.turnId)) this.#speechDone(a)
+      if (e.fatal) this.#d.notice('tts_unavailable', 'speech synthesis is unavailable for this call: replies come as text only')
     }
   }
 
   /** The TTS stream ended for good: an open reply can only finish text-wise. */
   ttsEnded(): void {
-    if (this.turn && !this.turn.ttsDone) this.speechDone(this.turn)
+    if (this.#turn && !this.#turn.ttsDone) this.#speechDone(this.#turn)
   }
 
   /** Carrier mark: chunks up to `chunkId` were heard. */
   markPlayed(chunkId: number): void {
-    const a = this.turn
-    if (a?.playback.markPlayed(chunkId)) this.maybeFinish(a)
+    const a = this.#turn
+    if (a?.playback.markPlayed(chunkId)) this.#maybeFinish(a)
   }
 
   /** Browser replay_finished: everything sent for `turnId` was played. */
   replayFinished(turnId: string): void {
-    const a = this.turn
+    const a = this.#turn
     if (a && a.turnId === turnId) {
       a.playback.allPlayed()
-      this.maybeFinish(a)
+      this.#maybeFinish(a)
     }
   }
 
@@ -162,10 +165,10 @@ export class Replies {
     if (a === undefined) return
     a.interrupted = true
     a.abort.abort()
-    this.d.tts?.cancel(a.turnId)
-    this.d.emit({ type: 'clear_playback', turnId: a.turnId })
+    this.#d.tts?.cancel(a.turnId)
+    this.#d.emit({ type: 'clear_playback', turnId: a.turnId })
     announce()
-    this.finish(a)
+    this.#finish(a)
   }
 
   /**
@@ -173,51 +176,51 @@ export class Replies {
    * user's words and what the caller heard of the answer.
    */
   close(): void {
-    if (this.closed) return
+    if (this.#closed) return
     const a = this.active
     if (a !== undefined) {
       a.interrupted = true
       a.abort.abort()
-      this.finish(a)
+      this.#finish(a)
     }
-    this.closed = true
+    this.#closed = true
   }
 
-  private speechDone(a: AssistantTurn): void {
+  #speechDone(a: AssistantTurn): void {
     a.ttsDone = true
-    this.maybeFinish(a)
+    this.#maybeFinish(a)
   }
 
   /** Finishes the turn once the reply is complete and the caller has heard it. */
-  private maybeFinish(a: AssistantTurn): void {
+  #maybeFinish(a: AssistantTurn): void {
     if (a.finished || a.interrupted || !a.agentDone || !a.ttsDone) return
-    const now = this.d.now()
+    const now = this.#d.now()
     if (!a.playback.isDone(now)) {
       // Re-check when the audio should have played out; a transport that never reports cannot stall the call.
       clearTimeout(a.safetyTimer)
       const wait = Math.max(50, a.playback.totalMs - a.playback.heardMs(now)) + PLAYBACK_REPORT_GRACE_MS
       a.safetyTimer = setTimeout(() => {
         a.playback.allPlayed()
-        this.maybeFinish(a)
+        this.#maybeFinish(a)
       }, wait)
       a.safetyTimer.unref()
       return
     }
-    this.finish(a)
+    this.#finish(a)
   }
 
-  private finish(a: AssistantTurn): void {
+  #finish(a: AssistantTurn): void {
     if (a.finished) return
     a.finished = true
     clearTimeout(a.safetyTimer)
-    const said = a.transcriptText(this.d.now(), this.hasSpeech)
+    const said = a.transcriptText(this.#d.now(), this.#hasSpeech)
     const latency = a.latency()
-    if (a.userText) this.d.context.history.push({ role: 'user', text: a.userText })
-    if (said !== '') this.d.context.history.push({ role: 'assistant', text: said })
-    this.d.emit({ type: 'turn.end', role: 'assistant', turnId: a.turnId })
+    if (a.userText) this.#d.context.history.push({ role: 'user', text: a.userText })
+    if (said !== '') this.#d.context.history.push({ role: 'assistant', text: said })
+    this.#d.emit({ type: 'turn.end', role: 'assistant', turnId: a.turnId })
     // A turn in which nobody said anything (a silent welcome, a reply cut off before any audio) is not stored.
     if (a.userText !== null || said !== '')
-      this.d.hooks.turnCompleted({
+      this.#d.hooks.turnCompleted({
         turnId: a.turnId,
         timestamp: new Date(),
         userMessage: a.userText,
@@ -226,7 +229,7 @@ export class Replies {
         latency,
         interrupted: a.interrupted,
       })
-    if (this.turn === a) this.turn = undefined
-    this.d.onFinished(a)
+    if (this.#turn === a) this.#turn = undefined
+    this.#d.onFinished(a)
   }
 }

@@ -13,27 +13,31 @@ export interface BargeInRule {
  * ends earlier (VAD end or misfire) never interrupts.
  */
 export class BargeInGate {
-  private speechSince: number | undefined
-  private timer: NodeJS.Timeout | undefined
+  #speechSince: number | undefined
+  #timer: NodeJS.Timeout | undefined
 
-  constructor(
-    private readonly rule: BargeInRule,
-    private readonly onInterrupt: () => void,
-    private readonly words: () => number,
-  ) {}
+  readonly #rule: BargeInRule
+  readonly #onInterrupt: () => void
+  readonly #words: () => number
+
+  constructor(rule: BargeInRule, onInterrupt: () => void, words: () => number) {
+    this.#rule = rule
+    this.#onInterrupt = onInterrupt
+    this.#words = words
+  }
 
   /** Caller speech began while the assistant holds the turn. */
   speechStarted(now: number, allowed: boolean): void {
-    if (!allowed || !this.rule.allowInterruptions || this.speechSince !== undefined) return
-    this.speechSince = now
-    clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.check(), this.rule.minInterruptionMs)
-    this.timer.unref()
+    if (!allowed || !this.#rule.allowInterruptions || this.#speechSince !== undefined) return
+    this.#speechSince = now
+    clearTimeout(this.#timer)
+    this.#timer = setTimeout(() => this.#check(), this.#rule.minInterruptionMs)
+    this.#timer.unref()
   }
 
   /** New words were recognised: the words criterion may now hold. */
   wordsChanged(): void {
-    if (this.speechSince !== undefined && this.timer === undefined) this.check()
+    if (this.#speechSince !== undefined && this.#timer === undefined) this.#check()
   }
 
   /** The speech segment ended (or was a misfire) before it counted as an interruption. */
@@ -43,16 +47,16 @@ export class BargeInGate {
 
   /** Forget any pending decision (the assistant turn ended). */
   reset(): void {
-    clearTimeout(this.timer)
-    this.timer = undefined
-    this.speechSince = undefined
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#speechSince = undefined
   }
 
-  private check(): void {
-    this.timer = undefined
-    if (this.speechSince === undefined) return
-    if (this.rule.minInterruptionWords > 0 && this.words() < this.rule.minInterruptionWords) return
-    this.speechSince = undefined
-    this.onInterrupt()
+  #check(): void {
+    this.#timer = undefined
+    if (this.#speechSince === undefined) return
+    if (this.#rule.minInterruptionWords > 0 && this.#words() < this.#rule.minInterruptionWords) return
+    this.#speechSince = undefined
+    this.#onInterrupt()
   }
 }

@@ -1,11 +1,11 @@
+import type { InputAudioFormat } from '../audio/audio-format.js'
 import { decodeMulaw, encodeMulaw } from '../audio/g711-mulaw.js'
 import { bufferToInt16 } from '../audio/pcm16.js'
 import type { VadConfig } from '../config/vad-schema.js'
 import type { SttStream } from '../stt/stt-stream.js'
-import type { PipelineLogger } from '../util/logger.js'
+import type { PipelineLogger } from '../runtime/logger.js'
 import { VadStream } from '../vad/vad-stream.js'
 import type { VadEvent } from '../vad/vad-events.js'
-import type { InputAudioFormat } from './pipeline-io.js'
 
 /** The part of a VAD the pipeline uses; tests may inject another. */
 export interface VadLike {
@@ -52,62 +52,64 @@ export interface CallerAudioOptions {
  * (mu-law stays mu-law). With `vad.gate_audio` only speech (plus `buffer_frames` of lead-in) reaches STT.
  */
 export class CallerAudio {
-  private vad: VadLike | undefined
-  private gate: boolean
+  readonly #o: CallerAudioOptions
+  #vad: VadLike | undefined
+  #gate: boolean
   /** mu-law decoded for the VAD, reused for every chunk (a 20 ms frame arrives 50 times a second per call). */
-  private pcm = new Int16Array(160)
+  #pcm = new Int16Array(160)
 
-  constructor(private readonly o: CallerAudioOptions) {
+  constructor(o: CallerAudioOptions) {
+    this.#o = o
     const vadOn = o.useVad && o.vad.enabled
-    this.gate = vadOn && o.vad.gate_audio
+    this.#gate = vadOn && o.vad.gate_audio
     if (vadOn) {
       try {
-        this.vad = (o.createVad ?? sileroVad)((e) => this.onVad(e), { gateAudio: this.gate, vad: o.vad })
+        this.#vad = (o.createVad ?? sileroVad)((e) => this.#onVad(e), { gateAudio: this.#gate, vad: o.vad })
       } catch (err) {
         o.logger.error({ err }, 'VAD could not start: audio goes to speech recognition ungated')
-        this.gate = false
+        this.#gate = false
       }
     }
   }
 
   /** One chunk of caller audio in the transport's format. */
   push(chunk: Buffer): void {
-    const ptt = this.o.sendToStt()
+    const ptt = this.#o.sendToStt()
     if (ptt !== undefined) {
-      if (ptt) this.o.stt?.pushAudio(chunk)
+      if (ptt) this.#o.stt?.pushAudio(chunk)
       return
     }
-    if (!this.gate) this.o.stt?.pushAudio(chunk)
-    if (this.vad !== undefined) {
-      if (this.o.format === 'mulaw_8000') {
-        if (this.pcm.length < chunk.length) this.pcm = new Int16Array(chunk.length)
-        this.vad.push(decodeMulaw(chunk, this.pcm))
-      } else if (chunk.length % 2 === 0) this.vad.push(bufferToInt16(chunk))
+    if (!this.#gate) this.#o.stt?.pushAudio(chunk)
+    if (this.#vad !== undefined) {
+      if (this.#o.format === 'ulaw_8000') {
+        if (this.#pcm.length < chunk.length) this.#pcm = new Int16Array(chunk.length)
+        this.#vad.push(decodeMulaw(chunk, this.#pcm))
+      } else if (chunk.length % 2 === 0) this.#vad.push(bufferToInt16(chunk))
     }
   }
 
-  private onVad(e: VadEvent): void {
+  #onVad(e: VadEvent): void {
     switch (e.type) {
       case 'speech_start':
-        this.o.onSpeechStart()
+        this.#o.onSpeechStart()
         break
       case 'speech_end':
-        this.o.onSpeechEnd()
+        this.#o.onSpeechEnd()
         break
       case 'misfire':
-        this.o.onMisfire()
+        this.#o.onMisfire()
         break
       case 'audio':
         // The view is only valid during the callback: encode (mu-law) or copy (PCM16) it now.
         // allocUnsafe of a small size is a slice of Node's pool: one object, no new memory block per frame.
-        if (this.o.format === 'mulaw_8000') this.o.stt?.pushAudio(encodeMulaw(e.samples, Buffer.allocUnsafe(e.samples.length)) as Buffer)
-        else this.o.stt?.pushAudio(Buffer.from(e.samples.buffer.slice(e.samples.byteOffset, e.samples.byteOffset + e.samples.byteLength)))
+        if (this.#o.format === 'ulaw_8000') this.#o.stt?.pushAudio(encodeMulaw(e.samples, Buffer.allocUnsafe(e.samples.length)) as Buffer)
+        else this.#o.stt?.pushAudio(Buffer.from(e.samples.buffer.slice(e.samples.byteOffset, e.samples.byteOffset + e.samples.byteLength)))
         break
       case 'error':
-        this.o.logger.error({ err: e.error }, 'VAD failed: audio goes to speech recognition ungated')
-        this.vad?.close()
-        this.vad = undefined
-        this.gate = false
+        this.#o.logger.error({ err: e.error }, 'VAD failed: audio goes to speech recognition ungated')
+        this.#vad?.close()
+        this.#vad = undefined
+        this.#gate = false
         break
       default:
         break
@@ -115,7 +117,7 @@ export class CallerAudio {
   }
 
   close(): void {
-    this.vad?.close()
-    this.vad = undefined
+    this.#vad?.close()
+    this.#vad = undefined
   }
 }

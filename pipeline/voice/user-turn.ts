@@ -1,4 +1,4 @@
-import type { PipelineEvent } from '../session/pipeline-io.js'
+import type { PipelineEvent } from './pipeline-io.js'
 
 /**
  * One user turn's transcript with the SPEC's delta_counter rules: an interim delta replaces the previous
@@ -6,9 +6,10 @@ import type { PipelineEvent } from '../session/pipeline-io.js'
  * interims are appended after it.
  */
 export class UserTurn {
-  private readonly finals: string[] = []
-  private interim = ''
-  private counter = 0
+  readonly #finals: string[] = []
+  #interim = ''
+  #counter = 0
+  readonly #emit: (e: PipelineEvent) => void
   /** When the user started speaking (ms, pipeline clock). */
   readonly startedAt: number
   /** When speech ended (VAD or push-to-talk release), if it has. */
@@ -19,40 +20,41 @@ export class UserTurn {
   constructor(
     readonly turnId: string,
     now: number,
-    private readonly emit: (e: PipelineEvent) => void,
+    emit: (e: PipelineEvent) => void,
   ) {
     this.startedAt = now
+    this.#emit = emit
   }
 
   /** Sends `turn.start` for this turn once. */
   announce(): void {
     if (this.announced) return
     this.announced = true
-    this.emit({ type: 'turn.start', role: 'user', turnId: this.turnId })
+    this.#emit({ type: 'turn.start', role: 'user', turnId: this.turnId })
   }
 
   /** Partial text of the current segment. */
   addInterim(text: string): void {
     const t = text.trim()
-    if (t === '' || t === this.interim) return
-    this.interim = t
-    this.emit({ type: 'user.transcript.interim_delta', turnId: this.turnId, content: t, deltaCounter: this.counter })
+    if (t === '' || t === this.#interim) return
+    this.#interim = t
+    this.#emit({ type: 'user.transcript.interim_delta', turnId: this.turnId, content: t, deltaCounter: this.#counter })
   }
 
   /** A stabilised segment. */
   addFinal(text: string): void {
     const t = text.trim()
-    this.interim = ''
+    this.#interim = ''
     if (t === '') return
-    this.finals.push(t)
-    this.emit({ type: 'user.transcript.delta', turnId: this.turnId, content: t, deltaCounter: this.counter })
-    this.counter++
+    this.#finals.push(t)
+    this.#emit({ type: 'user.transcript.delta', turnId: this.turnId, content: t, deltaCounter: this.#counter })
+    this.#counter++
   }
 
   /** The vendor replayed the turn's audio after a reconnect: its segments start over. */
   restart(): void {
-    this.finals.length = 0
-    this.interim = ''
+    this.#finals.length = 0
+    this.#interim = ''
   }
 
   /** Words heard so far (finals and the current interim), for the barge-in rule. */
@@ -63,7 +65,7 @@ export class UserTurn {
 
   /** The turn's text: finals joined, plus the pending interim when `withInterim`. */
   text(withInterim = true): string {
-    const parts = withInterim && this.interim !== '' ? [...this.finals, this.interim] : this.finals
+    const parts = withInterim && this.#interim !== '' ? [...this.#finals, this.#interim] : this.#finals
     return parts.join(' ').trim()
   }
 

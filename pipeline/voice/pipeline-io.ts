@@ -1,14 +1,9 @@
 /**
  * The contract between a voice pipeline and the transport that carries one call (browser WebSocket or carrier
  * media stream). Transports translate wire messages into `PipelineInput` calls and `PipelineEvent`s back into
- * wire messages; they hold no turn-taking logic of their own.
+ * wire messages; they hold no turn-taking logic of their own. The session behind the transport hears from the
+ * pipeline through `PipelineHooks`. Code outside pipeline/ imports all this from `pipeline/contract.ts`.
  */
-
-/** Audio the transport delivers to callers: mu-law 8 kHz (carrier) or PCM16 LE 16 kHz (browser). */
-export type OutputAudioFormat = 'ulaw_8000' | 'pcm_16000'
-
-/** Audio the transport receives from callers: mu-law 8 kHz (carrier) or PCM16 LE 8 kHz (browser). */
-export type InputAudioFormat = 'mulaw_8000' | 'pcm16_8000'
 
 /** Everything the pipeline tells the transport. */
 export type PipelineEvent =
@@ -58,4 +53,36 @@ export interface PipelineInput {
   markPlayed(chunkId: number): void
   /** The browser played all audio it received for `turnId` (`trigger.response.audio.replay_finished`). */
   replayFinished(turnId: string): void
+}
+
+/** Latency figures of one turn, in ms. */
+export interface TurnLatency {
+  /** End of user speech -> first audio out (or first text when there is no speech). */
+  totalMs: number | null
+  /** Time spent in the customer backend / LLM: request sent -> first byte. */
+  agentMs: number | null
+  /** Time spent in TTS: first text -> first audio. */
+  ttsMs: number | null
+  /** What is left: the gateway's own share. */
+  gatewayMs: number | null
+}
+
+/** A finished exchange, for the transcript. */
+export interface CompletedTurn {
+  turnId: string
+  timestamp: Date
+  userMessage: string | null
+  assistantMessage: string | null
+  latencyMs: number | null
+  latency: TurnLatency
+  interrupted: boolean
+}
+
+/** What the pipeline reports to its session. */
+export interface PipelineHooks {
+  turnCompleted(turn: CompletedTurn): void
+  /** The user spoke, typed or pressed a key (silence timeout). */
+  userActivity(): void
+  /** Seconds of user speech transcribed / of speech generated. */
+  usage(u: { transcriptionSeconds?: number; ttsSeconds?: number }): void
 }

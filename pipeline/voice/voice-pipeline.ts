@@ -1,0 +1,359 @@
+import type { InputAudioFormat, OutputAudioFormat } from '../audio/audio-format.js'
+import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
+import type { PipelineConfig } from '../config/schema.js'
+import type { TurnManagerOptions } from '../config/turn-manager-options.js'
+import type { SttEvent, SttStream } from '../stt/stt-stream.js'
+import type { TtsStream } from '../tts/tts-stream.js'
+import type { PipelineLogger } from '../runtime/logger.js'
+import { pump } from '../runtime/pump.js'
+import { newTurnId } from './turn-ids.js'
+import type { AssistantTurn } from './assistant-turn.js'
+import { BargeInGate } from './barge-in.js'
+import { UserTurn } from './user-turn.js'
+import { CallerAudio, type VadFactory } from './caller-audio.js'
+import { relayData } from './data-relay.js'
+import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
+import { Replies } from './replies.js'
+
+/** Everything a pipeline is built from; the gateway creates the streams from the validated config. */
+export interface VoicePipelineDeps {
+  config: PipelineConfig
+  /** The transport's audio formats; undefined for a text-only transport. */
+  audio: { input: InputAudioFormat; output: OutputAudioFormat } | undefined
+  context: Omit<AgentContext, 'history'> & { history: HistoryItem[] }
+  agent: AgentStep
+  /** The STT stream, or undefined when no vendor key is configured (typed text, DTMF and data still work). */
+  stt: SttStream | undefined
+  tts: TtsStream | undefined
+  createVad?: VadFactory | undefined
+  emit(event: PipelineEvent): void
+  hooks: PipelineHooks
+  logger: PipelineLogger
+  signal: AbortSignal
+  now?: () => number
+}
+
+/**
+ * One session's voice loop: caller audio -> VAD -> STT -> turn taking -> agent step -> TTS -> audio out, with
+ * barge-in, push-to-talk and the welcome turn. Transport-agnostic: it speaks only `PipelineInput` and
+ * `PipelineEvent`.
+ */
+export class VoicePipeline implements PipelineInput {
+  readonly #deps: VoicePipelineDeps
+  readonly #tm: TurnManagerOptions
+  readonly #now: () => number
+  readonly #caller: CallerAudio | undefined
+  readonly #bargeIn: BargeInGate
+  readonly #pushToTalkMode: boolean
+  #user: UserTurn | undefined
+  readonly #replies: Replies
+  #pending: { text: string; userEndAt: number } | undefined
+  #commitTimer: NodeJS.Timeout | undefined
+  #speaking = false
+  #pttPressed = false
+  #closed = false
+  readonly #noticed = new Set<string>()
+
+  constructor(deps: VoicePipelineDeps) {
+    this.#deps = deps
+    const tm = deps.config.plugins.find((p) => p.use === 'turn_manager')
+    if (tm?.use !== 'turn_manager') throw new Error('pipeline config has no turn_manager')
+    this.#tm = tm.options
+    this.#now = deps.now ?? (() => performance.now())
+    this.#pushToTalkMode = this.#tm.trigger === 'push_to_talk'
+    this.#bargeIn = new BargeInGate(
+      {
+        allowInterruptions: this.#tm.allow_interruptions,
+        minInterruptionMs: this.#tm.min_interruption_ms,
+        minInterruptionWords: this.#tm.min_interruption_words,
+      },
+      () => this.#interrupt(),
+      () => this.#user?.wordCount ?? 0,
+    )
+    this.#replies = new Replies({
+      agent: deps.agent,
+      tts: deps.tts,
+      output: deps.audio?.output,
+      context: deps.context,
+      emit: (e) => deps.emit(e),
+      hooks: deps.hooks,
+      logger: deps.logger,
+      signal: deps.signal,
+      now: this.#now,
+      notice: (code, message) => this.#notice(code, message),
+      onFinished: (a) => this.#replyFinished(a),
+    })
+    if (deps.audio !== undefined) {
+      this.#caller = new CallerAudio({
+        format: deps.audio.input,
+        vad: deps.config.vad,
+        useVad: !this.#pushToTalkMode,
+        stt: deps.stt,
+        createVad: deps.createVad,
+        logger: deps.logger,
+        sendToStt: () => (this.#pushToTalkMode ? this.#pttPressed : undefined),
+        onSpeechStart: () => this.#speechStarted(),
+        onSpeechEnd: () => this.#speechEnded(),
+        onMisfire: () => this.#misfire(),
+      })
+    }
+    deps.signal.addEventListener('abort', () => this.close(), { once: true })
+  }
+
+  /** Starts the STT and TTS loops and the welcome turn. */
+  start(): void {
+    if (this.#deps.audio !== undefined && this.#deps.stt === undefined && this.#deps.config.plugins.some((p) => p.use.startsWith('stt.'))) {
+      this.#notice('stt_not_configured', 'speech recognition is not configured on this gateway (no STT vendor key): send text instead')
+    }
+    const log = this.#deps.logger
+    if (this.#deps.stt)
+      void pump(
+        this.#deps.stt,
+        (e) => this.#onSttEvent(e),
+        () => this.#closed,
+        log,
+        'speech recognition',
+      )
+    const output = this.#deps.audio?.output
+    if (this.#deps.tts && output !== undefined) {
+      // When the TTS stream ends for good, an open turn can only finish text-wise.
+      void pump(
+        this.#deps.tts,
+        (e) => this.#replies.onTtsEvent(e),
+        () => this.#closed,
+        log,
+        'speech synthesis',
+      ).then(() => this.#replies.ttsEnded())
+    }
+    if (this.#deps.agent.handles.has('welcome')) this.#startAssistant({ kind: 'welcome', turnId: newTurnId('assistant') }, null, undefined)
+  }
+
+  // ---- PipelineInput -------------------------------------------------------------------------------------
+
+  pushAudio(chunk: Buffer): void {
+    if (!this.#closed) this.#caller?.push(chunk)
+  }
+
+  clientVad(event: 'vad_start' | 'vad_end' | 'vad_model_failed'): void {
+    if (this.#pushToTalkMode || this.#closed) return
+    if (event === 'vad_start') this.#speechStarted()
+    else if (event === 'vad_end') this.#speechEnded()
+  }
+
+  pushToTalk(pressed: boolean): void {
+    if (this.#closed || pressed === this.#pttPressed) return
+    this.#pttPressed = pressed
+    if (pressed) {
+      // An explicit press is never a false barge-in.
+      if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt()
+      this.#ensureUserTurn(true)
+      this.#deps.hooks.userActivity()
+    } else {
+      this.#speechEnded()
+    }
+  }
+
+  userText(text: string): void {
+    const t = text.trim()
+    if (this.#closed || t === '') return
+    this.#deps.hooks.userActivity()
+    const turn = this.#ensureUserTurn(!this.#isAssistantActive() || this.#canInterrupt())
+    turn.addFinal(t)
+    this.#commitUserTurn(undefined)
+  }
+
+  userData(data: unknown): void {
+    if (this.#closed) return
+    if (!this.#deps.agent.handles.has('data')) {
+      this.#deps.logger.debug({}, 'client data not relayed: the agent does not take data events')
+      return
+    }
+    const turnId = this.#replies.active?.turnId ?? this.#user?.turnId ?? newTurnId('data')
+    void relayData(this.#deps.agent, { ...this.#deps.context }, turnId, data, {
+      emit: (e) => this.#deps.emit(e),
+      logger: this.#deps.logger,
+      signal: this.#deps.signal,
+    })
+  }
+
+  dtmf(digit: string): void {
+    if (this.#closed) return
+    this.#deps.hooks.userActivity()
+    this.userData({ dtmf: digit })
+  }
+
+  markPlayed(chunkId: number): void {
+    this.#replies.markPlayed(chunkId)
+  }
+
+  replayFinished(turnId: string): void {
+    this.#replies.replayFinished(turnId)
+  }
+
+  /**
+   * Stops everything; idempotent. Nothing said is lost: a reply in progress is stored with what the caller
+   * heard of it, and words no reply has answered yet are stored on their own.
+   */
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    clearTimeout(this.#commitTimer)
+    this.#bargeIn.reset()
+    this.#replies.close()
+    const unanswered = [this.#pending?.text, this.#user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
+    if (unanswered !== '') {
+      const none = { totalMs: null, agentMs: null, ttsMs: null, gatewayMs: null }
+      this.#deps.hooks.turnCompleted({
+        turnId: this.#user?.turnId ?? newTurnId('user'),
+        timestamp: new Date(),
+        userMessage: unanswered,
+        assistantMessage: null,
+        latencyMs: null,
+        latency: none,
+        interrupted: false,
+      })
+    }
+    this.#pending = undefined
+    this.#user = undefined
+    this.#caller?.close()
+    void this.#deps.stt?.close()
+    void this.#deps.tts?.close()
+  }
+
+  // ---- user side ------------------------------------------------------------------------------------------
+
+  #isAssistantActive(): boolean {
+    return this.#replies.active !== undefined
+  }
+
+  #canInterrupt(): boolean {
+    if (!this.#tm.allow_interruptions) return false
+    return !(this.#replies.active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
+  }
+
+  /** The user turn in progress, created (and announced when `announce`) if there is none. */
+  #ensureUserTurn(announce: boolean): UserTurn {
+    if (this.#user === undefined) {
+      this.#user = new UserTurn(newTurnId('user'), this.#now(), (e) => this.#deps.emit(e))
+    }
+    if (announce) this.#user.announce()
+    return this.#user
+  }
+
+  #speechStarted(): void {
+    if (this.#speaking || this.#closed) return
+    this.#speaking = true
+    clearTimeout(this.#commitTimer)
+    this.#deps.hooks.userActivity()
+    const active = this.#isAssistantActive()
+    // During an assistant turn the user turn is announced only once it counts as a barge-in.
+    this.#ensureUserTurn(!active)
+    if (active) this.#bargeIn.speechStarted(this.#now(), this.#canInterrupt())
+  }
+
+  #speechEnded(): void {
+    if (!this.#speaking && !this.#pushToTalkMode) return
+    this.#speaking = false
+    this.#bargeIn.speechEnded()
+    if (this.#user) this.#user.speechEndedAt = this.#now()
+    this.#deps.stt?.finalize()
+    // The vendor's end-of-turn normally commits the turn; this is the fallback.
+    clearTimeout(this.#commitTimer)
+    this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
+    this.#commitTimer.unref()
+  }
+
+  #misfire(): void {
+    this.#speaking = false
+    this.#bargeIn.speechEnded()
+    if (this.#user && this.#user.text() === '' && !this.#pushToTalkMode) {
+      clearTimeout(this.#commitTimer)
+      this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
+      this.#commitTimer.unref()
+    }
+  }
+
+  #onSttEvent(e: SttEvent): void {
+    switch (e.type) {
+      case 'speech_started':
+        if (this.#deps.config.vad.enabled === false && !this.#pushToTalkMode) this.#speechStarted()
+        break
+      case 'interim':
+        this.#ensureUserTurn(!this.#isAssistantActive()).addInterim(e.text)
+        this.#bargeIn.wordsChanged()
+        break
+      case 'final':
+        this.#ensureUserTurn(!this.#isAssistantActive()).addFinal(e.text)
+        this.#bargeIn.wordsChanged()
+        break
+      case 'end_of_turn':
+        if (this.#speaking && !this.#pushToTalkMode) break // the VAD still hears speech: wait for it
+        if (this.#pushToTalkMode && this.#pttPressed) break
+        this.#commitUserTurn(e.text)
+        break
+      case 'reconnected':
+        this.#user?.restart()
+        break
+      case 'error':
+        this.#deps.logger.warn({ code: e.code, fatal: e.fatal }, `speech recognition: ${e.message}`)
+        if (e.fatal) this.#notice('stt_unavailable', 'speech recognition stopped working for this call: send text instead')
+        break
+    }
+  }
+
+  /** Ends the user turn with its text and hands it to the agent (or queues it behind an uninterruptible reply). */
+  #commitUserTurn(vendorText: string | undefined): void {
+    clearTimeout(this.#commitTimer)
+    if (this.#closed) return
+    const turn = this.#user ?? (vendorText?.trim() ? this.#ensureUserTurn(!this.#isAssistantActive()) : undefined)
+    if (turn === undefined) return
+    const text = turn.complete(vendorText)
+    this.#user = undefined
+    if (text === '') return
+    const userEndAt = turn.speechEndedAt ?? this.#now()
+    this.#deps.hooks.usage({ transcriptionSeconds: Math.max(0, userEndAt - turn.startedAt) / 1000 })
+    if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt(turn)
+    turn.announce()
+    this.#deps.emit({ type: 'user.transcript', turnId: turn.turnId, content: text })
+    this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
+    if (this.#isAssistantActive()) {
+      // The reply may not be interrupted: the user's words wait for it to finish.
+      this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEndAt }
+      return
+    }
+    this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text }, text, userEndAt)
+  }
+
+  // ---- assistant side -------------------------------------------------------------------------------------
+
+  #startAssistant(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEndAt: number | undefined): void {
+    this.#bargeIn.reset()
+    this.#replies.start(request, userText, userEndAt)
+  }
+
+  /** A reply is over: hang up after a farewell, or answer what the user said while it could not be interrupted. */
+  #replyFinished(a: AssistantTurn): void {
+    this.#bargeIn.reset()
+    if (a.hangup && !a.interrupted) {
+      this.#deps.emit({ type: 'hangup', reason: 'agent_hangup' })
+      return
+    }
+    const queued = this.#pending
+    if (queued && !this.#closed) {
+      this.#pending = undefined
+      this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text: queued.text }, queued.text, queued.userEndAt)
+    }
+  }
+
+  /** Barge-in: the reply stops and the user's turn is announced (which tells a browser to stop playing). */
+  #interrupt(userTurn: UserTurn | undefined = this.#user): void {
+    this.#replies.interrupt(() => (userTurn ?? this.#ensureUserTurn(false)).announce())
+  }
+
+  #notice(code: string, message: string): void {
+    if (this.#noticed.has(code)) return
+    this.#noticed.add(code)
+    this.#deps.logger.warn({ code }, message)
+    this.#deps.emit({ type: 'notice', code, message })
+  }
+}
