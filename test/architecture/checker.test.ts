@@ -1,0 +1,129 @@
+// The import checker itself, on small in-memory trees: each rule must fire, a clean tree must pass.
+import t from 'tap'
+import { checkImports, importSpecifiers, isCodec, partOf, type RuleName, type Violation } from './check-imports.js'
+import { ARCHITECTURE } from './rules.js'
+
+/** A tree from `path: source` pairs. */
+const tree = (sources: Record<string, string>) => new Map(Object.entries(sources))
+
+/** The violations of one rule, messages only. */
+const of = (violations: Violation[], rule: RuleName) => violations.filter((v) => v.rule === rule).map((v) => v.message)
+
+/** A tree that obeys every rule; the cases below add one wrong file or import to it. */
+const clean = {
+  'core/errors.ts': `export class AppError extends Error {}`,
+  'pipeline/audio/pcm16.ts': `import { cpus } from 'node:os'\nexport const n = cpus().length`,
+  'pipeline/session/voice-pipeline.ts': `import { n } from '../audio/pcm16.js'\nimport WebSocket from 'ws'\nexport { n, WebSocket }`,
+  'gateway/store/schema.ts': `import type { Kysely } from 'kysely'\nimport { AppError } from '../../core/errors.js'`,
+  'gateway/sessions/call-session.ts': `import '../store/schema.js'\nimport '../../pipeline/session/voice-pipeline.js'`,
+  'carrier/carrier.ts': `export interface Carrier { name: string }`,
+  'carrier/twilio/media-codec.ts': `import type { Carrier } from '../carrier.js'`,
+  'carrier/media-stream/transport.ts': `import '../twilio/media-codec.js'\nimport '../../gateway/sessions/call-session.js'`,
+  'api/routes/calls.ts': `import type { Carrier } from '../../carrier/carrier.js'\nimport '../../gateway/store/schema.js'`,
+  'gateway/config.ts': `export const port = 3000`,
+  'gateway/app.ts': `import '../api/routes/calls.js'\nimport '../carrier/twilio/media-codec.js'\nimport './config.js'`,
+  'cli/serve.ts': `import '../gateway/app.js'\nimport '../gateway/store/schema.js'`,
+}
+
+t.test('a clean tree passes', async (t) => {
+  t.same(checkImports(tree(clean)), [])
+})
+
+t.test('reads every import form', async (t) => {
+  const text = [
+    `import a from './a.js'`,
+    `import type { B } from './b.js'`,
+    `export * from './c.js'`,
+    `export { d } from './d.js'`,
+    `import './e.js'`,
+    `const f = await import('./f.js')`,
+    `type G = import('./g.js').G`,
+  ].join('\n')
+  t.same(importSpecifiers(text).sort(), ['./a.js', './b.js', './c.js', './d.js', './e.js', './f.js', './g.js'])
+})
+
+t.test('maps files to parts', async (t) => {
+  t.equal(partOf('gateway/app.ts'), 'gateway')
+  t.equal(partOf('gateway/sessions/call-session.ts'), 'gateway/sessions')
+  t.equal(partOf('gateway/store/migrations/0001-initial.ts'), 'gateway/store')
+  t.equal(partOf('carrier/twilio/markup.ts'), 'carrier')
+  t.equal(partOf('gateway/unknown/x.ts'), undefined, 'a new gateway folder is not silently wiring')
+  t.ok(isCodec('pipeline/agent/sse-decoder.ts'))
+  t.ok(isCodec('carrier/telnyx/telnyx-codec.ts'), 'any *-codec.ts')
+  t.ok(isCodec('pipeline/media/audio/mixer.ts'), 'any file in an audio/ folder of pipeline/')
+  t.ok(isCodec('carrier/moved/markup.ts'), 'listed names wherever they move')
+  t.notOk(isCodec('pipeline/session/voice-pipeline.ts'))
+})
+
+t.test('a pipeline file importing the gateway', async (t) => {
+  const found = checkImports(tree({ ...clean, 'pipeline/turn/x.ts': `import { port } from '../../gateway/config.js'` }))
+  t.same(of(found, 'parts'), [
+    `pipeline/turn/x.ts imports '../../gateway/config.js' (gateway/config.ts): pipeline may import nothing outside itself; not gateway`,
+  ])
+})
+
+t.test('carrier importing api or the store, api importing a carrier folder', async (t) => {
+  const found = checkImports(
+    tree({
+      ...clean,
+      'carrier/twilio/hook.ts': `import '../../api/routes/calls.js'\nimport '../../gateway/store/schema.js'`,
+      'api/routes/dial.ts': `import '../../carrier/twilio/media-codec.js'`,
+    }),
+  )
+  t.matchOnly(of(found, 'parts'), [
+    /^api\/routes\/dial.ts imports '..\/..\/carrier\/twilio\/media-codec.js' .*not carrier \(of carrier, only carrier\/carrier.ts\)$/,
+    /^carrier\/twilio\/hook.ts imports '..\/..\/api\/routes\/calls.js' .*not api$/,
+    /^carrier\/twilio\/hook.ts imports '..\/..\/gateway\/store\/schema.js' .*not gateway\/store$/,
+  ])
+  t.matchOnly(of(found, 'carrier-door'), [
+    /^api\/routes\/dial.ts imports .* outside carrier\/ and gateway\/\*.ts, carrier\/carrier.ts is the only door into carrier\/$/,
+  ])
+  t.matchOnly(of(found, 'part-cycle'), [/^parts import each other: api -> carrier -> api /])
+})
+
+t.test('a codec reaching node:net through a helper', async (t) => {
+  const found = checkImports(
+    tree({
+      ...clean,
+      'carrier/twilio/media-codec.ts': `import { send } from './helper.js'`,
+      'carrier/twilio/helper.ts': `import { connect } from 'net'\nimport { readFile } from 'node:fs/promises'`,
+      'pipeline/audio/wav.ts': `const ws = await import('ws')`,
+    }),
+  )
+  t.same(of(found, 'codec-io'), [
+    `carrier/twilio/media-codec.ts is a codec and reaches node:net: carrier/twilio/media-codec.ts -> carrier/twilio/helper.ts -> 'net'`,
+    `carrier/twilio/media-codec.ts is a codec and reaches node:fs: carrier/twilio/media-codec.ts -> carrier/twilio/helper.ts -> 'node:fs/promises'`,
+    `pipeline/audio/wav.ts is a codec and reaches ws: pipeline/audio/wav.ts -> 'ws'`,
+  ])
+})
+
+t.test('a two-folder cycle', async (t) => {
+  const found = checkImports(
+    tree({
+      ...clean,
+      'pipeline/turn/user-turn.ts': `import '../session/voice-pipeline.js'`,
+      'pipeline/session/replies.ts': `import '../turn/user-turn.js'`,
+    }),
+  )
+  t.same(of(found, 'folder-cycle'), [
+    `folders import each other: pipeline/session -> pipeline/turn -> pipeline/session ` +
+      `(pipeline/session/replies.ts imports '../turn/user-turn.js'; pipeline/turn/user-turn.ts imports '../session/voice-pipeline.js')`,
+  ])
+  t.same(of(found, 'parts'), [], 'inside one part the arrows are free, the cycle is not')
+})
+
+t.test('a file left behind by a move, a file in no part', async (t) => {
+  const found = checkImports(tree({ ...clean, 'gateway/sessions/x.ts': `import './moved-away.js'`, 'gateway/jobs/y.ts': '' }))
+  t.matchOnly(of(found, 'unresolved'), [/^gateway\/sessions\/x.ts imports '.\/moved-away.js': no such file/])
+  t.matchOnly(of(found, 'unknown-part'), [/^gateway\/jobs\/y.ts belongs to no part/])
+})
+
+t.test('the table names only parts it defines', async (t) => {
+  for (const [name, rule] of Object.entries(ARCHITECTURE.parts)) {
+    if (rule.mayImport === 'any') continue
+    for (const entry of rule.mayImport) {
+      const part = entry.endsWith('.ts') ? partOf(entry) : entry
+      t.ok(part !== undefined && part !== name && part in ARCHITECTURE.parts, `${name} -> ${entry}`)
+    }
+  }
+})

@@ -1,0 +1,67 @@
+// The repository obeys docs/architecture.md: every .ts file under the source roots, every import, every rule.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { checkImports, type RuleName } from './check-imports.js'
+import { ARCHITECTURE } from './rules.js'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+
+/** Every `.ts` file under `dir`, as repository paths with forward slashes. */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return sources(path)
+    return entry.name.endsWith('.ts') ? [relative(root, path).split(sep).join('/')] : []
+  })
+}
+
+const started = performance.now()
+const files = new Map<string, string>()
+for (const dir of ARCHITECTURE.roots) for (const path of sources(join(root, dir))) files.set(path, readFileSync(join(root, path), 'utf8'))
+const violations = checkImports(files)
+const elapsed = performance.now() - started
+
+t.comment(`read and checked ${files.size} files in ${elapsed.toFixed(0)} ms`)
+t.ok(files.size > 50, 'found the source files')
+
+const rules: Record<RuleName, string> = {
+  'unknown-part': 'every file belongs to a part',
+  unresolved: 'every relative import resolves to a file',
+  parts: 'parts import only what the table allows',
+  'carrier-door': 'carrier/carrier.ts is the only door into carrier/',
+  'codec-io': 'codecs reach no I/O module',
+  'folder-cycle': 'no cycles between folders',
+  'part-cycle': 'no cycles between parts',
+}
+
+for (const [rule, title] of Object.entries(rules)) {
+  t.test(`${rule}: ${title}`, async (t) => {
+    const broken = violations.filter((v) => v.rule === rule)
+    for (const v of broken) t.fail(v.message, { stack: '', at: null })
+    if (broken.length === 0) t.pass('none broken')
+  })
+}
+
+t.test('docs/architecture.md shows the same rules', async (t) => {
+  const page = readFileSync(join(root, 'docs/architecture.md'), 'utf8')
+  const rows = new Map<string, string>()
+  for (const line of page.split('\n').filter((l) => l.startsWith('|'))) {
+    const [part, , mayImport] = line
+      .split('|')
+      .slice(1, -1)
+      .map((cell) => cell.trim())
+    const name = /^`([^`]+)`$/.exec(part ?? '')?.[1]
+    if (name !== undefined) rows.set(name, mayImport ?? '')
+  }
+  t.same([...rows.keys()].sort(), Object.keys(ARCHITECTURE.parts).sort(), 'one table row per part')
+  for (const [part, rule] of Object.entries(ARCHITECTURE.parts)) {
+    const shown = rows.get(part) ?? ''
+    if (rule.mayImport === 'any') t.equal(shown, 'anything', part)
+    else t.same([...shown.matchAll(/`([^`]+)`/g)].map((m) => m[1]).sort(), [...rule.mayImport].sort(), part)
+  }
+  for (const name of [...ARCHITECTURE.codecs.basenames, ...ARCHITECTURE.codecs.forbidden]) {
+    t.ok(page.includes(`\`${name}\``), `the page names ${name}`)
+  }
+})
