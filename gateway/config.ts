@@ -1,8 +1,5 @@
 import { resolve } from 'node:path'
-import type { VendorEndpoint } from '../pipeline/vendor/vendor-transport.js'
-
-/** Endpoint and key of one outside service (speech vendor or LLM) as configured: no key means not configured. */
-export type VendorSetting = Omit<VendorEndpoint, 'apiKey'> & { apiKey: string | undefined }
+import type { VendorSetting } from '../pipeline/vendor/vendor-transport.js'
 
 /** The gateway's whole configuration, read from the environment once at start-up. */
 export interface GatewayConfig {

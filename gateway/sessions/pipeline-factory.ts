@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
-import type { VendorSetting } from '../config.js'
+import type { VendorSetting } from '../../pipeline/vendor/vendor-transport.js'
 import type { Log } from '../../core/log.js'
 import { conversationHistory } from '../store/sessions.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'

@@ -4,6 +4,9 @@ export interface VendorEndpoint {
   apiKey: string
 }
 
+/** A vendor endpoint as configured: no key means the vendor is not configured (its plugin falls back or is off). */
+export type VendorSetting = Omit<VendorEndpoint, 'apiKey'> & { apiKey: string | undefined }
+
 /** Where and how to open the vendor socket; built fresh on every (re)connect. */
 export interface VendorConnectRequest {
   url: string

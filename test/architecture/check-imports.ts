@@ -21,11 +21,14 @@ export interface Violation {
 interface LocalImport {
   readonly specifier: string
   readonly target: string | undefined
+  /** Only `import type` / `export type` name it: erased at run time, so it carries no I/O into a codec. */
+  readonly typeOnly: boolean
 }
 
 /** What one file imports: our own files (relative) and packages or builtins. */
 interface FileImports {
   readonly local: readonly LocalImport[]
+  /** Packages and builtins imported as values (type-only ones are erased at run time). */
   readonly external: readonly string[]
 }
 
@@ -34,6 +37,17 @@ export function importSpecifiers(text: string): string[] {
   const seen = new Set<string>()
   for (const file of ts.preProcessFile(text, true, true).importedFiles) seen.add(file.fileName)
   return [...seen]
+}
+
+/** Specifiers that `text` names only in `import type` / `export type` statements (never in a value import). */
+export function typeOnlySpecifiers(text: string): Set<string> {
+  const typed = new Set<string>()
+  const valued = new Set<string>()
+  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s)?[^'";]*?from\s*['"]([^'"]+)['"]/gm)) {
+    ;(m[2] === undefined ? valued : typed).add(m[3]!)
+  }
+  for (const s of valued) typed.delete(s)
+  return typed
 }
 
 /** The repository path a relative specifier names, if one of `files` is there (`./x.js` is `./x.ts`). */
@@ -82,9 +96,12 @@ export function checkImports(files: ReadonlyMap<string, string>, arch: Architect
   for (const path of [...files.keys()].sort()) {
     const local: LocalImport[] = []
     const external: string[] = []
-    for (const specifier of importSpecifiers(files.get(path)!)) {
-      if (specifier.startsWith('.')) local.push({ specifier, target: resolveRelative(path, specifier, files) })
-      else external.push(specifier)
+    const text = files.get(path)!
+    const typeOnly = typeOnlySpecifiers(text)
+    for (const specifier of importSpecifiers(text)) {
+      if (specifier.startsWith('.')) {
+        local.push({ specifier, target: resolveRelative(path, specifier, files), typeOnly: typeOnly.has(specifier) })
+      } else if (!typeOnly.has(specifier)) external.push(specifier)
     }
     imports.set(path, { local, external })
   }
@@ -146,8 +163,8 @@ function checkCodecs(imports: ReadonlyMap<string, FileImports>, arch: Architectu
         const message = `${codec} is a codec and reaches ${module}: ${[...chain, `'${specifier}'`].join(' -> ')}`
         found.push({ rule: 'codec-io', file: codec, message })
       }
-      for (const { target } of local) {
-        if (target === undefined || previous.has(target)) continue
+      for (const { target, typeOnly } of local) {
+        if (target === undefined || typeOnly || previous.has(target)) continue
         previous.set(target, file)
         queue.push(target)
       }

@@ -97,6 +97,22 @@ t.test('a codec reaching node:net through a helper', async (t) => {
   ])
 })
 
+t.test('type-only imports carry no I/O into a codec; a value import of the same module does', async (t) => {
+  const found = checkImports(
+    tree({
+      ...clean,
+      'carrier/twilio/media-codec.ts': `import type { Send } from './helper.js'\nimport type {\n  WebSocket,\n} from 'ws'`,
+      'carrier/twilio/helper.ts': `import { connect } from 'net'`,
+      'pipeline/audio/wav.ts': `import type { Send } from '../../carrier/twilio/helper.js'\nimport { x } from './pcm.js'`,
+      'pipeline/audio/pcm.ts': `export type { Sock } from 'node:net'\nimport { connect } from 'node:net'`,
+    }),
+  )
+  t.same(of(found, 'codec-io'), [
+    `pipeline/audio/pcm.ts is a codec and reaches node:net: pipeline/audio/pcm.ts -> 'node:net'`,
+    `pipeline/audio/wav.ts is a codec and reaches node:net: pipeline/audio/wav.ts -> pipeline/audio/pcm.ts -> 'node:net'`,
+  ])
+})
+
 t.test('a two-folder cycle', async (t) => {
   const found = checkImports(
     tree({

@@ -73,6 +73,7 @@ export const ARCHITECTURE: Architecture = {
       'markup.ts',
       'signature.ts',
       'status.ts',
+      'voice-hook.ts',
       'browser-codec.ts',
       'sse-decoder.ts',
       'openai-chat-codec.ts',
