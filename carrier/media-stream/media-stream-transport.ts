@@ -8,6 +8,7 @@ import type { WebSocket } from 'ws'
 import type { CarrierMediaCodec, CarrierStartEvent } from '../carrier.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { SessionTransport } from '../../gateway/sessions/call-session.js'
+import type { SessionPort } from '../../gateway/sessions/session-port.js'
 import type { Log } from '../../core/log.js'
 import type { PipelineEvent, PipelineInput } from '../../pipeline/contract.js'
 import { LogLimiter } from './log-limiter.js'
@@ -20,16 +21,6 @@ export const MAX_PENDING_MESSAGES = 512
 export const MAX_MEDIA_PAYLOAD_BYTES = 8000
 /** How long the carrier has to send `start` after the socket opened. */
 export const START_TIMEOUT_MS = 10_000
-
-/** What the transport needs from its session: a narrow view of `CallSession`. */
-export interface MediaStreamSession {
-  readonly id: string
-  readonly isEnded: boolean
-  /** The pipeline's input; absent while the session runs without a pipeline. */
-  readonly input?: PipelineInput
-  end(reason: EndReason): Promise<void>
-  transportClosed(reason?: EndReason): Promise<void>
-}
 
 /** Options of a `MediaStreamTransport`. */
 export interface MediaStreamTransportOptions {
@@ -57,7 +48,7 @@ export class MediaStreamTransport implements SessionTransport {
   readonly #warn: LogLimiter
   readonly #opts: MediaStreamTransportOptions
   #ws: WebSocket | undefined
-  #session: MediaStreamSession | undefined
+  #session: SessionPort | undefined
   #streamSid: string | undefined
   #pending: Pending[] = []
   /** Marks sent and not yet echoed, oldest first (the carrier echoes in order). */
@@ -82,7 +73,7 @@ export class MediaStreamTransport implements SessionTransport {
   }
 
   /** Binds the open socket and its session; from now on frames flow. */
-  attach(ws: WebSocket, session: MediaStreamSession): void {
+  attach(ws: WebSocket, session: SessionPort): void {
     this.#ws = ws
     this.#session = session
     const timing = this.#opts.frameTiming
@@ -173,7 +164,7 @@ export class MediaStreamTransport implements SessionTransport {
     }
   }
 
-  #onStart(session: MediaStreamSession, event: CarrierStartEvent): void {
+  #onStart(session: SessionPort, event: CarrierStartEvent): void {
     if (this.#streamSid !== undefined) {
       this.#warn.warn({ session_id: session.id }, 'second carrier start ignored')
       return
@@ -193,7 +184,7 @@ export class MediaStreamTransport implements SessionTransport {
     for (const item of pending) this.#send(item)
   }
 
-  #onMark(session: MediaStreamSession, name: string): void {
+  #onMark(session: SessionPort, name: string): void {
     const at = this.#marks.indexOf(name)
     // Unknown names are echoes released by a clear (already forgotten) or not ours: nothing was heard.
     if (at === -1) return

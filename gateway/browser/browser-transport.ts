@@ -1,19 +1,12 @@
 import type { RawData, WebSocket } from 'ws'
 import type { EndReason } from '../../core/end-reason.js'
 import type { SessionTransport } from '../sessions/call-session.js'
+import type { SessionPort } from '../sessions/session-port.js'
 import type { PipelineEvent, PipelineInput } from '../../pipeline/contract.js'
 import type { Log } from '../../core/log.js'
 import { decodeClientFrame, encodeServerEvent, errorMessage, type BrowserServerMessage } from './browser-codec.js'
 import type { BrowserClientMessage, BrowserErrorCode } from './browser-messages.js'
 import { TokenBucket } from './token-bucket.js'
-
-/** The parts of a session the browser transport uses (CallSession satisfies it). */
-export interface BrowserSessionPort {
-  readonly id: string
-  /** The running pipeline; absent while it has not started (frames are then dropped). */
-  readonly input?: PipelineInput
-  end(reason: EndReason): Promise<void>
-}
 
 /** Bounds of one browser connection. */
 export interface BrowserTransportLimits {
@@ -55,116 +48,114 @@ const INPUT_BYTES_PER_MS = 16
 export class BrowserTransport implements SessionTransport {
   readonly kind = 'browser' as const
   readonly audio = { input: 'pcm_8000', output: 'pcm_16000' } as const
-  private ws: WebSocket | undefined
-  private session: BrowserSessionPort | undefined
-  private closed: EndReason | undefined
-  private readonly pending: { text: string; audio: boolean }[] = []
-  private pendingBytes = 0
-  private readonly audioBucket: TokenBucket
-  private readonly messageBucket: TokenBucket
-  private readonly errorBucket: TokenBucket
-  private throttling = false
-  private readonly dropped = { audioIn: 0, audioOut: 0, errors: 0 }
-  private log: Log
+  #ws: WebSocket | undefined
+  #session: SessionPort | undefined
+  #closed: EndReason | undefined
+  readonly #pending: { text: string; audio: boolean }[] = []
+  #pendingBytes = 0
+  readonly #audioBucket: TokenBucket
+  readonly #messageBucket: TokenBucket
+  readonly #errorBucket: TokenBucket
+  #throttling = false
+  readonly #dropped = { audioIn: 0, audioOut: 0, errors: 0 }
+  #log: Log
 
-  constructor(
-    log: Log,
-    private readonly limits: BrowserTransportLimits = DEFAULT_BROWSER_LIMITS,
-    now: () => number = Date.now,
-  ) {
-    this.log = log
-    this.audioBucket = new TokenBucket(limits.audioBurstMs, 1, now)
-    this.messageBucket = new TokenBucket(limits.messageBurst, limits.messagesPerSecond / 1000, now)
-    this.errorBucket = new TokenBucket(limits.errorBurst, limits.errorsPerSecond / 1000, now)
+  readonly #limits: BrowserTransportLimits
+  constructor(log: Log, limits: BrowserTransportLimits = DEFAULT_BROWSER_LIMITS, now: () => number = Date.now) {
+    this.#limits = limits
+    this.#log = log
+    this.#audioBucket = new TokenBucket(limits.audioBurstMs, 1, now)
+    this.#messageBucket = new TokenBucket(limits.messageBurst, limits.messagesPerSecond / 1000, now)
+    this.#errorBucket = new TokenBucket(limits.errorBurst, limits.errorsPerSecond / 1000, now)
   }
 
   /** Binds the upgraded socket: sends what was queued, then handles frames until the socket closes. */
-  attach(ws: WebSocket, session: BrowserSessionPort): void {
-    this.ws = ws
-    this.session = session
-    this.log = this.log.child({ session_id: session.id })
-    ws.on('message', (data: RawData, isBinary: boolean) => this.onFrame(data, isBinary))
-    ws.on('close', () => this.logDrops())
-    for (const m of this.pending.splice(0)) ws.send(m.text)
-    this.pendingBytes = 0
-    if (this.closed !== undefined) this.closeSocket(this.closed)
+  attach(ws: WebSocket, session: SessionPort): void {
+    this.#ws = ws
+    this.#session = session
+    this.#log = this.#log.child({ session_id: session.id })
+    ws.on('message', (data: RawData, isBinary: boolean) => this.#onFrame(data, isBinary))
+    ws.on('close', () => this.#logDrops())
+    for (const m of this.#pending.splice(0)) ws.send(m.text)
+    this.#pendingBytes = 0
+    if (this.#closed !== undefined) this.#closeSocket(this.#closed)
   }
 
   deliver(event: PipelineEvent): void {
-    if (this.closed !== undefined) return
+    if (this.#closed !== undefined) return
     if (event.type === 'clear_playback') {
       // Browsers stop on the user `turn.start`; only audio not yet handed to the socket can still be dropped.
-      this.dropPendingAudio()
+      this.#dropPendingAudio()
       return
     }
     if (event.type === 'hangup') {
       // Ending the session closes this transport, after everything already sent (ws keeps frame order).
-      void this.session?.end(event.reason === 'agent_hangup' ? 'hangup' : 'error')
+      void this.#session?.end(event.reason === 'agent_hangup' ? 'hangup' : 'error')
       return
     }
     const message = encodeServerEvent(event)
-    if (message !== undefined) this.send(message, event.type === 'audio')
+    if (message !== undefined) this.#send(message, event.type === 'audio')
   }
 
   close(reason: EndReason): void {
-    if (this.closed !== undefined) return
-    this.closed = reason
-    if (this.ws !== undefined) this.closeSocket(reason)
+    if (this.#closed !== undefined) return
+    this.#closed = reason
+    if (this.#ws !== undefined) this.#closeSocket(reason)
   }
 
-  private closeSocket(reason: EndReason): void {
+  #closeSocket(reason: EndReason): void {
     // 1000 for a normal end, 1001 when the gateway goes away; the reason says which timeout or hangup.
-    this.ws?.close(reason === 'shutdown' ? 1001 : 1000, reason)
+    this.#ws?.close(reason === 'shutdown' ? 1001 : 1000, reason)
   }
 
-  private onFrame(data: RawData, isBinary: boolean): void {
-    if (this.closed !== undefined) return
+  #onFrame(data: RawData, isBinary: boolean): void {
+    if (this.#closed !== undefined) return
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)
     const decoded = decodeClientFrame(bytes, isBinary)
     if (decoded.ok && decoded.message.type === 'client.audio') {
-      this.onAudio(decoded.message.audio)
+      this.#onAudio(decoded.message.audio)
       return
     }
-    if (!this.messageBucket.take(1)) {
-      this.sendError('rate_limited', `more than ${this.limits.messagesPerSecond} messages per second: message dropped`)
+    if (!this.#messageBucket.take(1)) {
+      this.#sendError('rate_limited', `more than ${this.#limits.messagesPerSecond} messages per second: message dropped`)
       return
     }
     if (!decoded.ok) {
-      this.log.debug({ code: decoded.error.code }, 'browser frame refused')
-      this.sendError(decoded.error.code, decoded.error.message)
+      this.#log.debug({ code: decoded.error.code }, 'browser frame refused')
+      this.#sendError(decoded.error.code, decoded.error.message)
       return
     }
-    this.dispatch(decoded.message)
+    this.#dispatch(decoded.message)
   }
 
-  private onAudio(audio: Buffer): void {
+  #onAudio(audio: Buffer): void {
     if (audio.length === 0) return
     const costMs = Math.max(MIN_AUDIO_FRAME_COST_MS, audio.length / INPUT_BYTES_PER_MS)
     // One notice per episode: the episode ends once the bucket refilled (the client kept under real time).
-    if (this.throttling && this.audioBucket.full) this.throttling = false
-    if (!this.audioBucket.take(costMs)) {
-      this.dropped.audioIn++
-      if (!this.throttling) {
-        this.throttling = true
-        this.log.warn('browser audio faster than real time: dropping audio')
-        this.sendError(
+    if (this.#throttling && this.#audioBucket.full) this.#throttling = false
+    if (!this.#audioBucket.take(costMs)) {
+      this.#dropped.audioIn++
+      if (!this.#throttling) {
+        this.#throttling = true
+        this.#log.warn('browser audio faster than real time: dropping audio')
+        this.#sendError(
           'audio_throttled',
-          `audio arrives faster than real time (more than ${this.limits.audioBurstMs} ms ahead): audio is dropped until the client slows down`,
+          `audio arrives faster than real time (more than ${this.#limits.audioBurstMs} ms ahead): audio is dropped until the client slows down`,
         )
       }
       return
     }
-    this.session?.input?.pushAudio(audio)
+    this.#session?.input?.pushAudio(audio)
   }
 
-  private dispatch(m: BrowserClientMessage): void {
-    const input = this.session?.input
+  #dispatch(m: BrowserClientMessage): void {
+    const input = this.#session?.input
     switch (m.type) {
       case 'client.ready':
-        this.log.debug('browser client ready')
+        this.#log.debug('browser client ready')
         return
       case 'client.audio':
-        this.onAudio(m.audio)
+        this.#onAudio(m.audio)
         return
       case 'vad_events':
         input?.clientVad(m.event)
@@ -187,45 +178,45 @@ export class BrowserTransport implements SessionTransport {
     }
   }
 
-  private sendError(code: BrowserErrorCode, message: string): void {
-    if (!this.errorBucket.take(1)) {
-      this.dropped.errors++
+  #sendError(code: BrowserErrorCode, message: string): void {
+    if (!this.#errorBucket.take(1)) {
+      this.#dropped.errors++
       return
     }
-    this.send(errorMessage(code, message), false)
+    this.#send(errorMessage(code, message), false)
   }
 
-  private send(message: BrowserServerMessage, audio: boolean): void {
+  #send(message: BrowserServerMessage, audio: boolean): void {
     const text = JSON.stringify(message)
-    const ws = this.ws
+    const ws = this.#ws
     if (ws === undefined) {
-      if (audio && this.pendingBytes + text.length > this.limits.maxPendingBytes) {
-        this.dropped.audioOut++
+      if (audio && this.#pendingBytes + text.length > this.#limits.maxPendingBytes) {
+        this.#dropped.audioOut++
         return
       }
-      this.pending.push({ text, audio })
-      this.pendingBytes += text.length
+      this.#pending.push({ text, audio })
+      this.#pendingBytes += text.length
       return
     }
     if (ws.readyState !== ws.OPEN) return
-    if (audio && ws.bufferedAmount > this.limits.maxBufferedBytes) {
-      if (this.dropped.audioOut++ === 0) this.log.warn({ buffered: ws.bufferedAmount }, 'browser not reading: dropping assistant audio')
+    if (audio && ws.bufferedAmount > this.#limits.maxBufferedBytes) {
+      if (this.#dropped.audioOut++ === 0) this.#log.warn({ buffered: ws.bufferedAmount }, 'browser not reading: dropping assistant audio')
       return
     }
     ws.send(text)
   }
 
-  private dropPendingAudio(): void {
-    if (this.pending.length === 0) return
-    const kept = this.pending.filter((m) => !m.audio)
-    this.pending.splice(0, this.pending.length, ...kept)
-    this.pendingBytes = kept.reduce((n, m) => n + m.text.length, 0)
+  #dropPendingAudio(): void {
+    if (this.#pending.length === 0) return
+    const kept = this.#pending.filter((m) => !m.audio)
+    this.#pending.splice(0, this.#pending.length, ...kept)
+    this.#pendingBytes = kept.reduce((n, m) => n + m.text.length, 0)
   }
 
-  private logDrops(): void {
-    const d = this.dropped
+  #logDrops(): void {
+    const d = this.#dropped
     if (d.audioIn + d.audioOut + d.errors > 0) {
-      this.log.info(
+      this.#log.info(
         { audio_in_dropped: d.audioIn, audio_out_dropped: d.audioOut, errors_suppressed: d.errors },
         'browser connection had drops',
       )

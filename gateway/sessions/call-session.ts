@@ -72,34 +72,40 @@ export interface SessionUsage {
  * persists what it has.
  */
 export class CallSession {
-  private readonly abort = new AbortController()
-  private readonly timers: NodeJS.Timeout[] = []
-  private silenceTimer: NodeJS.Timeout | undefined
-  private transcriptSeq = 0
-  private transcriptWrites: Promise<void> = Promise.resolve()
-  private ending: Promise<void> | undefined
+  readonly #abort = new AbortController()
+  readonly #timers: NodeJS.Timeout[] = []
+  #silenceTimer: NodeJS.Timeout | undefined
+  #transcriptSeq = 0
+  #transcriptWrites: Promise<void> = Promise.resolve()
+  #ending: Promise<void> | undefined
   /** The transport closed itself: it is not told to close again. */
-  private transportGone = false
-  private readonly webhooks: WebhookQueue | undefined
-  private pipeline: PipelineInput = NO_INPUT
-  private closePipeline: () => void = () => undefined
+  #transportGone = false
+  readonly #webhooks: WebhookQueue | undefined
+  #pipeline: PipelineInput = NO_INPUT
+  #closePipeline: () => void = () => undefined
   readonly usage: SessionUsage = { transcriptionSeconds: 0, ttsSeconds: 0, latencySamples: [] }
   /** Resolves when the session has ended and its end was persisted. */
   readonly ended: Promise<EndReason>
-  private resolveEnded!: (r: EndReason) => void
+  #resolveEnded!: (r: EndReason) => void
 
+  readonly #deps: SessionDeps
+  readonly #recordingEnabled: boolean
+  readonly #transport: SessionTransport
   private constructor(
-    private readonly deps: SessionDeps,
+    deps: SessionDeps,
     readonly row: SessionRow,
     readonly config: PipelineConfig,
     readonly webhookSecret: string,
-    private readonly recordingEnabled: boolean,
-    private readonly transport: SessionTransport,
+    recordingEnabled: boolean,
+    transport: SessionTransport,
   ) {
-    this.ended = new Promise((r) => (this.resolveEnded = r))
+    this.#deps = deps
+    this.#recordingEnabled = recordingEnabled
+    this.#transport = transport
+    this.ended = new Promise((r) => (this.#resolveEnded = r))
     const hook = config.session_webhook
     if (hook !== undefined && hook.events.length > 0) {
-      this.webhooks = new WebhookQueue(
+      this.#webhooks = new WebhookQueue(
         { url: hook.url, secret: webhookSecret, customHeaders: hook.custom_headers },
         deps.log.child({ session_id: row.id }),
         { allowInsecureLoopback: deps.allowInsecureWebhooks, ...deps.webhookDelivery },
@@ -129,31 +135,31 @@ export class CallSession {
       throw new Error('session configuration is no longer valid')
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
-    s.startTimers()
-    s.emitLifecycle('session.start', () => sessionStartEvent(row, s.customMetadata))
-    if (transport.deliver !== undefined) await s.startPipeline()
+    s.#startTimers()
+    s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.#customMetadata))
+    if (transport.deliver !== undefined) await s.#startPipeline()
     return s
   }
 
   /** What the transport feeds the voice pipeline (caller audio, text, data, playback reports). */
   get input(): PipelineInput {
-    return this.pipeline
+    return this.#pipeline
   }
 
-  private async startPipeline(): Promise<void> {
-    const log = this.deps.log.child({ session_id: this.row.id })
+  async #startPipeline(): Promise<void> {
+    const log = this.#deps.log.child({ session_id: this.row.id })
     try {
       const p = await startPipeline({
-        db: this.deps.db,
+        db: this.#deps.db,
         row: this.row,
         config: this.config,
         webhookSecret: this.webhookSecret,
-        audio: this.transport.audio,
-        vendors: this.deps.vendors ?? NO_VENDORS,
-        createVad: this.deps.createVad,
+        audio: this.#transport.audio,
+        vendors: this.#deps.vendors ?? NO_VENDORS,
+        createVad: this.#deps.createVad,
         log,
         signal: this.signal,
-        emit: (e) => this.onPipelineEvent(e),
+        emit: (e) => this.#onPipelineEvent(e),
         hooks: {
           turnCompleted: (t) => {
             log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
@@ -176,20 +182,20 @@ export class CallSession {
         p.close()
         return
       }
-      this.pipeline = p
-      this.closePipeline = () => p.close()
+      this.#pipeline = p
+      this.#closePipeline = () => p.close()
     } catch (e) {
       log.error({ err: e }, 'voice pipeline could not start')
       void this.end('error')
     }
   }
 
-  private onPipelineEvent(e: PipelineEvent): void {
+  #onPipelineEvent(e: PipelineEvent): void {
     if (this.isEnded) return
     try {
-      this.transport.deliver?.(e)
+      this.#transport.deliver?.(e)
     } catch (err) {
-      this.deps.log.warn({ err, session_id: this.row.id }, 'transport failed to deliver an event')
+      this.#deps.log.warn({ err, session_id: this.row.id }, 'transport failed to deliver an event')
     }
     if (e.type === 'hangup') void this.end(e.reason === 'agent_hangup' ? 'hangup' : 'error')
   }
@@ -202,22 +208,22 @@ export class CallSession {
   }
   /** Aborted when the session ends; every operation of the session listens to it. */
   get signal(): AbortSignal {
-    return this.abort.signal
+    return this.#abort.signal
   }
   get isEnded(): boolean {
-    return this.ending !== undefined
+    return this.#ending !== undefined
   }
-  private get customMetadata(): Record<string, unknown> | undefined {
+  get #customMetadata(): Record<string, unknown> | undefined {
     return this.config.session_webhook?.custom_metadata
   }
-  private get minuteMs(): number {
-    return this.deps.minuteMs ?? 60_000
+  get #minuteMs(): number {
+    return this.#deps.minuteMs ?? 60_000
   }
 
-  private startTimers(): void {
-    const limit = this.config.session_duration_timeout_minutes * this.minuteMs
+  #startTimers(): void {
+    const limit = this.config.session_duration_timeout_minutes * this.#minuteMs
     // Timers never keep the process alive on their own: the transport's socket does that.
-    this.timers.push(setTimeout(() => void this.end('duration_timeout'), limit).unref())
+    this.#timers.push(setTimeout(() => void this.end('duration_timeout'), limit).unref())
     this.noteUserActivity()
   }
 
@@ -227,52 +233,52 @@ export class CallSession {
     const tm = this.config.plugins.find((p) => p.use === 'turn_manager')
     const minutes = tm?.use === 'turn_manager' ? tm.options.user_silence_timeout_minutes : undefined
     if (minutes === undefined || minutes === null) return
-    clearTimeout(this.silenceTimer)
-    this.silenceTimer = setTimeout(() => void this.end('silence_timeout'), minutes * this.minuteMs).unref()
+    clearTimeout(this.#silenceTimer)
+    this.#silenceTimer = setTimeout(() => void this.end('silence_timeout'), minutes * this.#minuteMs).unref()
   }
 
   /** Stores one finished turn at once (a crash later loses nothing already said). */
   addTurn(turn: TranscriptTurn): Promise<void> {
-    const seq = ++this.transcriptSeq
+    const seq = ++this.#transcriptSeq
     if (turn.latencyMs !== null) this.usage.latencySamples.push(turn.latencyMs)
-    this.transcriptWrites = this.transcriptWrites
-      .then(() => appendTranscript(this.deps.db, this.row.id, this.row.conversation_id, seq, turn))
-      .catch((e: unknown) => this.deps.log.error({ err: e, session_id: this.row.id }, 'transcript write failed'))
-    return this.transcriptWrites
+    this.#transcriptWrites = this.#transcriptWrites
+      .then(() => appendTranscript(this.#deps.db, this.row.id, this.row.conversation_id, seq, turn))
+      .catch((e: unknown) => this.#deps.log.error({ err: e, session_id: this.row.id }, 'transcript write failed'))
+    return this.#transcriptWrites
   }
 
   /** Ends the session once: stops timers, aborts work, persists, sends `session.end`, closes the transport. */
   end(reason: EndReason): Promise<void> {
-    this.ending ??= this.finish(reason)
-    return this.ending
+    this.#ending ??= this.#finish(reason)
+    return this.#ending
   }
 
   /** Ends the session because the transport closed (the transport is not told to close again). */
   transportClosed(reason: EndReason = 'client_disconnected'): Promise<void> {
-    this.transportGone = true
+    this.#transportGone = true
     return this.end(reason)
   }
 
-  private async finish(reason: EndReason): Promise<void> {
-    for (const t of this.timers) clearTimeout(t)
-    clearTimeout(this.silenceTimer)
-    this.pipeline = NO_INPUT
-    this.closePipeline()
-    this.abort.abort(new Error(`session ended: ${reason}`))
-    if (!this.transportGone) {
+  async #finish(reason: EndReason): Promise<void> {
+    for (const t of this.#timers) clearTimeout(t)
+    clearTimeout(this.#silenceTimer)
+    this.#pipeline = NO_INPUT
+    this.#closePipeline()
+    this.#abort.abort(new Error(`session ended: ${reason}`))
+    if (!this.#transportGone) {
       try {
-        this.transport.close(reason)
+        this.#transport.close(reason)
       } catch (e) {
-        this.deps.log.warn({ err: e, session_id: this.row.id }, 'transport close failed')
+        this.#deps.log.warn({ err: e, session_id: this.row.id }, 'transport close failed')
       }
     }
-    await this.transcriptWrites
+    await this.#transcriptWrites
     const samples = this.usage.latencySamples
     const latency = samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length
     let row: SessionRow | undefined
     try {
       row = await endSession(
-        this.deps.db,
+        this.#deps.db,
         this.row.id,
         {
           endReason: reason,
@@ -280,34 +286,34 @@ export class CallSession {
           ttsDurationSeconds: round(this.usage.ttsSeconds),
           latencyMs: latency === null ? null : round(latency),
         },
-        this.deps.usageRatePerMinute,
+        this.#deps.usageRatePerMinute,
       )
     } catch (e) {
       // The lease then expires and the sweeper ends the row: nothing stays "connected" forever.
-      this.deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')
+      this.#deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')
     }
-    this.deps.log.info({ session_id: this.row.id, reason, duration_ms: row?.duration_ms }, 'session ended')
+    this.#deps.log.info({ session_id: this.row.id, reason, duration_ms: row?.duration_ms }, 'session ended')
     if (row !== undefined) {
       const ended = row
-      const transcript = await sessionTranscript(this.deps.db, ended.id).catch(() => [])
-      this.emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.recordingEnabled, this.customMetadata))
+      const transcript = await sessionTranscript(this.#deps.db, ended.id).catch(() => [])
+      this.#emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.#recordingEnabled, this.#customMetadata))
     }
-    this.resolveEnded(reason)
+    this.#resolveEnded(reason)
   }
 
-  private emitLifecycle(event: SessionWebhookEvent, build: () => { type: string } & Record<string, unknown>): void {
-    if (this.webhooks === undefined || !this.config.session_webhook?.events.includes(event)) return
-    this.webhooks.send(build())
+  #emitLifecycle(event: SessionWebhookEvent, build: () => { type: string } & Record<string, unknown>): void {
+    if (this.#webhooks === undefined || !this.config.session_webhook?.events.includes(event)) return
+    this.#webhooks.send(build())
   }
 
   /** Waits until queued lifecycle webhooks are delivered or given up (shutdown uses it). */
   async drainWebhooks(timeoutMs: number): Promise<void> {
-    await this.webhooks?.drain(timeoutMs)
+    await this.#webhooks?.drain(timeoutMs)
   }
 
   /** Delivery results so far (tests and diagnostics). */
   get webhookResults() {
-    return this.webhooks?.results ?? []
+    return this.#webhooks?.results ?? []
   }
 }
 

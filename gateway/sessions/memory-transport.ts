@@ -12,13 +12,13 @@ export class MemoryTransport implements SessionTransport {
   readonly closes: EndReason[] = []
   /** Every pipeline event delivered, in order. */
   readonly events: PipelineEvent[] = []
-  private readonly listeners: ((e: PipelineEvent) => void)[] = []
+  readonly #listeners: ((e: PipelineEvent) => void)[] = []
 
   constructor(readonly audio?: { input: InputAudioFormat; output: OutputAudioFormat }) {}
 
   deliver(event: PipelineEvent): void {
     this.events.push(event)
-    for (const l of this.listeners) l(event)
+    for (const l of this.#listeners) l(event)
   }
 
   /** Resolves with the first delivered event (past or future) that matches. */
@@ -32,10 +32,10 @@ export class MemoryTransport implements SessionTransport {
       const l = (e: PipelineEvent) => {
         if (!pred(e)) return
         clearTimeout(timer)
-        this.listeners.splice(this.listeners.indexOf(l), 1)
+        this.#listeners.splice(this.#listeners.indexOf(l), 1)
         resolve(e)
       }
-      this.listeners.push(l)
+      this.#listeners.push(l)
     })
   }
 

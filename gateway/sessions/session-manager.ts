@@ -17,13 +17,12 @@ export type OpenResult = { ok: true; session: CallSession } | { ok: false; reaso
 export class SessionManager {
   readonly live = new Map<string, CallSession>()
   readonly keeper: LeaseKeeper
-  private draining = false
+  #draining = false
 
-  constructor(
-    private readonly deps: SessionDeps,
-    leaseTtlMs: number,
-  ) {
-    this.keeper = new LeaseKeeper(deps.db, deps.log, leaseTtlMs, deps.usageRatePerMinute, (row) => void this.notifySwept(row))
+  readonly #deps: SessionDeps
+  constructor(deps: SessionDeps, leaseTtlMs: number) {
+    this.#deps = deps
+    this.keeper = new LeaseKeeper(deps.db, deps.log, leaseTtlMs, deps.usageRatePerMinute, (row) => void this.#notifySwept(row))
   }
 
   /** Starts the lease heartbeat and the sweeper (which first ends sessions orphaned by a crash). */
@@ -33,7 +32,7 @@ export class SessionManager {
 
   /** True once shutdown began: transports refuse new connections. */
   get isDraining(): boolean {
-    return this.draining
+    return this.#draining
   }
 
   /** Presents a client_session_key: on success the session is connected and its lease held. */
@@ -42,8 +41,8 @@ export class SessionManager {
     transport: SessionTransport,
     origin: { ipAddress: string | null; countryCode: string | null },
   ): Promise<OpenResult> {
-    if (this.draining) return { ok: false, reason: 'shutting_down' }
-    const started = await startSessionWithKey(this.deps.db, {
+    if (this.#draining) return { ok: false, reason: 'shutting_down' }
+    const started = await startSessionWithKey(this.#deps.db, {
       key,
       leaseOwner: this.keeper.owner,
       leaseTtlMs: this.keeper.ttlMs,
@@ -53,7 +52,7 @@ export class SessionManager {
     if (!started.ok) return started
     let session: CallSession
     try {
-      session = await CallSession.begin(this.deps, started.row, transport)
+      session = await CallSession.begin(this.#deps, started.row, transport)
     } catch {
       return { ok: false, reason: 'error' }
     }
@@ -68,7 +67,7 @@ export class SessionManager {
 
   /** Stops new sessions, ends live ones with `shutdown`, waits for their webhooks up to `graceMs`. */
   async shutdown(graceMs: number): Promise<void> {
-    this.draining = true
+    this.#draining = true
     const sessions = [...this.live.values()]
     await Promise.all(sessions.map((s) => s.end('shutdown')))
     const deadline = Date.now() + graceMs
@@ -77,7 +76,7 @@ export class SessionManager {
   }
 
   /** Sends session.end for a session the sweeper ended (its own process died before it could). */
-  private notifySwept(row: SessionRow): Promise<void> {
-    return sendDetachedSessionEnd(this.deps, row)
+  #notifySwept(row: SessionRow): Promise<void> {
+    return sendDetachedSessionEnd(this.#deps, row)
   }
 }

@@ -51,19 +51,19 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * somewhere else).
  */
 export class WebhookQueue {
-  private readonly pending: { type: string; body: string }[] = []
-  private running: Promise<void> | undefined
-  private readonly abort = new AbortController()
-  private readonly opts: Required<DeliveryOptions>
+  readonly #pending: { type: string; body: string }[] = []
+  #running: Promise<void> | undefined
+  readonly #abort = new AbortController()
+  readonly #opts: Required<DeliveryOptions>
   /** Results in delivery order (kept small: one per event). */
   readonly results: DeliveryResult[] = []
 
-  constructor(
-    private readonly target: WebhookTarget,
-    private readonly log: Log,
-    options: DeliveryOptions = {},
-  ) {
-    this.opts = {
+  readonly #target: WebhookTarget
+  readonly #log: Log
+  constructor(target: WebhookTarget, log: Log, options: DeliveryOptions = {}) {
+    this.#target = target
+    this.#log = log
+    this.#opts = {
       timeoutMs: options.timeoutMs ?? 10_000,
       maxAttempts: options.maxAttempts ?? 4,
       backoffMs: options.backoffMs ?? [500, 2_000, 5_000],
@@ -74,69 +74,69 @@ export class WebhookQueue {
 
   /** Queues an event; returns at once. */
   send(payload: { type: string } & Record<string, unknown>): void {
-    if (this.abort.signal.aborted) return
-    const problem = webhookUrlProblem(this.target.url, { allowInsecureLoopback: this.opts.allowInsecureLoopback })
+    if (this.#abort.signal.aborted) return
+    const problem = webhookUrlProblem(this.#target.url, { allowInsecureLoopback: this.#opts.allowInsecureLoopback })
     if (problem !== undefined) {
-      this.log.warn({ type: payload.type, problem }, 'session webhook not sent: url refused')
+      this.#log.warn({ type: payload.type, problem }, 'session webhook not sent: url refused')
       this.results.push({ type: payload.type, ok: false, attempts: 0, error: `url ${problem}` })
       return
     }
-    if (this.pending.length >= this.opts.maxPending) {
-      const dropped = this.pending.shift()
-      this.log.warn({ type: dropped?.type }, 'session webhook dropped: too many pending')
+    if (this.#pending.length >= this.#opts.maxPending) {
+      const dropped = this.#pending.shift()
+      this.#log.warn({ type: dropped?.type }, 'session webhook dropped: too many pending')
     }
-    this.pending.push({ type: payload.type, body: JSON.stringify(payload) })
-    this.running ??= this.run().finally(() => {
-      this.running = undefined
+    this.#pending.push({ type: payload.type, body: JSON.stringify(payload) })
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined
     })
   }
 
   /** Resolves when everything queued so far is delivered or given up, or after `timeoutMs`. */
   async drain(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs
-    while (this.running !== undefined && Date.now() < deadline) {
+    while (this.#running !== undefined && Date.now() < deadline) {
       // The wait is cancelled as soon as delivery finishes, so no timer outlives the drain.
       const waiting = new AbortController()
-      await Promise.race([this.running, sleep(Math.max(1, deadline - Date.now()), AbortSignal.any([this.abort.signal, waiting.signal]))])
+      await Promise.race([this.#running, sleep(Math.max(1, deadline - Date.now()), AbortSignal.any([this.#abort.signal, waiting.signal]))])
       waiting.abort()
     }
   }
 
   /** Stops retrying and drops what is pending. */
   close(): void {
-    this.pending.length = 0
-    this.abort.abort()
+    this.#pending.length = 0
+    this.#abort.abort()
   }
 
-  private async run(): Promise<void> {
-    for (let item = this.pending.shift(); item !== undefined; item = this.pending.shift()) {
-      const result = await this.deliver(item.type, item.body)
+  async #run(): Promise<void> {
+    for (let item = this.#pending.shift(); item !== undefined; item = this.#pending.shift()) {
+      const result = await this.#deliver(item.type, item.body)
       this.results.push(result)
-      if (result.ok) this.log.debug({ ...result }, 'session webhook delivered')
-      else this.log.warn({ ...result }, 'session webhook failed')
+      if (result.ok) this.#log.debug({ ...result }, 'session webhook delivered')
+      else this.#log.warn({ ...result }, 'session webhook failed')
     }
   }
 
-  private async deliver(type: string, body: string): Promise<DeliveryResult> {
+  async #deliver(type: string, body: string): Promise<DeliveryResult> {
     let last: DeliveryResult = { type, ok: false, attempts: 0 }
-    for (let attempt = 1; attempt <= this.opts.maxAttempts; attempt++) {
-      if (this.abort.signal.aborted) return { ...last, error: 'closed' }
-      last = await this.attempt(type, body, attempt)
+    for (let attempt = 1; attempt <= this.#opts.maxAttempts; attempt++) {
+      if (this.#abort.signal.aborted) return { ...last, error: 'closed' }
+      last = await this.#attempt(type, body, attempt)
       if (last.ok || !retryable(last.status)) return last
-      if (attempt < this.opts.maxAttempts) {
-        const base = this.opts.backoffMs[Math.min(attempt - 1, this.opts.backoffMs.length - 1)] ?? 1_000
-        await sleep(base + Math.random() * base * 0.25, this.abort.signal)
+      if (attempt < this.#opts.maxAttempts) {
+        const base = this.#opts.backoffMs[Math.min(attempt - 1, this.#opts.backoffMs.length - 1)] ?? 1_000
+        await sleep(base + Math.random() * base * 0.25, this.#abort.signal)
       }
     }
     return last
   }
 
-  private async attempt(type: string, body: string, attempt: number): Promise<DeliveryResult> {
+  async #attempt(type: string, body: string, attempt: number): Promise<DeliveryResult> {
     // Re-signed on every attempt so a retried request is not rejected as too old.
-    const headers = signedHeaders(this.target.secret, body, this.target.customHeaders)
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.opts.timeoutMs)])
+    const headers = signedHeaders(this.#target.secret, body, this.#target.customHeaders)
+    const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#opts.timeoutMs)])
     try {
-      const res = await fetch(this.target.url, { method: 'POST', headers, body, signal, redirect: 'manual' })
+      const res = await fetch(this.#target.url, { method: 'POST', headers, body, signal, redirect: 'manual' })
       // The reply body is not used; read it so the connection can be reused.
       await res.arrayBuffer().catch(() => undefined)
       return { type, ok: res.status >= 200 && res.status < 300, attempts: attempt, status: res.status }

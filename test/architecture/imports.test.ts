@@ -65,3 +65,15 @@ t.test('docs/architecture.md shows the same rules', async (t) => {
     t.ok(page.includes(`\`${name}\``), `the page names ${name}`)
   }
 })
+
+// One style for class privacy: ECMAScript `#private` members, never TypeScript's `private` (which is only a
+// compile-time hint). A private constructor has no `#` form and stays allowed.
+t.test('class members are #private, not TypeScript private', async (t) => {
+  const found: string[] = []
+  for (const [path, text] of files) {
+    text.split('\n').forEach((line, i) => {
+      if (/(^|[(,{;])\s*private\s+(?!constructor\b)\w/.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`)
+    })
+  }
+  t.same(found, [], 'no `private` members or parameter properties')
+})

@@ -3,15 +3,11 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import WebSocket, { WebSocketServer } from 'ws'
 import { silentLogger } from '../../core/log.js'
-import {
-  BrowserTransport,
-  DEFAULT_BROWSER_LIMITS,
-  type BrowserSessionPort,
-  type BrowserTransportLimits,
-} from '../../gateway/browser/browser-transport.js'
+import { BrowserTransport, DEFAULT_BROWSER_LIMITS, type BrowserTransportLimits } from '../../gateway/browser/browser-transport.js'
 import { MAX_BROWSER_FRAME_BYTES } from '../../gateway/browser/browser-upgrade.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { PipelineInput } from '../../pipeline/contract.js'
+import type { SessionPort } from '../../gateway/sessions/session-port.js'
 
 /** Records every PipelineInput call in order. */
 class RecordingInput implements PipelineInput {
@@ -42,14 +38,20 @@ class RecordingInput implements PipelineInput {
   }
 }
 
-class FakeSession implements BrowserSessionPort {
+class FakeSession implements SessionPort {
   readonly id = 'ses_test'
   readonly input = new RecordingInput()
   readonly ends: EndReason[] = []
   constructor(private readonly transport: () => BrowserTransport) {}
+  get isEnded() {
+    return this.ends.length > 0
+  }
   async end(reason: EndReason) {
     this.ends.push(reason)
     if (this.ends.length === 1) this.transport().close(reason)
+  }
+  async transportClosed(reason: EndReason = 'client_disconnected') {
+    this.ends.push(reason)
   }
 }
 

@@ -3,14 +3,15 @@ import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import WebSocket, { WebSocketServer } from 'ws'
 import { TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
-import { MediaStreamTransport, type MediaStreamSession } from '../../carrier/media-stream/media-stream-transport.js'
+import { MediaStreamTransport } from '../../carrier/media-stream/media-stream-transport.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { PipelineInput } from '../../pipeline/contract.js'
 import { silentLogger } from '../../core/log.js'
+import type { SessionPort } from '../../gateway/sessions/session-port.js'
 
 const SID = `MZ${'a'.repeat(32)}`
 
-class FakeSession implements MediaStreamSession {
+class FakeSession implements SessionPort {
   readonly id = 'sess_test'
   calls: [string, unknown][] = []
   ends: EndReason[] = []
