@@ -147,10 +147,10 @@ export class Replies {
     if (a?.playback.markPlayed(chunkId)) this.#maybeFinish(a)
   }
 
-  /** Browser replay_finished: everything sent for `turnId` was played. */
-  replayFinished(turnId: string): void {
+  /** Browser replay_finished: everything sent for `turnId` (or, without one, for the current turn) was played. */
+  replayFinished(turnId: string | undefined): void {
     const a = this.#turn
-    if (a && a.turnId === turnId) {
+    if (a && (turnId === undefined || a.turnId === turnId)) {
       a.playback.allPlayed()
       this.#maybeFinish(a)
     }

@@ -186,7 +186,7 @@ export class VoicePipeline implements PipelineInput {
     this.#replies.markPlayed(chunkId)
   }
 
-  replayFinished(turnId: string): void {
+  replayFinished(turnId?: string): void {
     this.#replies.replayFinished(turnId)
   }
 
