@@ -51,6 +51,32 @@ async function browser() {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+t.test('the welcome waits for client.ready, so the browser hears its first words', async (t) => {
+  const start = h.backend.requests.length
+  const b = await browser()
+  const welcome = await h.backend.request(start)
+  t.equal(welcome.json.type, 'session.start')
+  // The reply and its speech are ready long before this; nothing reaches a client that cannot play yet.
+  await sleep(700)
+  t.notOk(b.types().includes('response.audio'), `no audio before client.ready (got ${JSON.stringify(b.types())})`)
+  const readyAt = Date.now()
+  b.send({ type: 'client.ready' })
+  const first = await b.waitFor((m) => m.type === 'response.audio')
+  t.ok(first.at >= readyAt, 'audio follows client.ready')
+  t.equal(first.m.turn_id, welcome.json.turn_id)
+  const types = b.types()
+  t.ok(types.indexOf('turn.start') < types.indexOf('response.audio'), 'in order: turn.start, then audio')
+  b.close()
+})
+
+t.test('a client that never says client.ready gets the welcome after 3 s anyway', async (t) => {
+  const b = await browser()
+  const first = await b.waitFor((m) => m.type === 'response.audio', 8_000)
+  const waited = first.at - b.openedAt
+  t.ok(waited >= 2_800 && waited < 5_000, `sent after the 3 s bound (${waited} ms)`)
+  b.close()
+})
+
 t.test('replay_finished without turn_id applies to the current assistant turn', async (t) => {
   const start = h.backend.requests.length
   const b = await browser()
