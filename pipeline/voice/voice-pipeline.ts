@@ -45,10 +45,15 @@ export class VoicePipeline implements PipelineInput {
   readonly #caller: CallerAudio | undefined
   readonly #bargeIn: BargeInGate
   readonly #pushToTalkMode: boolean
+  /** VAD off (and no push-to-talk): the STT's speech events and end of turn delimit user turns. */
+  readonly #sttTurns: boolean
   #user: UserTurn | undefined
   readonly #replies: Replies
   #pending: { text: string; userEndAt: number } | undefined
   #commitTimer: NodeJS.Timeout | undefined
+  /** With `#sttTurns`: fires `base_timeout_ms` after the STT last heard speech or words. */
+  #quietTimer: NodeJS.Timeout | undefined
+  #lastHeardAt = 0
   #speaking = false
   #pttPressed = false
   #closed = false
@@ -61,13 +66,18 @@ export class VoicePipeline implements PipelineInput {
     this.#tm = tm.options
     this.#now = deps.now ?? (() => performance.now())
     this.#pushToTalkMode = this.#tm.trigger === 'push_to_talk'
+    this.#sttTurns = deps.config.vad.enabled === false && !this.#pushToTalkMode
     this.#bargeIn = new BargeInGate(
       {
         allowInterruptions: this.#tm.allow_interruptions,
         minInterruptionMs: this.#tm.min_interruption_ms,
-        minInterruptionWords: this.#tm.min_interruption_words,
+        // An STT reports when speech starts but not when a cough is over: without a VAD, barge-in needs a word.
+        minInterruptionWords: this.#sttTurns ? Math.max(1, this.#tm.min_interruption_words) : this.#tm.min_interruption_words,
       },
-      () => this.#interrupt(),
+      // The reply may have become uninterruptible (a farewell) while the gate was timing the speech.
+      () => {
+        if (this.#canInterrupt()) this.#interrupt()
+      },
       () => this.#user?.wordCount ?? 0,
     )
     this.#replies = new Replies({
@@ -198,6 +208,7 @@ export class VoicePipeline implements PipelineInput {
     if (this.#closed) return
     this.#closed = true
     clearTimeout(this.#commitTimer)
+    clearTimeout(this.#quietTimer)
     this.#bargeIn.reset()
     this.#replies.close()
     const unanswered = [this.#pending?.text, this.#user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
@@ -276,19 +287,26 @@ export class VoicePipeline implements PipelineInput {
   #onSttEvent(e: SttEvent): void {
     switch (e.type) {
       case 'speech_started':
-        if (this.#deps.config.vad.enabled === false && !this.#pushToTalkMode) this.#speechStarted()
+        if (this.#sttTurns) this.#sttHeard()
         break
       case 'interim':
+        if (this.#sttTurns) this.#sttHeard()
         this.#ensureUserTurn(!this.#isAssistantActive()).addInterim(e.text)
         this.#bargeIn.wordsChanged()
         break
       case 'final':
+        if (this.#sttTurns) this.#sttHeard()
         this.#ensureUserTurn(!this.#isAssistantActive()).addFinal(e.text)
         this.#bargeIn.wordsChanged()
         break
       case 'end_of_turn':
-        if (this.#speaking && !this.#pushToTalkMode) break // the VAD still hears speech: wait for it
-        if (this.#pushToTalkMode && this.#pttPressed) break
+        if (this.#pushToTalkMode) {
+          if (this.#pttPressed) break
+        } else if (this.#sttTurns) {
+          this.#sttSpeechOver()
+        } else if (this.#speaking) {
+          break // the VAD still hears speech: wait for it
+        }
         this.#commitUserTurn(e.text)
         break
       case 'reconnected':
@@ -299,6 +317,38 @@ export class VoicePipeline implements PipelineInput {
         if (e.fatal) this.#notice('stt_unavailable', 'speech recognition stopped working for this call: send text instead')
         break
     }
+  }
+
+  /** VAD off: the STT heard speech or words. The turn goes on until its end of turn or `base_timeout_ms` of quiet. */
+  #sttHeard(): void {
+    this.#speechStarted()
+    this.#lastHeardAt = this.#now()
+    clearTimeout(this.#quietTimer)
+    this.#quietTimer = setTimeout(() => this.#sttQuiet(), this.#tm.base_timeout_ms)
+    this.#quietTimer.unref()
+  }
+
+  /**
+   * VAD off, and the STT went quiet without an end of turn: words heard end the speech as a VAD would (the vendor is
+   * asked to finalize, and the turn ends on its answer or `base_timeout_ms` later); speech without words was noise.
+   */
+  #sttQuiet(): void {
+    if (this.#closed || !this.#speaking) return
+    if (this.#user === undefined || this.#user.text() === '') {
+      this.#misfire()
+      return
+    }
+    this.#speechEnded()
+    if (this.#user) this.#user.speechEndedAt = this.#lastHeardAt
+  }
+
+  /** VAD off: the STT ended the turn, so the user is no longer speaking. */
+  #sttSpeechOver(): void {
+    clearTimeout(this.#quietTimer)
+    if (!this.#speaking) return
+    this.#speaking = false
+    this.#bargeIn.speechEnded()
+    if (this.#user) this.#user.speechEndedAt = this.#now()
   }
 
   /** Ends the user turn with its text and hands it to the agent (or queues it behind an uninterruptible reply). */
