@@ -239,7 +239,10 @@ export class VoicePipeline implements PipelineInput {
 
   #canInterrupt(): boolean {
     if (!this.#tm.allow_interruptions) return false
-    return !(this.#replies.active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
+    const active = this.#replies.active
+    // A farewell (`response.hangup`) is heard to the end: the SPEC ends the session only after it played.
+    if (active?.hangup) return false
+    return !(active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
   }
 
   /** The user turn in progress, created (and announced when `announce`) if there is none. */
@@ -363,6 +366,12 @@ export class VoicePipeline implements PipelineInput {
     const userEndAt = turn.speechEndedAt ?? this.#now()
     this.#deps.hooks.usage({ transcriptionSeconds: Math.max(0, userEndAt - turn.startedAt) / 1000 })
     if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt(turn)
+    if (this.#replies.active?.hangup) {
+      // Words said over the farewell are never answered; announcing them would make a browser stop the farewell.
+      // They are kept, and stored with the transcript when the session ends.
+      this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEndAt }
+      return
+    }
     turn.announce()
     this.#deps.emit({ type: 'user.transcript', turnId: turn.turnId, content: text })
     this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })

@@ -55,6 +55,7 @@ async function tenantWith(vad: Record<string, unknown>): Promise<CarrierTenant> 
   })
 }
 
+const withVad = await tenantWith({})
 const noVad = await tenantWith({ enabled: false })
 
 function sse(turnId: string, ...texts: string[]): BackendReply {
@@ -91,6 +92,11 @@ async function connect(tenant: CarrierTenant, say: string[] = [], playbackSpeed 
       return s?.status === 'ended' ? s : undefined
     }, 10_000)
   return { call: r.call, sessionId: row.id, stt, waitRequest, endedRow }
+}
+
+/** Resolves with what `p` gives, or `timedOut` after `ms`. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | 'timed out'> {
+  return Promise.race([p, new Promise<'timed out'>((r) => setTimeout(() => r('timed out'), ms).unref())])
 }
 
 t.test('vad.enabled false: the STT end of turn ends the turn and the words reach the backend', async (t) => {
@@ -139,4 +145,32 @@ t.test('vad.enabled false: STT speech interrupts a reply once words are heard; a
   await eventually(async () => (call.clears.length > 0 ? true : undefined), 5_000)
   t.pass('words cut the agent off')
   await call.hangup()
+})
+
+t.test('response.hangup: the caller talking over the farewell does not stop it; the session ends after it', async (t) => {
+  // ~4 s of speech (the fake speaks 20 ms per character), so the caller's second phrase overlaps it.
+  const farewell =
+    'Thank you for calling, your refund is on its way and should reach your account within five working days. ' +
+    'If anything else comes up, just call us again. We wish you a very pleasant day. Goodbye.'
+  backend.reply = (req) =>
+    req.json.type === 'session.start'
+      ? sse(req.json.turn_id, 'Hi.')
+      : req.json.text === 'that is all, bye'
+        ? { kind: 'sse', steps: [{ data: { type: 'response.hangup', content: farewell, turn_id: req.json.turn_id } }] }
+        : sse(req.json.turn_id, 'Answered.')
+  const { call, waitRequest, endedRow } = await connect(withVad, ['that is all, bye', 'wait, one more thing'])
+  await waitRequest((j) => j.type === 'session.start')
+  await eventually(async () => (call.marks.some((m) => m.echoedAt !== undefined) ? true : undefined), 10_000)
+  void call.sendAudio(speech('two-phrases.wav', 500))
+  await waitRequest((j) => j.type === 'message' && j.text === 'that is all, bye')
+  // The farewell is playing; the caller speaks over it for longer than min_interruption_ms.
+  await eventually(async () => (call.earpiece.queuedMs() > 500 ? true : undefined), 10_000)
+  void call.sendAudio(speech('two-phrases.wav', 300))
+  const end = await within(call.ended, 15_000)
+  t.not(end, 'timed out', 'the gateway ended the call')
+  if (end !== 'timed out') t.equal(end.by, 'server')
+  t.same(call.clears, [], 'the farewell was never cleared')
+  t.ok(call.marks.length > 0 && call.marks.every((m) => m.echoedAt !== undefined && !m.cleared), 'every mark played before the close')
+  const row = await endedRow()
+  t.equal(row.end_reason, 'hangup')
 })
