@@ -11,7 +11,7 @@ import type { AssistantTurn } from './assistant-turn.js'
 import { BargeInGate } from './barge-in.js'
 import { UserTurn } from './user-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
-import { relayData } from './data-relay.js'
+import { MAX_DATA_SPEECH_CHARS, relayData } from './data-relay.js'
 import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
 
@@ -50,6 +50,8 @@ export class VoicePipeline implements PipelineInput {
   #user: UserTurn | undefined
   readonly #replies: Replies
   #pending: { text: string; userEndAt: number } | undefined
+  /** Speech from data replies waiting for the reply in progress to finish (bounded). */
+  #pendingSpeech: { text: string; hangup: boolean } | undefined
   #commitTimer: NodeJS.Timeout | undefined
   /** With `#sttTurns`: fires `base_timeout_ms` after the STT last heard speech or words. */
   #quietTimer: NodeJS.Timeout | undefined
@@ -181,9 +183,25 @@ export class VoicePipeline implements PipelineInput {
     const turnId = this.#replies.active?.turnId ?? this.#user?.turnId ?? newTurnId('data')
     void relayData(this.#deps.agent, { ...this.#deps.context }, turnId, data, {
       emit: (e) => this.#deps.emit(e),
+      speak: (text, hangup) => this.#speakDataReply(text, hangup),
       logger: this.#deps.logger,
       signal: this.#deps.signal,
     })
+  }
+
+  /** A data reply had text to speak: it gets an assistant turn of its own, after the reply in progress if any. */
+  #speakDataReply(text: string, hangup: boolean): void {
+    if (this.#closed) return
+    if (this.#isAssistantActive()) {
+      const q = this.#pendingSpeech
+      this.#pendingSpeech = {
+        text: (q === undefined || q.text === '' ? text : `${q.text} ${text}`).slice(0, MAX_DATA_SPEECH_CHARS),
+        hangup: hangup || (q?.hangup ?? false),
+      }
+      return
+    }
+    this.#bargeIn.reset()
+    this.#replies.speak(newTurnId('assistant'), text, hangup)
   }
 
   dtmf(digit: string): void {
@@ -390,11 +408,23 @@ export class VoicePipeline implements PipelineInput {
     this.#replies.start(request, userText, userEndAt)
   }
 
-  /** A reply is over: hang up after a farewell, or answer what the user said while it could not be interrupted. */
+  /**
+   * A reply is over: hang up after a farewell, speak what a data reply had to say, or answer what the user said
+   * while the reply could not be interrupted.
+   */
   #replyFinished(a: AssistantTurn): void {
     this.#bargeIn.reset()
     if (a.hangup && !a.interrupted) {
       this.#deps.emit({ type: 'hangup', reason: 'agent_hangup' })
+      return
+    }
+    const speech = this.#pendingSpeech
+    this.#pendingSpeech = undefined
+    if (speech && a.interrupted) {
+      // The user took the turn: the conversation has moved on from what the data reply wanted to say.
+      this.#deps.logger.debug({}, 'speech from a data reply dropped: the user interrupted')
+    } else if (speech && !this.#closed) {
+      this.#speakDataReply(speech.text, speech.hangup)
       return
     }
     const queued = this.#pending

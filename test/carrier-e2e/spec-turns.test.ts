@@ -174,3 +174,20 @@ t.test('response.hangup: the caller talking over the farewell does not stop it; 
   const row = await endedRow()
   t.equal(row.end_reason, 'hangup')
 })
+
+t.test("a backend's response.tts in reply to a data request is spoken", async (t) => {
+  backend.reply = (req) =>
+    req.json.type === 'data'
+      ? { kind: 'json', body: { type: 'response.tts', content: 'You pressed five, connecting you now.', turn_id: req.json.turn_id } }
+      : sse(req.json.turn_id, 'Hi.')
+  const { call, waitRequest } = await connect(withVad)
+  await waitRequest((j) => j.type === 'session.start')
+  await eventually(async () => (call.marks.length > 0 && call.earpiece.pendingMarks().length === 0 ? true : undefined), 10_000)
+  const heard = call.receivedAudio().length
+  call.sendDtmf('5')
+  await waitRequest((j) => j.type === 'data' && j.data?.dtmf === '5')
+  // The fake speaks 20 ms per character: ~0.75 s of mu-law, 8 bytes per ms.
+  await eventually(async () => (call.receivedAudio().length - heard > 4_000 ? true : undefined), 5_000)
+  t.pass('the data reply was spoken to the caller')
+  await call.hangup()
+})
