@@ -93,14 +93,16 @@ export function decodeClientFrame(data: Buffer | string, isBinary = false): Deco
       return ok({ type, event: event as 'vad_start' | 'vad_end' | 'vad_model_failed' })
     }
     case 'trigger.response.audio.replay_finished': {
+      // Widely used clients leave turn_id out (or send null or ""): the report then means the current assistant turn.
       const turnId = msg.turn_id
-      if (typeof turnId !== 'string' || turnId.length === 0 || turnId.length > MAX_TURN_ID_CHARS) {
-        return fail('invalid_message', 'trigger.response.audio.replay_finished turn_id must be a non-empty string')
+      const named = turnId !== undefined && turnId !== null && turnId !== ''
+      if (named && (typeof turnId !== 'string' || turnId.length > MAX_TURN_ID_CHARS)) {
+        return fail('invalid_message', 'trigger.response.audio.replay_finished turn_id, when present, must be a string')
       }
       if (msg.reason !== undefined && typeof msg.reason !== 'string') {
         return fail('invalid_message', 'trigger.response.audio.replay_finished reason must be a string ("completed")')
       }
-      return ok({ type, turnId })
+      return named ? ok({ type, turnId: turnId as string }) : ok({ type })
     }
     case 'trigger.turn.start':
     case 'trigger.turn.end': {

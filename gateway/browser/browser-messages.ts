@@ -9,7 +9,8 @@ export type BrowserClientMessage =
   /** PCM16 LE 8 kHz mono, an even number of bytes (possibly empty). */
   | { type: 'client.audio'; audio: Buffer }
   | { type: 'vad_events'; event: 'vad_start' | 'vad_end' | 'vad_model_failed' }
-  | { type: 'trigger.response.audio.replay_finished'; turnId: string }
+  /** Without `turnId` the report is for the current assistant turn. */
+  | { type: 'trigger.response.audio.replay_finished'; turnId?: string }
   | { type: 'trigger.turn.start' }
   | { type: 'trigger.turn.end' }
   | { type: 'client.response.text'; content: string }

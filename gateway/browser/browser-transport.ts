@@ -20,11 +20,13 @@ export interface BrowserTransportLimits {
   errorsPerSecond: number
   /** Unsent bytes on the socket above which assistant audio is dropped (a client that stopped reading). */
   maxBufferedBytes: number
-  /** Bytes queued before the socket is attached (the welcome may start first); audio beyond it is dropped. */
+  /** Bytes queued before the client can play (the welcome may start first); audio beyond it is dropped. */
   maxPendingBytes: number
+  /** How long output waits for the client's `client.ready` after the socket opens before it is sent anyway. */
+  readyTimeoutMs: number
 }
 
-/** Defaults: 2 s of audio burst, 50 messages then 20/s, 10 errors then 1 per 2 s, 2 MiB of unsent output. */
+/** Defaults: 2 s of audio burst, 50 messages then 20/s, 10 errors then 1 per 2 s, 2 MiB of unsent output, 3 s for ready. */
 export const DEFAULT_BROWSER_LIMITS: BrowserTransportLimits = {
   audioBurstMs: 2_000,
   messageBurst: 50,
@@ -33,6 +35,7 @@ export const DEFAULT_BROWSER_LIMITS: BrowserTransportLimits = {
   errorsPerSecond: 0.5,
   maxBufferedBytes: 2 * 1024 * 1024,
   maxPendingBytes: 2 * 1024 * 1024,
+  readyTimeoutMs: 3_000,
 }
 
 /** Cost floor of one audio frame, so a flood of tiny frames is throttled too. */
@@ -49,6 +52,9 @@ export class BrowserTransport implements SessionTransport {
   readonly kind = 'browser' as const
   readonly audio = { input: 'pcm_8000', output: 'pcm_16000' } as const
   #ws: WebSocket | undefined
+  /** Output goes straight to the socket: attached, and the client said `client.ready` (or did not in time). */
+  #flowing = false
+  #readyTimer: NodeJS.Timeout | undefined
   #session: SessionPort | undefined
   #closed: EndReason | undefined
   readonly #pending: { text: string; audio: boolean }[] = []
@@ -69,16 +75,38 @@ export class BrowserTransport implements SessionTransport {
     this.#errorBucket = new TokenBucket(limits.errorBurst, limits.errorsPerSecond / 1000, now)
   }
 
-  /** Binds the upgraded socket: sends what was queued, then handles frames until the socket closes. */
+  /**
+   * Binds the upgraded socket and handles frames until it closes. What was queued (the welcome starts before the
+   * socket exists) waits for `client.ready`, so the browser hears the first words, but at most `readyTimeoutMs`.
+   */
   attach(ws: WebSocket, session: SessionPort): void {
     this.#ws = ws
     this.#session = session
     this.#log = this.#log.child({ session_id: session.id })
     ws.on('message', (data: RawData, isBinary: boolean) => this.#onFrame(data, isBinary))
-    ws.on('close', () => this.#logDrops())
-    for (const m of this.#pending.splice(0)) ws.send(m.text)
+    ws.on('close', () => {
+      clearTimeout(this.#readyTimer)
+      this.#logDrops()
+    })
+    if (this.#closed !== undefined) {
+      this.#startOutput()
+      this.#closeSocket(this.#closed)
+      return
+    }
+    this.#readyTimer = setTimeout(() => {
+      this.#log.debug('no client.ready in time: sending output anyway')
+      this.#startOutput()
+    }, this.#limits.readyTimeoutMs)
+    this.#readyTimer.unref()
+  }
+
+  /** Sends what was held, in order, and lets later output go straight to the socket. */
+  #startOutput(): void {
+    clearTimeout(this.#readyTimer)
+    if (this.#flowing || this.#ws === undefined) return
+    this.#flowing = true
+    for (const m of this.#pending.splice(0)) this.#write(m.text, m.audio)
     this.#pendingBytes = 0
-    if (this.#closed !== undefined) this.#closeSocket(this.#closed)
   }
 
   deliver(event: PipelineEvent): void {
@@ -100,7 +128,10 @@ export class BrowserTransport implements SessionTransport {
   close(reason: EndReason): void {
     if (this.#closed !== undefined) return
     this.#closed = reason
-    if (this.#ws !== undefined) this.#closeSocket(reason)
+    if (this.#ws === undefined) return
+    // A session that ends before the client said it was ready still sends what it had (a farewell), then closes.
+    this.#startOutput()
+    this.#closeSocket(reason)
   }
 
   #closeSocket(reason: EndReason): void {
@@ -153,6 +184,7 @@ export class BrowserTransport implements SessionTransport {
     switch (m.type) {
       case 'client.ready':
         this.#log.debug('browser client ready')
+        this.#startOutput()
         return
       case 'client.audio':
         this.#onAudio(m.audio)
@@ -188,17 +220,29 @@ export class BrowserTransport implements SessionTransport {
 
   #send(message: BrowserServerMessage, audio: boolean): void {
     const text = JSON.stringify(message)
-    const ws = this.#ws
-    if (ws === undefined) {
-      if (audio && this.#pendingBytes + text.length > this.#limits.maxPendingBytes) {
-        this.#dropped.audioOut++
-        return
+    if (!this.#flowing) {
+      if (this.#pendingBytes + text.length > this.#limits.maxPendingBytes) {
+        if (this.#ws !== undefined) {
+          // The wait for client.ready is bounded in bytes too: a full queue is sent anyway.
+          this.#startOutput()
+          this.#write(text, audio)
+          return
+        }
+        if (audio) {
+          this.#dropped.audioOut++
+          return
+        }
       }
       this.#pending.push({ text, audio })
       this.#pendingBytes += text.length
       return
     }
-    if (ws.readyState !== ws.OPEN) return
+    this.#write(text, audio)
+  }
+
+  #write(text: string, audio: boolean): void {
+    const ws = this.#ws
+    if (ws === undefined || ws.readyState !== ws.OPEN) return
     if (audio && ws.bufferedAmount > this.#limits.maxBufferedBytes) {
       if (this.#dropped.audioOut++ === 0) this.#log.warn({ buffered: ws.bufferedAmount }, 'browser not reading: dropping assistant audio')
       return

@@ -30,7 +30,8 @@ export class AssistantTurn {
 
   constructor(
     readonly turnId: string,
-    readonly kind: 'welcome' | 'message',
+    /** `data`: speech the agent gave in reply to client data. */
+    readonly kind: 'welcome' | 'message' | 'data',
     /** The user's words this turn answers (null for the welcome turn). */
     readonly userText: string | null,
     hasSpeech: boolean,

@@ -51,8 +51,11 @@ export interface PipelineInput {
   dtmf(digit: string): void
   /** The caller has heard every audio chunk up to and including `chunkId` (carrier mark echo). */
   markPlayed(chunkId: number): void
-  /** The browser played all audio it received for `turnId` (`trigger.response.audio.replay_finished`). */
-  replayFinished(turnId: string): void
+  /**
+   * The browser played all audio it received for `turnId` (`trigger.response.audio.replay_finished`); without
+   * `turnId`, for the current assistant turn. A report naming another turn is ignored.
+   */
+  replayFinished(turnId?: string): void
 }
 
 /** Latency figures of one turn, in ms. */

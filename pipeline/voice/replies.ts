@@ -1,5 +1,5 @@
 import type { OutputAudioFormat } from '../audio/audio-format.js'
-import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
+import type { AgentContext, AgentEvent, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { AssistantTurn } from './assistant-turn.js'
@@ -53,22 +53,36 @@ export class Replies {
 
   /** Starts answering `request`. */
   start(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEndAt: number | undefined): void {
-    const a = new AssistantTurn(request.turnId, request.kind, userText, this.#hasSpeech, this.#d.output === 'ulaw_8000')
+    const a = this.#open(request.turnId, request.kind, userText, userEndAt)
+    void this.#run(a, (signal) => this.#d.agent.respond(request, { ...this.#d.context }, { signal }))
+  }
+
+  /**
+   * Speaks text the agent gave outside a turn (in its reply to a `data` request) as an assistant turn of its own,
+   * ending the session afterwards when `hangup`.
+   */
+  speak(turnId: string, text: string, hangup: boolean): void {
+    const a = this.#open(turnId, 'data', null, undefined)
+    const said: AgentEvent[] = [hangup ? { type: 'hangup', text } : { type: 'tts', text }, { type: 'end' }]
+    void this.#run(a, () => said)
+  }
+
+  #open(turnId: string, kind: AssistantTurn['kind'], userText: string | null, userEndAt: number | undefined): AssistantTurn {
+    const a = new AssistantTurn(turnId, kind, userText, this.#hasSpeech, this.#d.output === 'ulaw_8000')
     if (userEndAt !== undefined) a.timings.userEndAt = userEndAt
     this.#turn = a
     this.#d.emit({ type: 'turn.start', role: 'assistant', turnId: a.turnId })
-    void this.#run(a, request)
+    return a
   }
 
-  async #run(a: AssistantTurn, request: AgentRequest): Promise<void> {
+  async #run(a: AssistantTurn, events: (signal: AbortSignal) => AsyncIterable<AgentEvent> | Iterable<AgentEvent>): Promise<void> {
     // The turn's own controller, also aborted with the session (AbortSignal.any's composite signals can be
     // collected on Node 20 and then never fire).
     const signal = a.abort.signal
     const onSessionAbort = () => a.abort.abort()
     this.#d.signal.addEventListener('abort', onSessionAbort, { once: true })
-    const context: AgentContext = { ...this.#d.context }
     try {
-      for await (const e of this.#d.agent.respond(request, context, { signal })) {
+      for await (const e of events(signal)) {
         if (a.interrupted || this.#closed) break
         switch (e.type) {
           case 'sent':
@@ -147,10 +161,10 @@ export class Replies {
     if (a?.playback.markPlayed(chunkId)) this.#maybeFinish(a)
   }
 
-  /** Browser replay_finished: everything sent for `turnId` was played. */
-  replayFinished(turnId: string): void {
+  /** Browser replay_finished: everything sent for `turnId` (or, without one, for the current turn) was played. */
+  replayFinished(turnId: string | undefined): void {
     const a = this.#turn
-    if (a && a.turnId === turnId) {
+    if (a && (turnId === undefined || a.turnId === turnId)) {
       a.playback.allPlayed()
       this.#maybeFinish(a)
     }

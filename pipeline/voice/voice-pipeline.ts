@@ -11,7 +11,7 @@ import type { AssistantTurn } from './assistant-turn.js'
 import { BargeInGate } from './barge-in.js'
 import { UserTurn } from './user-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
-import { relayData } from './data-relay.js'
+import { MAX_DATA_SPEECH_CHARS, relayData } from './data-relay.js'
 import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
 
@@ -45,10 +45,17 @@ export class VoicePipeline implements PipelineInput {
   readonly #caller: CallerAudio | undefined
   readonly #bargeIn: BargeInGate
   readonly #pushToTalkMode: boolean
+  /** VAD off (and no push-to-talk): the STT's speech events and end of turn delimit user turns. */
+  readonly #sttTurns: boolean
   #user: UserTurn | undefined
   readonly #replies: Replies
   #pending: { text: string; userEndAt: number } | undefined
+  /** Speech from data replies waiting for the reply in progress to finish (bounded). */
+  #pendingSpeech: { text: string; hangup: boolean } | undefined
   #commitTimer: NodeJS.Timeout | undefined
+  /** With `#sttTurns`: fires `base_timeout_ms` after the STT last heard speech or words. */
+  #quietTimer: NodeJS.Timeout | undefined
+  #lastHeardAt = 0
   #speaking = false
   #pttPressed = false
   #closed = false
@@ -61,13 +68,18 @@ export class VoicePipeline implements PipelineInput {
     this.#tm = tm.options
     this.#now = deps.now ?? (() => performance.now())
     this.#pushToTalkMode = this.#tm.trigger === 'push_to_talk'
+    this.#sttTurns = deps.config.vad.enabled === false && !this.#pushToTalkMode
     this.#bargeIn = new BargeInGate(
       {
         allowInterruptions: this.#tm.allow_interruptions,
         minInterruptionMs: this.#tm.min_interruption_ms,
-        minInterruptionWords: this.#tm.min_interruption_words,
+        // An STT reports when speech starts but not when a cough is over: without a VAD, barge-in needs a word.
+        minInterruptionWords: this.#sttTurns ? Math.max(1, this.#tm.min_interruption_words) : this.#tm.min_interruption_words,
       },
-      () => this.#interrupt(),
+      // The reply may have become uninterruptible (a farewell) while the gate was timing the speech.
+      () => {
+        if (this.#canInterrupt()) this.#interrupt()
+      },
       () => this.#user?.wordCount ?? 0,
     )
     this.#replies = new Replies({
@@ -171,9 +183,25 @@ export class VoicePipeline implements PipelineInput {
     const turnId = this.#replies.active?.turnId ?? this.#user?.turnId ?? newTurnId('data')
     void relayData(this.#deps.agent, { ...this.#deps.context }, turnId, data, {
       emit: (e) => this.#deps.emit(e),
+      speak: (text, hangup) => this.#speakDataReply(text, hangup),
       logger: this.#deps.logger,
       signal: this.#deps.signal,
     })
+  }
+
+  /** A data reply had text to speak: it gets an assistant turn of its own, after the reply in progress if any. */
+  #speakDataReply(text: string, hangup: boolean): void {
+    if (this.#closed) return
+    if (this.#isAssistantActive()) {
+      const q = this.#pendingSpeech
+      this.#pendingSpeech = {
+        text: (q === undefined || q.text === '' ? text : `${q.text} ${text}`).slice(0, MAX_DATA_SPEECH_CHARS),
+        hangup: hangup || (q?.hangup ?? false),
+      }
+      return
+    }
+    this.#bargeIn.reset()
+    this.#replies.speak(newTurnId('assistant'), text, hangup)
   }
 
   dtmf(digit: string): void {
@@ -186,7 +214,7 @@ export class VoicePipeline implements PipelineInput {
     this.#replies.markPlayed(chunkId)
   }
 
-  replayFinished(turnId: string): void {
+  replayFinished(turnId?: string): void {
     this.#replies.replayFinished(turnId)
   }
 
@@ -198,6 +226,7 @@ export class VoicePipeline implements PipelineInput {
     if (this.#closed) return
     this.#closed = true
     clearTimeout(this.#commitTimer)
+    clearTimeout(this.#quietTimer)
     this.#bargeIn.reset()
     this.#replies.close()
     const unanswered = [this.#pending?.text, this.#user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
@@ -228,7 +257,10 @@ export class VoicePipeline implements PipelineInput {
 
   #canInterrupt(): boolean {
     if (!this.#tm.allow_interruptions) return false
-    return !(this.#replies.active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
+    const active = this.#replies.active
+    // A farewell (`response.hangup`) is heard to the end: the SPEC ends the session only after it played.
+    if (active?.hangup) return false
+    return !(active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
   }
 
   /** The user turn in progress, created (and announced when `announce`) if there is none. */
@@ -276,19 +308,26 @@ export class VoicePipeline implements PipelineInput {
   #onSttEvent(e: SttEvent): void {
     switch (e.type) {
       case 'speech_started':
-        if (this.#deps.config.vad.enabled === false && !this.#pushToTalkMode) this.#speechStarted()
+        if (this.#sttTurns) this.#sttHeard()
         break
       case 'interim':
+        if (this.#sttTurns) this.#sttHeard()
         this.#ensureUserTurn(!this.#isAssistantActive()).addInterim(e.text)
         this.#bargeIn.wordsChanged()
         break
       case 'final':
+        if (this.#sttTurns) this.#sttHeard()
         this.#ensureUserTurn(!this.#isAssistantActive()).addFinal(e.text)
         this.#bargeIn.wordsChanged()
         break
       case 'end_of_turn':
-        if (this.#speaking && !this.#pushToTalkMode) break // the VAD still hears speech: wait for it
-        if (this.#pushToTalkMode && this.#pttPressed) break
+        if (this.#pushToTalkMode) {
+          if (this.#pttPressed) break
+        } else if (this.#sttTurns) {
+          this.#sttSpeechOver()
+        } else if (this.#speaking) {
+          break // the VAD still hears speech: wait for it
+        }
         this.#commitUserTurn(e.text)
         break
       case 'reconnected':
@@ -299,6 +338,38 @@ export class VoicePipeline implements PipelineInput {
         if (e.fatal) this.#notice('stt_unavailable', 'speech recognition stopped working for this call: send text instead')
         break
     }
+  }
+
+  /** VAD off: the STT heard speech or words. The turn goes on until its end of turn or `base_timeout_ms` of quiet. */
+  #sttHeard(): void {
+    this.#speechStarted()
+    this.#lastHeardAt = this.#now()
+    clearTimeout(this.#quietTimer)
+    this.#quietTimer = setTimeout(() => this.#sttQuiet(), this.#tm.base_timeout_ms)
+    this.#quietTimer.unref()
+  }
+
+  /**
+   * VAD off, and the STT went quiet without an end of turn: words heard end the speech as a VAD would (the vendor is
+   * asked to finalize, and the turn ends on its answer or `base_timeout_ms` later); speech without words was noise.
+   */
+  #sttQuiet(): void {
+    if (this.#closed || !this.#speaking) return
+    if (this.#user === undefined || this.#user.text() === '') {
+      this.#misfire()
+      return
+    }
+    this.#speechEnded()
+    if (this.#user) this.#user.speechEndedAt = this.#lastHeardAt
+  }
+
+  /** VAD off: the STT ended the turn, so the user is no longer speaking. */
+  #sttSpeechOver(): void {
+    clearTimeout(this.#quietTimer)
+    if (!this.#speaking) return
+    this.#speaking = false
+    this.#bargeIn.speechEnded()
+    if (this.#user) this.#user.speechEndedAt = this.#now()
   }
 
   /** Ends the user turn with its text and hands it to the agent (or queues it behind an uninterruptible reply). */
@@ -313,6 +384,12 @@ export class VoicePipeline implements PipelineInput {
     const userEndAt = turn.speechEndedAt ?? this.#now()
     this.#deps.hooks.usage({ transcriptionSeconds: Math.max(0, userEndAt - turn.startedAt) / 1000 })
     if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt(turn)
+    if (this.#replies.active?.hangup) {
+      // Words said over the farewell are never answered; announcing them would make a browser stop the farewell.
+      // They are kept, and stored with the transcript when the session ends.
+      this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEndAt }
+      return
+    }
     turn.announce()
     this.#deps.emit({ type: 'user.transcript', turnId: turn.turnId, content: text })
     this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
@@ -331,11 +408,23 @@ export class VoicePipeline implements PipelineInput {
     this.#replies.start(request, userText, userEndAt)
   }
 
-  /** A reply is over: hang up after a farewell, or answer what the user said while it could not be interrupted. */
+  /**
+   * A reply is over: hang up after a farewell, speak what a data reply had to say, or answer what the user said
+   * while the reply could not be interrupted.
+   */
   #replyFinished(a: AssistantTurn): void {
     this.#bargeIn.reset()
     if (a.hangup && !a.interrupted) {
       this.#deps.emit({ type: 'hangup', reason: 'agent_hangup' })
+      return
+    }
+    const speech = this.#pendingSpeech
+    this.#pendingSpeech = undefined
+    if (speech && a.interrupted) {
+      // The user took the turn: the conversation has moved on from what the data reply wanted to say.
+      this.#deps.logger.debug({}, 'speech from a data reply dropped: the user interrupted')
+    } else if (speech && !this.#closed) {
+      this.#speakDataReply(speech.text, speech.hangup)
       return
     }
     const queued = this.#pending

@@ -70,7 +70,12 @@ interface Rig {
 
 async function rig(
   t: { teardown(fn: () => unknown): void },
-  opts: { limits?: Partial<BrowserTransportLimits>; before?: (tr: BrowserTransport) => void } = {},
+  opts: {
+    limits?: Partial<BrowserTransportLimits>
+    before?: (tr: BrowserTransport) => void
+    /** Send `client.ready` first, as the SDK does (default true). */
+    ready?: boolean
+  } = {},
 ): Promise<Rig> {
   const clock = { now: 1_000_000 }
   const transport = new BrowserTransport(silentLogger(), { ...DEFAULT_BROWSER_LIMITS, ...opts.limits }, () => clock.now)
@@ -99,7 +104,7 @@ async function rig(
     for (const c of wss.clients) c.terminate()
     await new Promise((r) => server.close(r))
   })
-  return {
+  const r: Rig = {
     transport,
     session,
     client,
@@ -121,6 +126,11 @@ async function rig(
     },
     closed,
   }
+  if (opts.ready !== false) {
+    client.send(JSON.stringify({ type: 'client.ready' }))
+    await r.settle()
+  }
+  return r
 }
 
 t.test('declares the SPEC audio formats before any socket exists', async (t) => {
@@ -233,7 +243,11 @@ t.test('a flood of tiny audio frames is throttled too', async (t) => {
 })
 
 t.test('non-audio messages are rate limited and error replies are bounded', async (t) => {
-  const r = await rig(t, { limits: { messageBurst: 5, messagesPerSecond: 1, errorBurst: 3, errorsPerSecond: 0.001 } })
+  // Output flows at once without a client.ready, which would take one of the five messages.
+  const r = await rig(t, {
+    ready: false,
+    limits: { messageBurst: 5, messagesPerSecond: 1, errorBurst: 3, errorsPerSecond: 0.001, readyTimeoutMs: 0 },
+  })
   for (let i = 0; i < 10; i++) r.client.send(JSON.stringify({ type: 'client.response.text', content: `t${i}` }))
   await new Promise((res) => setTimeout(res, 100))
   t.same(
@@ -328,4 +342,47 @@ t.test('a client that stops reading: assistant audio beyond the buffer limit is 
   t.ok(audioCount < 400, `some audio dropped (${audioCount} of 400 sent)`)
   t.ok(audioCount > 0)
   t.equal(r.received.at(-1).type, 'response.end', 'the control message still arrives')
+})
+
+t.test('output waits for client.ready, in order; then flows straight through', async (t) => {
+  const r = await rig(t, {
+    ready: false,
+    limits: { readyTimeoutMs: 60_000 },
+    before(tr) {
+      tr.deliver({ type: 'turn.start', role: 'assistant', turnId: 'a1' })
+      tr.deliver({ type: 'audio', turnId: 'a1', chunkId: 1, audio: Buffer.alloc(320), durationMs: 10 })
+    },
+  })
+  r.transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 2, audio: Buffer.alloc(320), durationMs: 10 })
+  await r.settle()
+  t.same(r.received, [], 'nothing before client.ready')
+  r.client.send(JSON.stringify({ type: 'client.ready' }))
+  await r.messages(3)
+  r.transport.deliver({ type: 'response.end', turnId: 'a1' })
+  const got = await r.messages(4)
+  t.same(
+    got.map((m) => [m.type, m.delta_id]),
+    [
+      ['turn.start', undefined],
+      ['response.audio', 'a1:1'],
+      ['response.audio', 'a1:2'],
+      ['response.end', undefined],
+    ],
+  )
+})
+
+t.test('without client.ready, output is sent after readyTimeoutMs; a hangup sends what was held first', async (t) => {
+  const r = await rig(t, { ready: false, limits: { readyTimeoutMs: 150 } })
+  const since = Date.now()
+  r.transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 1, audio: Buffer.alloc(320), durationMs: 10 })
+  await r.messages(1)
+  t.ok(Date.now() - since >= 100, 'held until the bound')
+  const r2 = await rig(t, { ready: false, limits: { readyTimeoutMs: 60_000 } })
+  r2.transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 1, audio: Buffer.alloc(320), durationMs: 10 })
+  r2.transport.deliver({ type: 'hangup', reason: 'agent_hangup' })
+  t.same(await r2.closed, { code: 1000, reason: 'hangup' })
+  t.same(
+    r2.received.map((m) => m.type),
+    ['response.audio'],
+  )
 })

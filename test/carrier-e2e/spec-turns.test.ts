@@ -1,0 +1,193 @@
+import t from 'tap'
+import { startFakeDeepgram, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
+import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
+import { startFakeBackend, type BackendReply } from '../fakes/backend/fake-backend.js'
+import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
+import { loadFixture } from '../fixtures/audio/signals.js'
+import { callTenant, eventually, newTenant, sessionOfCall, startCarrierGateway, type CarrierTenant } from './carrier-setup.js'
+import { newCallSid } from '../fakes/carrier/phone-simulator.js'
+
+// SPEC behaviours of turn taking and replies, end to end over a phone call: the carrier's media stream, the
+// STT and TTS vendor fakes and the customer backend fake all speak over real sockets.
+const transcripts: string[] = []
+const deepgram = await startFakeDeepgram({
+  apiKey: 'dg-key',
+  script: (conn: FakeDeepgramConnection) => {
+    const feed = () => {
+      conn.pendingTranscript = transcripts.shift() ?? ''
+    }
+    feed()
+    conn.socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary && data.toString().includes('Finalize')) setImmediate(feed)
+    })
+  },
+})
+t.teardown(() => deepgram.close())
+const elevenlabs = await startFakeElevenLabs({ apiKey: 'el-key', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
+t.teardown(() => elevenlabs.close())
+const c = await startCarrierGateway({
+  STT_VENDOR_A_URL: deepgram.url,
+  STT_VENDOR_A_API_KEY: 'dg-key',
+  TTS_VENDOR_A_URL: elevenlabs.url,
+  TTS_VENDOR_A_API_KEY: 'el-key',
+})
+t.teardown(() => c.gw.close())
+
+// One backend for every tenant: these tests do not check signatures (voice-call.test.ts does).
+const backend = await startFakeBackend({ secret: 'not-checked-here' })
+t.teardown(() => backend.close())
+
+/** A tenant whose agent uses the fakes; `vad` is merged into the config's `vad`. */
+async function tenantWith(vad: Record<string, unknown>): Promise<CarrierTenant> {
+  return newTenant(c, {
+    template: 'voice-agent-webhook',
+    carrier: { authToken: 'spec-turns-token' },
+    config: (config) => ({
+      ...config,
+      vad: { ...config.vad, ...vad },
+      plugins: config.plugins.map((p: { use: string; options: Record<string, unknown> }) => {
+        if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url: backend.url } }
+        if (p.use === 'stt.vendor_a') return { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
+        if (p.use === 'turn_manager') return { ...p, options: { ...p.options, base_timeout_ms: 800 } }
+        return p
+      }),
+    }),
+  })
+}
+
+const withVad = await tenantWith({})
+const noVad = await tenantWith({ enabled: false })
+
+function sse(turnId: string, ...texts: string[]): BackendReply {
+  return {
+    kind: 'sse',
+    steps: [
+      ...texts.map((content) => ({ data: { type: 'response.tts', content, turn_id: turnId } })),
+      { data: { type: 'response.end', turn_id: turnId } },
+    ],
+  }
+}
+
+/** The caller's speech (a fixture), then silence so turn taking can see the end. */
+function speech(fixture: string, silenceMs = 1500): Buffer {
+  const f = loadFixture(fixture)
+  return Buffer.concat([Buffer.from(encodeMulaw(f.samples)), Buffer.alloc((silenceMs / 1000) * 8000, 0xff)])
+}
+
+/** Places a call to `tenant`; returns the call, its session and its STT connection. */
+async function connect(tenant: CarrierTenant, say: string[] = [], playbackSpeed = 1) {
+  transcripts.length = 0
+  transcripts.push(...say)
+  const callSid = newCallSid()
+  const sttBefore = deepgram.connections.length
+  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed })
+  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
+  const row = await eventually(async () => sessionOfCall(c, callSid))
+  const stt = await eventually(async () => (deepgram.connections.length > sttBefore ? deepgram.connections.at(-1) : undefined))
+  const waitRequest = (pred: (json: any) => boolean, timeoutMs = 10_000) =>
+    eventually(async () => backend.requests.find((r) => r.json?.session_id === row.id && pred(r.json)), timeoutMs)
+  const endedRow = () =>
+    eventually(async () => {
+      const s = await sessionOfCall(c, callSid)
+      return s?.status === 'ended' ? s : undefined
+    }, 10_000)
+  return { call: r.call, sessionId: row.id, stt, waitRequest, endedRow }
+}
+
+/** Resolves with what `p` gives, or `timedOut` after `ms`. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | 'timed out'> {
+  return Promise.race([p, new Promise<'timed out'>((r) => setTimeout(() => r('timed out'), ms).unref())])
+}
+
+t.test('vad.enabled false: the STT end of turn ends the turn and the words reach the backend', async (t) => {
+  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hi.' : 'Sure, a refund it is.')
+  const { call, stt, waitRequest } = await connect(noVad)
+  await waitRequest((j) => j.type === 'session.start')
+  await eventually(async () => (call.marks.length > 0 && call.earpiece.pendingMarks().length === 0 ? true : undefined), 10_000)
+  const welcomeBytes = call.receivedAudio().length
+  void call.sendAudio(speech('phrase.wav', 0))
+  // The vendor hears speech start, then the words with its own end of speech (speech_final).
+  stt.sendSpeechStarted()
+  await new Promise((r) => setTimeout(r, 300))
+  const spokenAt = Date.now()
+  stt.sendResults('i would like a refund', { isFinal: true, speechFinal: true })
+  const msg = await waitRequest((j) => j.type === 'message', 5_000)
+  t.equal(msg.json.text, 'i would like a refund')
+  t.ok(Date.now() - spokenAt < 800, 'on the vendor end of turn, not a timeout')
+  await eventually(async () => (call.receivedAudio().length > welcomeBytes ? true : undefined), 10_000)
+  t.pass('the reply is spoken')
+  await call.hangup()
+})
+
+t.test('vad.enabled false: words without an end of turn end the turn base_timeout_ms later', async (t) => {
+  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hi.' : 'Okay.')
+  const { call, stt, waitRequest } = await connect(noVad)
+  await waitRequest((j) => j.type === 'session.start')
+  await eventually(async () => (call.marks.some((m) => m.echoedAt !== undefined) ? true : undefined), 10_000)
+  stt.sendSpeechStarted()
+  stt.sendResults('where is my parcel', { isFinal: true })
+  const msg = await waitRequest((j) => j.type === 'message', 5_000)
+  t.equal(msg.json.text, 'where is my parcel')
+  t.ok(stt.controls.includes('Finalize'), 'the vendor was asked to finalize after base_timeout_ms of quiet')
+  await call.hangup()
+})
+
+t.test('vad.enabled false: STT speech interrupts a reply once words are heard; a wordless start does not', async (t) => {
+  const long = 'Let me read you the whole list of our opening hours for every single day of the week, one by one.'
+  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? long : 'Sure.')
+  const { call, stt } = await connect(noVad)
+  await eventually(async () => (call.earpiece.queuedMs() > 500 ? true : undefined), 10_000)
+  stt.sendSpeechStarted()
+  // Longer than min_interruption_ms (400), shorter than base_timeout_ms (800) after which a wordless start is noise.
+  await new Promise((r) => setTimeout(r, 550))
+  t.equal(call.clears.length, 0, 'a speech start without words (a cough) does not cut the agent off')
+  stt.sendResults('stop please', { isFinal: false })
+  await eventually(async () => (call.clears.length > 0 ? true : undefined), 5_000)
+  t.pass('words cut the agent off')
+  await call.hangup()
+})
+
+t.test('response.hangup: the caller talking over the farewell does not stop it; the session ends after it', async (t) => {
+  // ~4 s of speech (the fake speaks 20 ms per character), so the caller's second phrase overlaps it.
+  const farewell =
+    'Thank you for calling, your refund is on its way and should reach your account within five working days. ' +
+    'If anything else comes up, just call us again. We wish you a very pleasant day. Goodbye.'
+  backend.reply = (req) =>
+    req.json.type === 'session.start'
+      ? sse(req.json.turn_id, 'Hi.')
+      : req.json.text === 'that is all, bye'
+        ? { kind: 'sse', steps: [{ data: { type: 'response.hangup', content: farewell, turn_id: req.json.turn_id } }] }
+        : sse(req.json.turn_id, 'Answered.')
+  const { call, waitRequest, endedRow } = await connect(withVad, ['that is all, bye', 'wait, one more thing'])
+  await waitRequest((j) => j.type === 'session.start')
+  await eventually(async () => (call.marks.some((m) => m.echoedAt !== undefined) ? true : undefined), 10_000)
+  void call.sendAudio(speech('two-phrases.wav', 500))
+  await waitRequest((j) => j.type === 'message' && j.text === 'that is all, bye')
+  // The farewell is playing; the caller speaks over it for longer than min_interruption_ms.
+  await eventually(async () => (call.earpiece.queuedMs() > 500 ? true : undefined), 10_000)
+  void call.sendAudio(speech('two-phrases.wav', 300))
+  const end = await within(call.ended, 15_000)
+  t.not(end, 'timed out', 'the gateway ended the call')
+  if (end !== 'timed out') t.equal(end.by, 'server')
+  t.same(call.clears, [], 'the farewell was never cleared')
+  t.ok(call.marks.length > 0 && call.marks.every((m) => m.echoedAt !== undefined && !m.cleared), 'every mark played before the close')
+  const row = await endedRow()
+  t.equal(row.end_reason, 'hangup')
+})
+
+t.test("a backend's response.tts in reply to a data request is spoken", async (t) => {
+  backend.reply = (req) =>
+    req.json.type === 'data'
+      ? { kind: 'json', body: { type: 'response.tts', content: 'You pressed five, connecting you now.', turn_id: req.json.turn_id } }
+      : sse(req.json.turn_id, 'Hi.')
+  const { call, waitRequest } = await connect(withVad)
+  await waitRequest((j) => j.type === 'session.start')
+  await eventually(async () => (call.marks.length > 0 && call.earpiece.pendingMarks().length === 0 ? true : undefined), 10_000)
+  const heard = call.receivedAudio().length
+  call.sendDtmf('5')
+  await waitRequest((j) => j.type === 'data' && j.data?.dtmf === '5')
+  // The fake speaks 20 ms per character: ~0.75 s of mu-law, 8 bytes per ms.
+  await eventually(async () => (call.receivedAudio().length - heard > 4_000 ? true : undefined), 5_000)
+  t.pass('the data reply was spoken to the caller')
+  await call.hangup()
+})
