@@ -13,6 +13,7 @@ import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput,
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
+import type { LiveUsage } from './session-details.js'
 
 /** What a transport must offer the session. */
 export interface SessionTransport {
@@ -247,6 +248,17 @@ export class CallSession {
     return this.#transcriptWrites
   }
 
+  /** The usage so far, rounded as it is stored at the end: session details of a live session report it. */
+  usageSoFar(): LiveUsage {
+    const samples = this.usage.latencySamples
+    const latency = samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length
+    return {
+      transcriptionDurationSeconds: round(this.usage.transcriptionSeconds),
+      ttsDurationSeconds: round(this.usage.ttsSeconds),
+      latencyMs: latency === null ? null : round(latency),
+    }
+  }
+
   /** Ends the session once: stops timers, aborts work, persists, sends `session.end`, closes the transport. */
   end(reason: EndReason): Promise<void> {
     this.#ending ??= this.#finish(reason)
@@ -273,21 +285,9 @@ export class CallSession {
       }
     }
     await this.#transcriptWrites
-    const samples = this.usage.latencySamples
-    const latency = samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length
     let row: SessionRow | undefined
     try {
-      row = await endSession(
-        this.#deps.db,
-        this.row.id,
-        {
-          endReason: reason,
-          transcriptionDurationSeconds: round(this.usage.transcriptionSeconds),
-          ttsDurationSeconds: round(this.usage.ttsSeconds),
-          latencyMs: latency === null ? null : round(latency),
-        },
-        this.#deps.usageRatePerMinute,
-      )
+      row = await endSession(this.#deps.db, this.row.id, { endReason: reason, ...this.usageSoFar() }, this.#deps.usageRatePerMinute)
     } catch (e) {
       // The lease then expires and the sweeper ends the row: nothing stays "connected" forever.
       this.#deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')
