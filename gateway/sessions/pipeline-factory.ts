@@ -99,6 +99,7 @@ export async function startPipeline(input: {
   }
   const agent = createAgentStep(agentPlugin, {
     webhookSecret: input.webhookSecret,
+    sessionHeaders: config.session_webhook?.custom_headers,
     llm: { baseUrl: input.vendors.llm.url, apiKey: input.vendors.llm.apiKey },
     logger: log,
   })
@@ -110,7 +111,9 @@ export async function startPipeline(input: {
       conversationId: row.conversation_id,
       fromPhoneNumber: row.from_phone_number ?? undefined,
       toPhoneNumber: row.to_phone_number ?? undefined,
-      customMetadata: (row.metadata as Record<string, unknown> | null) ?? undefined,
+      // The SPEC's two names: session_webhook's custom_metadata, and the session's (authorization) metadata.
+      customMetadata: config.session_webhook?.custom_metadata,
+      metadata: (row.metadata as Record<string, unknown> | null) ?? {},
       history,
     },
     agent,

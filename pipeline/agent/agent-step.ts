@@ -24,7 +24,10 @@ export interface AgentContext {
   conversationId: string
   fromPhoneNumber?: string | undefined
   toPhoneNumber?: string | undefined
+  /** `session_webhook.custom_metadata`: the SPEC adds it to every webhook payload as `custom_metadata`. */
   customMetadata?: Record<string, unknown> | undefined
+  /** The session's metadata (the config's, the authorization's merged over it); sent as `metadata` (`{}` when none). */
+  metadata?: Record<string, unknown> | undefined
   /** The conversation so far, oldest first (includes earlier sessions of the conversation). */
   history: readonly HistoryItem[]
 }
