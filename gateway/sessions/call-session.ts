@@ -9,7 +9,14 @@ import { endSession } from '../store/session-states.js'
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput, VadFactory } from '../../pipeline/contract.js'
+import {
+  newTurnId,
+  type InputAudioFormat,
+  type OutputAudioFormat,
+  type PipelineEvent,
+  type PipelineInput,
+  type VadFactory,
+} from '../../pipeline/contract.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
@@ -85,6 +92,8 @@ export class CallSession {
   #pipeline: PipelineInput = NO_INPUT
   #closePipeline: () => void = () => undefined
   readonly usage: SessionUsage = { transcriptionSeconds: 0, ttsSeconds: 0, latencySamples: [] }
+  /** The welcome turn's id, named by both `session.start` webhooks (lifecycle and agent) before the turn begins. */
+  readonly welcomeTurnId = newTurnId('assistant')
   /** Resolves when the session has ended and its end was persisted. */
   readonly ended: Promise<EndReason>
   #resolveEnded!: (r: EndReason) => void
@@ -137,7 +146,7 @@ export class CallSession {
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
     s.#startTimers()
-    s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.#customMetadata))
+    s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
     if (transport.deliver !== undefined) await s.#startPipeline()
     return s
   }
@@ -155,6 +164,7 @@ export class CallSession {
         row: this.row,
         config: this.config,
         webhookSecret: this.webhookSecret,
+        welcomeTurnId: this.welcomeTurnId,
         audio: this.#transport.audio,
         vendors: this.#deps.vendors ?? NO_VENDORS,
         createVad: this.#deps.createVad,

@@ -7,6 +7,8 @@ t.test('message request: path, headers, independent signature check, body, reply
   const ctx = context({
     customMetadata: { plan: 'gold', n: 2 },
     metadata: { ticket: 'T-1' },
+    agentId: 'agt_1',
+    startedAt: '2026-01-01T00:00:00.000Z',
     fromPhoneNumber: '+15550001111',
     toPhoneNumber: '+15550002222',
   })
@@ -36,6 +38,7 @@ t.test('message request: path, headers, independent signature check, body, reply
   t.equal(
     Object.keys(JSON.parse(req.raw)).join(','),
     'type,session_id,conversation_id,turn_id,custom_metadata,metadata,text,from_phone_number,to_phone_number',
+    'agent_id and started_at go on session.start only',
   )
   t.equal(await req.closed, 'finished')
 })
@@ -63,6 +66,28 @@ t.test('welcome and data requests: types and bodies; optional fields left out, m
   })
   t.equal(req.headers.accept, 'application/json')
   t.ok(req.signatureValid)
+})
+
+t.test('session.start carries agent_id and started_at, as the lifecycle session.start does', async (t) => {
+  const { backend, step } = await webhookHarness(t)
+  const ctx = context({
+    agentId: 'agt_1',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    metadata: { ticket: 'T-1' },
+    customMetadata: { region: 'eu' },
+  })
+  await events(step, { kind: 'welcome', turnId: 'a1' }, ctx)
+  const body = JSON.parse((await backend.request(0)).raw)
+  t.same(body, {
+    type: 'session.start',
+    session_id: 'sess_1',
+    conversation_id: 'conv_1',
+    turn_id: 'a1',
+    agent_id: 'agt_1',
+    started_at: '2026-01-01T00:00:00.000Z',
+    custom_metadata: { region: 'eu' },
+    metadata: { ticket: 'T-1' },
+  })
 })
 
 t.test("session_webhook's custom headers go with agent requests; the step's own win a clash, whatever the case", async (t) => {

@@ -92,3 +92,29 @@ t.test('session_webhook custom_metadata and custom_headers reach agent webhooks;
   t.equal(lifecycleStart.headers['x-agent-key'], undefined, "the agent webhook's headers stay on agent requests")
   client.ws.close()
 })
+
+t.test('session.start: the welcome turn_id on both webhooks; the agent one carries agent_id, started_at, metadata', async (t) => {
+  backend.reply = (req) => ({
+    kind: 'sse',
+    steps: [
+      { data: { type: 'response.tts', content: 'welcome', turn_id: req.json?.turn_id } },
+      { data: { type: 'response.end', turn_id: req.json?.turn_id } },
+    ],
+  })
+  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
+  const conversation = auth.body.conversation_id
+  const client = await browser(auth.body.client_session_key)
+  const welcome = await client.waitFor((m) => m.type === 'turn.start' && m.role === 'assistant')
+  const agentStart = await agentRequest((r) => r.json?.type === 'session.start' && r.json.conversation_id === conversation)
+  const lifecycleStart = await receiver.waitFor((r) => r.json?.type === 'session.start' && r.json.conversation_id === conversation)
+  t.match(welcome.turn_id, /^assistant-/)
+  t.equal(agentStart.json.turn_id, welcome.turn_id, 'agent webhook: the welcome turn')
+  t.equal(lifecycleStart.json.turn_id, welcome.turn_id, 'lifecycle webhook: the same welcome turn')
+  t.equal(agentStart.json.session_id, lifecycleStart.json.session_id)
+  t.equal(agentStart.json.agent_id, agent.id)
+  t.equal(agentStart.json.started_at, lifecycleStart.json.started_at)
+  t.ok(Number.isFinite(Date.parse(agentStart.json.started_at)), 'started_at is an ISO timestamp')
+  t.same(agentStart.json.metadata, {}, 'metadata is an object even when none was given')
+  t.same(lifecycleStart.json.metadata, {})
+  client.ws.close()
+})
