@@ -108,7 +108,11 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
   const v1 = new Router<ApiState>()
   v1.use('/v1', requireApiKey(store.db))
   // Fixed paths (/v1/agents/web/...) are registered before /v1/agents/:agent_id so they win.
-  const sessionRoutes = sessionsRouter({ db: store.db, allowInsecureWebhooks: config.allowInsecureWebhooks })
+  const sessionRoutes = sessionsRouter({
+    db: store.db,
+    allowInsecureWebhooks: config.allowInsecureWebhooks,
+    liveUsage: (id) => sessions.live.get(id)?.usageSoFar(),
+  })
   const agents = agentsRouter({ db: store.db, vendors: vendorCaps(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
   const outbound = outboundCallsRouter({ calls: path.calls, publicUrl: config.publicUrl })

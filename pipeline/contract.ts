@@ -13,4 +13,5 @@ export type { CompletedTurn, PipelineEvent, PipelineHooks, PipelineInput, TurnLa
 export type { AudioFormat, InputAudioFormat, OutputAudioFormat } from './audio/audio-format.js'
 export type { VadFactory } from './voice/caller-audio.js'
 export { VoicePipeline, type VoicePipelineDeps } from './voice/voice-pipeline.js'
+export { newTurnId } from './voice/turn-ids.js'
 export type { HistoryItem } from './agent/agent-step.js'

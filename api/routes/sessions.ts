@@ -5,7 +5,7 @@ import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
 import { authorizeSession } from '../../gateway/sessions/authorize.js'
 import { getSessionRow, sessionTranscript } from '../../gateway/store/sessions.js'
-import { sessionDetails } from '../../gateway/sessions/session-details.js'
+import { sessionDetails, type LiveUsage } from '../../gateway/sessions/session-details.js'
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
@@ -22,8 +22,15 @@ const authorizeSchema = z.strictObject({
 /** Largest authorization metadata, serialised; it travels in every webhook. */
 const MAX_METADATA_BYTES = 16 * 1024
 
+/** What the sessions routes need; `liveUsage` reads a session running on this process (undefined otherwise). */
+export interface SessionsRouterDeps {
+  db: Kysely<Database>
+  allowInsecureWebhooks: boolean
+  liveUsage?: ((sessionId: string) => LiveUsage | undefined) | undefined
+}
+
 /** authorize_session and session details. */
-export function sessionsRouter(deps: { db: Kysely<Database>; allowInsecureWebhooks: boolean }): Router<ApiState> {
+export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
   const { db } = deps
   const r = new Router<ApiState>()
 
@@ -51,7 +58,9 @@ export function sessionsRouter(deps: { db: Kysely<Database>; allowInsecureWebhoo
     const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
     const row = await getSessionRow(db, ctx.state.organizationId, agent_id, session_id)
     if (row === undefined) throw voxError('session_not_found')
-    ctx.body = sessionDetails(row, await sessionTranscript(db, row.id))
+    // Read the live figures after the transcript, so they are at least as recent as the stored turns.
+    const transcript = await sessionTranscript(db, row.id)
+    ctx.body = sessionDetails(row, transcript, { live: deps.liveUsage?.(row.id) })
   })
 
   return r

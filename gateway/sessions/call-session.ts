@@ -9,10 +9,18 @@ import { endSession } from '../store/session-states.js'
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput, VadFactory } from '../../pipeline/contract.js'
+import {
+  newTurnId,
+  type InputAudioFormat,
+  type OutputAudioFormat,
+  type PipelineEvent,
+  type PipelineInput,
+  type VadFactory,
+} from '../../pipeline/contract.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
+import type { LiveUsage } from './session-details.js'
 
 /** What a transport must offer the session. */
 export interface SessionTransport {
@@ -84,6 +92,8 @@ export class CallSession {
   #pipeline: PipelineInput = NO_INPUT
   #closePipeline: () => void = () => undefined
   readonly usage: SessionUsage = { transcriptionSeconds: 0, ttsSeconds: 0, latencySamples: [] }
+  /** The welcome turn's id, named by both `session.start` webhooks (lifecycle and agent) before the turn begins. */
+  readonly welcomeTurnId = newTurnId('assistant')
   /** Resolves when the session has ended and its end was persisted. */
   readonly ended: Promise<EndReason>
   #resolveEnded!: (r: EndReason) => void
@@ -136,7 +146,7 @@ export class CallSession {
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
     s.#startTimers()
-    s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.#customMetadata))
+    s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
     if (transport.deliver !== undefined) await s.#startPipeline()
     return s
   }
@@ -154,6 +164,7 @@ export class CallSession {
         row: this.row,
         config: this.config,
         webhookSecret: this.webhookSecret,
+        welcomeTurnId: this.welcomeTurnId,
         audio: this.#transport.audio,
         vendors: this.#deps.vendors ?? NO_VENDORS,
         createVad: this.#deps.createVad,
@@ -247,6 +258,17 @@ export class CallSession {
     return this.#transcriptWrites
   }
 
+  /** The usage so far, rounded as it is stored at the end: session details of a live session report it. */
+  usageSoFar(): LiveUsage {
+    const samples = this.usage.latencySamples
+    const latency = samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length
+    return {
+      transcriptionDurationSeconds: round(this.usage.transcriptionSeconds),
+      ttsDurationSeconds: round(this.usage.ttsSeconds),
+      latencyMs: latency === null ? null : round(latency),
+    }
+  }
+
   /** Ends the session once: stops timers, aborts work, persists, sends `session.end`, closes the transport. */
   end(reason: EndReason): Promise<void> {
     this.#ending ??= this.#finish(reason)
@@ -273,21 +295,9 @@ export class CallSession {
       }
     }
     await this.#transcriptWrites
-    const samples = this.usage.latencySamples
-    const latency = samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length
     let row: SessionRow | undefined
     try {
-      row = await endSession(
-        this.#deps.db,
-        this.row.id,
-        {
-          endReason: reason,
-          transcriptionDurationSeconds: round(this.usage.transcriptionSeconds),
-          ttsDurationSeconds: round(this.usage.ttsSeconds),
-          latencyMs: latency === null ? null : round(latency),
-        },
-        this.#deps.usageRatePerMinute,
-      )
+      row = await endSession(this.#deps.db, this.row.id, { endReason: reason, ...this.usageSoFar() }, this.#deps.usageRatePerMinute)
     } catch (e) {
       // The lease then expires and the sweeper ends the row: nothing stays "connected" forever.
       this.#deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')

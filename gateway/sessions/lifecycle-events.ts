@@ -11,11 +11,16 @@ function common(row: SessionRow, customMetadata: Record<string, unknown> | undef
   }
 }
 
-/** `session.start` for the session webhook. */
-export function sessionStartEvent(row: SessionRow, customMetadata: Record<string, unknown> | undefined) {
+/**
+ * `session.start` for the session webhook. `turn_id` is the welcome turn's, the one the agent webhook's
+ * `session.start` and the client's assistant `turn.start` carry (if the agent does not speak first, no turn
+ * follows with it).
+ */
+export function sessionStartEvent(row: SessionRow, welcomeTurnId: string, customMetadata: Record<string, unknown> | undefined) {
   return {
     type: 'session.start' as const,
     ...common(row, customMetadata),
+    turn_id: welcomeTurnId,
     agent_id: row.agent_id,
     started_at: row.started_at?.toISOString() ?? null,
     metadata: row.metadata ?? {},

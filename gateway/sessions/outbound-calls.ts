@@ -8,7 +8,8 @@ import { voxError } from '../../core/errors.js'
 import { normalisePhoneNumber, type NormalisedNumber } from '../../core/phone.js'
 import { getAgentRow } from '../store/agents.js'
 import { setCallSid } from '../store/carrier-calls.js'
-import { getCarrierCredentials } from '../store/organizations.js'
+import { carrierCredentials, getOrganizationRow } from '../store/organizations.js'
+import { liveLeases } from '../store/leases.js'
 import { findPhoneNumber } from '../store/phone-numbers.js'
 import { authorizeSession } from './authorize.js'
 import type { CallDeps } from './call-deps.js'
@@ -36,10 +37,12 @@ export type OutboundCallResult =
   | { readonly ok: false; readonly refusal: 'carrier_refused'; readonly cause: unknown }
 
 /**
- * Places an outbound call. A request that cannot be placed throws a registered error, as authorize_session
- * does (invalid_phone_number, invalid_agent_id, phone_number_not_assigned, carrier_not_configured,
- * shutting_down, insufficient_balance, concurrency_limit, ...). When the carrier refuses to dial, the session
- * ends at once (`carrier_error`, its slot released) and the refusal is returned.
+ * Places an outbound call. A request that cannot be placed throws a registered error, checked in this order:
+ * the request (invalid_phone_number, invalid_agent_id, phone_number_not_assigned), the process
+ * (shutting_down), the account (insufficient_balance, then concurrency_limit), its setup
+ * (carrier_not_configured), then the agent's config at authorization (validation_failed, bad_request when
+ * carrier clients are off). When the carrier refuses to dial, the session ends at once (`carrier_error`, its
+ * slot released) and the refusal is returned.
  */
 export async function placeOutboundCall(
   deps: Pick<
@@ -56,14 +59,23 @@ export async function placeOutboundCall(
   if (assignment === undefined || assignment.agent_id !== agent.id) {
     throw voxError('phone_number_not_assigned', `from_phone_number ${from.e164} is not assigned to agent ${agent.id}`)
   }
-  const credentials = await getCarrierCredentials(deps.db, request.organizationId)
+  if (deps.sessions.isDraining) throw voxError('shutting_down')
+  const org = await getOrganizationRow(deps.db, request.organizationId)
+  if (org === undefined) throw voxError('invalid_api_key')
+  // What the account allows is said before what its setup lacks: an organization that may not call at all
+  // hears 402 or 429, not a setup error it would fix in vain. authorizeSession checks both again, the limit in
+  // the transaction that takes the slot, so this early look decides only which error comes first.
+  if (org.balance !== null && Number(org.balance) <= 0) throw voxError('insufficient_balance')
+  if (org.max_concurrent_sessions !== null && (await liveLeases(deps.db, org.id)) >= org.max_concurrent_sessions) {
+    throw voxError('concurrency_limit')
+  }
+  const credentials = carrierCredentials(org)
   if (credentials === undefined) {
     throw voxError(
       'carrier_not_configured',
       'carrier credentials are not configured for this organization: store them with PUT /admin/v1/organizations/{id}/carrier',
     )
   }
-  if (deps.sessions.isDraining) throw voxError('shutting_down')
 
   const auth = await authorizeSession(
     deps.db,

@@ -79,6 +79,8 @@ export async function startPipeline(input: {
   row: SessionRow
   config: PipelineConfig
   webhookSecret: string
+  /** The id the welcome turn takes (the session's lifecycle `session.start` already named it). */
+  welcomeTurnId: string
   audio: { input: InputAudioFormat; output: OutputAudioFormat } | undefined
   vendors: VendorEndpoints
   createVad?: VadFactory | undefined
@@ -99,6 +101,7 @@ export async function startPipeline(input: {
   }
   const agent = createAgentStep(agentPlugin, {
     webhookSecret: input.webhookSecret,
+    sessionHeaders: config.session_webhook?.custom_headers,
     llm: { baseUrl: input.vendors.llm.url, apiKey: input.vendors.llm.apiKey },
     logger: log,
   })
@@ -108,12 +111,17 @@ export async function startPipeline(input: {
     context: {
       sessionId: row.id,
       conversationId: row.conversation_id,
+      agentId: row.agent_id,
+      startedAt: row.started_at?.toISOString(),
       fromPhoneNumber: row.from_phone_number ?? undefined,
       toPhoneNumber: row.to_phone_number ?? undefined,
-      customMetadata: (row.metadata as Record<string, unknown> | null) ?? undefined,
+      // The SPEC's two names: session_webhook's custom_metadata, and the session's (authorization) metadata.
+      customMetadata: config.session_webhook?.custom_metadata,
+      metadata: (row.metadata as Record<string, unknown> | null) ?? {},
       history,
     },
     agent,
+    welcomeTurnId: input.welcomeTurnId,
     stt: input.audio ? sttFor(config, input.vendors, input.audio.input, signal, log) : undefined,
     tts: input.audio ? ttsFor(config, input.vendors, input.audio.output, signal, log) : undefined,
     createVad: input.createVad,

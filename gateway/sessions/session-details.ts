@@ -18,7 +18,7 @@ export interface SessionDetails {
   started_at: string | null
   ended_at: string | null
   duration_ms: number | null
-  metadata: Record<string, unknown> | null
+  metadata: Record<string, unknown>
   from_phone_number: string | null
   from_phone_country: string | null
   to_phone_number: string | null
@@ -35,8 +35,33 @@ export interface SessionDetails {
   call_status: string | null
 }
 
-/** Maps a stored session and its transcript to the details the API returns. */
-export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[], recordingUrl?: string): SessionDetails {
+/** The figures of a session still running on this process, as its CallSession counts them. */
+export interface LiveUsage {
+  transcriptionDurationSeconds: number
+  ttsDurationSeconds: number
+  /** Mean latency of the turns so far; null before the first. */
+  latencyMs: number | null
+}
+
+/** What the details of a running session are computed with; both are optional. */
+export interface DetailsOptions {
+  /** The live figures when the session runs on this process. */
+  live?: LiveUsage | undefined
+  /** The clock a running session's duration is counted to. */
+  now?: Date | undefined
+  recordingUrl?: string | undefined
+}
+
+/**
+ * Maps a stored session and its transcript to the details the API returns. A session that is still connected
+ * reports its figures so far: the duration to now, the live usage when it runs on this process, and otherwise
+ * what its rows hold (the mean latency of the stored turns; speech seconds only the owning process knows).
+ */
+export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[], options: DetailsOptions = {}): SessionDetails {
+  const running = row.status === 'connected' && row.ended_at === null
+  const live = running ? options.live : undefined
+  const now = options.now ?? new Date()
+  const runningFor = running && row.started_at !== null ? Math.max(0, now.getTime() - row.started_at.getTime()) : null
   return {
     session_id: row.id,
     agent_id: row.agent_id,
@@ -44,17 +69,17 @@ export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[]
     status: row.status,
     started_at: row.started_at?.toISOString() ?? null,
     ended_at: row.ended_at?.toISOString() ?? null,
-    duration_ms: row.duration_ms,
-    metadata: (row.metadata as Record<string, unknown> | null) ?? null,
+    duration_ms: row.duration_ms ?? runningFor,
+    metadata: (row.metadata as Record<string, unknown> | null) ?? {},
     from_phone_number: row.from_phone_number,
     from_phone_country: row.from_phone_country,
     to_phone_number: row.to_phone_number,
     to_phone_country: row.to_phone_country,
     ip_address: row.ip_address,
     country_code: row.country_code,
-    transcription_duration_seconds: row.transcription_duration_seconds,
-    tts_duration_seconds: row.tts_duration_seconds,
-    latency_ms: row.latency_ms,
+    transcription_duration_seconds: row.transcription_duration_seconds ?? live?.transcriptionDurationSeconds ?? null,
+    tts_duration_seconds: row.tts_duration_seconds ?? live?.ttsDurationSeconds ?? null,
+    latency_ms: row.latency_ms ?? (running ? (live?.latencyMs ?? meanLatency(transcript)) : null),
     transcript: transcript.map((t) => ({
       timestamp: t.timestamp.toISOString(),
       user_message: t.user_message,
@@ -62,8 +87,15 @@ export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[]
       latency_ms: t.latency_ms,
     })),
     recording_status: row.recording_status,
-    ...(row.recording_status === 'completed' && recordingUrl !== undefined && { recording_url: recordingUrl }),
+    ...(row.recording_status === 'completed' && options.recordingUrl !== undefined && { recording_url: options.recordingUrl }),
     end_reason: row.end_reason,
     call_status: row.call_status,
   }
+}
+
+/** Mean latency of the stored turns that have one, rounded as a finished session's is; null when none has. */
+function meanLatency(transcript: TranscriptEntryRow[]): number | null {
+  const samples = transcript.flatMap((t) => (t.latency_ms === null ? [] : [t.latency_ms]))
+  if (samples.length === 0) return null
+  return Math.round((samples.reduce((a, b) => a + b, 0) / samples.length) * 1000) / 1000
 }

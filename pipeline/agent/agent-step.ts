@@ -24,7 +24,14 @@ export interface AgentContext {
   conversationId: string
   fromPhoneNumber?: string | undefined
   toPhoneNumber?: string | undefined
+  /** The agent answering; sent on `session.start`, as the lifecycle webhook's `agent_id`. */
+  agentId?: string | undefined
+  /** When the session started (ISO 8601); sent on `session.start`, as the lifecycle webhook's `started_at`. */
+  startedAt?: string | undefined
+  /** `session_webhook.custom_metadata`: the SPEC adds it to every webhook payload as `custom_metadata`. */
   customMetadata?: Record<string, unknown> | undefined
+  /** The session's metadata (the config's, the authorization's merged over it); sent as `metadata` (`{}` when none). */
+  metadata?: Record<string, unknown> | undefined
   /** The conversation so far, oldest first (includes earlier sessions of the conversation). */
   history: readonly HistoryItem[]
 }

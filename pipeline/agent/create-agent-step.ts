@@ -13,6 +13,8 @@ export type AgentPluginConfig = PluginOf<'agent.llm'> | PluginOf<'agent.webhook'
 export interface AgentStepDeps {
   /** The agent's `webhook_secret` (signs `agent.webhook` requests). */
   webhookSecret: string
+  /** `session_webhook.custom_headers`, sent with `agent.webhook` requests too (the SPEC: every webhook request). */
+  sessionHeaders?: Record<string, string> | undefined
   /** The OpenAI-compatible endpoint of `agent.llm` provider `openai`; without a key the scripted agent stands in. */
   llm: { baseUrl: string; apiKey: string | undefined }
   logger?: PipelineLogger | undefined
@@ -28,7 +30,12 @@ export interface AgentStepDeps {
 export function createAgentStep(plugin: AgentPluginConfig, deps: AgentStepDeps): AgentStep {
   const logger = deps.logger ?? silentLogger
   if (plugin.use === 'agent.webhook') {
-    return new WebhookAgentStep(plugin.options, { webhookSecret: deps.webhookSecret, logger, fetch: deps.fetch })
+    return new WebhookAgentStep(plugin.options, {
+      webhookSecret: deps.webhookSecret,
+      sessionHeaders: deps.sessionHeaders,
+      logger,
+      fetch: deps.fetch,
+    })
   }
   const options = plugin.options
   if (options.provider === 'openai') {

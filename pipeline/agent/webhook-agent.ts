@@ -28,6 +28,11 @@ export const WEBHOOK_REPLY_LIMITS: Readonly<WebhookReplyLimits> = {
 export interface WebhookAgentDeps extends HttpAgentStepDeps<WebhookReplyLimits> {
   /** The agent's `webhook_secret`, which signs every request. */
   webhookSecret: string
+  /**
+   * `session_webhook.custom_headers`, which the SPEC sends with every webhook request, agent requests included.
+   * The step's own `custom_headers` win a clash: they were set for this endpoint.
+   */
+  sessionHeaders?: Record<string, string> | undefined
 }
 
 const FAILURE_CODES: ExchangeFailureCodes = {
@@ -56,11 +61,13 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
   readonly handles: ReadonlySet<AgentRequest['kind']>
   readonly #options: AgentWebhookOptions
   readonly #secret: string
+  readonly #customHeaders: Record<string, string>
 
   constructor(options: AgentWebhookOptions, deps: WebhookAgentDeps) {
     super(deps, WEBHOOK_REPLY_LIMITS)
     this.#options = options
     this.#secret = deps.webhookSecret
+    this.#customHeaders = withHeaders(deps.sessionHeaders, options.custom_headers)
     // The option names are the request kinds: `welcome`, `message`, `data`.
     this.handles = new Set<AgentRequest['kind']>(options.events)
   }
@@ -73,7 +80,7 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
     const log: Log = (level, fields, message) => this.logger[level]({ ...base, ...fields }, message)
     const body = JSON.stringify(webhookRequestBody(request, context))
     const acceptType = request.kind === 'data' ? 'application/json' : 'text/event-stream'
-    const headers = signedHeaders(this.#secret, body, this.#options.custom_headers, { accept: acceptType })
+    const headers = signedHeaders(this.#secret, body, this.#customHeaders, { accept: acceptType })
     yield* this.exchange(
       {
         url: this.#options.url,
@@ -197,6 +204,14 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
     // A JSON reply is complete by construction: its end is the end of the turn.
     yield { type: 'end' }
   }
+}
+
+/** `base` with `over` laid on top; names compare case-insensitively, as HTTP's do, so a clash sends one header. */
+function withHeaders(base: Record<string, string> | undefined, over: Record<string, string> | undefined): Record<string, string> {
+  const overridden = new Set(Object.keys(over ?? {}).map((name) => name.toLowerCase()))
+  const merged: Record<string, string> = {}
+  for (const [name, value] of Object.entries(base ?? {})) if (!overridden.has(name.toLowerCase())) merged[name] = value
+  return Object.assign(merged, over)
 }
 
 /** The event to yield for a decoded backend event, or undefined to skip it (empty text); logs what it repairs. */

@@ -13,7 +13,12 @@ export interface WebhookRequestBody {
   session_id: string
   conversation_id: string
   turn_id: string
+  /** `session.start` only, as on the lifecycle webhook. */
+  agent_id?: string
+  /** `session.start` only, as on the lifecycle webhook. */
+  started_at?: string
   custom_metadata?: Record<string, unknown>
+  metadata: Record<string, unknown>
   text?: string
   data?: unknown
   from_phone_number?: string
@@ -21,17 +26,23 @@ export interface WebhookRequestBody {
 }
 
 /**
- * The body the customer backend receives for a request: the common fields, then `text` (message) or `data`
- * (data), then the phone numbers on telephony sessions. Absent optional fields are left out, never sent as null.
+ * The body the customer backend receives for a request: the common fields (`session.start` adds `agent_id` and
+ * `started_at`, as its lifecycle twin does), `custom_metadata` (session_webhook's) when configured, the session's
+ * `metadata`, then `text` (message) or `data` (data), then the phone numbers on telephony sessions. Absent
+ * optional fields are left out, never sent as null; `metadata` is always an object, as on lifecycle webhooks.
  */
 export function webhookRequestBody(request: AgentRequest, context: AgentContext): WebhookRequestBody {
+  const welcome = request.kind === 'welcome'
   const body: WebhookRequestBody = {
     type: WEBHOOK_REQUEST_TYPES[request.kind],
     session_id: context.sessionId,
     conversation_id: context.conversationId,
     turn_id: request.turnId,
+    ...(welcome && context.agentId !== undefined && { agent_id: context.agentId }),
+    ...(welcome && context.startedAt !== undefined && { started_at: context.startedAt }),
+    ...(context.customMetadata !== undefined && { custom_metadata: context.customMetadata }),
+    metadata: context.metadata ?? {},
   }
-  if (context.customMetadata !== undefined) body.custom_metadata = context.customMetadata
   if (request.kind === 'message') body.text = request.text
   // A data request always carries `data`; JSON has no undefined, so a missing value is sent as null.
   if (request.kind === 'data') body.data = request.data ?? null

@@ -22,6 +22,8 @@ export interface VoicePipelineDeps {
   audio: { input: InputAudioFormat; output: OutputAudioFormat } | undefined
   context: Omit<AgentContext, 'history'> & { history: HistoryItem[] }
   agent: AgentStep
+  /** The welcome turn's id, chosen by the session so its lifecycle `session.start` names the same turn; default: a new one. */
+  welcomeTurnId?: string | undefined
   /** The STT stream, or undefined when no vendor key is configured (typed text, DTMF and data still work). */
   stt: SttStream | undefined
   tts: TtsStream | undefined
@@ -137,7 +139,8 @@ export class VoicePipeline implements PipelineInput {
         'speech synthesis',
       ).then(() => this.#replies.ttsEnded())
     }
-    if (this.#deps.agent.handles.has('welcome')) this.#startAssistant({ kind: 'welcome', turnId: newTurnId('assistant') }, null, undefined)
+    if (this.#deps.agent.handles.has('welcome'))
+      this.#startAssistant({ kind: 'welcome', turnId: this.#deps.welcomeTurnId ?? newTurnId('assistant') }, null, undefined)
   }
 
   // ---- PipelineInput -------------------------------------------------------------------------------------

@@ -6,6 +6,9 @@ t.test('message request: path, headers, independent signature check, body, reply
   const { backend, step } = await webhookHarness(t, { custom_headers: { 'X-Api-Token': 'tok_123', 'X-Tenant': 'acme' } })
   const ctx = context({
     customMetadata: { plan: 'gold', n: 2 },
+    metadata: { ticket: 'T-1' },
+    agentId: 'agt_1',
+    startedAt: '2026-01-01T00:00:00.000Z',
     fromPhoneNumber: '+15550001111',
     toPhoneNumber: '+15550002222',
   })
@@ -27,18 +30,20 @@ t.test('message request: path, headers, independent signature check, body, reply
     conversation_id: 'conv_1',
     turn_id: 't1',
     custom_metadata: { plan: 'gold', n: 2 },
+    metadata: { ticket: 'T-1' },
     text: 'Hello there',
     from_phone_number: '+15550001111',
     to_phone_number: '+15550002222',
   })
   t.equal(
     Object.keys(JSON.parse(req.raw)).join(','),
-    'type,session_id,conversation_id,turn_id,custom_metadata,text,from_phone_number,to_phone_number',
+    'type,session_id,conversation_id,turn_id,custom_metadata,metadata,text,from_phone_number,to_phone_number',
+    'agent_id and started_at go on session.start only',
   )
   t.equal(await req.closed, 'finished')
 })
 
-t.test('welcome and data requests: types and bodies; optional fields left out', async (t) => {
+t.test('welcome and data requests: types and bodies; optional fields left out, metadata always an object', async (t) => {
   const { backend, step, script } = await webhookHarness(t)
   await events(step, { kind: 'welcome', turnId: 'a1' }, context())
   t.same(JSON.parse((await backend.request(0)).raw), {
@@ -46,12 +51,56 @@ t.test('welcome and data requests: types and bodies; optional fields left out', 
     session_id: 'sess_1',
     conversation_id: 'conv_1',
     turn_id: 'a1',
+    metadata: {},
   })
   script({ kind: 'json', body: {} })
   await events(step, { kind: 'data', turnId: 'd1', data: { button: 'yes' } }, context())
   const req = await backend.request(1)
-  t.same(JSON.parse(req.raw), { type: 'data', session_id: 'sess_1', conversation_id: 'conv_1', turn_id: 'd1', data: { button: 'yes' } })
+  t.same(JSON.parse(req.raw), {
+    type: 'data',
+    session_id: 'sess_1',
+    conversation_id: 'conv_1',
+    turn_id: 'd1',
+    metadata: {},
+    data: { button: 'yes' },
+  })
   t.equal(req.headers.accept, 'application/json')
+  t.ok(req.signatureValid)
+})
+
+t.test('session.start carries agent_id and started_at, as the lifecycle session.start does', async (t) => {
+  const { backend, step } = await webhookHarness(t)
+  const ctx = context({
+    agentId: 'agt_1',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    metadata: { ticket: 'T-1' },
+    customMetadata: { region: 'eu' },
+  })
+  await events(step, { kind: 'welcome', turnId: 'a1' }, ctx)
+  const body = JSON.parse((await backend.request(0)).raw)
+  t.same(body, {
+    type: 'session.start',
+    session_id: 'sess_1',
+    conversation_id: 'conv_1',
+    turn_id: 'a1',
+    agent_id: 'agt_1',
+    started_at: '2026-01-01T00:00:00.000Z',
+    custom_metadata: { region: 'eu' },
+    metadata: { ticket: 'T-1' },
+  })
+})
+
+t.test("session_webhook's custom headers go with agent requests; the step's own win a clash, whatever the case", async (t) => {
+  const { backend, step } = await webhookHarness(
+    t,
+    { custom_headers: { 'x-tenant': 'from-agent', 'X-Agent': 'a' } },
+    { sessionHeaders: { 'X-Tenant': 'from-session', 'X-Session': 's' } },
+  )
+  await events(step, MESSAGE, context())
+  const req = await backend.request(0)
+  t.equal(req.headers['x-tenant'], 'from-agent', "one header, the step's value")
+  t.equal(req.headers['x-agent'], 'a')
+  t.equal(req.headers['x-session'], 's')
   t.ok(req.signatureValid)
 })
 

@@ -110,6 +110,33 @@ t.test('402 with no balance', async (t) => {
   t.equal(r.body.error, 'insufficient balance')
 })
 
+t.test('check order: request 400s, then balance 402 and concurrency 429, then missing carrier credentials', async (t) => {
+  const api = await startApi(t)
+  const broke = await newTenant(c, { balance: 0 })
+  const body = { from_phone_number: broke.number, to_phone_number: CALLEE }
+  const poor = await initiate(broke, body)
+  t.equal(poor.status, 402, 'no balance and no credentials: the balance answers')
+  t.match(poor.body, { code: 'insufficient_balance', error: 'insufficient balance' })
+  const unassigned = await initiate(broke, { from_phone_number: newNumber(), to_phone_number: CALLEE })
+  t.equal(unassigned.status, 400, 'a wrong request is still 400 before the balance')
+  t.equal(unassigned.body.code, 'phone_number_not_assigned')
+  const full = await newTenant(c, { limit: 0 })
+  const busy = await initiate(full, { from_phone_number: full.number, to_phone_number: CALLEE })
+  t.equal(busy.status, 429, 'no free slot and no credentials: the limit answers')
+  t.match(busy.body, { code: 'concurrency_limit', error: 'concurrent session limit reached' })
+  const fine = await newTenant(c)
+  const noCreds = await initiate(fine, { from_phone_number: fine.number, to_phone_number: CALLEE })
+  t.equal(noCreds.status, 400, 'balance and a slot, no credentials')
+  t.equal(noCreds.body.code, 'carrier_not_configured')
+  const rows = await c.gw.store.db
+    .selectFrom('sessions')
+    .select('id')
+    .where('agent_id', 'in', [broke.agentId, full.agentId, fine.agentId])
+    .execute()
+  t.same(rows, [], 'no refused request left a session behind')
+  t.equal(api.requests.length, 0, 'nothing reached the carrier')
+})
+
 t.test('429: a ringing call holds its slot; a call that is not answered frees it', async (t) => {
   const api = await startApi(t)
   api.outcome = { kind: 'manual' }
