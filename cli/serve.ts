@@ -1,6 +1,7 @@
 import { loadConfig, ConfigError, type GatewayConfig } from '../gateway/config.js'
 import { createLogger } from '../core/log.js'
 import { openStore } from '../gateway/store/database.js'
+import { defaultPgliteTemplateDir } from '../gateway/store/pglite-template.js'
 import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
 
@@ -18,7 +19,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   }
   const log = createLogger(config.logLevel)
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
   const first = await bootstrap(store.db)
   if (first.createdOrganization) process.stdout.write(`${firstStartMessage(first.createdOrganization, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log })
