@@ -4,6 +4,7 @@ import { openStore } from '../gateway/store/database.js'
 import { defaultPgliteTemplateDir } from '../gateway/store/pglite-template.js'
 import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
+import { warmUpSpeech } from '../gateway/warm-up.js'
 
 /** `voxgate serve`: loads config, opens the store, migrates, seeds, listens; SIGTERM/SIGINT drain and exit. */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -24,6 +25,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   if (first.createdOrganization) process.stdout.write(`${firstStartMessage(first.createdOrganization, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log })
   log.info({ url: gateway.url, public_url: config.publicUrl }, 'voxgate listening')
+  void warmUpSpeech(log)
 
   return new Promise<number>((resolve) => {
     let stopping = false
