@@ -126,8 +126,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { compiled, removed } = await ensureBuilt({ clean: process.argv.includes('--clean') })
   console.log(`dist/: compiled ${compiled} files, removed ${removed} (${Math.round(performance.now() - started)} ms)`)
   const templateStarted = performance.now()
-  const template = await ensureTemplate()
-  if (template !== undefined) {
-    console.log(`PGlite template: ${relative(root, template)} (${Math.round(performance.now() - templateStarted)} ms)`)
+  try {
+    const template = await ensureTemplate()
+    if (template !== undefined) {
+      console.log(`PGlite template: ${relative(root, template)} (${Math.round(performance.now() - templateStarted)} ms)`)
+    }
+  } catch (error) {
+    // Not fatal for an install: the first start then runs initdb itself (slower, same result).
+    console.warn(`PGlite template not made: ${error instanceof Error ? error.message : String(error)}`)
   }
 }
