@@ -15,6 +15,7 @@ const benches: BenchEntry[] = [
   { name: 'vad-rate', load: () => import('./vad-rate.bench.js') },
   { name: 'carrier-calls', load: () => import('./carrier-calls.bench.js') },
   { name: 'pipeline-latency', load: () => import('./pipeline-latency.bench.js') },
+  { name: 'startup', load: () => import('./startup.bench.js') },
 ]
 
 function printTable(rows: BenchRow[]): void {

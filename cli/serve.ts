@@ -1,8 +1,10 @@
 import { loadConfig, ConfigError, type GatewayConfig } from '../gateway/config.js'
 import { createLogger } from '../core/log.js'
 import { openStore } from '../gateway/store/database.js'
+import { defaultPgliteTemplateDir } from '../gateway/store/pglite-template.js'
 import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
+import { warmUpSpeech } from '../gateway/warm-up.js'
 
 /** `voxgate serve`: loads config, opens the store, migrates, seeds, listens; SIGTERM/SIGINT drain and exit. */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -18,11 +20,12 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   }
   const log = createLogger(config.logLevel)
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
   const first = await bootstrap(store.db)
   if (first.createdOrganization) process.stdout.write(`${firstStartMessage(first.createdOrganization, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log })
   log.info({ url: gateway.url, public_url: config.publicUrl }, 'voxgate listening')
+  void warmUpSpeech(log)
 
   return new Promise<number>((resolve) => {
     let stopping = false

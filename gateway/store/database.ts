@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 import { migrateToLatest } from './migrate.js'
+import { copyPgliteTemplate, ensurePgliteTemplate } from './pglite-template.js'
 
 /** An open store: the Kysely handle and how to close it. */
 export interface Store {
@@ -20,14 +21,36 @@ export interface StoreOptions {
   dataDir: string
   /** Pool size for the server dialect. */
   poolSize?: number
+  /**
+   * Folder of PGlite templates (see pglite-template.ts): a new embedded database is copied from the one there
+   * instead of running initdb, and the template is made first when it is missing. Unset: PGlite runs initdb.
+   */
+  pgliteTemplateDir?: string | undefined
 }
 
 // Postgres int8 (count(*), bigserial) comes back as a string from `pg`; our counts and ids fit in a double.
 pg.types.setTypeParser(20, (v: string) => Number(v))
 
-async function pgliteDialect(dataDir: string): Promise<{ dialect: Dialect; close: () => Promise<void> }> {
+/** True when `dataDir` holds nothing yet: PGlite would run initdb there. */
+function isNewDataDir(dataDir: string): boolean {
+  if (existsSync(join(dataDir, 'PG_VERSION'))) return false
+  return !existsSync(dataDir) || readdirSync(dataDir).length === 0
+}
+
+async function pgliteDialect(dataDir: string, templateDir: string | undefined): Promise<{ dialect: Dialect; close: () => Promise<void> }> {
   // PGlite is loaded lazily: a server deployment never pays for the WASM module.
-  const [{ PGlite }, { PGliteDialect }] = await Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')])
+  const loading = Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')])
+  // Awaited below; until then a failed import must not count as an unhandled rejection.
+  loading.catch(() => undefined)
+  if (templateDir !== undefined && isNewDataDir(dataDir)) {
+    // Any failure here (a read-only install folder, a full disk) only costs time: PGlite then runs initdb itself.
+    try {
+      copyPgliteTemplate(await ensurePgliteTemplate(templateDir), dataDir)
+    } catch {
+      // PGlite makes the database from scratch below.
+    }
+  }
+  const [{ PGlite }, { PGliteDialect }] = await loading
   // PGlite creates only the last folder level itself.
   mkdirSync(dirname(dataDir), { recursive: true })
   const client = await PGlite.create(dataDir)
@@ -45,7 +68,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dialect = new PostgresDialect({ pool })
     kind = 'pg'
   } else {
-    dialect = (await pgliteDialect(`${options.dataDir}/pg`)).dialect
+    dialect = (await pgliteDialect(`${options.dataDir}/pg`, options.pgliteTemplateDir)).dialect
     kind = 'pglite'
   }
   const db = new Kysely<Database>({ dialect })

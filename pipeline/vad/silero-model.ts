@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import * as ort from 'onnxruntime-node'
+import type * as Ort from 'onnxruntime-node'
 
 /** Sample rates Silero v5 runs at natively. */
 export type SileroSampleRate = 8000 | 16000
@@ -41,15 +41,22 @@ export interface SileroOutput {
   state: Float32Array
 }
 
+/** A loaded model: the runtime module with the session, so `infer` needs a single await. */
+interface LoadedSession {
+  ort: typeof Ort
+  session: Ort.InferenceSession
+}
+
 /**
  * Silero VAD v5 on onnxruntime-node: one lazily created session (1 intra-op, 1 inter-op thread); all
- * recurrent state is passed in per call, so one instance serves every stream in the process.
+ * recurrent state is passed in per call, so one instance serves every stream in the process. onnxruntime-node itself
+ * is imported with the session, not with this module: its native library is not needed to start the gateway.
  */
 export class SileroModel {
   readonly #modelPath: string
-  #session: Promise<ort.InferenceSession> | undefined
+  #session: Promise<LoadedSession> | undefined
   #closed = false
-  readonly #srTensors = new Map<number, ort.Tensor>()
+  readonly #srTensors = new Map<number, Ort.Tensor>()
 
   constructor(options: { modelPath?: string } = {}) {
     this.#modelPath = options.modelPath ?? defaultSileroModelPath()
@@ -73,7 +80,7 @@ export class SileroModel {
     options: { signal?: AbortSignal } = {},
   ): Promise<SileroOutput> {
     options.signal?.throwIfAborted()
-    const session = await this.#sessionPromise()
+    const { ort, session } = await this.#sessionPromise()
     const width = sileroFrameSamples(sampleRate) + sileroContextSamples(sampleRate)
     if (input.length !== n * width) throw new RangeError(`input must hold ${n} x ${width} samples, got ${input.length}`)
     if (state.length !== n * SILERO_STATE_SIZE) throw new RangeError(`state must hold ${n * SILERO_STATE_SIZE} floats`)
@@ -82,7 +89,7 @@ export class SileroModel {
       sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(sampleRate)]), [])
       this.#srTensors.set(sampleRate, sr)
     }
-    let out: ort.InferenceSession.OnnxValueMapType
+    let out: Ort.InferenceSession.OnnxValueMapType
     try {
       out = await session.run({
         input: new ort.Tensor('float32', input, [n, width]),
@@ -106,20 +113,25 @@ export class SileroModel {
     this.#closed = true
     const s = this.#session
     this.#session = undefined
-    if (s !== undefined) await (await s.catch(() => undefined))?.release()
+    if (s !== undefined) await (await s.catch(() => undefined))?.session.release()
   }
 
-  #sessionPromise(): Promise<ort.InferenceSession> {
+  #sessionPromise(): Promise<LoadedSession> {
     if (this.#closed) return Promise.reject(new VadModelError('Silero model is closed'))
-    this.#session ??= ort.InferenceSession.create(this.#modelPath, {
-      intraOpNumThreads: 1,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    }).catch((err: unknown) => {
-      this.#session = undefined
-      throw new VadModelError(`cannot load Silero model from ${this.#modelPath}`, { cause: err })
-    })
+    this.#session ??= import('onnxruntime-node')
+      .then(async (ort) => {
+        const session = await ort.InferenceSession.create(this.#modelPath, {
+          intraOpNumThreads: 1,
+          interOpNumThreads: 1,
+          executionMode: 'sequential',
+          graphOptimizationLevel: 'all',
+        })
+        return { ort, session }
+      })
+      .catch((err: unknown) => {
+        this.#session = undefined
+        throw new VadModelError(`cannot load Silero model from ${this.#modelPath}`, { cause: err })
+      })
     return this.#session
   }
 }

@@ -1,55 +1,21 @@
 /**
  * A real database per test file: with DATABASE_URL set, a fresh database on that server (dropped at the end);
- * otherwise an embedded PGlite copied from a migrated template directory, because creating a PGlite database
- * costs seconds and ~800 MB (STACK-NOTES), while copying a prepared one is cheap.
+ * otherwise an embedded PGlite copied from the migrated template `npm start` uses too, because creating a PGlite
+ * database costs seconds and ~800 MB (STACK-NOTES), while copying a prepared one is cheap.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
-import { createHash, randomBytes } from 'node:crypto'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
-import { join, dirname } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import pg from 'pg'
 import { openStore, type Store } from '../../gateway/store/database.js'
+import { defaultPgliteTemplateDir, ensurePgliteTemplate } from '../../gateway/store/pglite-template.js'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-
-function migrationsHash(): string {
-  const dir = join(root, 'gateway', 'store', 'migrations')
-  const h = createHash('sha256')
-  for (const f of readdirSync(dir).sort()) h.update(f).update(readFileSync(join(dir, f)))
-  return h.digest('hex').slice(0, 12)
-}
-
-async function sleep(ms: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, ms))
-}
-
-/** Path of a migrated PGlite template, created once per migration set under a directory lock. */
+/** The migrated PGlite template of the running code (made once, shared with `npm start`; see pglite-template.ts). */
 async function pgliteTemplate(): Promise<string> {
-  const base = join(root, '.tap', 'db')
-  mkdirSync(base, { recursive: true })
-  const dir = join(base, `pglite-${migrationsHash()}`)
-  const lock = `${dir}.lock`
-  for (let i = 0; i < 600; i++) {
-    if (existsSync(dir)) return dir
-    try {
-      mkdirSync(lock)
-    } catch {
-      await sleep(100)
-      continue
-    }
-    try {
-      const tmp = `${dir}.tmp-${process.pid}`
-      rmSync(tmp, { recursive: true, force: true })
-      const store = await openStore({ dataDir: tmp })
-      await store.close()
-      renameSync(tmp, dir)
-      return dir
-    } finally {
-      rmSync(lock, { recursive: true, force: true })
-    }
-  }
-  throw new Error('timed out waiting for the PGlite template')
+  const cacheDir = defaultPgliteTemplateDir()
+  if (cacheDir === undefined) throw new Error('no voxgate checkout above test/helpers')
+  return ensurePgliteTemplate(cacheDir)
 }
 
 /** A test database handle: the store, the settings to open it again (restart tests), and cleanup. */
