@@ -7,6 +7,12 @@ import type { CarrierOptions } from '../../gateway/app.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
+import { startFakeDeepgram, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
+import type { FakeWsServer } from '../fakes/deepgram/fake-ws-server.js'
+import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
+import type { BackendReply } from '../fakes/backend/fake-backend.js'
+import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
+import { loadFixture } from '../fixtures/audio/signals.js'
 
 /** What the carrier believes the gateway's address is. */
 export const PUBLIC_URL = 'https://voice.example.test'
@@ -130,4 +136,60 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
 /** The session row of a call sid (newest). */
 export async function sessionOfCall(c: CarrierGw, callSid: string) {
   return c.gw.store.db.selectFrom('sessions').selectAll().where('call_sid', '=', callSid).orderBy('created_at', 'desc').executeTakeFirst()
+}
+
+/** A carrier gateway wired to an STT and a TTS vendor fake: the world of the voice-call tests. */
+export interface VoiceWorld {
+  c: CarrierGw
+  deepgram: FakeWsServer<FakeDeepgramConnection>
+  /**
+   * What the STT fake says next: each Finalize moves to the next entry (an empty transcript when none is left).
+   * Tests script a call by replacing its contents.
+   */
+  transcripts: string[]
+}
+
+/** Starts the vendor fakes and a gateway using them; everything closes at `t`'s teardown. */
+export async function startVoiceWorld(t: { teardown(fn: () => unknown): void }): Promise<VoiceWorld> {
+  const transcripts: string[] = []
+  const deepgram = await startFakeDeepgram({
+    apiKey: 'dg-key',
+    script: (conn: FakeDeepgramConnection) => {
+      const feed = () => {
+        conn.pendingTranscript = transcripts.shift() ?? ''
+      }
+      feed()
+      conn.socket.on('message', (data: Buffer, isBinary: boolean) => {
+        if (!isBinary && data.toString().includes('Finalize')) setImmediate(feed)
+      })
+    },
+  })
+  t.teardown(() => deepgram.close())
+  const elevenlabs = await startFakeElevenLabs({ apiKey: 'el-key', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
+  t.teardown(() => elevenlabs.close())
+  const c = await startCarrierGateway({
+    STT_VENDOR_A_URL: deepgram.url,
+    STT_VENDOR_A_API_KEY: 'dg-key',
+    TTS_VENDOR_A_URL: elevenlabs.url,
+    TTS_VENDOR_A_API_KEY: 'el-key',
+  })
+  t.teardown(() => c.gw.close())
+  return { c, deepgram, transcripts }
+}
+
+/** A backend reply streamed as SSE: each text a `response.tts` for `turnId`, then `response.end`. */
+export function sse(turnId: string, ...texts: string[]): BackendReply {
+  return {
+    kind: 'sse',
+    steps: [
+      ...texts.map((content) => ({ data: { type: 'response.tts', content, turn_id: turnId } })),
+      { data: { type: 'response.end', turn_id: turnId } },
+    ],
+  }
+}
+
+/** The caller's speech (a fixture), then silence so turn taking can see the end. */
+export function speech(fixture: string, silenceMs = 1500): Buffer {
+  const f = loadFixture(fixture)
+  return Buffer.concat([Buffer.from(encodeMulaw(f.samples)), Buffer.alloc((silenceMs / 1000) * 8000, 0xff)])
 }

@@ -1,37 +1,11 @@
 import t from 'tap'
-import { startFakeDeepgram, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
-import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
-import { startFakeBackend, type BackendReply } from '../fakes/backend/fake-backend.js'
-import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
-import { loadFixture } from '../fixtures/audio/signals.js'
-import { callTenant, eventually, newTenant, sessionOfCall, startCarrierGateway, type CarrierTenant } from './carrier-setup.js'
+import { startFakeBackend } from '../fakes/backend/fake-backend.js'
+import { callTenant, eventually, newTenant, sessionOfCall, speech, sse, startVoiceWorld, type CarrierTenant } from './carrier-setup.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 
 // SPEC behaviours of turn taking and replies, end to end over a phone call: the carrier's media stream, the
 // STT and TTS vendor fakes and the customer backend fake all speak over real sockets.
-const transcripts: string[] = []
-const deepgram = await startFakeDeepgram({
-  apiKey: 'dg-key',
-  script: (conn: FakeDeepgramConnection) => {
-    const feed = () => {
-      conn.pendingTranscript = transcripts.shift() ?? ''
-    }
-    feed()
-    conn.socket.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary && data.toString().includes('Finalize')) setImmediate(feed)
-    })
-  },
-})
-t.teardown(() => deepgram.close())
-const elevenlabs = await startFakeElevenLabs({ apiKey: 'el-key', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
-t.teardown(() => elevenlabs.close())
-const c = await startCarrierGateway({
-  STT_VENDOR_A_URL: deepgram.url,
-  STT_VENDOR_A_API_KEY: 'dg-key',
-  TTS_VENDOR_A_URL: elevenlabs.url,
-  TTS_VENDOR_A_API_KEY: 'el-key',
-})
-t.teardown(() => c.gw.close())
+const { c, deepgram, transcripts } = await startVoiceWorld(t)
 
 // One backend for every tenant: these tests do not check signatures (voice-call.test.ts does).
 const backend = await startFakeBackend({ secret: 'not-checked-here' })
@@ -57,22 +31,6 @@ async function tenantWith(vad: Record<string, unknown>): Promise<CarrierTenant> 
 
 const withVad = await tenantWith({})
 const noVad = await tenantWith({ enabled: false })
-
-function sse(turnId: string, ...texts: string[]): BackendReply {
-  return {
-    kind: 'sse',
-    steps: [
-      ...texts.map((content) => ({ data: { type: 'response.tts', content, turn_id: turnId } })),
-      { data: { type: 'response.end', turn_id: turnId } },
-    ],
-  }
-}
-
-/** The caller's speech (a fixture), then silence so turn taking can see the end. */
-function speech(fixture: string, silenceMs = 1500): Buffer {
-  const f = loadFixture(fixture)
-  return Buffer.concat([Buffer.from(encodeMulaw(f.samples)), Buffer.alloc((silenceMs / 1000) * 8000, 0xff)])
-}
 
 /** Places a call to `tenant`; returns the call, its session and its STT connection. */
 async function connect(tenant: CarrierTenant, say: string[] = [], playbackSpeed = 1) {

@@ -1,36 +1,10 @@
 import t from 'tap'
-import { startFakeDeepgram, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
-import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
-import { startFakeBackend, type BackendReply } from '../fakes/backend/fake-backend.js'
-import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
-import { loadFixture } from '../fixtures/audio/signals.js'
-import { callTenant, eventually, newTenant, sessionOfCall, startCarrierGateway } from './carrier-setup.js'
+import { startFakeBackend } from '../fakes/backend/fake-backend.js'
+import { callTenant, eventually, newTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 
 // Speech vendors and the customer backend are local fakes speaking their real protocols.
-const transcripts: string[] = []
-const deepgram = await startFakeDeepgram({
-  apiKey: 'dg-key',
-  script: (conn: FakeDeepgramConnection) => {
-    const feed = () => {
-      conn.pendingTranscript = transcripts.shift() ?? ''
-    }
-    feed()
-    conn.socket.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary && data.toString().includes('Finalize')) setImmediate(feed)
-    })
-  },
-})
-t.teardown(() => deepgram.close())
-const elevenlabs = await startFakeElevenLabs({ apiKey: 'el-key', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
-t.teardown(() => elevenlabs.close())
-const c = await startCarrierGateway({
-  STT_VENDOR_A_URL: deepgram.url,
-  STT_VENDOR_A_API_KEY: 'dg-key',
-  TTS_VENDOR_A_URL: elevenlabs.url,
-  TTS_VENDOR_A_API_KEY: 'el-key',
-})
-t.teardown(() => c.gw.close())
+const { c, transcripts } = await startVoiceWorld(t)
 
 const TOKEN = 'voice-call-token'
 const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken: TOKEN } })
@@ -47,22 +21,6 @@ t.teardown(() => backend.close())
   })
   const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
   if (r.status !== 200) throw new Error(r.text)
-}
-
-function sse(turnId: string, ...texts: string[]): BackendReply {
-  return {
-    kind: 'sse',
-    steps: [
-      ...texts.map((content) => ({ data: { type: 'response.tts', content, turn_id: turnId } })),
-      { data: { type: 'response.end', turn_id: turnId } },
-    ],
-  }
-}
-
-/** The caller's speech (a fixture), then silence so turn taking can see the end. */
-function speech(fixture: string, silenceMs = 1500): Buffer {
-  const f = loadFixture(fixture)
-  return Buffer.concat([Buffer.from(encodeMulaw(f.samples)), Buffer.alloc((silenceMs / 1000) * 8000, 0xff)])
 }
 
 /** Places a call (each test scripts its own transcripts); requests of other calls are not looked at. */
