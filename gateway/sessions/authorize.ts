@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../store/schema.js'
 import { voxError } from '../../core/errors.js'
 import { getAgentRow } from '../store/agents.js'
-import { getOrganizationRow } from '../store/organizations.js'
+import { balanceUsedUp, getOrganizationRow } from '../store/organizations.js'
 import { createConversation, getConversation } from '../store/sessions.js'
 import { createAuthorizedSession, type SessionOrigin } from '../store/session-states.js'
 import { acquireLease } from '../store/leases.js'
@@ -69,7 +69,7 @@ export async function authorizeSession(
 
   const org = await getOrganizationRow(db, input.organizationId)
   if (org === undefined) throw voxError('invalid_api_key')
-  if (org.balance !== null && Number(org.balance) <= 0) throw voxError('insufficient_balance')
+  if (balanceUsedUp(org)) throw voxError('insufficient_balance')
 
   const metadata = { ...(effective.config.metadata ?? {}), ...(input.metadata ?? {}) }
   const granted = await db.transaction().execute(async (tx) => {

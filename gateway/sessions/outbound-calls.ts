@@ -8,8 +8,8 @@ import { voxError } from '../../core/errors.js'
 import { normalisePhoneNumber, type NormalisedNumber } from '../../core/phone.js'
 import { getAgentRow } from '../store/agents.js'
 import { setCallSid } from '../store/carrier-calls.js'
-import { carrierCredentials, getOrganizationRow } from '../store/organizations.js'
-import { liveLeases } from '../store/leases.js'
+import { balanceUsedUp, carrierCredentials, getOrganizationRow } from '../store/organizations.js'
+import { atConcurrencyLimit } from '../store/leases.js'
 import { findPhoneNumber } from '../store/phone-numbers.js'
 import { authorizeSession } from './authorize.js'
 import type { CallDeps } from './call-deps.js'
@@ -65,10 +65,8 @@ export async function placeOutboundCall(
   // What the account allows is said before what its setup lacks: an organization that may not call at all
   // hears 402 or 429, not a setup error it would fix in vain. authorizeSession checks both again, the limit in
   // the transaction that takes the slot, so this early look decides only which error comes first.
-  if (org.balance !== null && Number(org.balance) <= 0) throw voxError('insufficient_balance')
-  if (org.max_concurrent_sessions !== null && (await liveLeases(deps.db, org.id)) >= org.max_concurrent_sessions) {
-    throw voxError('concurrency_limit')
-  }
+  if (balanceUsedUp(org)) throw voxError('insufficient_balance')
+  if (await atConcurrencyLimit(deps.db, org.id, org.max_concurrent_sessions)) throw voxError('concurrency_limit')
   const credentials = carrierCredentials(org)
   if (credentials === undefined) {
     throw voxError(

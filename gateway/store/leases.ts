@@ -14,6 +14,14 @@ export async function liveLeases(db: Kysely<Database>, organizationId: string): 
 }
 
 /**
+ * The concurrency rule: the organization already holds `max` live leases (`null`: no limit). For a decision that
+ * must hold, call it inside the transaction that locked the organization row and then takes the slot.
+ */
+export async function atConcurrencyLimit(db: Kysely<Database>, organizationId: string, max: number | null): Promise<boolean> {
+  return max !== null && (await liveLeases(db, organizationId)) >= max
+}
+
+/**
  * Takes a concurrency slot for a session that is not connected yet (a carrier call between voice hook and
  * media stream, or an outbound call that is still ringing). Returns false when the limit is reached.
  */
@@ -27,9 +35,7 @@ export async function acquireLease(
     .where('id', '=', input.organizationId)
     .forUpdate()
     .executeTakeFirstOrThrow()
-  if (org.max_concurrent_sessions !== null && (await liveLeases(tx, input.organizationId)) >= org.max_concurrent_sessions) {
-    return false
-  }
+  if (await atConcurrencyLimit(tx, input.organizationId, org.max_concurrent_sessions)) return false
   await tx
     .updateTable('sessions')
     .set({

@@ -115,3 +115,8 @@ export async function countOrganizations(db: Kysely<Database>): Promise<number> 
     .executeTakeFirstOrThrow()
   return Number(r.n)
 }
+
+/** The balance rule: an organization with a balance (not unlimited) of zero or less may not start sessions (402). */
+export function balanceUsedUp(org: { balance: string | number | null }): boolean {
+  return org.balance !== null && Number(org.balance) <= 0
+}

@@ -12,7 +12,8 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { hashToken, newId, newSecret } from '../../core/ids.js'
-import { liveLeases } from './leases.js'
+import { atConcurrencyLimit } from './leases.js'
+import { balanceUsedUp } from './organizations.js'
 import { chargeUsage } from './usage.js'
 
 /** How long a client_session_key stays valid (SPEC: 1 hour). */
@@ -151,12 +152,11 @@ export async function startSessionWithKey(
       .where('id', '=', session.organization_id)
       .forUpdate()
       .executeTakeFirstOrThrow()
-    if (org.balance !== null && Number(org.balance) <= 0) return { ok: false, reason: 'insufficient_balance' } as const
+    if (balanceUsedUp(org)) return { ok: false, reason: 'insufficient_balance' } as const
     // A carrier session may already hold its slot since the voice hook; it is not counted twice.
     const holdsLease = session.lease_expires_at !== null && session.lease_expires_at.getTime() > Date.now()
-    if (!holdsLease && org.max_concurrent_sessions !== null) {
-      const live = await liveLeases(tx, session.organization_id)
-      if (live >= org.max_concurrent_sessions) return { ok: false, reason: 'concurrency_limit' } as const
+    if (!holdsLease && (await atConcurrencyLimit(tx, session.organization_id, org.max_concurrent_sessions))) {
+      return { ok: false, reason: 'concurrency_limit' } as const
     }
     const row = await tx
       .updateTable('sessions')
