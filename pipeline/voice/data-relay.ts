@@ -5,6 +5,12 @@ import type { PipelineEvent } from './pipeline-io.js'
 /** Longest speech kept from one data reply; a backend that sends more is cut short (the reply limit is 1 MiB). */
 export const MAX_DATA_SPEECH_CHARS = 10_000
 
+/** `more` after `speech`, a space between them unless one is there already, cut at `MAX_DATA_SPEECH_CHARS`. */
+export function joinSpeech(speech: string, more: string): string {
+  const sep = speech === '' || /\s$/.test(speech) || /^\s/.test(more) ? '' : ' '
+  return (speech + sep + more).slice(0, MAX_DATA_SPEECH_CHARS)
+}
+
 /** Where a data reply goes: `response.data` to the client as it arrives, speech once the reply is complete. */
 export interface DataRelayOutput {
   emit(e: PipelineEvent): void
@@ -34,8 +40,7 @@ export async function relayData(
       if (e.type === 'data') out.emit({ type: 'data', turnId, content: e.content })
       else if (e.type === 'tts' || e.type === 'hangup') {
         hangup ||= e.type === 'hangup'
-        const sep = speech === '' || /\s$/.test(speech) || /^\s/.test(e.text) ? '' : ' '
-        speech = (speech + sep + e.text).slice(0, MAX_DATA_SPEECH_CHARS)
+        speech = joinSpeech(speech, e.text)
       } else if (e.type === 'error') out.logger.warn({ code: e.code }, `data event failed: ${e.message}`)
     }
   } catch (err) {

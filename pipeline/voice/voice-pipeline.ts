@@ -11,7 +11,7 @@ import type { AssistantTurn } from './assistant-turn.js'
 import { BargeInGate } from './barge-in.js'
 import { UserTurn } from './user-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
-import { MAX_DATA_SPEECH_CHARS, relayData } from './data-relay.js'
+import { joinSpeech, relayData } from './data-relay.js'
 import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
 
@@ -197,10 +197,7 @@ export class VoicePipeline implements PipelineInput {
     if (this.#closed) return
     if (this.#isAssistantActive()) {
       const q = this.#pendingSpeech
-      this.#pendingSpeech = {
-        text: (q === undefined || q.text === '' ? text : `${q.text} ${text}`).slice(0, MAX_DATA_SPEECH_CHARS),
-        hangup: hangup || (q?.hangup ?? false),
-      }
+      this.#pendingSpeech = { text: joinSpeech(q?.text ?? '', text), hangup: hangup || (q?.hangup ?? false) }
       return
     }
     this.#bargeIn.reset()
@@ -288,24 +285,30 @@ export class VoicePipeline implements PipelineInput {
 
   #speechEnded(): void {
     if (!this.#speaking && !this.#pushToTalkMode) return
-    this.#speaking = false
-    this.#bargeIn.speechEnded()
-    if (this.#user) this.#user.speechEndedAt = this.#now()
+    this.#stopSpeaking()
     this.#deps.stt?.finalize()
     // The vendor's end-of-turn normally commits the turn; this is the fallback.
-    clearTimeout(this.#commitTimer)
-    this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
-    this.#commitTimer.unref()
+    this.#commitLater()
   }
 
   #misfire(): void {
     this.#speaking = false
     this.#bargeIn.speechEnded()
-    if (this.#user && this.#user.text() === '' && !this.#pushToTalkMode) {
-      clearTimeout(this.#commitTimer)
-      this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
-      this.#commitTimer.unref()
-    }
+    if (this.#user && this.#user.text() === '' && !this.#pushToTalkMode) this.#commitLater()
+  }
+
+  /** The user stopped speaking now: barge-in timing stops and the user turn's speech ends here. */
+  #stopSpeaking(): void {
+    this.#speaking = false
+    this.#bargeIn.speechEnded()
+    if (this.#user) this.#user.speechEndedAt = this.#now()
+  }
+
+  /** Commits the user turn `base_timeout_ms` from now unless something commits it first. */
+  #commitLater(): void {
+    clearTimeout(this.#commitTimer)
+    this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
+    this.#commitTimer.unref()
   }
 
   #onSttEvent(e: SttEvent): void {
@@ -369,10 +372,7 @@ export class VoicePipeline implements PipelineInput {
   /** VAD off: the STT ended the turn, so the user is no longer speaking. */
   #sttSpeechOver(): void {
     clearTimeout(this.#quietTimer)
-    if (!this.#speaking) return
-    this.#speaking = false
-    this.#bargeIn.speechEnded()
-    if (this.#user) this.#user.speechEndedAt = this.#now()
+    if (this.#speaking) this.#stopSpeaking()
   }
 
   /** Ends the user turn with its text and hands it to the agent (or queues it behind an uninterruptible reply). */
@@ -390,7 +390,7 @@ export class VoicePipeline implements PipelineInput {
     if (this.#replies.active?.hangup) {
       // Words said over the farewell are never answered; announcing them would make a browser stop the farewell.
       // They are kept, and stored with the transcript when the session ends.
-      this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEndAt }
+      this.#holdUnanswered(text, userEndAt)
       return
     }
     turn.announce()
@@ -398,10 +398,15 @@ export class VoicePipeline implements PipelineInput {
     this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
     if (this.#isAssistantActive()) {
       // The reply may not be interrupted: the user's words wait for it to finish.
-      this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEndAt }
+      this.#holdUnanswered(text, userEndAt)
       return
     }
     this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text }, text, userEndAt)
+  }
+
+  /** Words to answer once the reply in progress is over, added to any already waiting. */
+  #holdUnanswered(text: string, userEndAt: number): void {
+    this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEndAt }
   }
 
   // ---- assistant side -------------------------------------------------------------------------------------
