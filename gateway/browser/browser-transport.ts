@@ -89,8 +89,7 @@ export class BrowserTransport implements SessionTransport {
       this.#logDrops()
     })
     if (this.#closed !== undefined) {
-      this.#startOutput()
-      this.#closeSocket(this.#closed)
+      this.#flushAndClose(this.#closed)
       return
     }
     this.#readyTimer = setTimeout(() => {
@@ -128,13 +127,12 @@ export class BrowserTransport implements SessionTransport {
   close(reason: EndReason): void {
     if (this.#closed !== undefined) return
     this.#closed = reason
-    if (this.#ws === undefined) return
-    // A session that ends before the client said it was ready still sends what it had (a farewell), then closes.
-    this.#startOutput()
-    this.#closeSocket(reason)
+    if (this.#ws !== undefined) this.#flushAndClose(reason)
   }
 
-  #closeSocket(reason: EndReason): void {
+  /** A session that ends before the client said it was ready still sends what it had (a farewell), then closes. */
+  #flushAndClose(reason: EndReason): void {
+    this.#startOutput()
     // 1000 for a normal end, 1001 when the gateway goes away; the reason says which timeout or hangup.
     this.#ws?.close(reason === 'shutdown' ? 1001 : 1000, reason)
   }

@@ -7,7 +7,7 @@ import type { CarrierOptions } from '../../gateway/app.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
-import { startFakeDeepgram, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
+import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
 import type { FakeWsServer } from '../fakes/deepgram/fake-ws-server.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
 import type { BackendReply } from '../fakes/backend/fake-backend.js'
@@ -152,18 +152,7 @@ export interface VoiceWorld {
 /** Starts the vendor fakes and a gateway using them; everything closes at `t`'s teardown. */
 export async function startVoiceWorld(t: { teardown(fn: () => unknown): void }): Promise<VoiceWorld> {
   const transcripts: string[] = []
-  const deepgram = await startFakeDeepgram({
-    apiKey: 'dg-key',
-    script: (conn: FakeDeepgramConnection) => {
-      const feed = () => {
-        conn.pendingTranscript = transcripts.shift() ?? ''
-      }
-      feed()
-      conn.socket.on('message', (data: Buffer, isBinary: boolean) => {
-        if (!isBinary && data.toString().includes('Finalize')) setImmediate(feed)
-      })
-    },
-  })
+  const deepgram = await startFakeDeepgram({ apiKey: 'dg-key', script: transcriptsInTurn(transcripts) })
   t.teardown(() => deepgram.close())
   const elevenlabs = await startFakeElevenLabs({ apiKey: 'el-key', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
   t.teardown(() => elevenlabs.close())

@@ -3,7 +3,7 @@
  * with one agent that uses them; sessions are driven through a MemoryTransport with carrier audio formats.
  */
 import { startTestGateway, type TestGateway } from './gateway.js'
-import { startFakeDeepgram, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
+import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
 import { startFakeBackend, type FakeBackend } from '../fakes/backend/fake-backend.js'
 import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
@@ -29,19 +29,7 @@ export async function startVoiceHarness(
   options: { ttsChunkIntervalMs?: number; ttsMsPerChar?: number; minuteMs?: number; turnManager?: Record<string, unknown> } = {},
 ): Promise<VoiceHarness> {
   const transcripts: string[] = []
-  const deepgram = await startFakeDeepgram({
-    apiKey: 'dg-key',
-    script: (c: FakeDeepgramConnection) => {
-      // Answer each Finalize with the next scripted transcript.
-      const feed = () => {
-        c.pendingTranscript = transcripts.shift() ?? ''
-      }
-      feed()
-      c.socket.on('message', (data: Buffer, isBinary: boolean) => {
-        if (!isBinary && data.toString().includes('Finalize')) setImmediate(feed)
-      })
-    },
-  })
+  const deepgram = await startFakeDeepgram({ apiKey: 'dg-key', script: transcriptsInTurn(transcripts) })
   const elevenlabs = await startFakeElevenLabs({
     apiKey: 'el-key',
     msPerChar: options.ttsMsPerChar ?? 20,

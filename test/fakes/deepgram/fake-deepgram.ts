@@ -144,6 +144,22 @@ export interface FakeDeepgramOptions {
 }
 
 /**
+ * A `script` that answers each `Finalize` with the next entry of `transcripts` (taken as the test pushes them; an
+ * empty transcript when none is left), so a test scripts what the caller "said" turn by turn.
+ */
+export function transcriptsInTurn(transcripts: string[]): (connection: FakeDeepgramConnection) => void {
+  return (connection) => {
+    const feed = () => {
+      connection.pendingTranscript = transcripts.shift() ?? ''
+    }
+    feed()
+    connection.socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary && data.toString().includes('Finalize')) setImmediate(feed)
+    })
+  }
+}
+
+/**
  * Start the fake on 127.0.0.1:0. Refuses with 401 on a wrong key, 404 on other paths and 400 on a bad query, like the
  * vendor; answers `Finalize` with a `from_finalize` result (`pendingTranscript`), `CloseStream` with `Metadata` and a
  * 1000 close (v1) or a close (v2), `ForceEndTurn` with `EndOfTurn` (v2). Everything received is recorded.
