@@ -20,19 +20,25 @@ import { migrateToLatest } from './migrate.js'
 /** How long a template another process is making may take before its lock counts as abandoned. */
 const LOCK_STALE_MS = 180_000
 
-/** Version of the installed `@electric-sql/pglite` (its package.json is not exported, so it is found on disk). */
-export function pgliteVersion(): string {
-  let dir = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'))
+/** The nearest package.json named `name` at or above `dir`, parsed; undefined when there is none. */
+function packageAbove(dir: string, name: string): { dir: string; version?: string } | undefined {
   for (;;) {
     const file = join(dir, 'package.json')
     if (existsSync(file)) {
       const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string }
-      if (pkg.name === '@electric-sql/pglite' && pkg.version !== undefined) return pkg.version
+      if (pkg.name === name) return { dir, ...(pkg.version !== undefined && { version: pkg.version }) }
     }
     const up = dirname(dir)
-    if (up === dir) throw new Error('cannot find the version of @electric-sql/pglite')
+    if (up === dir) return undefined
     dir = up
   }
+}
+
+/** Version of the installed `@electric-sql/pglite` (its package.json is not exported, so it is found on disk). */
+export function pgliteVersion(): string {
+  const pkg = packageAbove(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), '@electric-sql/pglite')
+  if (pkg?.version === undefined) throw new Error('cannot find the version of @electric-sql/pglite')
+  return pkg.version
 }
 
 /**
@@ -40,16 +46,8 @@ export function pgliteVersion(): string {
  * found from this file so sources run by tsx and the compiled `dist/` agree. Undefined when there is none.
  */
 export function defaultPgliteTemplateDir(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    const file = join(dir, 'package.json')
-    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'voxgate') {
-      return join(dir, '.cache', 'pglite')
-    }
-    const up = dirname(dir)
-    if (up === dir) return undefined
-    dir = up
-  }
+  const pkg = packageAbove(dirname(fileURLToPath(import.meta.url)), 'voxgate')
+  return pkg === undefined ? undefined : join(pkg.dir, '.cache', 'pglite')
 }
 
 /**
