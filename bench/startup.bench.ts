@@ -130,6 +130,8 @@ async function firstAudioAfterText(url: string, key: string): Promise<number> {
           resolve(textAt === undefined ? 0 : now - textAt)
         }
       })
+      // As the SDK does: the gateway holds output until client.ready (at most 3 s), which would time the hold.
+      ws.once('open', () => ws.send(JSON.stringify({ type: 'client.ready' })))
       ws.once('error', reject)
       ws.once('close', () => reject(new Error('socket closed before the welcome audio')))
     })
