@@ -10,7 +10,8 @@ export interface ApiState {
   organizationId: string
 }
 
-function bearer(header: string | undefined): string | undefined {
+/** The token of an `Authorization: Bearer <token>` header. */
+export function bearer(header: string | undefined): string | undefined {
   if (header === undefined) return undefined
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header)
   return m?.[1]

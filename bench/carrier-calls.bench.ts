@@ -14,7 +14,7 @@ import { setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks'
-import { loadConfig } from '../gateway/config.js'
+import { loadConfig, vendorAvailability } from '../gateway/config.js'
 import { silentLogger } from '../core/log.js'
 import { bootstrap } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
@@ -84,7 +84,6 @@ async function run(calls: number): Promise<BenchRow> {
   if (world.pid !== undefined) setPriority(world.pid, 10)
   const urls = await ask(world, 'ready')
   const store = await openStore({ dataDir: dir, databaseUrl: await benchDatabase() })
-  const boot = await bootstrap(store.db)
   const frameTimes: number[] = []
   const config = loadConfig({
     PORT: '0',
@@ -97,8 +96,9 @@ async function run(calls: number): Promise<BenchRow> {
     TTS_VENDOR_A_URL: urls.elevenlabs,
     TTS_VENDOR_A_API_KEY: 'k',
   })
+  const boot = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: PUBLIC_URL })
   const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: (ms) => frameTimes.push(ms) } })
-  const key = boot.createdOrganization!.apiKey
+  const key = boot.firstStart!.apiKey
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(gateway.url + path, {
       method,

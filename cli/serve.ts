@@ -1,4 +1,4 @@
-import { loadConfig, ConfigError, type GatewayConfig } from '../gateway/config.js'
+import { loadConfig, ConfigError, vendorAvailability, type GatewayConfig } from '../gateway/config.js'
 import { createLogger } from '../core/log.js'
 import { openStore } from '../gateway/store/database.js'
 import { defaultPgliteTemplateDir } from '../gateway/store/pglite-template.js'
@@ -21,8 +21,8 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   const log = createLogger(config.logLevel)
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
-  const first = await bootstrap(store.db)
-  if (first.createdOrganization) process.stdout.write(`${firstStartMessage(first.createdOrganization, config.publicUrl)}\n`)
+  const first = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: config.publicUrl })
+  if (first.firstStart) process.stdout.write(`${firstStartMessage(first.firstStart, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log })
   log.info({ url: gateway.url, public_url: config.publicUrl }, 'voxgate listening')
   void warmUpSpeech(log)

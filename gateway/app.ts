@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import Koa from 'koa'
 import Router from '@koa/router'
-import type { GatewayConfig } from './config.js'
+import { vendorAvailability, type GatewayConfig } from './config.js'
 import type { Store } from './store/database.js'
 import type { Log } from '../core/log.js'
 import { maskKeyInPath } from '../core/log.js'
@@ -14,12 +14,13 @@ import { refuseUpgrade } from './http/upgrade-refusal.js'
 import { staticClient } from './http/static-client.js'
 import { errorHandler } from '../api/http/error-handler.js'
 import { adminRouter } from '../api/routes/admin.js'
-import { agentsRouter, type VendorCaps } from '../api/routes/agents.js'
+import { agentsRouter } from '../api/routes/agents.js'
 import { sessionsRouter } from '../api/routes/sessions.js'
 import { healthRouter } from '../api/routes/health.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
 import { carrierHooksRouter } from '../api/routes/carrier-hooks.js'
 import { outboundCallsRouter } from '../api/routes/outbound-calls.js'
+import { agentLinkSessionsRouter, agentLinksRouter } from '../api/routes/agent-links.js'
 import type { Carrier } from '../carrier/carrier.js'
 import { mediaStreamUpgradeHandler } from '../carrier/media-stream/media-stream-upgrade.js'
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
@@ -54,13 +55,6 @@ export interface Gateway {
   sessions: SessionManager
   /** Stops taking new work, ends live sessions, closes the server. Idempotent. */
   close(): Promise<void>
-}
-
-function vendorCaps(config: GatewayConfig): VendorCaps {
-  return {
-    stt: { vendor_a: config.sttVendorA.apiKey !== undefined, vendor_b: config.sttVendorB.apiKey !== undefined },
-    tts: { vendor_a: config.ttsVendorA.apiKey !== undefined },
-  }
 }
 
 /** The process's carrier, and what its calls share with sessions. */
@@ -105,6 +99,11 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
   const carrierHooks = carrierHooksRouter({ calls: path.calls, carrier: path.carrier, publicUrl: config.publicUrl })
   app.use(carrierHooks.routes()).use(carrierHooks.allowedMethods({ throw: true }))
 
+  // Authorized by an agent link's token, not by an API key.
+  const linkDeps = { db: store.db, publicUrl: config.publicUrl, allowInsecureWebhooks: config.allowInsecureWebhooks }
+  const linkSessions = agentLinkSessionsRouter(linkDeps)
+  app.use(linkSessions.routes()).use(linkSessions.allowedMethods({ throw: true }))
+
   const v1 = new Router<ApiState>()
   v1.use('/v1', requireApiKey(store.db))
   // Fixed paths (/v1/agents/web/...) are registered before /v1/agents/:agent_id so they win.
@@ -113,11 +112,13 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
     allowInsecureWebhooks: config.allowInsecureWebhooks,
     liveUsage: (id) => sessions.live.get(id)?.usageSoFar(),
   })
-  const agents = agentsRouter({ db: store.db, vendors: vendorCaps(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
+  const agents = agentsRouter({ db: store.db, vendors: vendorAvailability(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
   const outbound = outboundCallsRouter({ calls: path.calls, publicUrl: config.publicUrl })
   v1.use(outbound.routes(), outbound.allowedMethods({ throw: true }))
   v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
+  const links = agentLinksRouter(linkDeps)
+  v1.use(links.routes(), links.allowedMethods({ throw: true }))
   app.use(v1.routes())
   return app
 }

@@ -2,34 +2,87 @@ import type { Kysely } from 'kysely'
 import type { Database } from './store/schema.js'
 import { countOrganizations, createOrganization } from './store/organizations.js'
 import { seedTemplates } from './store/agent-templates.js'
-import { DEFAULT_TEMPLATE_ID, TEMPLATES } from '../pipeline/config/templates.js'
+import { createAgent } from './store/agents.js'
+import { createAgentLink } from './store/agent-links.js'
+import {
+  DEFAULT_TEMPLATE_ID,
+  TEMPLATES,
+  findTemplate,
+  withAvailableVendors,
+  type VendorAvailability,
+} from '../pipeline/config/templates.js'
+import { validatePipelineConfig } from '../pipeline/config/validate.js'
+import { agentLinkUrl } from '../api/routes/agent-links.js'
 
-/** What first start did: the default organization's key, shown once, when one was created. */
-export interface BootstrapResult {
-  createdOrganization?: { id: string; apiKey: string }
+/** What first start made: the default organization's key, its demo agent and the link to talk to it, shown once. */
+export interface FirstStart {
+  organizationId: string
+  apiKey: string
+  agentId: string
+  linkId: string
+  /** Opens the demo page talking to the demo agent; its token is in the URL fragment. */
+  linkUrl: string
 }
 
+/** What bootstrap did: `firstStart` when it created the default organization. */
+export interface BootstrapResult {
+  firstStart?: FirstStart
+}
+
+/** What first start needs to make an agent that can speak on this machine and a link that reaches it. */
+export interface BootstrapOptions {
+  vendors: VendorAvailability
+  publicUrl: string
+}
+
+/** Name of the agent first start creates. */
+export const DEMO_AGENT_NAME = 'Demo agent'
+
 /**
- * Seeds the agent templates and, on an empty database, creates the default organization. The two
+ * Seeds the agent templates and, on an empty database, creates the default organization, a demo agent from the
+ * default template (with the vendors this gateway has keys for) and a revocable link to talk to it. The
  * statements race safely across replicas only at first start; a second default org is harmless.
  */
-export async function bootstrap(db: Kysely<Database>): Promise<BootstrapResult> {
+export async function bootstrap(db: Kysely<Database>, options: BootstrapOptions): Promise<BootstrapResult> {
   await seedTemplates(db, TEMPLATES, DEFAULT_TEMPLATE_ID)
   if ((await countOrganizations(db)) > 0) return {}
   const { organization, apiKey } = await createOrganization(db, { name: 'Default organization' })
-  return { createdOrganization: { id: organization.id, apiKey } }
+  const template = findTemplate()
+  if (template === undefined) throw new Error(`built-in template ${DEFAULT_TEMPLATE_ID} is missing`)
+  const checked = validatePipelineConfig(withAvailableVendors(template.config, options.vendors), { allowInsecureLoopback: false })
+  if (!checked.ok) throw new Error(`default template does not validate: ${checked.errors.join('; ')}`)
+  const agent = await createAgent(db, {
+    organizationId: organization.id,
+    name: DEMO_AGENT_NAME,
+    config: checked.config,
+    templateId: template.id,
+  })
+  const { link, token } = await createAgentLink(db, organization.id, agent.id)
+  return {
+    firstStart: {
+      organizationId: organization.id,
+      apiKey,
+      agentId: agent.id,
+      linkId: link.id,
+      linkUrl: agentLinkUrl(options.publicUrl, token),
+    },
+  }
 }
 
-/** The once-only message that shows a new default organization's API key. */
-export function firstStartMessage(r: NonNullable<BootstrapResult['createdOrganization']>, publicUrl: string): string {
+/** The once-only message that shows the new default organization's API key and ends with the demo link. */
+export function firstStartMessage(r: FirstStart, publicUrl: string): string {
   return [
     '',
-    '  voxgate: first start, created the default organization',
-    `    organization id: ${r.id}`,
+    '  voxgate: first start, created the default organization and a demo agent',
+    `    organization id: ${r.organizationId}`,
     `    API key:         ${r.apiKey}`,
-    '  This key is shown once and stored only as a hash: keep it now.',
-    '  More organizations and keys: set ADMIN_TOKEN and call',
-    `    POST ${publicUrl}/admin/v1/organizations  or  POST ${publicUrl}/admin/v1/organizations/{id}/api_keys`,
+    `    demo agent id:   ${r.agentId}`,
+    '  The key is shown once and stored only as a hash: keep it now. More organizations and keys: set ADMIN_TOKEN',
+    `  and see POST ${publicUrl}/admin/v1/organizations in the README.`,
+    '  The link below opens a page that talks to the demo agent (type, or speak once an STT key is set). It grants',
+    `  sessions with that agent only; revoke it with DELETE ${publicUrl}/v1/agents/${r.agentId}/links/${r.linkId}`,
+    '',
+    `  Talk to your agent: ${r.linkUrl}`,
     '',
   ].join('\n')
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import type { VendorSetting } from '../pipeline/vendor/vendor-transport.js'
+import type { VendorAvailability } from '../pipeline/config/vendor-rewrites.js'
 
 /** The gateway's whole configuration, read from the environment once at start-up. */
 export interface GatewayConfig {
@@ -121,5 +122,13 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     sttVendorB: vendor(env, 'STT_VENDOR_B', 'wss://streaming.assemblyai.com', ['ws', 'wss']),
     ttsVendorA: vendor(env, 'TTS_VENDOR_A', 'wss://api.elevenlabs.io', ['ws', 'wss']),
     llm: vendor(env, 'LLM', 'https://api.openai.com/v1', ['http', 'https'], 'LLM_BASE_URL'),
+  }
+}
+
+/** Which speech vendors have keys here; decides what new agents are cloned with. */
+export function vendorAvailability(config: Pick<GatewayConfig, 'sttVendorA' | 'sttVendorB' | 'ttsVendorA'>): VendorAvailability {
+  return {
+    stt: { vendor_a: config.sttVendorA.apiKey !== undefined, vendor_b: config.sttVendorB.apiKey !== undefined },
+    tts: { vendor_a: config.ttsVendorA.apiKey !== undefined },
   }
 }

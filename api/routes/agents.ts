@@ -8,16 +8,10 @@ import { getTemplate } from '../../gateway/store/agent-templates.js'
 import { assignPhoneNumber, unassignPhoneNumber } from '../../gateway/store/phone-numbers.js'
 import { normalisePhoneNumber } from '../../core/phone.js'
 import { validatePipelineConfig } from '../../pipeline/config/validate.js'
-import { withAvailableVendors, withWebhookUrl } from '../../pipeline/config/templates.js'
+import { withAvailableVendors, withWebhookUrl, type VendorAvailability } from '../../pipeline/config/templates.js'
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
-
-/** Which vendors have keys configured; decides what new agents are cloned with. */
-export interface VendorCaps {
-  stt: { vendor_a: boolean; vendor_b: boolean }
-  tts: { vendor_a: boolean }
-}
 
 const createSchema = z.strictObject({
   template_id: z.string().min(1).max(200).optional(),
@@ -54,7 +48,11 @@ export function validConfigOr400(config: unknown, allowInsecureLoopback: boolean
 }
 
 /** /v1/agents: list, create from template, get, update, phone numbers. */
-export function agentsRouter(deps: { db: Kysely<Database>; vendors: VendorCaps; allowInsecureWebhooks: boolean }): Router<ApiState> {
+export function agentsRouter(deps: {
+  db: Kysely<Database>
+  vendors: VendorAvailability
+  allowInsecureWebhooks: boolean
+}): Router<ApiState> {
   const { db } = deps
   const r = new Router<ApiState>()
 

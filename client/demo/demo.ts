@@ -49,6 +49,30 @@ const params = new URLSearchParams(location.search)
 baseUrl.value = params.get('base') ?? location.origin
 agentId.value = params.get('agent') ?? localStorage.getItem('voxgate-demo-agent') ?? ''
 
+/** Where the page keeps an agent link's token for this tab (a reload keeps talking to the same agent). */
+const LINK_STORAGE_KEY = 'voxgate-demo-link'
+
+/**
+ * An agent link (`/#link=<token>`, printed at first start) authorizes sessions with one agent: no API key, no
+ * agent id to type. The token arrives in the URL fragment, which is never sent to a server; the page takes it out
+ * of the address bar (and the tab's history) at once and keeps it in session storage for this tab only.
+ */
+function takeLinkToken(): string | null {
+  const found = /(?:^#|&)link=([^&]+)/.exec(location.hash)
+  if (found?.[1] !== undefined) {
+    sessionStorage.setItem(LINK_STORAGE_KEY, decodeURIComponent(found[1]))
+    history.replaceState(null, '', location.pathname + location.search)
+  }
+  return sessionStorage.getItem(LINK_STORAGE_KEY)
+}
+const linkToken = takeLinkToken()
+element<HTMLFieldSetElement>('key-fields').hidden = linkToken !== null
+element<HTMLDivElement>('link-fields').hidden = linkToken === null
+element<HTMLButtonElement>('forget-link').addEventListener('click', () => {
+  sessionStorage.removeItem(LINK_STORAGE_KEY)
+  location.reload()
+})
+
 const client = new VoxgateClient({
   onStatus: (status, detail) => {
     state.status = status
@@ -88,13 +112,21 @@ const state: DemoState = {
 }
 window.voxgateDemo = state
 
-/** Demo only: the page calls authorize_session itself. A real frontend asks its own backend. */
+/**
+ * Demo only: the page calls authorize_session itself with the key typed in, or the agent link's endpoint with the
+ * link's token. A real frontend asks its own backend.
+ */
 async function authorize(request: AuthorizeRequest): Promise<Authorization> {
-  const response = await fetch(`${baseUrl.value.replace(/\/+$/, '')}/v1/agents/web/authorize_session`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${apiKey.value}` },
-    body: JSON.stringify({ agent_id: agentId.value.trim(), ...request }),
-  })
+  const base = baseUrl.value.replace(/\/+$/, '')
+  const { metadata: _metadata, ...linkRequest } = request
+  const response = await fetch(
+    linkToken === null ? `${base}/v1/agents/web/authorize_session` : `${base}/v1/agent_links/authorize_session`,
+    {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${linkToken ?? apiKey.value}` },
+      body: JSON.stringify(linkToken === null ? { agent_id: agentId.value.trim(), ...request } : linkRequest),
+    },
+  )
   const body = (await response.json().catch(() => ({}))) as Partial<Authorization> & { error?: string }
   if (!response.ok || typeof body.client_session_key !== 'string') {
     throw new Error(body.error ?? `authorize_session answered HTTP ${response.status}`)
@@ -118,7 +150,7 @@ async function run(action: () => Promise<void>): Promise<void> {
   try {
     await action()
     state.conversationId = client.conversationId ?? null
-    localStorage.setItem('voxgate-demo-agent', agentId.value.trim())
+    if (linkToken === null) localStorage.setItem('voxgate-demo-agent', agentId.value.trim())
   } catch (error) {
     state.lastError ??= { code: 'client_connect_failed', message: String(error) }
     errorLine.textContent = error instanceof Error ? error.message : String(error)
@@ -154,8 +186,8 @@ form.addEventListener('submit', (event) => {
   event.preventDefault()
   const text = textInput.value
   if (text.trim().length === 0) return
+  // The gateway echoes typed text as the user's transcript, which shows it.
   client.sendText(text)
-  upsert({ role: 'user', turnId: `typed-${Date.now()}`, text, final: true })
   textInput.value = ''
 })
 

@@ -61,6 +61,16 @@ export interface AgentsTable {
   updated_at: Timestamp
 }
 
+/** agent_links: a revocable link that authorizes browser sessions with one agent; only the token's hash is kept. */
+export interface AgentLinksTable {
+  id: string
+  organization_id: string
+  agent_id: string
+  token_hash: string
+  created_at: CreatedAt
+  revoked_at: NullableTimestamp
+}
+
 /** phone_numbers: an E.164 number assigned to one agent (globally unique: the voice hook routes by it). */
 export interface PhoneNumbersTable {
   phone_number: string
@@ -143,6 +153,7 @@ export interface Database {
   api_keys: ApiKeysTable
   agent_templates: AgentTemplatesTable
   agents: AgentsTable
+  agent_links: AgentLinksTable
   phone_numbers: PhoneNumbersTable
   conversations: ConversationsTable
   sessions: SessionsTable
@@ -153,6 +164,7 @@ export type OrganizationRow = Selectable<OrganizationsTable>
 export type AgentRow = Selectable<AgentsTable>
 export type NewAgent = Insertable<AgentsTable>
 export type AgentUpdate = Updateable<AgentsTable>
+export type AgentLinkRow = Selectable<AgentLinksTable>
 export type PhoneNumberRow = Selectable<PhoneNumbersTable>
 export type SessionRow = Selectable<SessionsTable>
 export type TranscriptEntryRow = Selectable<TranscriptEntriesTable>

@@ -28,6 +28,22 @@ export function skipReason(): string | undefined {
   return undefined
 }
 
+/** Headless Chromium whose microphone is {@link SPEECH_WAV} and whose pages may play audio without a gesture. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${SPEECH_WAV}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  })
+}
+
 /** Bytes of 8 kHz PCM16 the STT fake waits for before it transcribes (0.8 s of speech). */
 const HEARD_AFTER_BYTES = 12_800
 
@@ -119,18 +135,7 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
     for (const p of config.plugins) if (p.use === 'turn_manager') p.options.trigger = 'push_to_talk'
     await updateAgent(gw.store.db, gw.orgId, created.id, { config: parsePipelineConfig(config, { allowInsecureLoopback: true }) })
   }
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--use-fake-ui-for-media-stream',
-      '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${SPEECH_WAV}`,
-      '--autoplay-policy=no-user-gesture-required',
-    ],
-  })
+  const browser = await launchChromium()
   const e2e: E2e = {
     gw,
     backend,

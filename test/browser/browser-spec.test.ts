@@ -1,5 +1,5 @@
 import t from 'tap'
-import WebSocket from 'ws'
+import { openBrowserSession } from '../helpers/ws-client.js'
 import { startVoiceHarness } from '../helpers/voice-harness.js'
 
 // SPEC behaviours of the browser channel end to end: a real gateway, its browser WebSocket, the speech-vendor
@@ -17,36 +17,11 @@ h.backend.reply = (req) => ({
   ],
 })
 
-/** Opens a browser socket for a new session; listens before the socket opens, as the welcome may come first. */
+/** Opens a browser socket for a new session; it does not say client.ready by itself. */
 async function browser() {
   const auth = await h.gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: h.agent.id } })
   if (auth.status !== 200) throw new Error(auth.text)
-  const key = encodeURIComponent(auth.body.client_session_key)
-  const ws = new WebSocket(`${h.gw.url.replace(/^http/, 'ws')}/v1/agents/web/websocket?client_session_key=${key}`)
-  const messages: { at: number; m: any }[] = []
-  ws.on('message', (d) => messages.push({ at: Date.now(), m: JSON.parse(d.toString()) }))
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve)
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)))
-  })
-  const openedAt = Date.now()
-  return {
-    ws,
-    openedAt,
-    messages,
-    send: (m: unknown) => ws.send(JSON.stringify(m)),
-    types: () => messages.map((x) => x.m.type as string),
-    async waitFor(pred: (m: any) => boolean, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs
-      for (;;) {
-        const found = messages.find((x) => pred(x.m))
-        if (found) return found
-        if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(messages.map((x) => x.m.type))}`)
-        await new Promise((r) => setTimeout(r, 10))
-      }
-    },
-    close: () => ws.close(),
-  }
+  return openBrowserSession(h.gw.url, auth.body.client_session_key, { ready: false })
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -90,7 +65,7 @@ t.test('replay_finished without turn_id applies to the current assistant turn', 
   b.send({ type: 'trigger.response.audio.replay_finished', reason: 'completed', turn_id: 'assistant-not-this-one' })
   await sleep(300)
   t.notOk(
-    b.messages.some((x) => x.m.type === 'turn.end' && x.m.role === 'assistant'),
+    b.messages.some((m) => m.type === 'turn.end' && m.role === 'assistant'),
     'a report naming another turn is ignored',
   )
   const sentAt = Date.now()
@@ -99,7 +74,7 @@ t.test('replay_finished without turn_id applies to the current assistant turn', 
   t.equal(end.m.turn_id, turnId)
   t.ok(end.at - sentAt < 1_000, `the turn ends on the report (${end.at - sentAt} ms)`)
   t.same(
-    b.messages.filter((x) => x.m.type === 'error').map((x) => x.m),
+    b.messages.filter((m) => m.type === 'error'),
     [],
     'no error for the report without turn_id',
   )

@@ -1,7 +1,6 @@
 import t from 'tap'
-import WebSocket from 'ws'
 import { startTestGateway } from '../helpers/gateway.js'
-import { closed } from '../helpers/ws-client.js'
+import { closed, openBrowserSession } from '../helpers/ws-client.js'
 import { startFakeOpenAi } from '../fakes/openai/fake-openai.js'
 
 // A reconnecting browser continues its conversation in a fresh session, and the agent step gets the history of
@@ -12,42 +11,13 @@ const gw = await startTestGateway({ LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'llm
 t.teardown(() => gw.close())
 const agent = (await gw.request('POST', '/v1/agents', { body: { template_id: 'voice-agent-openai' } })).body
 
-/**
- * A browser-like client: listens before the socket opens (the welcome may arrive with the upgrade), and reports
- * audio as played once the assistant's turn is over, as the SDK does when its queue drains.
- */
-async function client(key: string) {
-  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/v1/agents/web/websocket?client_session_key=${encodeURIComponent(key)}`)
-  const messages: any[] = []
-  ws.on('message', (d) => {
-    const m = JSON.parse(d.toString())
-    messages.push(m)
-    if (m.type === 'turn.end' && m.role === 'assistant')
-      ws.send(JSON.stringify({ type: 'trigger.response.audio.replay_finished', reason: 'completed', turn_id: m.turn_id }))
-  })
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve)
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)))
-  })
-  ws.send(JSON.stringify({ type: 'client.ready' }))
-  return {
-    ws,
-    messages,
-    async waitFor(pred: (m: any) => boolean, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs
-      while (!messages.some(pred)) {
-        if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(messages.map((m) => m.type))}`)
-        await new Promise((r) => setTimeout(r, 20))
-      }
-      return messages.find(pred)
-    },
-  }
-}
+/** A browser-like client that reports audio as played once the assistant's turn is over, as the SDK does. */
+const client = (key: string) => openBrowserSession(gw.url, key, { acknowledgePlayback: true })
 
 t.test('drop, re-authorize with conversation_id, continue with history', async (t) => {
   const auth1 = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
   const c1 = await client(auth1.body.client_session_key)
-  const welcome = await c1.waitFor((m) => m.type === 'turn.end' && m.role === 'assistant')
+  const { m: welcome } = await c1.waitFor((m) => m.type === 'turn.end' && m.role === 'assistant')
   c1.ws.send(JSON.stringify({ type: 'client.response.text', content: 'my name is Ada' }))
   await c1.waitFor((m) => m.type === 'turn.end' && m.role === 'assistant' && m.turn_id !== welcome.turn_id)
   // The turn is stored once the reply was heard; give the write a moment, then drop without a close frame.

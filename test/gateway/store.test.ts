@@ -6,17 +6,30 @@ import { createApiKey, organizationForApiKey } from '../../gateway/store/api-key
 import { createAgent, getAgent } from '../../gateway/store/agents.js'
 import { assignPhoneNumber } from '../../gateway/store/phone-numbers.js'
 import { sql } from 'kysely'
+import { agentLinkGrant } from '../../gateway/store/agent-links.js'
 
 const db = await testDb()
 t.teardown(() => db.cleanup())
 
-t.test('first start creates one default organization and its key; second start creates none', async (t) => {
-  const first = await bootstrap(db.store.db)
-  t.ok(first.createdOrganization)
-  t.match(first.createdOrganization!.apiKey, /^vgk_/)
-  t.equal(await organizationForApiKey(db.store.db, first.createdOrganization!.apiKey), first.createdOrganization!.id)
-  const second = await bootstrap(db.store.db)
-  t.equal(second.createdOrganization, undefined)
+const bootOptions = { vendors: { stt: { vendor_a: false, vendor_b: false }, tts: { vendor_a: false } }, publicUrl: 'http://gw.example' }
+
+t.test('first start creates one default organization, its key, a demo agent and a link; second start creates none', async (t) => {
+  const first = (await bootstrap(db.store.db, bootOptions)).firstStart
+  if (first === undefined) throw new Error('first start made nothing')
+  t.match(first.apiKey, /^vgk_/)
+  t.equal(await organizationForApiKey(db.store.db, first.apiKey), first.organizationId)
+  const agent = await getAgent(db.store.db, first.organizationId, first.agentId)
+  if (agent === undefined) throw new Error('no demo agent')
+  t.equal(agent.name, 'Demo agent')
+  t.equal(agent.agent_template_id, 'voice-agent-default')
+  const uses = (agent.config as { plugins: { use: string }[] }).plugins.map((p) => p.use)
+  t.ok(uses.includes('tts.local'), 'speaks with the local TTS, which needs no key')
+  t.match(first.linkUrl, /^http:\/\/gw\.example\/#link=vxl_[A-Za-z0-9_-]{40,}$/, 'token in the fragment of the demo page')
+  const token = first.linkUrl.slice(first.linkUrl.indexOf('=') + 1)
+  t.same(await agentLinkGrant(db.store.db, token), { linkId: first.linkId, organizationId: first.organizationId, agentId: first.agentId })
+  t.equal(await agentLinkGrant(db.store.db, first.apiKey), undefined, 'an API key is not a link token')
+  const second = await bootstrap(db.store.db, bootOptions)
+  t.equal(second.firstStart, undefined)
   const templates = await db.store.db.selectFrom('agent_templates').selectAll().execute()
   t.ok(templates.length >= 2, 'templates seeded')
   t.equal(templates.filter((x) => x.is_default).length, 1, 'exactly one default template')
@@ -71,5 +84,5 @@ t.test('data persists across a restart on the same database', async (t) => {
   t.equal(await organizationForApiKey(db.store.db, apiKey), organization.id)
   const org = await db.store.db.selectFrom('organizations').select('balance').where('id', '=', organization.id).executeTakeFirstOrThrow()
   t.equal(Number(org.balance), 7.25)
-  t.equal((await bootstrap(db.store.db)).createdOrganization, undefined, 'no second default org after restart')
+  t.equal((await bootstrap(db.store.db, bootOptions)).firstStart, undefined, 'no second default org after restart')
 })

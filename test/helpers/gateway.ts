@@ -1,7 +1,7 @@
 /** Starts a real gateway on port 0 over a real test database, and a small HTTP client for it. */
-import { loadConfig, type GatewayConfig } from '../../gateway/config.js'
+import { loadConfig, vendorAvailability, type GatewayConfig } from '../../gateway/config.js'
 import { silentLogger, type Log } from '../../core/log.js'
-import { bootstrap } from '../../gateway/bootstrap.js'
+import { bootstrap, type FirstStart } from '../../gateway/bootstrap.js'
 import { startGateway, type Gateway, type GatewayDeps } from '../../gateway/app.js'
 import type { Store } from '../../gateway/store/database.js'
 import { testDb, type TestDb } from './db.js'
@@ -18,6 +18,8 @@ export interface TestGateway {
   /** The default organization's API key created at first start. */
   apiKey: string
   orgId: string
+  /** What first start made (the key, the demo agent and its link); undefined on a database that had it. */
+  firstStart: FirstStart | undefined
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>
   close(): Promise<void>
 }
@@ -51,7 +53,7 @@ export async function startTestGateway(
     LOG_LEVEL: 'silent',
     ...env,
   })
-  const boot = await bootstrap(db.store.db)
+  const boot = await bootstrap(db.store.db, { vendors: vendorAvailability(config), publicUrl: config.publicUrl })
   const gateway = await startGateway({
     config,
     store: db.store,
@@ -60,8 +62,10 @@ export async function startTestGateway(
     attachBrowser: opts.deps?.attachBrowser,
     carrier: opts.deps?.carrier,
   })
-  const apiKey = boot.createdOrganization?.apiKey ?? ''
-  const orgId = boot.createdOrganization?.id ?? ''
+  // A second gateway on the same database (a restart, a replica) finds the organization already there.
+  const firstStart = boot.firstStart
+  const apiKey = firstStart?.apiKey ?? ''
+  const orgId = firstStart?.organizationId ?? ''
   const url = gateway.url
   return {
     gateway,
@@ -71,6 +75,7 @@ export async function startTestGateway(
     config,
     apiKey,
     orgId,
+    firstStart,
     async request(method, path, o = {}) {
       const headers: Record<string, string> = { ...o.headers }
       const key = o.admin ? ADMIN_TOKEN : o.key === undefined ? apiKey : o.key

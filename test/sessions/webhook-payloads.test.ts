@@ -1,5 +1,5 @@
 import t from 'tap'
-import WebSocket from 'ws'
+import { openBrowserSession } from '../helpers/ws-client.js'
 import { startTestGateway } from '../helpers/gateway.js'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
 import { startFakeBackend, type BackendRequest } from '../fakes/backend/fake-backend.js'
@@ -34,27 +34,7 @@ if (updated.status !== 200) throw new Error(updated.text)
 const agent = updated.body
 
 /** A browser client on the real WebSocket that records every message. */
-async function browser(key: string) {
-  const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/v1/agents/web/websocket?client_session_key=${encodeURIComponent(key)}`)
-  const messages: any[] = []
-  ws.on('message', (d) => messages.push(JSON.parse(d.toString())))
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve)
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused ${res.statusCode}`)))
-  })
-  ws.send(JSON.stringify({ type: 'client.ready' }))
-  return {
-    ws,
-    async waitFor(pred: (m: any) => boolean, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs
-      while (!messages.some(pred)) {
-        if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(messages.map((m) => m.type))}`)
-        await new Promise((r) => setTimeout(r, 20))
-      }
-      return messages.find(pred)
-    },
-  }
-}
+const browser = (key: string) => openBrowserSession(gw.url, key)
 
 async function agentRequest(pred: (r: BackendRequest) => boolean, timeoutMs = 10_000): Promise<BackendRequest> {
   const deadline = Date.now() + timeoutMs
@@ -104,7 +84,7 @@ t.test('session.start: the welcome turn_id on both webhooks; the agent one carri
   const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
   const conversation = auth.body.conversation_id
   const client = await browser(auth.body.client_session_key)
-  const welcome = await client.waitFor((m) => m.type === 'turn.start' && m.role === 'assistant')
+  const { m: welcome } = await client.waitFor((m) => m.type === 'turn.start' && m.role === 'assistant')
   const agentStart = await agentRequest((r) => r.json?.type === 'session.start' && r.json.conversation_id === conversation)
   const lifecycleStart = await receiver.waitFor((r) => r.json?.type === 'session.start' && r.json.conversation_id === conversation)
   t.match(welcome.turn_id, /^assistant-/)

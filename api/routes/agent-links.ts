@@ -1,0 +1,93 @@
+/**
+ * Agent links (an addition to the SPEC): a link opens the demo page at `/` talking to one agent, with no API key
+ * in the page or the URL. The link's token sits in the URL fragment, which browsers never send to a server.
+ */
+import Router from '@koa/router'
+import { z } from 'zod'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../gateway/store/schema.js'
+import { voxError } from '../../core/errors.js'
+import { getAgentRow } from '../../gateway/store/agents.js'
+import { agentLinkGrant, createAgentLink, listAgentLinks, revokeAgentLink } from '../../gateway/store/agent-links.js'
+import { authorizeSession } from '../../gateway/sessions/authorize.js'
+import { bearer, type ApiState } from '../auth.js'
+import { readJsonObject } from '../http/body.js'
+import { parseOr400 } from '../http/validate.js'
+
+/** The URL a link opens: the demo page with the token in the fragment (never sent in requests or Referer). */
+export function agentLinkUrl(publicUrl: string, token: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/#link=${token}`
+}
+
+/** What a link may ask for: continuing a conversation of its agent, nothing that changes the agent's config. */
+const linkAuthorizeSchema = z.strictObject({
+  conversation_id: z.string().min(1).max(200).nullable().optional(),
+  sdk_version: z.string().max(100).optional(),
+})
+
+interface AgentLinkDeps {
+  db: Kysely<Database>
+  publicUrl: string
+  allowInsecureWebhooks: boolean
+}
+
+/** /v1/agents/{agent_id}/links: create, list and revoke an agent's links (behind the API key). */
+export function agentLinksRouter(deps: AgentLinkDeps): Router<ApiState> {
+  const { db } = deps
+  const r = new Router<ApiState>()
+
+  const agentOr404 = async (organizationId: string, agentId: string) => {
+    const agent = await getAgentRow(db, organizationId, agentId)
+    if (agent === undefined) throw voxError('agent_not_found')
+    return agent
+  }
+
+  r.post('/v1/agents/:agent_id/links', async (ctx) => {
+    parseOr400(z.strictObject({}), await readJsonObject(ctx))
+    const agent = await agentOr404(ctx.state.organizationId, ctx.params.agent_id as string)
+    const { link, token } = await createAgentLink(db, ctx.state.organizationId, agent.id)
+    ctx.status = 201
+    ctx.body = { ...link, url: agentLinkUrl(deps.publicUrl, token) }
+  })
+
+  r.get('/v1/agents/:agent_id/links', async (ctx) => {
+    const agent = await agentOr404(ctx.state.organizationId, ctx.params.agent_id as string)
+    ctx.body = { links: await listAgentLinks(db, ctx.state.organizationId, agent.id) }
+  })
+
+  r.delete('/v1/agents/:agent_id/links/:link_id', async (ctx) => {
+    const agent = await agentOr404(ctx.state.organizationId, ctx.params.agent_id as string)
+    const link = await revokeAgentLink(db, ctx.state.organizationId, agent.id, ctx.params.link_id as string)
+    if (link === undefined) throw voxError('agent_link_not_found')
+    ctx.body = link
+  })
+
+  return r
+}
+
+/**
+ * POST /v1/agent_links/authorize_session, authorized by `Authorization: Bearer <link token>` instead of an API
+ * key: a browser session with the link's agent, as authorize_session would give, without config or metadata.
+ */
+export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
+  const r = new Router()
+  r.post('/v1/agent_links/authorize_session', async (ctx) => {
+    const token = bearer(ctx.get('authorization') || undefined)
+    if (token === undefined) throw voxError('missing_api_key', 'missing bearer token: send Authorization: Bearer <link token>')
+    const grant = await agentLinkGrant(deps.db, token)
+    if (grant === undefined) throw voxError('invalid_agent_link')
+    const body = parseOr400(linkAuthorizeSchema, await readJsonObject(ctx))
+    const auth = await authorizeSession(
+      deps.db,
+      {
+        organizationId: grant.organizationId,
+        agentId: grant.agentId,
+        conversationId: body.conversation_id,
+        origin: { channel: 'browser' },
+      },
+      { allowInsecureWebhooks: deps.allowInsecureWebhooks },
+    )
+    ctx.body = { client_session_key: auth.clientSessionKey, conversation_id: auth.conversationId, config: auth.config }
+  })
+  return r
+}

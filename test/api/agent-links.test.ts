@@ -1,0 +1,93 @@
+import t from 'tap'
+import { startTestGateway } from '../helpers/gateway.js'
+import { openBrowserSession } from '../helpers/ws-client.js'
+
+// Agent links (an addition): a link's token authorizes browser sessions with its agent and nothing else, and a
+// revoked link authorizes nothing.
+const gw = await startTestGateway()
+t.teardown(() => gw.close())
+const first = gw.firstStart
+if (first === undefined) throw new Error('no first start')
+
+const other = await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: 'Other' } })
+const otherKey: string = other.body.api_key
+const tokenOf = (url: string) => new URL(url).hash.replace(/^#link=/, '')
+const authorizeWith = (token: string | null, body: unknown = {}) =>
+  gw.request('POST', '/v1/agent_links/authorize_session', { key: token, body })
+
+t.test('the first-start link opens a browser session with the demo agent, which answers typed text', async (t) => {
+  const r = await authorizeWith(tokenOf(first.linkUrl))
+  t.equal(r.status, 200, r.text)
+  t.type(r.body.client_session_key, 'string')
+  t.type(r.body.conversation_id, 'string')
+  t.ok(r.body.config, 'the frontend config, as authorize_session gives')
+  const session = await gw.store.db
+    .selectFrom('sessions')
+    .select(['agent_id', 'organization_id'])
+    .where('conversation_id', '=', r.body.conversation_id)
+    .executeTakeFirstOrThrow()
+  t.same(session, { agent_id: first.agentId, organization_id: first.organizationId })
+
+  const b = await openBrowserSession(gw.url, r.body.client_session_key, { acknowledgePlayback: true })
+  const { m: welcome } = await b.waitFor((m) => m.type === 'turn.end' && m.role === 'assistant')
+  b.send({ type: 'client.response.text', content: 'hello' })
+  const reply = await b.waitFor((m) => m.type === 'response.text' && m.turn_id !== welcome.turn_id)
+  t.type(reply.m.content, 'string', 'the scripted demo agent answers without any vendor key')
+  b.close()
+})
+
+t.test('a link grants only sessions with its agent: no config, metadata or other agent, no REST API', async (t) => {
+  const token = tokenOf(first.linkUrl)
+  for (const body of [{ agent_id: first.agentId }, { config: { type: 'voice' } }, { metadata: { a: 1 } }]) {
+    const r = await authorizeWith(token, body)
+    t.equal(r.status, 400, JSON.stringify(body))
+    t.equal(r.body.code, 'validation_failed')
+  }
+  const rest = await gw.request('GET', '/v1/agents', { key: token })
+  t.equal(rest.status, 400)
+  t.equal(rest.body.code, 'invalid_api_key', 'a link token is not an API key')
+  const withKey = await authorizeWith(gw.apiKey)
+  t.equal(withKey.status, 401, 'an API key is not a link token')
+  t.equal(withKey.body.code, 'invalid_agent_link')
+  const missing = await authorizeWith(null)
+  t.equal(missing.status, 400)
+  t.equal(missing.body.code, 'missing_api_key')
+})
+
+t.test('create, list and revoke links; a revoked link authorizes nothing more', async (t) => {
+  const created = await gw.request('POST', `/v1/agents/${first.agentId}/links`)
+  t.equal(created.status, 201, created.text)
+  t.match(created.body, { agent_id: first.agentId, revoked_at: null })
+  t.match(created.body.url, new RegExp(`^${gw.config.publicUrl}/#link=vxl_`))
+  const token = tokenOf(created.body.url)
+  t.equal((await authorizeWith(token)).status, 200)
+
+  const list = await gw.request('GET', `/v1/agents/${first.agentId}/links`)
+  t.same(list.body.links.map((l: { id: string }) => l.id).sort(), [first.linkId, created.body.id].sort())
+  t.notOk(JSON.stringify(list.body).includes(token), 'tokens are never listed')
+  t.notOk(JSON.stringify(await gw.store.db.selectFrom('agent_links').selectAll().execute()).includes(token), 'only the hash is stored')
+
+  const revoked = await gw.request('DELETE', `/v1/agents/${first.agentId}/links/${created.body.id}`)
+  t.equal(revoked.status, 200)
+  t.type(revoked.body.revoked_at, 'string')
+  const again = await authorizeWith(token)
+  t.equal(again.status, 401)
+  t.equal(again.body.code, 'invalid_agent_link')
+  t.equal((await authorizeWith(tokenOf(first.linkUrl))).status, 200, 'the other link still works')
+})
+
+t.test("another organization cannot see, create or revoke this agent's links", async (t) => {
+  for (const [method, path] of [
+    ['GET', `/v1/agents/${first.agentId}/links`],
+    ['POST', `/v1/agents/${first.agentId}/links`],
+    ['DELETE', `/v1/agents/${first.agentId}/links/${first.linkId}`],
+  ] as const) {
+    const r = await gw.request(method, path, { key: otherKey })
+    t.equal(r.status, 404, `${method} ${path}`)
+    t.equal(r.body.code, 'agent_not_found')
+  }
+  const unknown = await gw.request('DELETE', `/v1/agents/${first.agentId}/links/lnk_nope`)
+  t.equal(unknown.status, 404)
+  t.equal(unknown.body.code, 'agent_link_not_found')
+  t.equal((await authorizeWith(tokenOf(first.linkUrl))).status, 200, 'still live')
+})
