@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs the compiled CLI in dist/, which is brought up to date first (bin/build.js: only the sources changed since
-// the last build are recompiled, ~10 ms when none did). Loading the sources through tsx instead costs seconds
+// Runs the bundled CLI in dist/, which is brought up to date first (bin/build.js: rebuilt only when a source
+// changed since the last build, ~10 ms to check when none did). Loading the sources through tsx instead costs seconds
 // per start on a small machine; tsx stays the fallback when dist/ cannot be written (a read-only install).
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -16,7 +16,7 @@ try {
   process.stderr.write(`voxgate: cannot build dist/ (${reason}); running the TypeScript sources through tsx\n`)
 }
 if (compiled) {
-  await import(pathToFileURL(join(root, 'dist', 'cli', 'main.js')).href)
+  await import(pathToFileURL(join(root, 'dist', 'voxgate.js')).href)
 } else {
   const { register } = await import('tsx/esm/api')
   register()

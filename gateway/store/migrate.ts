@@ -3,7 +3,7 @@ import { initial } from './migrations/0001-initial.js'
 import { agentLinks } from './migrations/0002-agent-links.js'
 
 /** Every migration, in order; names sort the way they must run. */
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-agent-links': agentLinks,
 }

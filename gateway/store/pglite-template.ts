@@ -15,7 +15,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Kysely } from 'kysely'
-import { migrateToLatest } from './migrate.js'
+import { MIGRATIONS, migrateToLatest } from './migrate.js'
 
 /** How long a template another process is making may take before its lock counts as abandoned. */
 const LOCK_STALE_MS = 180_000
@@ -51,15 +51,21 @@ export function defaultPgliteTemplateDir(): string | undefined {
 }
 
 /**
- * Hash of the migration modules next to this file (`migrations/*.ts` from sources, `*.js` in dist/): exactly the code
- * `migrateToLatest` runs, so editing a migration in place (before a release) also gets a new template.
+ * Hash of the migrations `migrateToLatest` runs, so editing one in place (before a release) also gets a new template:
+ * their TypeScript sources in the checkout (the same for the tsx-run sources and the bundle in dist/, so both use one
+ * template), or, in an install without sources, each migration's name and code as loaded.
  */
 export function migrationsHash(): string {
-  const dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations')
   const hash = createHash('sha256')
-  for (const file of readdirSync(dir).sort()) {
-    if (!/\.(ts|js)$/.test(file) || file.endsWith('.d.ts')) continue
-    hash.update(file).update(readFileSync(join(dir, file)))
+  const pkg = packageAbove(dirname(fileURLToPath(import.meta.url)), 'voxgate')
+  const dir = pkg === undefined ? undefined : join(pkg.dir, 'gateway', 'store', 'migrations')
+  if (dir !== undefined && existsSync(dir)) {
+    for (const file of readdirSync(dir).sort()) {
+      if (file.endsWith('.ts') && !file.endsWith('.d.ts')) hash.update(file).update(readFileSync(join(dir, file)))
+    }
+  } else {
+    for (const [name, migration] of Object.entries(MIGRATIONS))
+      hash.update(name).update(String(migration.up)).update(String(migration.down))
   }
   return hash.digest('hex').slice(0, 12)
 }
