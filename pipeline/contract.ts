@@ -10,6 +10,12 @@
  */
 
 export type { CompletedTurn, PipelineEvent, PipelineHooks, PipelineInput, TurnLatency } from './voice/pipeline-io.js'
+export {
+  LATENCY_STAGES,
+  type LatencyBreakdown,
+  type LatencyStage,
+  type LatencyStageName,
+} from './latency/latency-breakdown.js'
 export type { AudioFormat, InputAudioFormat, OutputAudioFormat } from './audio/audio-format.js'
 export type { VadFactory } from './voice/caller-audio.js'
 export { VoicePipeline, type VoicePipelineDeps } from './voice/voice-pipeline.js'

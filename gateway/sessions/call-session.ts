@@ -57,6 +57,7 @@ const NO_INPUT: PipelineInput = {
   userData: () => undefined,
   dtmf: () => undefined,
   markPlayed: () => undefined,
+  audioWritten: () => undefined,
   replayFinished: () => undefined,
 }
 
@@ -180,6 +181,7 @@ export class CallSession {
               userMessage: t.userMessage,
               assistantMessage: t.assistantMessage,
               latencyMs: t.latencyMs,
+              latencyBreakdown: t.latencyBreakdown,
             })
           },
           userActivity: () => this.noteUserActivity(),
