@@ -24,6 +24,10 @@ import type { Carrier } from '../carrier/carrier.js'
 import { mediaStreamUpgradeHandler } from '../carrier/media-stream/media-stream-upgrade.js'
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
 import { createCallDeps, type CallDeps, type CallTimeouts } from './sessions/call-deps.js'
+import { metricsRouter } from '../api/routes/metrics.js'
+import { observeSharedVad } from '../pipeline/contract.js'
+import { PrometheusMetrics } from './prometheus-metrics.js'
+import { withCarrierMetrics } from './carrier-metrics.js'
 
 /** Carrier path tuning; every field has a default. */
 export interface CarrierOptions extends CallTimeouts {
@@ -52,6 +56,8 @@ export interface Gateway {
   /** Base URL it listens on (127.0.0.1 with the real port when bound to all interfaces). */
   url: string
   sessions: SessionManager
+  /** The process's metrics, as `GET /metrics` serves them. */
+  metrics: PrometheusMetrics
   /** Stops taking new work, ends live sessions, closes the server. Idempotent. */
   close(): Promise<void>
 }
@@ -71,7 +77,7 @@ export interface CarrierPath {
 
 /** The one place a carrier is chosen: everything below gets it passed in. */
 function carrierPath(deps: GatewayDeps, sessions: SessionManager): CarrierPath {
-  const carrier = deps.carrier?.carrier ?? createTwilioCarrier()
+  const carrier = withCarrierMetrics(deps.carrier?.carrier ?? createTwilioCarrier(), sessions.metrics)
   const calls = createCallDeps(
     {
       db: deps.store.db,
@@ -87,7 +93,12 @@ function carrierPath(deps: GatewayDeps, sessions: SessionManager): CarrierPath {
 }
 
 /** Builds the koa application with every route. */
-export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: CarrierPath = carrierPath(deps, sessions)): Koa {
+export function buildApp(
+  deps: GatewayDeps,
+  sessions: SessionManager,
+  path: CarrierPath = carrierPath(deps, sessions),
+  metrics: PrometheusMetrics = new PrometheusMetrics(() => []),
+): Koa {
   const { config, store, log } = deps
   const app = new Koa({ proxy: config.trustProxy })
   app.silent = true
@@ -95,6 +106,7 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
 
   const health = healthRouter({ store, isDraining: () => sessions.isDraining })
   app.use(health.routes())
+  app.use(metricsRouter({ source: metrics, token: config.metricsToken }).routes())
   // The demo page at / and its scripts under /client/ (client/dist).
   app.use(staticClient({ log }))
 
@@ -125,8 +137,11 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
 /** Starts the HTTP server (REST and WebSocket upgrades) and the session manager. */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, store, log } = deps
-  const sessions = new SessionManager(
+  const metrics = new PrometheusMetrics(() => [...sessions.live.values()].map((s) => s.channel))
+  const stopVadMetrics = observeSharedVad(metrics.vad)
+  const sessions: SessionManager = new SessionManager(
     {
+      metrics,
       db: store.db,
       log,
       allowInsecureWebhooks: config.allowInsecureWebhooks,
@@ -138,7 +153,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   )
   await sessions.start()
   const path = carrierPath(deps, sessions)
-  const app = buildApp(deps, sessions, path)
+  const app = buildApp(deps, sessions, path, metrics)
   const server = createServer(app.callback())
   server.requestTimeout = 60_000
   server.headersTimeout = 15_000
@@ -184,10 +199,12 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     server,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
     sessions,
+    metrics,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         path.calls.watchdog.stop()
+        stopVadMetrics()
         await sessions.shutdown(config.shutdownGraceMs)
         server.closeIdleConnections()
         await closed

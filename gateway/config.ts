@@ -9,6 +9,8 @@ export interface GatewayConfig {
   databaseUrl: string | undefined
   dataDir: string
   adminToken: string | undefined
+  /** Bearer token `GET /metrics` requires; unset: metrics are open (keep the port private then). */
+  metricsToken: string | undefined
   logLevel: string
   allowInsecureWebhooks: boolean
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of the gateway. */
@@ -111,6 +113,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     databaseUrl: url(env, 'DATABASE_URL', undefined, ['postgres', 'postgresql']),
     dataDir: resolve(str(env, 'DATA_DIR') ?? './data'),
     adminToken,
+    metricsToken: str(env, 'METRICS_TOKEN'),
     logLevel,
     allowInsecureWebhooks: bool(env, 'ALLOW_INSECURE_WEBHOOKS'),
     trustProxy: bool(env, 'TRUST_PROXY'),

@@ -20,4 +20,5 @@ export type { AudioFormat, InputAudioFormat, OutputAudioFormat } from './audio/a
 export type { VadFactory } from './voice/caller-audio.js'
 export { VoicePipeline, type VoicePipelineDeps } from './voice/voice-pipeline.js'
 export { newTurnId } from './voice/turn-ids.js'
+export { observeSharedVad, type VadObserver } from './vad/vad-batcher.js'
 export type { HistoryItem } from './agent/agent-step.js'

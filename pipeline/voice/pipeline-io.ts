@@ -98,4 +98,10 @@ export interface PipelineHooks {
   userActivity(): void
   /** Seconds of user speech transcribed / of speech generated. */
   usage(u: { transcriptionSeconds?: number; ttsSeconds?: number }): void
+  /**
+   * The agent answered a turn request (`welcome` or `message`): `delivered` when its reply ended normally,
+   * `failed` on an error (backend error, timeout, malformed reply), `cancelled` when barge-in or the session's
+   * end aborted it.
+   */
+  agentRequestDone?(e: { kind: 'welcome' | 'message'; outcome: 'delivered' | 'failed' | 'cancelled' }): void
 }

@@ -58,7 +58,7 @@ export class Replies {
   start(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEnd: UserEnd): void {
     const a = this.#open(request.turnId, request.kind, userText, userEnd)
     const asked = request.kind === 'message' && this.#previous !== undefined ? { ...request, previousTurn: this.#previous } : request
-    void this.#run(a, (signal) => this.#d.agent.respond(asked, { ...this.#d.context }, { signal }))
+    void this.#run(a, (signal) => this.#d.agent.respond(asked, { ...this.#d.context }, { signal }), request.kind)
   }
 
   /**
@@ -79,12 +79,18 @@ export class Replies {
     return a
   }
 
-  async #run(a: AssistantTurn, events: (signal: AbortSignal) => AsyncIterable<AgentEvent> | Iterable<AgentEvent>): Promise<void> {
+  /** Runs one reply; `requestKind` when it is an agent request, whose outcome the hooks are told. */
+  async #run(
+    a: AssistantTurn,
+    events: (signal: AbortSignal) => AsyncIterable<AgentEvent> | Iterable<AgentEvent>,
+    requestKind?: 'welcome' | 'message',
+  ): Promise<void> {
     // The turn's own controller, also aborted with the session (AbortSignal.any's composite signals can be
     // collected on Node 20 and then never fire).
     const signal = a.abort.signal
     const onSessionAbort = () => a.abort.abort()
     this.#d.signal.addEventListener('abort', onSessionAbort, { once: true })
+    let failed = false
     try {
       for await (const e of events(signal)) {
         if (a.interrupted || this.#closed) break
@@ -104,6 +110,7 @@ export class Replies {
             this.#d.emit({ type: 'data', turnId: a.turnId, content: e.content })
             break
           case 'error':
+            failed = true
             this.#d.logger.warn({ code: e.code, turn_id: a.turnId }, `agent turn failed: ${e.message}`)
             break
           case 'end':
@@ -111,9 +118,14 @@ export class Replies {
         }
       }
     } catch (err) {
+      failed = true
       if (!signal.aborted) this.#d.logger.error({ err, turn_id: a.turnId }, 'agent step failed')
     }
     this.#d.signal.removeEventListener('abort', onSessionAbort)
+    if (requestKind !== undefined) {
+      const outcome = signal.aborted || a.interrupted || this.#closed ? 'cancelled' : failed ? 'failed' : 'delivered'
+      this.#d.hooks.agentRequestDone?.({ kind: requestKind, outcome })
+    }
     if (a.interrupted || this.#closed) return
     a.agentDone = true
     const text = a.text.trim()
