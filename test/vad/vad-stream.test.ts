@@ -94,7 +94,14 @@ t.test('a stream pushed far faster than real time skips its backlog instead of q
   const f = loadFixture('phrase.wav')
   const batcher = new VadBatcher()
   const seen = { batches: 0, skipped: 0 }
-  const stop = batcher.observe({ batch: () => void seen.batches++, skipped: (n) => void (seen.skipped += n) })
+  const stop = batcher.observe({
+    batch: () => {
+      seen.batches++
+    },
+    skipped: (n) => {
+      seen.skipped += n
+    },
+  })
   const vad = new VadStream(() => {}, { maxQueuedFrames: 8, batcher })
   vad.push(f.samples)
   await vad.drain()
