@@ -25,6 +25,8 @@ import { mediaStreamUpgradeHandler } from '../carrier/media-stream/media-stream-
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
 import { createCallDeps, type CallDeps, type CallTimeouts } from './sessions/call-deps.js'
 import { metricsRouter } from '../api/routes/metrics.js'
+import { docsRouter } from '../api/routes/docs.js'
+import { openApiDocument } from '../api/openapi/openapi-document.js'
 import { observeSharedVad } from '../pipeline/contract.js'
 import { PrometheusMetrics } from './prometheus-metrics.js'
 import { withCarrierMetrics } from './carrier-metrics.js'
@@ -53,6 +55,8 @@ export interface GatewayDeps {
 /** A running gateway: its HTTP server and how to stop it. */
 export interface Gateway {
   server: Server
+  /** The koa application serving every HTTP route. */
+  app: Koa
   /** Base URL it listens on (127.0.0.1 with the real port when bound to all interfaces). */
   url: string
   sessions: SessionManager
@@ -107,6 +111,7 @@ export function buildApp(
   const health = healthRouter({ store, isDraining: () => sessions.isDraining })
   app.use(health.routes())
   app.use(metricsRouter({ source: metrics, token: config.metricsToken }).routes())
+  app.use(docsRouter({ document: openApiDocument(config.publicUrl) }).routes())
   // The demo page at / and its scripts under /client/ (client/dist).
   app.use(staticClient({ log }))
 
@@ -197,6 +202,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   let closing: Promise<void> | undefined
   return {
     server,
+    app,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
     sessions,
     metrics,
