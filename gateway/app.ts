@@ -6,6 +6,7 @@ import Router from '@koa/router'
 import type { GatewayConfig } from './config.js'
 import type { Store } from './store/database.js'
 import type { Log } from '../core/log.js'
+import { fanOutMetrics } from '../core/metrics.js'
 import { maskKeyInPath } from '../core/log.js'
 import { SessionManager } from './sessions/session-manager.js'
 import type { SessionDeps } from './sessions/call-session.js'
@@ -62,6 +63,8 @@ export interface Gateway {
   sessions: SessionManager
   /** The process's metrics, as `GET /metrics` serves them. */
   metrics: PrometheusMetrics
+  /** True when turn traces are exported (OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  tracing: boolean
   /** Stops taking new work, ends live sessions, closes the server. Idempotent. */
   close(): Promise<void>
 }
@@ -144,9 +147,12 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, store, log } = deps
   const metrics = new PrometheusMetrics(() => [...sessions.live.values()].map((s) => s.channel))
   const stopVadMetrics = observeSharedVad(metrics.vad)
+  // Loaded only when configured: without an endpoint no OpenTelemetry SDK code is imported.
+  const tracing =
+    config.otlpEndpoint === undefined ? undefined : (await import('./otel-turn-traces.js')).startTurnTracing(config.otlpEndpoint)
   const sessions: SessionManager = new SessionManager(
     {
-      metrics,
+      metrics: tracing === undefined ? metrics : fanOutMetrics(metrics, tracing.metrics),
       db: store.db,
       log,
       allowInsecureWebhooks: config.allowInsecureWebhooks,
@@ -206,6 +212,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
     sessions,
     metrics,
+    tracing: tracing !== undefined,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
@@ -214,6 +221,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
         await sessions.shutdown(config.shutdownGraceMs)
         server.closeIdleConnections()
         await closed
+        await tracing?.shutdown()
       })()
       return closing
     },

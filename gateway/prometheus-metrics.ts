@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import type { Metrics, WebhookOutcome } from '../core/metrics.js'
+import type { Metrics, TurnStage, WebhookOutcome } from '../core/metrics.js'
 import type { VadObserver } from '../pipeline/contract.js'
 
 /** Turn latencies run from tens of ms (a stage) to seconds (a slow backend); buckets in seconds. */
@@ -98,7 +98,7 @@ export class PrometheusMetrics implements Metrics {
     this.#refusals.inc({ channel, reason })
   }
 
-  turnLatency(totalMs: number, stages: readonly { name: string; duration_ms: number }[]): void {
+  turnLatency(totalMs: number, stages: readonly TurnStage[]): void {
     this.#turnLatency.observe(totalMs / 1000)
     // The origin stage (always 0) says nothing.
     for (const s of stages.slice(1)) this.#stageDuration.observe({ stage: s.name }, s.duration_ms / 1000)

@@ -191,7 +191,10 @@ export class CallSession {
         hooks: {
           turnCompleted: (t) => {
             log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
-            if (t.latencyMs !== null && t.latencyBreakdown !== null) this.#metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages)
+            if (t.latencyMs !== null && t.latencyBreakdown !== null && t.latencyOrigin !== null) {
+              const turn = { sessionId: this.row.id, turnId: t.turnId, origin: t.latencyOrigin }
+              this.#metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages, turn)
+            }
             void this.addTurn({
               turnId: t.turnId,
               timestamp: t.timestamp,

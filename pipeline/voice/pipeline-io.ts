@@ -88,6 +88,8 @@ export interface CompletedTurn {
   latency: TurnLatency
   /** The stages of `latencyMs`; null exactly when `latencyMs` is. */
   latencyBreakdown: LatencyBreakdown | null
+  /** Wall-clock time of the breakdown's origin (the end of the user's speech); null without a breakdown. */
+  latencyOrigin: Date | null
   interrupted: boolean
 }
 

@@ -273,6 +273,9 @@ export class Replies {
         latencyMs,
         latency,
         latencyBreakdown: breakdown,
+        // The pipeline's clock is monotonic, not wall time: the origin is placed back from now.
+        latencyOrigin:
+          breakdown === null || a.timings.userEndAt === undefined ? null : new Date(Date.now() - (this.#d.now() - a.timings.userEndAt)),
         interrupted: a.interrupted,
       })
     if (this.#turn === a) this.#turn = undefined

@@ -244,6 +244,7 @@ export class VoicePipeline implements PipelineInput {
         latencyMs: null,
         latency: none,
         latencyBreakdown: null,
+        latencyOrigin: null,
         interrupted: false,
       })
     }

@@ -24,6 +24,7 @@ t.test('METRICS_TOKEN guards /metrics: missing or wrong bearer gets 401 with the
     t.equal(r.status, 401, `refused: ${auth ?? 'no header'}`)
     t.match(await r.json(), { error: /metrics token/, code: 'metrics_unauthorized' })
   }
+  t.equal(gw.gateway.tracing, false, 'no traces without OTEL_EXPORTER_OTLP_ENDPOINT')
   const ok = await scrape(`Bearer ${TOKEN}`)
   t.equal(ok.status, 200)
   t.match(ok.headers.get('content-type'), /^text\/plain; version=0\.0\.4/)
