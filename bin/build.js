@@ -32,7 +32,7 @@ const ENTRY_POINTS = { voxgate: 'cli/main.ts', 'pglite-template': 'gateway/store
 /**
  * Loaded from node_modules, not bundled: native addons (onnxruntime-node, pg's optional pg-native, ws's optional
  * speed-ups), packages that find WebAssembly or data files next to themselves (PGlite, espeak-ng), pino (its
- * transports run files of their own in worker threads) and tsx.
+ * transports run files of their own in worker threads), the OpenTelemetry SDK and tsx.
  */
 const EXTERNAL = [
   '@electric-sql/pglite',
@@ -42,6 +42,8 @@ const EXTERNAL = [
   'pg-native',
   'pino',
   'tsx',
+  // Loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set; the SDK reads files of its own.
+  '@opentelemetry/*',
   'bufferutil',
   'utf-8-validate',
   '@echogarden/espeak-ng-emscripten',

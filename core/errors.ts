@@ -15,6 +15,7 @@ export const ERRORS = {
   admin_disabled: { status: 403, message: 'the admin API is disabled: set ADMIN_TOKEN to enable it' },
   admin_unauthorized: { status: 401, message: 'invalid admin token' },
   invalid_agent_link: { status: 401, message: 'this agent link is unknown or has been revoked' },
+  metrics_unauthorized: { status: 401, message: 'missing or invalid metrics token: send Authorization: Bearer <METRICS_TOKEN>' },
   invalid_agent_id: { status: 400, message: 'invalid agent id' },
   invalid_conversation_id: { status: 400, message: 'invalid conversation id' },
   invalid_phone_number: { status: 400, message: 'invalid phone number' },

@@ -6,6 +6,7 @@ import Router from '@koa/router'
 import { vendorAvailability, type GatewayConfig } from './config.js'
 import type { Store } from './store/database.js'
 import type { Log } from '../core/log.js'
+import { fanOutMetrics } from '../core/metrics.js'
 import { maskKeyInPath } from '../core/log.js'
 import { SessionManager } from './sessions/session-manager.js'
 import type { SessionDeps } from './sessions/call-session.js'
@@ -25,6 +26,12 @@ import type { Carrier } from '../carrier/carrier.js'
 import { mediaStreamUpgradeHandler } from '../carrier/media-stream/media-stream-upgrade.js'
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
 import { createCallDeps, type CallDeps, type CallTimeouts } from './sessions/call-deps.js'
+import { metricsRouter } from '../api/routes/metrics.js'
+import { docsRouter } from '../api/routes/docs.js'
+import { openApiDocument } from '../api/openapi/openapi-document.js'
+import { observeSharedVad } from '../pipeline/contract.js'
+import { PrometheusMetrics } from './prometheus-metrics.js'
+import { withCarrierMetrics } from './carrier-metrics.js'
 
 /** Carrier path tuning; every field has a default. */
 export interface CarrierOptions extends CallTimeouts {
@@ -50,9 +57,15 @@ export interface GatewayDeps {
 /** A running gateway: its HTTP server and how to stop it. */
 export interface Gateway {
   server: Server
+  /** The koa application serving every HTTP route. */
+  app: Koa
   /** Base URL it listens on (127.0.0.1 with the real port when bound to all interfaces). */
   url: string
   sessions: SessionManager
+  /** The process's metrics, as `GET /metrics` serves them. */
+  metrics: PrometheusMetrics
+  /** True when turn traces are exported (OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  tracing: boolean
   /** Stops taking new work, ends live sessions, closes the server. Idempotent. */
   close(): Promise<void>
 }
@@ -65,7 +78,7 @@ export interface CarrierPath {
 
 /** The one place a carrier is chosen: everything below gets it passed in. */
 function carrierPath(deps: GatewayDeps, sessions: SessionManager): CarrierPath {
-  const carrier = deps.carrier?.carrier ?? createTwilioCarrier()
+  const carrier = withCarrierMetrics(deps.carrier?.carrier ?? createTwilioCarrier(), sessions.metrics)
   const calls = createCallDeps(
     {
       db: deps.store.db,
@@ -81,7 +94,12 @@ function carrierPath(deps: GatewayDeps, sessions: SessionManager): CarrierPath {
 }
 
 /** Builds the koa application with every route. */
-export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: CarrierPath = carrierPath(deps, sessions)): Koa {
+export function buildApp(
+  deps: GatewayDeps,
+  sessions: SessionManager,
+  path: CarrierPath = carrierPath(deps, sessions),
+  metrics: PrometheusMetrics = new PrometheusMetrics(() => []),
+): Koa {
   const { config, store, log } = deps
   const app = new Koa({ proxy: config.trustProxy })
   app.silent = true
@@ -89,6 +107,8 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
 
   const health = healthRouter({ store, isDraining: () => sessions.isDraining })
   app.use(health.routes())
+  app.use(metricsRouter({ source: metrics, token: config.metricsToken }).routes())
+  app.use(docsRouter({ document: openApiDocument(config.publicUrl) }).routes())
   // The demo page at / and its scripts under /client/ (client/dist).
   app.use(staticClient({ log }))
 
@@ -126,8 +146,14 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
 /** Starts the HTTP server (REST and WebSocket upgrades) and the session manager. */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, store, log } = deps
-  const sessions = new SessionManager(
+  const metrics = new PrometheusMetrics(() => [...sessions.live.values()].map((s) => s.channel))
+  const stopVadMetrics = observeSharedVad(metrics.vad)
+  // Loaded only when configured: without an endpoint no OpenTelemetry SDK code is imported.
+  const tracing =
+    config.otlpEndpoint === undefined ? undefined : (await import('./otel-turn-traces.js')).startTurnTracing(config.otlpEndpoint)
+  const sessions: SessionManager = new SessionManager(
     {
+      metrics: tracing === undefined ? metrics : fanOutMetrics(metrics, tracing.metrics),
       db: store.db,
       log,
       allowInsecureWebhooks: config.allowInsecureWebhooks,
@@ -139,7 +165,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   )
   await sessions.start()
   const path = carrierPath(deps, sessions)
-  const app = buildApp(deps, sessions, path)
+  const app = buildApp(deps, sessions, path, metrics)
   const server = createServer(app.callback())
   server.requestTimeout = 60_000
   server.headersTimeout = 15_000
@@ -183,15 +209,20 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   let closing: Promise<void> | undefined
   return {
     server,
+    app,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
     sessions,
+    metrics,
+    tracing: tracing !== undefined,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         path.calls.watchdog.stop()
+        stopVadMetrics()
         await sessions.shutdown(config.shutdownGraceMs)
         server.closeIdleConnections()
         await closed
+        await tracing?.shutdown()
       })()
       return closing
     },

@@ -10,6 +10,10 @@ export interface GatewayConfig {
   databaseUrl: string | undefined
   dataDir: string
   adminToken: string | undefined
+  /** Bearer token `GET /metrics` requires; unset: metrics are open (keep the port private then). */
+  metricsToken: string | undefined
+  /** OTLP/HTTP base URL for turn traces (`OTEL_EXPORTER_OTLP_ENDPOINT`); unset: no tracing code is loaded. */
+  otlpEndpoint: string | undefined
   logLevel: string
   allowInsecureWebhooks: boolean
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of the gateway. */
@@ -112,6 +116,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     databaseUrl: url(env, 'DATABASE_URL', undefined, ['postgres', 'postgresql']),
     dataDir: resolve(str(env, 'DATA_DIR') ?? './data'),
     adminToken,
+    metricsToken: str(env, 'METRICS_TOKEN'),
+    otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', undefined, ['http', 'https']),
     logLevel,
     allowInsecureWebhooks: bool(env, 'ALLOW_INSECURE_WEBHOOKS'),
     trustProxy: bool(env, 'TRUST_PROXY'),

@@ -10,8 +10,15 @@
  */
 
 export type { CompletedTurn, PipelineEvent, PipelineHooks, PipelineInput, TurnLatency } from './voice/pipeline-io.js'
+export {
+  LATENCY_STAGES,
+  type LatencyBreakdown,
+  type LatencyStage,
+  type LatencyStageName,
+} from './latency/latency-breakdown.js'
 export type { AudioFormat, InputAudioFormat, OutputAudioFormat } from './audio/audio-format.js'
 export type { VadFactory } from './voice/caller-audio.js'
 export { VoicePipeline, type VoicePipelineDeps } from './voice/voice-pipeline.js'
 export { newTurnId } from './voice/turn-ids.js'
+export { observeSharedVad, type VadObserver } from './vad/vad-batcher.js'
 export type { HistoryItem } from './agent/agent-step.js'

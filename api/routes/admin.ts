@@ -21,9 +21,12 @@ const orgFields = {
   max_concurrent_sessions: z.number().int().min(0).max(100_000).nullable().optional(),
   recording_enabled: z.boolean().optional(),
 }
-const createOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200), ...orgFields })
-const patchOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200).optional(), ...orgFields })
-const carrierSchema = z.strictObject({
+/** Body of POST /admin/v1/organizations (also the API reference's schema). */
+export const createOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200), ...orgFields })
+/** Body of PATCH /admin/v1/organizations/{id}. */
+export const patchOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200).optional(), ...orgFields })
+/** Body of PUT /admin/v1/organizations/{id}/carrier. */
+export const carrierSchema = z.strictObject({
   account_sid: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or -'),
   auth_token: z.string().min(8).max(256),
   api_base_url: z

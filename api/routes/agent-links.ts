@@ -20,10 +20,13 @@ export function agentLinkUrl(publicUrl: string, token: string): string {
 }
 
 /** What a link may ask for: continuing a conversation of its agent, nothing that changes the agent's config. */
-const linkAuthorizeSchema = z.strictObject({
+export const linkAuthorizeSchema = z.strictObject({
   conversation_id: z.string().min(1).max(200).nullable().optional(),
   sdk_version: z.string().max(100).optional(),
 })
+
+/** Body of POST /v1/agents/{agent_id}/links: nothing (yet). */
+export const createLinkSchema = z.strictObject({})
 
 interface AgentLinkDeps {
   db: Kysely<Database>
@@ -43,7 +46,7 @@ export function agentLinksRouter(deps: AgentLinkDeps): Router<ApiState> {
   }
 
   r.post('/v1/agents/:agent_id/links', async (ctx) => {
-    parseOr400(z.strictObject({}), await readJsonObject(ctx))
+    parseOr400(createLinkSchema, await readJsonObject(ctx))
     const agent = await agentOr404(ctx.state.organizationId, ctx.params.agent_id as string)
     const { link, token } = await createAgentLink(db, ctx.state.organizationId, agent.id)
     ctx.status = 201

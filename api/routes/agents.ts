@@ -13,16 +13,19 @@ import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 
-const createSchema = z.strictObject({
+/** Body of POST /v1/agents (also the API reference's schema). */
+export const createAgentSchema = z.strictObject({
   template_id: z.string().min(1).max(200).optional(),
   name: z.string().trim().min(1).max(200).optional(),
 })
-const updateSchema = z.strictObject({
+/** Body of POST /v1/agents/{agent_id}; `config` is checked by the pipeline's own schema. */
+export const updateAgentSchema = z.strictObject({
   webhook_url: z.string().min(1).max(2000).optional(),
   name: z.string().trim().min(1).max(200).optional(),
   config: z.unknown().optional(),
 })
-const phoneSchema = z.strictObject({
+/** Body of POST /v1/agents/{agent_id}/phone_numbers. */
+export const phoneNumberSchema = z.strictObject({
   phone_number: z.string().min(1).max(64),
   carrier_sid: z.string().min(1).max(64).optional(),
   friendly_name: z.string().min(1).max(200).optional(),
@@ -61,7 +64,7 @@ export function agentsRouter(deps: {
   })
 
   r.post('/v1/agents', async (ctx) => {
-    const body = parseOr400(createSchema, await readJsonObject(ctx))
+    const body = parseOr400(createAgentSchema, await readJsonObject(ctx))
     const template = await getTemplate(db, body.template_id)
     if (template === undefined) throw voxError('template_not_found', `agent template ${body.template_id} not found`)
     const config = validConfigOr400(withAvailableVendors(template.config as never, deps.vendors), deps.allowInsecureWebhooks)
@@ -82,7 +85,7 @@ export function agentsRouter(deps: {
   })
 
   r.post('/v1/agents/:agent_id', async (ctx) => {
-    const body = parseOr400(updateSchema, await readJsonObject(ctx))
+    const body = parseOr400(updateAgentSchema, await readJsonObject(ctx))
     const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
     if (row === undefined) throw voxError('agent_not_found')
     let config: unknown = body.config === undefined ? undefined : validConfigOr400(body.config, deps.allowInsecureWebhooks)
@@ -98,7 +101,7 @@ export function agentsRouter(deps: {
   })
 
   r.post('/v1/agents/:agent_id/phone_numbers', async (ctx) => {
-    const body = parseOr400(phoneSchema, await readJsonObject(ctx))
+    const body = parseOr400(phoneNumberSchema, await readJsonObject(ctx))
     const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
     if (row === undefined) throw voxError('agent_not_found')
     const number = normalisePhoneNumber(body.phone_number)

@@ -68,6 +68,7 @@ function answer(deps: CarrierHooksDeps, ctx: Context, admission: CallAdmission):
   ctx.type = markup.contentType
   // The stream URL holds a one-time key: no cache may keep or replay it.
   ctx.set('Cache-Control', 'no-store')
+  if (!admission.ok) deps.calls.sessions.metrics.sessionRefused('carrier', admission.refusal)
   ctx.body = admission.ok
     ? markup.connectStream(mediaStream.streamUrl(deps.publicUrl, admission.key))
     : markup.sayAndHangup(REFUSAL_TEXT[admission.refusal])

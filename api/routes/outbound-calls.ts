@@ -15,7 +15,8 @@ import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 import { STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from './carrier-hooks.js'
 
-const bodySchema = z.strictObject({
+/** Body of initiate_outbound (also the API reference's schema). */
+export const outboundCallSchema = z.strictObject({
   from_phone_number: z.string().min(1).max(64),
   to_phone_number: z.string().min(1).max(64),
 })
@@ -31,7 +32,7 @@ export interface OutboundCall {
 export function outboundCallsRouter(deps: { calls: CallDeps; publicUrl: string }): Router<ApiState> {
   const r = new Router<ApiState>()
   r.post('/v1/agents/:agent_id/calls/initiate_outbound', async (ctx) => {
-    const body = parseOr400(bodySchema, await readJsonObject(ctx))
+    const body = parseOr400(outboundCallSchema, await readJsonObject(ctx))
     const base = deps.publicUrl.replace(/\/+$/, '')
     const placed = await placeOutboundCall(deps.calls, {
       organizationId: ctx.state.organizationId,

@@ -10,7 +10,8 @@ import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 
-const authorizeSchema = z.strictObject({
+/** Body of POST /v1/agents/web/authorize_session (also the API reference's schema). */
+export const authorizeSchema = z.strictObject({
   agent_id: z.string().min(1).max(200),
   conversation_id: z.string().min(1).max(200).nullable().optional(),
   config: z.record(z.string(), z.unknown()).optional(),

@@ -216,6 +216,7 @@ export class MediaStreamTransport implements SessionTransport {
       for (let at = 0; at < item.audio.length; at += MAX_MEDIA_PAYLOAD_BYTES) {
         ws.send(this.#codec.encodeMedia(sid, item.audio.subarray(at, at + MAX_MEDIA_PAYLOAD_BYTES)))
       }
+      this.#session?.input?.audioWritten(item.chunkId)
     }
     if (this.#marks.length >= MAX_OUTSTANDING_MARKS) this.#marks.shift()
     this.#marks.push(name)

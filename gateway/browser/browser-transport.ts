@@ -57,7 +57,8 @@ export class BrowserTransport implements SessionTransport {
   #readyTimer: NodeJS.Timeout | undefined
   #session: SessionPort | undefined
   #closed: EndReason | undefined
-  readonly #pending: { text: string; audio: boolean }[] = []
+  /** Messages held until the client is ready; `chunkId` marks assistant audio. */
+  readonly #pending: { text: string; chunkId: number | undefined }[] = []
   #pendingBytes = 0
   readonly #audioBucket: TokenBucket
   readonly #messageBucket: TokenBucket
@@ -104,7 +105,7 @@ export class BrowserTransport implements SessionTransport {
     clearTimeout(this.#readyTimer)
     if (this.#flowing || this.#ws === undefined) return
     this.#flowing = true
-    for (const m of this.#pending.splice(0)) this.#write(m.text, m.audio)
+    for (const m of this.#pending.splice(0)) this.#write(m.text, m.chunkId)
     this.#pendingBytes = 0
   }
 
@@ -121,7 +122,7 @@ export class BrowserTransport implements SessionTransport {
       return
     }
     const message = encodeServerEvent(event)
-    if (message !== undefined) this.#send(message, event.type === 'audio')
+    if (message !== undefined) this.#send(message, event.type === 'audio' ? event.chunkId : undefined)
   }
 
   close(reason: EndReason): void {
@@ -213,17 +214,19 @@ export class BrowserTransport implements SessionTransport {
       this.#dropped.errors++
       return
     }
-    this.#send(errorMessage(code, message), false)
+    this.#send(errorMessage(code, message), undefined)
   }
 
-  #send(message: BrowserServerMessage, audio: boolean): void {
+  /** Sends a message now or, before the client is ready, holds it; `chunkId` when it is assistant audio. */
+  #send(message: BrowserServerMessage, chunkId: number | undefined): void {
+    const audio = chunkId !== undefined
     const text = JSON.stringify(message)
     if (!this.#flowing) {
       if (this.#pendingBytes + text.length > this.#limits.maxPendingBytes) {
         if (this.#ws !== undefined) {
           // The wait for client.ready is bounded in bytes too: a full queue is sent anyway.
           this.#startOutput()
-          this.#write(text, audio)
+          this.#write(text, chunkId)
           return
         }
         if (audio) {
@@ -231,26 +234,27 @@ export class BrowserTransport implements SessionTransport {
           return
         }
       }
-      this.#pending.push({ text, audio })
+      this.#pending.push({ text, chunkId })
       this.#pendingBytes += text.length
       return
     }
-    this.#write(text, audio)
+    this.#write(text, chunkId)
   }
 
-  #write(text: string, audio: boolean): void {
+  #write(text: string, chunkId: number | undefined): void {
     const ws = this.#ws
     if (ws === undefined || ws.readyState !== ws.OPEN) return
-    if (audio && ws.bufferedAmount > this.#limits.maxBufferedBytes) {
+    if (chunkId !== undefined && ws.bufferedAmount > this.#limits.maxBufferedBytes) {
       if (this.#dropped.audioOut++ === 0) this.#log.warn({ buffered: ws.bufferedAmount }, 'browser not reading: dropping assistant audio')
       return
     }
     ws.send(text)
+    if (chunkId !== undefined) this.#session?.input?.audioWritten(chunkId)
   }
 
   #dropPendingAudio(): void {
     if (this.#pending.length === 0) return
-    const kept = this.#pending.filter((m) => !m.audio)
+    const kept = this.#pending.filter((m) => m.chunkId === undefined)
     this.#pending.splice(0, this.#pending.length, ...kept)
     this.#pendingBytes = kept.reduce((n, m) => n + m.text.length, 0)
   }

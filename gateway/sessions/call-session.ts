@@ -18,9 +18,10 @@ import {
   type VadFactory,
 } from '../../pipeline/contract.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
-import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js'
+import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
 import type { LiveUsage } from './session-details.js'
+import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 
 /** What a transport must offer the session. */
 export interface SessionTransport {
@@ -46,6 +47,8 @@ export interface SessionDeps {
   vendors?: VendorEndpoints
   /** VAD override (tests); the default is Silero v5, batched per process. */
   createVad?: VadFactory
+  /** Where sessions, turns and webhook deliveries are counted; default: nowhere. */
+  metrics?: Metrics
 }
 
 /** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */
@@ -57,6 +60,7 @@ const NO_INPUT: PipelineInput = {
   userData: () => undefined,
   dtmf: () => undefined,
   markPlayed: () => undefined,
+  audioWritten: () => undefined,
   replayFinished: () => undefined,
 }
 
@@ -118,7 +122,11 @@ export class CallSession {
       this.#webhooks = new WebhookQueue(
         { url: hook.url, secret: webhookSecret, customHeaders: hook.custom_headers },
         deps.log.child({ session_id: row.id }),
-        { allowInsecureLoopback: deps.allowInsecureWebhooks, ...deps.webhookDelivery },
+        {
+          allowInsecureLoopback: deps.allowInsecureWebhooks,
+          ...deps.webhookDelivery,
+          onResult: (r) => this.#metrics.webhookDelivery('lifecycle', deliveryOutcome(r)),
+        },
       )
     }
   }
@@ -151,6 +159,15 @@ export class CallSession {
     return s
   }
 
+  get #metrics(): Metrics {
+    return this.#deps.metrics ?? NO_METRICS
+  }
+
+  /** The kind of transport carrying the session (`browser`, `carrier`; `test` for in-memory ones). */
+  get channel(): SessionTransport['kind'] {
+    return this.#transport.kind
+  }
+
   /** What the transport feeds the voice pipeline (caller audio, text, data, playback reports). */
   get input(): PipelineInput {
     return this.#pipeline
@@ -174,15 +191,24 @@ export class CallSession {
         hooks: {
           turnCompleted: (t) => {
             log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
+            if (t.latencyMs !== null && t.latencyBreakdown !== null && t.latencyOrigin !== null) {
+              const turn = { sessionId: this.row.id, turnId: t.turnId, origin: t.latencyOrigin }
+              this.#metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages, turn)
+            }
             void this.addTurn({
               turnId: t.turnId,
               timestamp: t.timestamp,
               userMessage: t.userMessage,
               assistantMessage: t.assistantMessage,
               latencyMs: t.latencyMs,
+              latencyBreakdown: t.latencyBreakdown,
             })
           },
           userActivity: () => this.noteUserActivity(),
+          agentRequestDone: (e) => {
+            // Only `agent.webhook` sends webhooks; the built-in LLM step's requests are not deliveries.
+            if (this.config.plugins.some((p) => p.use === 'agent.webhook')) this.#metrics.webhookDelivery('agent', e.outcome)
+          },
           usage: (u) => {
             this.usage.transcriptionSeconds += u.transcriptionSeconds ?? 0
             this.usage.ttsSeconds += u.ttsSeconds ?? 0

@@ -5,7 +5,8 @@ import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
 import { sessionTranscript } from '../store/sessions.js'
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
-import { WebhookQueue, type DeliveryOptions } from '../webhooks/webhook-queue.js'
+import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
+import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import { sessionEndEvent } from './lifecycle-events.js'
 
 /**
@@ -14,7 +15,13 @@ import { sessionEndEvent } from './lifecycle-events.js'
  * `extra` fields are added to the payload. Failures are logged, never thrown.
  */
 export async function sendDetachedSessionEnd(
-  deps: { db: Kysely<Database>; log: Log; allowInsecureWebhooks: boolean; webhookDelivery?: DeliveryOptions | undefined },
+  deps: {
+    db: Kysely<Database>
+    log: Log
+    allowInsecureWebhooks: boolean
+    webhookDelivery?: DeliveryOptions | undefined
+    metrics?: Metrics | undefined
+  },
   row: SessionRow,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
@@ -30,6 +37,7 @@ export async function sendDetachedSessionEnd(
     const queue = new WebhookQueue({ url: hook.url, secret: agent.webhook_secret, customHeaders: hook.custom_headers }, deps.log, {
       allowInsecureLoopback: deps.allowInsecureWebhooks,
       ...deps.webhookDelivery,
+      onResult: (r) => (deps.metrics ?? NO_METRICS).webhookDelivery('lifecycle', deliveryOutcome(r)),
     })
     const transcript = await sessionTranscript(deps.db, row.id)
     queue.send({ ...sessionEndEvent(row, transcript, org?.recording_enabled ?? false, hook.custom_metadata), ...extra })

@@ -1,12 +1,16 @@
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionRow, TranscriptEntryRow } from '../store/schema.js'
+import type { SessionRow, StoredLatencyBreakdown, TranscriptEntryRow } from '../store/schema.js'
 
-/** One transcript entry of the session details (SPEC: timestamp, user_message, assistant_message, latency_ms). */
+/**
+ * One transcript entry of the session details (SPEC: timestamp, user_message, assistant_message, latency_ms;
+ * `latency_breakdown` is an addition: the stages of `latency_ms`, null when it is null).
+ */
 export interface TranscriptEntry {
   timestamp: string
   user_message: string | null
   assistant_message: string | null
   latency_ms: number | null
+  latency_breakdown: StoredLatencyBreakdown | null
 }
 
 /** The SPEC's session details record. */
@@ -85,6 +89,7 @@ export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[]
       user_message: t.user_message,
       assistant_message: t.assistant_message,
       latency_ms: t.latency_ms,
+      latency_breakdown: t.latency_breakdown,
     })),
     recording_status: row.recording_status,
     ...(row.recording_status === 'completed' && options.recordingUrl !== undefined && { recording_url: options.recordingUrl }),

@@ -3,6 +3,7 @@ import { startSessionWithKey, type KeyProblem } from '../store/session-states.js
 import { sendDetachedSessionEnd } from './detached-session-end.js'
 import { CallSession, type SessionDeps, type SessionTransport } from './call-session.js'
 import { LeaseKeeper } from './lease-keeper.js'
+import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 
 /** Why a key did not open a session. */
 export type OpenRefusal = KeyProblem | 'concurrency_limit' | 'insufficient_balance' | 'shutting_down' | 'error'
@@ -30,6 +31,11 @@ export class SessionManager {
     await this.keeper.start()
   }
 
+  /** Where the process's sessions are counted. */
+  get metrics(): Metrics {
+    return this.#deps.metrics ?? NO_METRICS
+  }
+
   /** True once shutdown began: transports refuse new connections. */
   get isDraining(): boolean {
     return this.#draining
@@ -37,6 +43,17 @@ export class SessionManager {
 
   /** Presents a client_session_key: on success the session is connected and its lease held. */
   async open(
+    key: string,
+    transport: SessionTransport,
+    origin: { ipAddress: string | null; countryCode: string | null },
+  ): Promise<OpenResult> {
+    const result = await this.#open(key, transport, origin)
+    if (result.ok) this.metrics.sessionStarted(transport.kind)
+    else this.metrics.sessionRefused(transport.kind, result.reason)
+    return result
+  }
+
+  async #open(
     key: string,
     transport: SessionTransport,
     origin: { ipAddress: string | null; countryCode: string | null },

@@ -25,7 +25,10 @@ export interface WaitingCallEnd {
 }
 
 /** What ending a waiting call uses. */
-export type WaitingCallDeps = Pick<CallDeps, 'db' | 'log' | 'carrier' | 'watchdog' | 'allowInsecureWebhooks' | 'webhookDelivery'>
+export type WaitingCallDeps = Pick<
+  CallDeps,
+  'db' | 'log' | 'carrier' | 'watchdog' | 'allowInsecureWebhooks' | 'webhookDelivery' | 'sessions'
+>
 
 /** Ends a session still waiting for its stream; undefined when it had already connected or ended. */
 export async function endWaitingCall(deps: WaitingCallDeps, sessionId: string, end: WaitingCallEnd): Promise<SessionRow | undefined> {
@@ -52,5 +55,5 @@ async function hangupAtCarrier(deps: WaitingCallDeps, row: SessionRow): Promise<
 }
 
 function notifyEnd(deps: WaitingCallDeps, row: SessionRow): Promise<void> {
-  return sendDetachedSessionEnd(deps, row, { call_status: row.call_status })
+  return sendDetachedSessionEnd({ ...deps, metrics: deps.sessions.metrics }, row, { call_status: row.call_status })
 }

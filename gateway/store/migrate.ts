@@ -1,11 +1,13 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import { initial } from './migrations/0001-initial.js'
 import { agentLinks } from './migrations/0002-agent-links.js'
+import { latencyBreakdown } from './migrations/0003-latency-breakdown.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-agent-links': agentLinks,
+  '0003-latency-breakdown': latencyBreakdown,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

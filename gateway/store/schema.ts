@@ -145,6 +145,16 @@ export interface TranscriptEntriesTable {
   user_message: string | null
   assistant_message: string | null
   latency_ms: number | null
+  /** The stages of `latency_ms` (see StoredLatencyBreakdown); null when the turn has no latency. */
+  latency_breakdown: NullableJson<StoredLatencyBreakdown>
+}
+
+/**
+ * A turn's latency stages as stored: ordered, each `at_ms` after the end of user speech and `duration_ms` after
+ * the stage before; the durations add up to the turn's `latency_ms`. The pipeline defines the stage names.
+ */
+export interface StoredLatencyBreakdown {
+  stages: { name: string; at_ms: number; duration_ms: number }[]
 }
 
 /** The whole database as Kysely sees it. */

@@ -1,6 +1,6 @@
 /** Conversations, transcripts and reading a session; a session row's state is written by session-states.ts only. */
 import type { Kysely } from 'kysely'
-import type { Database } from './schema.js'
+import type { Database, StoredLatencyBreakdown } from './schema.js'
 import { newId } from '../../core/ids.js'
 
 /** A conversation owned by the organization, or undefined. */
@@ -22,6 +22,8 @@ export interface TranscriptTurn {
   userMessage: string | null
   assistantMessage: string | null
   latencyMs: number | null
+  /** Where `latencyMs` went; absent or null when the turn has none. */
+  latencyBreakdown?: StoredLatencyBreakdown | null | undefined
 }
 
 /** Appends a turn to a session's transcript. */
@@ -43,6 +45,7 @@ export async function appendTranscript(
       user_message: turn.userMessage,
       assistant_message: turn.assistantMessage,
       latency_ms: turn.latencyMs,
+      latency_breakdown: turn.latencyBreakdown == null ? null : JSON.stringify(turn.latencyBreakdown),
     })
     .execute()
 }

@@ -1,4 +1,5 @@
 import type { Log } from '../../core/log.js'
+import type { WebhookOutcome } from '../../core/metrics.js'
 import { signedHeaders } from '../../pipeline/webhook/signed-request.js'
 import { webhookUrlProblem } from '../../pipeline/config/webhook-url.js'
 
@@ -20,6 +21,8 @@ export interface DeliveryOptions {
   /** Events waiting beyond this are dropped (oldest first) and logged. */
   maxPending?: number
   allowInsecureLoopback?: boolean
+  /** Told each event's final result (after its retries), e.g. for metrics. Must not throw. */
+  onResult?: ((result: DeliveryResult) => void) | undefined
 }
 
 /** Outcome of one event's delivery, for logs and tests. */
@@ -29,6 +32,11 @@ export interface DeliveryResult {
   attempts: number
   status?: number
   error?: string
+}
+
+/** A result as metrics count it: delivered, given up (`failed`), or dropped by the queue's close (`cancelled`). */
+export function deliveryOutcome(result: DeliveryResult): WebhookOutcome {
+  return result.ok ? 'delivered' : result.error === 'closed' ? 'cancelled' : 'failed'
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -54,7 +62,8 @@ export class WebhookQueue {
   readonly #pending: { type: string; body: string }[] = []
   #running: Promise<void> | undefined
   readonly #abort = new AbortController()
-  readonly #opts: Required<DeliveryOptions>
+  readonly #opts: Required<Omit<DeliveryOptions, 'onResult'>>
+  readonly #onResult: (result: DeliveryResult) => void
   /** Results in delivery order (kept small: one per event). */
   readonly results: DeliveryResult[] = []
 
@@ -70,6 +79,7 @@ export class WebhookQueue {
       maxPending: options.maxPending ?? 32,
       allowInsecureLoopback: options.allowInsecureLoopback ?? false,
     }
+    this.#onResult = options.onResult ?? (() => undefined)
   }
 
   /** Queues an event; returns at once. */
@@ -78,7 +88,7 @@ export class WebhookQueue {
     const problem = webhookUrlProblem(this.#target.url, { allowInsecureLoopback: this.#opts.allowInsecureLoopback })
     if (problem !== undefined) {
       this.#log.warn({ type: payload.type, problem }, 'session webhook not sent: url refused')
-      this.results.push({ type: payload.type, ok: false, attempts: 0, error: `url ${problem}` })
+      this.#record({ type: payload.type, ok: false, attempts: 0, error: `url ${problem}` })
       return
     }
     if (this.#pending.length >= this.#opts.maxPending) {
@@ -111,10 +121,15 @@ export class WebhookQueue {
   async #run(): Promise<void> {
     for (let item = this.#pending.shift(); item !== undefined; item = this.#pending.shift()) {
       const result = await this.#deliver(item.type, item.body)
-      this.results.push(result)
+      this.#record(result)
       if (result.ok) this.#log.debug({ ...result }, 'session webhook delivered')
       else this.#log.warn({ ...result }, 'session webhook failed')
     }
+  }
+
+  #record(result: DeliveryResult): void {
+    this.results.push(result)
+    this.#onResult(result)
   }
 
   async #deliver(type: string, body: string): Promise<DeliveryResult> {

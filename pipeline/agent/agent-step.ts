@@ -1,3 +1,5 @@
+import type { PreviousTurnLatency } from '../latency/latency-breakdown.js'
+
 /**
  * The agent step contract: a turn's input in, an async stream of response events out, cancellable with the
  * signal (barge-in aborts the in-flight request; no other signal is sent, as the SPEC says).
@@ -8,7 +10,13 @@ export type AgentRequest =
   /** The session began: the agent may speak first (webhook type `session.start`). */
   | { kind: 'welcome'; turnId: string }
   /** The user finished a turn (webhook type `message`). */
-  | { kind: 'message'; turnId: string; text: string }
+  | {
+      kind: 'message'
+      turnId: string
+      text: string
+      /** The session's previous turn and where its latency went, when it has a breakdown (webhook `previous_turn`). */
+      previousTurn?: PreviousTurnLatency | undefined
+    }
   /** The client sent data (webhook type `data`); answered with a plain JSON reply, not SSE. */
   | { kind: 'data'; turnId: string; data: unknown }
 

@@ -1,3 +1,4 @@
+import type { LatencyBreakdown } from '../latency/latency-breakdown.js'
 import type { AgentContext, AgentRequest } from './agent-step.js'
 
 /** The webhook `type` of each request kind (the opening turn is `session.start`, as the SPEC names it). */
@@ -20,6 +21,8 @@ export interface WebhookRequestBody {
   custom_metadata?: Record<string, unknown>
   metadata: Record<string, unknown>
   text?: string
+  /** `message` only, an addition to the SPEC: the session's previous turn's latency and its breakdown. */
+  previous_turn?: { turn_id: string; latency_ms: number; latency_breakdown: LatencyBreakdown }
   data?: unknown
   from_phone_number?: string
   to_phone_number?: string
@@ -28,7 +31,7 @@ export interface WebhookRequestBody {
 /**
  * The body the customer backend receives for a request: the common fields (`session.start` adds `agent_id` and
  * `started_at`, as its lifecycle twin does), `custom_metadata` (session_webhook's) when configured, the session's
- * `metadata`, then `text` (message) or `data` (data), then the phone numbers on telephony sessions. Absent
+ * `metadata`, then `text` and `previous_turn` (message) or `data` (data), then the phone numbers on telephony sessions. Absent
  * optional fields are left out, never sent as null; `metadata` is always an object, as on lifecycle webhooks.
  */
 export function webhookRequestBody(request: AgentRequest, context: AgentContext): WebhookRequestBody {
@@ -43,7 +46,11 @@ export function webhookRequestBody(request: AgentRequest, context: AgentContext)
     ...(context.customMetadata !== undefined && { custom_metadata: context.customMetadata }),
     metadata: context.metadata ?? {},
   }
-  if (request.kind === 'message') body.text = request.text
+  if (request.kind === 'message') {
+    body.text = request.text
+    const p = request.previousTurn
+    if (p !== undefined) body.previous_turn = { turn_id: p.turnId, latency_ms: p.latencyMs, latency_breakdown: p.breakdown }
+  }
   // A data request always carries `data`; JSON has no undefined, so a missing value is sent as null.
   if (request.kind === 'data') body.data = request.data ?? null
   if (context.fromPhoneNumber !== undefined) body.from_phone_number = context.fromPhoneNumber

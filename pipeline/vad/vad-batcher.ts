@@ -40,6 +40,17 @@ export interface VadBatcherStats {
   maxBatchSeen: number
 }
 
+/** Hears about the batcher's work as it happens (metrics); methods must be cheap and never throw. */
+export interface VadObserver {
+  /** A model call ran `size` frames. */
+  batch(size: number): void
+  /** A stream skipped `frames` frames as silence, without inference, because the model fell behind. */
+  skipped(frames: number): void
+}
+
+/** Most observers one batcher keeps (one per gateway process in practice; a bound all the same). */
+const MAX_OBSERVERS = 8
+
 interface RateBuffers {
   input: Float32Array
   state: Float32Array
@@ -60,6 +71,7 @@ export class VadBatcher {
   #running = false
   #closed = false
   readonly #counters: VadBatcherStats = { batches: 0, frames: 0, maxBatchSeen: 0 }
+  readonly #observers = new Set<VadObserver>()
 
   constructor(model: SileroModel = sharedSileroModel(), options: VadBatcherOptions = {}) {
     this.#model = model
@@ -70,6 +82,18 @@ export class VadBatcher {
   /** Batches and frames run so far. */
   get stats(): Readonly<VadBatcherStats> {
     return this.#counters
+  }
+
+  /** Adds an observer; returns the function that removes it. Throws past MAX_OBSERVERS. */
+  observe(observer: VadObserver): () => void {
+    if (this.#observers.size >= MAX_OBSERVERS) throw new Error(`VadBatcher: at most ${MAX_OBSERVERS} observers`)
+    this.#observers.add(observer)
+    return () => this.#observers.delete(observer)
+  }
+
+  /** A stream using this batcher skipped `frames` frames without inference (tells the observers). */
+  noteSkipped(frames: number): void {
+    for (const o of this.#observers) o.skipped(frames)
   }
 
   /** Queue one frame; `job.done` is called when its batch has run. */
@@ -175,6 +199,7 @@ export class VadBatcher {
     this.#counters.batches++
     this.#counters.frames += n
     if (n > this.#counters.maxBatchSeen) this.#counters.maxBatchSeen = n
+    for (const o of this.#observers) o.batch(n)
     for (let i = 0; i < n; i++) {
       const s = jobs[i]!.state
       for (let x = 0, a = i * half, b = (n + i) * half; x < half; x++) {
@@ -201,4 +226,9 @@ let shared: VadBatcher | undefined
 export function sharedVadBatcher(): VadBatcher {
   shared ??= new VadBatcher()
   return shared
+}
+
+/** Observes the process-wide batcher (every call's VAD by default); returns the function that stops it. */
+export function observeSharedVad(observer: VadObserver): () => void {
+  return sharedVadBatcher().observe(observer)
 }

@@ -188,6 +188,7 @@ export class VadStream {
       for (let i = 0, from = input.length - ctx; i < ctx; i++) context[i] = input[from + i]!
       if (k < this.#skipBefore) {
         this.#skipped++
+        this.#batcher.noteSkipped(1)
         this.#handle(k, 0)
         continue
       }

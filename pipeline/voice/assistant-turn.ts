@@ -1,3 +1,4 @@
+import { breakdownTotalMs, type LatencyBreakdown, latencyBreakdown } from '../latency/latency-breakdown.js'
 import type { TurnLatency } from './pipeline-io.js'
 import { Playback, heardText } from './playback.js'
 
@@ -5,15 +6,26 @@ import { Playback, heardText } from './playback.js'
 export interface TurnTimings {
   /** End of the user's speech (or the moment typed text arrived). */
   userEndAt?: number
+  /** The user turn was committed with its final transcript. */
+  transcriptAt?: number
   /** The agent request left the gateway. */
   sentAt?: number
   /** The first reply byte arrived. */
   firstByteAt?: number
   /** The first reply text reached TTS. */
   firstTextAt?: number
-  /** The first audio chunk went to the transport. */
+  /** The first reply text was handed to the TTS stream. */
+  ttsRequestAt?: number
+  /** The first audio chunk came from TTS and went to the transport. */
   firstAudioAt?: number
+  /** The transport wrote the first audio of the turn to its socket. */
+  firstFrameOutAt?: number
+  /** The carrier echoed the mark of the turn's first audio chunk (phone calls). */
+  firstHeardAt?: number
 }
+
+/** When the user's words this turn answers ended, and when they were committed (both absent for a welcome). */
+export type UserEnd = Pick<TurnTimings, 'userEndAt' | 'transcriptAt'>
 
 /** One assistant turn: the request it answers, what was said, and what the caller heard. */
 export class AssistantTurn {
@@ -47,11 +59,29 @@ export class AssistantTurn {
     return heardText(this.text.trim(), this.playback.heardMs(now), this.ttsDone ? this.playback.totalMs : undefined)
   }
 
-  /** The turn's latency split. */
-  latency(): TurnLatency {
+  /** The turn's stages, from the end of user speech to the furthest output reached; null without both ends. */
+  breakdown(): LatencyBreakdown | null {
     const t = this.timings
-    const out = t.firstAudioAt ?? t.firstTextAt
-    const totalMs = t.userEndAt !== undefined && out !== undefined ? out - t.userEndAt : null
+    return latencyBreakdown({
+      user_speech_end: t.userEndAt,
+      transcript_final: t.transcriptAt,
+      webhook_sent: t.sentAt,
+      reply_first_byte: t.firstByteAt,
+      reply_first_text: t.firstTextAt,
+      tts_request: t.ttsRequestAt,
+      tts_first_audio: t.firstAudioAt,
+      first_frame_out: t.firstFrameOutAt,
+      first_audio_heard: t.firstHeardAt,
+    })
+  }
+
+  /**
+   * The turn's latency split. The total runs from the end of user speech to the furthest output stage reached
+   * (first audio heard on a phone, the first frame written otherwise, first text without speech): the breakdown's.
+   */
+  latency(breakdown: LatencyBreakdown | null = this.breakdown()): TurnLatency {
+    const t = this.timings
+    const totalMs = breakdown === null ? null : breakdownTotalMs(breakdown)
     const agentMs = t.sentAt !== undefined && t.firstByteAt !== undefined ? t.firstByteAt - t.sentAt : null
     const ttsMs = t.firstTextAt !== undefined && t.firstAudioAt !== undefined ? t.firstAudioAt - t.firstTextAt : null
     const gatewayMs = totalMs === null ? null : Math.max(0, totalMs - (agentMs ?? 0) - (ttsMs ?? 0))

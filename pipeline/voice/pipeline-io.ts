@@ -1,3 +1,5 @@
+import type { LatencyBreakdown } from '../latency/latency-breakdown.js'
+
 /**
  * The contract between a voice pipeline and the transport that carries one call (browser WebSocket or carrier
  * media stream). Transports translate wire messages into `PipelineInput` calls and `PipelineEvent`s back into
@@ -52,6 +54,11 @@ export interface PipelineInput {
   /** The caller has heard every audio chunk up to and including `chunkId` (carrier mark echo). */
   markPlayed(chunkId: number): void
   /**
+   * The transport wrote audio chunk `chunkId` to its socket (not when it queued or dropped it): the turn's
+   * `first_frame_out` latency stage.
+   */
+  audioWritten(chunkId: number): void
+  /**
    * The browser played all audio it received for `turnId` (`trigger.response.audio.replay_finished`); without
    * `turnId`, for the current assistant turn. A report naming another turn is ignored.
    */
@@ -60,7 +67,7 @@ export interface PipelineInput {
 
 /** Latency figures of one turn, in ms. */
 export interface TurnLatency {
-  /** End of user speech -> first audio out (or first text when there is no speech). */
+  /** End of user speech -> the furthest output stage reached (the breakdown's last stage). */
   totalMs: number | null
   /** Time spent in the customer backend / LLM: request sent -> first byte. */
   agentMs: number | null
@@ -76,8 +83,13 @@ export interface CompletedTurn {
   timestamp: Date
   userMessage: string | null
   assistantMessage: string | null
+  /** The breakdown's total, rounded: end of user speech -> first audio heard (or the furthest output stage). */
   latencyMs: number | null
   latency: TurnLatency
+  /** The stages of `latencyMs`; null exactly when `latencyMs` is. */
+  latencyBreakdown: LatencyBreakdown | null
+  /** Wall-clock time of the breakdown's origin (the end of the user's speech); null without a breakdown. */
+  latencyOrigin: Date | null
   interrupted: boolean
 }
 
@@ -88,4 +100,10 @@ export interface PipelineHooks {
   userActivity(): void
   /** Seconds of user speech transcribed / of speech generated. */
   usage(u: { transcriptionSeconds?: number; ttsSeconds?: number }): void
+  /**
+   * The agent answered a turn request (`welcome` or `message`): `delivered` when its reply ended normally,
+   * `failed` on an error (backend error, timeout, malformed reply), `cancelled` when barge-in or the session's
+   * end aborted it.
+   */
+  agentRequestDone?(e: { kind: 'welcome' | 'message'; outcome: 'delivered' | 'failed' | 'cancelled' }): void
 }

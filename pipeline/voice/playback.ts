@@ -33,6 +33,11 @@ export class Playback {
     return found
   }
 
+  /** True when chunk `chunkId` was sent in this turn. */
+  has(chunkId: number): boolean {
+    return this.#chunks.some((c) => c.id === chunkId)
+  }
+
   /** Everything sent so far has been played (browser replay_finished). */
   allPlayed(): void {
     this.#playedMs = this.#sentMs

@@ -2,7 +2,8 @@ import type { OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
-import { AssistantTurn } from './assistant-turn.js'
+import { breakdownTotalMs, type PreviousTurnLatency } from '../latency/latency-breakdown.js'
+import { AssistantTurn, type UserEnd } from './assistant-turn.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 
 const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_16000: 32 }
@@ -37,6 +38,8 @@ export class Replies {
   #turn: AssistantTurn | undefined
   #chunkSeq = 0
   #closed = false
+  /** The last finished turn's latency, offered on the next `message` request; undefined when it had none. */
+  #previous: PreviousTurnLatency | undefined
 
   constructor(d: RepliesDeps) {
     this.#d = d
@@ -52,9 +55,10 @@ export class Replies {
   }
 
   /** Starts answering `request`. */
-  start(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEndAt: number | undefined): void {
-    const a = this.#open(request.turnId, request.kind, userText, userEndAt)
-    void this.#run(a, (signal) => this.#d.agent.respond(request, { ...this.#d.context }, { signal }))
+  start(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEnd: UserEnd): void {
+    const a = this.#open(request.turnId, request.kind, userText, userEnd)
+    const asked = request.kind === 'message' && this.#previous !== undefined ? { ...request, previousTurn: this.#previous } : request
+    void this.#run(a, (signal) => this.#d.agent.respond(asked, { ...this.#d.context }, { signal }), request.kind)
   }
 
   /**
@@ -62,25 +66,31 @@ export class Replies {
    * ending the session afterwards when `hangup`.
    */
   speak(turnId: string, text: string, hangup: boolean): void {
-    const a = this.#open(turnId, 'data', null, undefined)
+    const a = this.#open(turnId, 'data', null, {})
     const said: AgentEvent[] = [hangup ? { type: 'hangup', text } : { type: 'tts', text }, { type: 'end' }]
     void this.#run(a, () => said)
   }
 
-  #open(turnId: string, kind: AssistantTurn['kind'], userText: string | null, userEndAt: number | undefined): AssistantTurn {
+  #open(turnId: string, kind: AssistantTurn['kind'], userText: string | null, userEnd: UserEnd): AssistantTurn {
     const a = new AssistantTurn(turnId, kind, userText, this.#hasSpeech, this.#d.output === 'ulaw_8000')
-    if (userEndAt !== undefined) a.timings.userEndAt = userEndAt
+    Object.assign(a.timings, userEnd)
     this.#turn = a
     this.#d.emit({ type: 'turn.start', role: 'assistant', turnId: a.turnId })
     return a
   }
 
-  async #run(a: AssistantTurn, events: (signal: AbortSignal) => AsyncIterable<AgentEvent> | Iterable<AgentEvent>): Promise<void> {
+  /** Runs one reply; `requestKind` when it is an agent request, whose outcome the hooks are told. */
+  async #run(
+    a: AssistantTurn,
+    events: (signal: AbortSignal) => AsyncIterable<AgentEvent> | Iterable<AgentEvent>,
+    requestKind?: 'welcome' | 'message',
+  ): Promise<void> {
     // The turn's own controller, also aborted with the session (AbortSignal.any's composite signals can be
     // collected on Node 20 and then never fire).
     const signal = a.abort.signal
     const onSessionAbort = () => a.abort.abort()
     this.#d.signal.addEventListener('abort', onSessionAbort, { once: true })
+    let failed = false
     try {
       for await (const e of events(signal)) {
         if (a.interrupted || this.#closed) break
@@ -100,6 +110,7 @@ export class Replies {
             this.#d.emit({ type: 'data', turnId: a.turnId, content: e.content })
             break
           case 'error':
+            failed = true
             this.#d.logger.warn({ code: e.code, turn_id: a.turnId }, `agent turn failed: ${e.message}`)
             break
           case 'end':
@@ -107,9 +118,14 @@ export class Replies {
         }
       }
     } catch (err) {
+      failed = true
       if (!signal.aborted) this.#d.logger.error({ err, turn_id: a.turnId }, 'agent step failed')
     }
     this.#d.signal.removeEventListener('abort', onSessionAbort)
+    if (requestKind !== undefined) {
+      const outcome = signal.aborted || a.interrupted || this.#closed ? 'cancelled' : failed ? 'failed' : 'delivered'
+      this.#d.hooks.agentRequestDone?.({ kind: requestKind, outcome })
+    }
     if (a.interrupted || this.#closed) return
     a.agentDone = true
     const text = a.text.trim()
@@ -127,7 +143,10 @@ export class Replies {
     const sep = a.text === '' || /\s$/.test(a.text) || /^\s/.test(text) ? '' : ' '
     a.text += sep + text
     this.#d.emit({ type: 'assistant.text.delta', turnId: a.turnId, content: sep + text })
-    if (!a.ttsDone) this.#d.tts?.pushText(a.turnId, sep + text)
+    if (!a.ttsDone && this.#d.tts !== undefined) {
+      a.timings.ttsRequestAt ??= this.#d.now()
+      this.#d.tts.pushText(a.turnId, sep + text)
+    }
   }
 
   /** One event of the session's TTS stream. */
@@ -158,7 +177,16 @@ export class Replies {
   /** Carrier mark: chunks up to `chunkId` were heard. */
   markPlayed(chunkId: number): void {
     const a = this.#turn
-    if (a?.playback.markPlayed(chunkId)) this.#maybeFinish(a)
+    if (a?.playback.markPlayed(chunkId)) {
+      a.timings.firstHeardAt ??= this.#d.now()
+      this.#maybeFinish(a)
+    }
+  }
+
+  /** The transport wrote chunk `chunkId` to its socket: the turn's first frame out, when the chunk is its. */
+  audioWritten(chunkId: number): void {
+    const a = this.#turn
+    if (a?.playback.has(chunkId)) a.timings.firstFrameOutAt ??= this.#d.now()
   }
 
   /** Browser replay_finished: everything sent for `turnId` (or, without one, for the current turn) was played. */
@@ -228,7 +256,10 @@ export class Replies {
     a.finished = true
     clearTimeout(a.safetyTimer)
     const said = a.transcriptText(this.#d.now(), this.#hasSpeech)
-    const latency = a.latency()
+    const breakdown = a.breakdown()
+    const latency = a.latency(breakdown)
+    const latencyMs = breakdown === null ? null : breakdownTotalMs(breakdown)
+    this.#previous = breakdown === null || latencyMs === null ? undefined : { turnId: a.turnId, latencyMs, breakdown }
     if (a.userText) this.#d.context.history.push({ role: 'user', text: a.userText })
     if (said !== '') this.#d.context.history.push({ role: 'assistant', text: said })
     this.#d.emit({ type: 'turn.end', role: 'assistant', turnId: a.turnId })
@@ -239,8 +270,12 @@ export class Replies {
         timestamp: new Date(),
         userMessage: a.userText,
         assistantMessage: said === '' ? null : said,
-        latencyMs: latency.totalMs === null ? null : Math.round(latency.totalMs),
+        latencyMs,
         latency,
+        latencyBreakdown: breakdown,
+        // The pipeline's clock is monotonic, not wall time: the origin is placed back from now.
+        latencyOrigin:
+          breakdown === null || a.timings.userEndAt === undefined ? null : new Date(Date.now() - (this.#d.now() - a.timings.userEndAt)),
         interrupted: a.interrupted,
       })
     if (this.#turn === a) this.#turn = undefined

@@ -7,7 +7,7 @@ import type { TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { pump } from '../runtime/pump.js'
 import { newTurnId } from './turn-ids.js'
-import type { AssistantTurn } from './assistant-turn.js'
+import type { AssistantTurn, UserEnd } from './assistant-turn.js'
 import { BargeInGate } from './barge-in.js'
 import { UserTurn } from './user-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
@@ -51,7 +51,7 @@ export class VoicePipeline implements PipelineInput {
   readonly #sttTurns: boolean
   #user: UserTurn | undefined
   readonly #replies: Replies
-  #pending: { text: string; userEndAt: number } | undefined
+  #pending: { text: string; userEnd: UserEnd } | undefined
   /** Speech from data replies waiting for the reply in progress to finish (bounded). */
   #pendingSpeech: { text: string; hangup: boolean } | undefined
   #commitTimer: NodeJS.Timeout | undefined
@@ -140,7 +140,7 @@ export class VoicePipeline implements PipelineInput {
       ).then(() => this.#replies.ttsEnded())
     }
     if (this.#deps.agent.handles.has('welcome'))
-      this.#startAssistant({ kind: 'welcome', turnId: this.#deps.welcomeTurnId ?? newTurnId('assistant') }, null, undefined)
+      this.#startAssistant({ kind: 'welcome', turnId: this.#deps.welcomeTurnId ?? newTurnId('assistant') }, null, {})
   }
 
   // ---- PipelineInput -------------------------------------------------------------------------------------
@@ -214,6 +214,10 @@ export class VoicePipeline implements PipelineInput {
     this.#replies.markPlayed(chunkId)
   }
 
+  audioWritten(chunkId: number): void {
+    this.#replies.audioWritten(chunkId)
+  }
+
   replayFinished(turnId?: string): void {
     this.#replies.replayFinished(turnId)
   }
@@ -239,6 +243,8 @@ export class VoicePipeline implements PipelineInput {
         assistantMessage: null,
         latencyMs: null,
         latency: none,
+        latencyBreakdown: null,
+        latencyOrigin: null,
         interrupted: false,
       })
     }
@@ -385,12 +391,13 @@ export class VoicePipeline implements PipelineInput {
     this.#user = undefined
     if (text === '') return
     const userEndAt = turn.speechEndedAt ?? this.#now()
+    const userEnd: UserEnd = { userEndAt, transcriptAt: this.#now() }
     this.#deps.hooks.usage({ transcriptionSeconds: Math.max(0, userEndAt - turn.startedAt) / 1000 })
     if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt(turn)
     if (this.#replies.active?.hangup) {
       // Words said over the farewell are never answered; announcing them would make a browser stop the farewell.
       // They are kept, and stored with the transcript when the session ends.
-      this.#holdUnanswered(text, userEndAt)
+      this.#holdUnanswered(text, userEnd)
       return
     }
     turn.announce()
@@ -398,22 +405,22 @@ export class VoicePipeline implements PipelineInput {
     this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
     if (this.#isAssistantActive()) {
       // The reply may not be interrupted: the user's words wait for it to finish.
-      this.#holdUnanswered(text, userEndAt)
+      this.#holdUnanswered(text, userEnd)
       return
     }
-    this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text }, text, userEndAt)
+    this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text }, text, userEnd)
   }
 
   /** Words to answer once the reply in progress is over, added to any already waiting. */
-  #holdUnanswered(text: string, userEndAt: number): void {
-    this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEndAt }
+  #holdUnanswered(text: string, userEnd: UserEnd): void {
+    this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEnd }
   }
 
   // ---- assistant side -------------------------------------------------------------------------------------
 
-  #startAssistant(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEndAt: number | undefined): void {
+  #startAssistant(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEnd: UserEnd): void {
     this.#bargeIn.reset()
-    this.#replies.start(request, userText, userEndAt)
+    this.#replies.start(request, userText, userEnd)
   }
 
   /**
@@ -438,7 +445,7 @@ export class VoicePipeline implements PipelineInput {
     const queued = this.#pending
     if (queued && !this.#closed) {
       this.#pending = undefined
-      this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text: queued.text }, queued.text, queued.userEndAt)
+      this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text: queued.text }, queued.text, queued.userEnd)
     }
   }
 

@@ -37,6 +37,22 @@ if (skip !== undefined) {
     )
     t.equal(state.lastError, null)
     t.ok(e2e.stt.connections.length >= 1 && e2e.stt.connections[0]!.audio.length > 8000, 'microphone audio reached speech recognition')
+    // The turn is stored once the page reports it played the reply; its breakdown ends at the first frame written
+    // to the browser's socket (a browser reports no marks).
+    const deadline = Date.now() + 20_000
+    let entry: any
+    while (entry === undefined && Date.now() < deadline) {
+      const details = await e2e.gw.request('GET', `/v1/agents/${e2e.agentId}/sessions/${message.json.session_id}`)
+      entry = details.body.transcript?.find((x: any) => x.user_message === HEARD && x.latency_ms !== null)
+      if (entry === undefined) await new Promise((r) => setTimeout(r, 100))
+    }
+    const stages: { name: string; at_ms: number; duration_ms: number }[] = entry?.latency_breakdown?.stages ?? []
+    t.equal(stages.at(-1)?.name, 'first_frame_out', 'a browser turn ends at the first frame out')
+    t.equal(
+      stages.reduce((n, x) => n + x.duration_ms, 0),
+      entry?.latency_ms,
+      'its stages add up to the turn latency',
+    )
     await page.screenshot({ path: process.env.VOXGATE_DEMO_SCREENSHOT ?? '/tmp/voxgate-demo.png', fullPage: true })
     await page.context().close()
   })

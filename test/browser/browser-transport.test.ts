@@ -12,6 +12,8 @@ import type { SessionPort } from '../../gateway/sessions/session-port.js'
 /** Records every PipelineInput call in order. */
 class RecordingInput implements PipelineInput {
   readonly calls: [string, unknown][] = []
+  /** Chunk ids the transport reported written to the socket. */
+  readonly written: number[] = []
   pushAudio(chunk: Buffer) {
     this.calls.push(['pushAudio', chunk.length])
   }
@@ -32,6 +34,9 @@ class RecordingInput implements PipelineInput {
   }
   markPlayed(chunkId: number) {
     this.calls.push(['markPlayed', chunkId])
+  }
+  audioWritten(chunkId: number) {
+    this.written.push(chunkId)
   }
   replayFinished(turnId: string) {
     this.calls.push(['replayFinished', turnId])
@@ -341,6 +346,7 @@ t.test('a client that stops reading: assistant audio beyond the buffer limit is 
   const audioCount = r.received.filter((m) => m.type === 'response.audio').length
   t.ok(audioCount < 400, `some audio dropped (${audioCount} of 400 sent)`)
   t.ok(audioCount > 0)
+  t.equal(r.session.input.written.length, audioCount, 'only the chunks written are reported, not the dropped ones')
   t.equal(r.received.at(-1).type, 'response.end', 'the control message still arrives')
 })
 
@@ -356,8 +362,10 @@ t.test('output waits for client.ready, in order; then flows straight through', a
   r.transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 2, audio: Buffer.alloc(320), durationMs: 10 })
   await r.settle()
   t.same(r.received, [], 'nothing before client.ready')
+  t.same(r.session.input.written, [], 'held audio is not reported written')
   r.client.send(JSON.stringify({ type: 'client.ready' }))
   await r.messages(3)
+  t.same(r.session.input.written, [1, 2], 'each chunk is reported written when it goes to the socket')
   r.transport.deliver({ type: 'response.end', turnId: 'a1' })
   const got = await r.messages(4)
   t.same(

@@ -149,8 +149,8 @@ export interface VoiceWorld {
   transcripts: string[]
 }
 
-/** Starts the vendor fakes and a gateway using them; everything closes at `t`'s teardown. */
-export async function startVoiceWorld(t: { teardown(fn: () => unknown): void }): Promise<VoiceWorld> {
+/** Starts the vendor fakes and a gateway using them (`env` adds to its environment); all close at `t`'s teardown. */
+export async function startVoiceWorld(t: { teardown(fn: () => unknown): void }, env: Record<string, string> = {}): Promise<VoiceWorld> {
   const transcripts: string[] = []
   const deepgram = await startFakeDeepgram({ apiKey: 'dg-key', script: transcriptsInTurn(transcripts) })
   t.teardown(() => deepgram.close())
@@ -161,6 +161,7 @@ export async function startVoiceWorld(t: { teardown(fn: () => unknown): void }):
     STT_VENDOR_A_API_KEY: 'dg-key',
     TTS_VENDOR_A_URL: elevenlabs.url,
     TTS_VENDOR_A_API_KEY: 'el-key',
+    ...env,
   })
   t.teardown(() => c.gw.close())
   return { c, deepgram, transcripts }

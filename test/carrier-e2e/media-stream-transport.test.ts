@@ -14,6 +14,8 @@ const SID = `MZ${'a'.repeat(32)}`
 class FakeSession implements SessionPort {
   readonly id = 'sess_test'
   calls: [string, unknown][] = []
+  /** Chunk ids the transport reported written to the socket. */
+  written: number[] = []
   ends: EndReason[] = []
   closedBy: EndReason[] = []
   readonly input: PipelineInput = {
@@ -24,6 +26,7 @@ class FakeSession implements SessionPort {
     userData: () => undefined,
     dtmf: (d) => void this.calls.push(['dtmf', d]),
     markPlayed: (n) => void this.calls.push(['markPlayed', n]),
+    audioWritten: (n) => void this.written.push(n),
     replayFinished: () => undefined,
   }
   get isEnded() {
@@ -124,6 +127,7 @@ t.test('assistant audio goes out as media then a mark; echoes report what was he
   t.ok(p.received.every((m) => m.streamSid === SID))
   t.equal(Buffer.from(p.received[0].media.payload, 'base64').length, 320, 'mu-law passed through as is')
   t.same([p.received[1].mark.name, p.received[5].mark.name], ['1', '2'])
+  t.same(p.session.written, [1, 2], 'each chunk is reported written once its frames went out (the held one after start)')
   p.send({ event: 'mark', streamSid: SID, sequenceNumber: '5', mark: { name: '2' } })
   await p.until(() => p.session.calls.length >= 1)
   t.same(p.session.calls, [['markPlayed', 2]], 'an echo covers every earlier mark')
@@ -168,6 +172,7 @@ t.test('a backed-up socket drops audio but keeps the marks flowing', async (t) =
     ['mark'],
   )
   t.equal(p.transport.droppedBytes, 160)
+  t.same(p.session.written, [], 'dropped audio is not reported as written')
 })
 
 t.test('close(reason) closes the socket; shutdown says going away', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { VadStream } from '../../pipeline/vad/vad-stream.js'
+import { VadBatcher } from '../../pipeline/vad/vad-batcher.js'
 import type { VadEvent } from '../../pipeline/vad/vad-events.js'
 import { runVad, segments } from '../fixtures/audio/run-vad.js'
 import { loadFixture } from '../fixtures/audio/signals.js'
@@ -91,10 +92,24 @@ t.test('pure noise floor gives frames but no speech; gateAudio false emits no au
 
 t.test('a stream pushed far faster than real time skips its backlog instead of queueing without bound', async (t) => {
   const f = loadFixture('phrase.wav')
-  const vad = new VadStream(() => {}, { maxQueuedFrames: 8 })
+  const batcher = new VadBatcher()
+  const seen = { batches: 0, skipped: 0 }
+  const stop = batcher.observe({
+    batch: () => {
+      seen.batches++
+    },
+    skipped: (n) => {
+      seen.skipped += n
+    },
+  })
+  const vad = new VadStream(() => {}, { maxQueuedFrames: 8, batcher })
   vad.push(f.samples)
   await vad.drain()
   t.ok(vad.skippedFrames > 0)
+  t.equal(seen.skipped, vad.skippedFrames, "the batcher's observers hear of every skipped frame (metrics)")
+  t.ok(seen.batches > 0, 'and of every batch')
+  stop()
+  batcher.close()
   t.equal(vad.framesProcessed, Math.floor(f.samples.length / 256))
   vad.close()
   vad.close()

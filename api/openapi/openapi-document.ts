@@ -1,0 +1,171 @@
+import { z } from 'zod'
+import { LATENCY_STAGES } from '../../pipeline/contract.js'
+import { OPERATIONS, type Auth, type Operation } from './operations.js'
+
+type Json = Record<string, unknown>
+
+/** The SPEC's error body, as every failing route answers (core/errors.ts). */
+const ERROR_SCHEMA: Json = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: { type: 'string', description: 'safe message' },
+    code: { type: 'string', description: 'stable code from the error registry' },
+    details: { type: 'array', items: { type: 'string' }, description: 'every validation problem, each naming its field' },
+  },
+}
+
+/** `latency_breakdown` (an addition to the SPEC): the stages of a turn's latency_ms. */
+const LATENCY_BREAKDOWN_SCHEMA: Json = {
+  type: ['object', 'null'],
+  description: "Ordered stages from the end of the user's speech; the duration_ms add up to the turn's latency_ms",
+  required: ['stages'],
+  properties: {
+    stages: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'at_ms', 'duration_ms'],
+        properties: {
+          name: { type: 'string', enum: [...LATENCY_STAGES] },
+          at_ms: { type: 'number', description: "ms after the end of the user's speech" },
+          duration_ms: { type: 'number', description: 'ms after the stage before' },
+        },
+      },
+    },
+  },
+}
+
+const nullable = (type: string): Json => ({ type: [type, 'null'] })
+
+const SESSION_DETAILS_SCHEMA: Json = {
+  type: 'object',
+  required: ['session_id', 'agent_id'],
+  properties: {
+    session_id: { type: 'string' },
+    agent_id: { type: 'string' },
+    conversation_id: { type: 'string' },
+    status: { type: 'string', enum: ['authorized', 'connected', 'ended'] },
+    started_at: nullable('string'),
+    ended_at: nullable('string'),
+    duration_ms: nullable('number'),
+    metadata: { type: 'object' },
+    from_phone_number: nullable('string'),
+    from_phone_country: nullable('string'),
+    to_phone_number: nullable('string'),
+    to_phone_country: nullable('string'),
+    ip_address: nullable('string'),
+    country_code: nullable('string'),
+    transcription_duration_seconds: nullable('number'),
+    tts_duration_seconds: nullable('number'),
+    latency_ms: { ...nullable('number'), description: 'mean turn latency' },
+    transcript: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          timestamp: { type: 'string' },
+          user_message: nullable('string'),
+          assistant_message: nullable('string'),
+          latency_ms: nullable('number'),
+          latency_breakdown: { $ref: '#/components/schemas/LatencyBreakdown' },
+        },
+      },
+    },
+    recording_status: { type: 'string', enum: ['not_available', 'in_progress', 'completed'] },
+    recording_url: { type: 'string' },
+    end_reason: nullable('string'),
+    call_status: nullable('string'),
+  },
+}
+
+const SECURITY: Record<Auth, Json[] | undefined> = {
+  api_key: [{ apiKey: [] }],
+  admin: [{ adminToken: [] }],
+  metrics: [{ metricsToken: [] }],
+  carrier_signature: [{ carrierSignature: [] }],
+  agent_link: [{ agentLink: [] }],
+  none: [],
+}
+
+/** A request body's JSON Schema, as zod itself derives it from the route's schema (input side). */
+function bodySchema(schema: z.ZodType): Json {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json
+  return json
+}
+
+/** `/v1/agents/:agent_id` -> `/v1/agents/{agent_id}`. */
+export function openApiPath(koaPath: string): string {
+  return koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+}
+
+function operationObject(op: Operation): Json {
+  const params = [...op.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }))
+  const ok = op.ok
+  const okContent = ok.status === 204 ? undefined : ok.schemaRef !== undefined ? { $ref: `#/components/schemas/${ok.schemaRef}` } : {}
+  const responses: Json = {
+    [ok.status]: {
+      description: ok.description,
+      ...(okContent !== undefined && { content: { [ok.contentType ?? 'application/json']: { schema: okContent } } }),
+    },
+  }
+  for (const status of op.errors ?? []) responses[status] = { $ref: '#/components/responses/Error' }
+  return {
+    operationId: `${op.method}${openApiPath(op.path).replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    summary: op.summary,
+    tags: [op.tag],
+    security: SECURITY[op.auth],
+    ...(params.length > 0 && { parameters: params }),
+    ...(op.body !== undefined && {
+      requestBody: {
+        required: true,
+        content: { [op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: bodySchema(op.body) } },
+      },
+    }),
+    responses,
+  }
+}
+
+/**
+ * The OpenAPI 3.1 document of the gateway's HTTP API. Request bodies come from the zod schemas the routes
+ * parse with (z.toJSONSchema), so a changed field shows here at once; `serverUrl` is the gateway's PUBLIC_URL.
+ */
+export function openApiDocument(serverUrl: string): Json {
+  const paths: Record<string, Json> = {}
+  for (const op of OPERATIONS) {
+    const path = openApiPath(op.path)
+    paths[path] = { ...paths[path], [op.method]: operationObject(op) }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'voxgate',
+      // The API's version (its paths carry /v1), not the package's.
+      version: 'v1',
+      description:
+        'Self-hosted voice agent gateway. The WebSocket APIs (browser and carrier media streams) and the webhooks sent to ' +
+        'your backend are described in the README; additions to the SPEC are named there.',
+    },
+    servers: [{ url: serverUrl }],
+    tags: ['sessions', 'agents', 'calls', 'carrier', 'admin', 'health', 'observability'].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: "An organization's API key (server-to-server only)" },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when set' },
+        agentLink: { type: 'http', scheme: 'bearer', description: "An agent link's token (vxl_...): browser sessions with one agent only" },
+        carrierSignature: { type: 'apiKey', in: 'header', name: 'X-Carrier-Signature', description: 'signed by the carrier' },
+      },
+      schemas: { Error: ERROR_SCHEMA, LatencyBreakdown: LATENCY_BREAKDOWN_SCHEMA, SessionDetails: SESSION_DETAILS_SCHEMA },
+      responses: {
+        Error: { description: 'the error body', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      },
+    },
+  }
+}

@@ -1,0 +1,298 @@
+import { z } from 'zod'
+import { carrierSchema, createOrgSchema, patchOrgSchema } from '../routes/admin.js'
+import { createAgentSchema, phoneNumberSchema, updateAgentSchema } from '../routes/agents.js'
+import { authorizeSchema } from '../routes/sessions.js'
+import { createLinkSchema, linkAuthorizeSchema } from '../routes/agent-links.js'
+import { outboundCallSchema } from '../routes/outbound-calls.js'
+import { STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from '../routes/carrier-hooks.js'
+import { configOverrideSchema, pipelineConfigSchema } from '../../pipeline/config/schema.js'
+
+/** Who may call an operation. */
+export type Auth = 'api_key' | 'admin' | 'metrics' | 'carrier_signature' | 'agent_link' | 'none'
+
+/** One documented operation: its route as koa spells it, and the zod schema its handler validates the body with. */
+export interface Operation {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete'
+  /** The koa path (`:name` parameters), exactly as the route registers it. */
+  path: string
+  tag: string
+  summary: string
+  auth: Auth
+  /** The request body's schema: the very object the route parses with. */
+  body?: z.ZodType
+  /** `form` for the carrier's form-encoded webhooks; default JSON. */
+  bodyType?: 'json' | 'form'
+  /** Success status and what it returns. */
+  ok: { status: number; description: string; contentType?: string; schemaRef?: string }
+  /** Error statuses the route answers with the error body. */
+  errors?: number[]
+}
+
+// The agent `config` and the per-session override are validated by the pipeline's schemas, not the route's own;
+// the reference shows those (with the strict URL policy production runs with).
+const POLICY = { allowInsecureLoopback: false }
+const updateAgentBody = updateAgentSchema.extend({ config: pipelineConfigSchema(POLICY).optional() })
+const authorizeBody = authorizeSchema.extend({ config: configOverrideSchema(POLICY).optional() })
+
+/** The carrier's voice hook fields the SPEC names (form-encoded; other fields the carrier sends are ignored). */
+const voiceHookForm = z.object({
+  Direction: z.string(),
+  From: z.string(),
+  To: z.string(),
+  FromCountry: z.string().optional(),
+  ToCountry: z.string().optional(),
+  CallSid: z.string().optional(),
+})
+const statusCallbackForm = z.object({ CallSid: z.string(), CallStatus: z.string() })
+
+const V1 = [400, 404]
+const ADMIN = [400, 401, 403, 404]
+
+/** Every HTTP operation of the gateway. A test fails when a registered route is missing here. */
+export const OPERATIONS: Operation[] = [
+  {
+    method: 'get',
+    path: '/healthz',
+    tag: 'health',
+    summary: 'The process is up',
+    auth: 'none',
+    ok: { status: 200, description: '`{ status: "ok" }`' },
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    tag: 'health',
+    summary: 'The database answers and the gateway takes sessions',
+    auth: 'none',
+    ok: { status: 200, description: '`{ status: "ready", database }`' },
+    errors: [503],
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    tag: 'observability',
+    summary: 'Prometheus metrics (text exposition format)',
+    auth: 'metrics',
+    ok: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' },
+    errors: [401],
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    tag: 'observability',
+    summary: 'This document',
+    auth: 'none',
+    ok: { status: 200, description: 'OpenAPI 3.1 document' },
+  },
+  {
+    method: 'get',
+    path: '/docs',
+    tag: 'observability',
+    summary: 'The API reference page',
+    auth: 'none',
+    ok: { status: 200, description: 'HTML page', contentType: 'text/html' },
+  },
+  {
+    method: 'get',
+    path: '/docs/:file',
+    tag: 'observability',
+    summary: "The reference page's scripts and styles (served from the installed package, no CDN)",
+    auth: 'none',
+    ok: { status: 200, description: 'a static file', contentType: 'application/octet-stream' },
+    errors: [404],
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/organizations',
+    tag: 'admin',
+    summary: 'Create an organization (its API key is shown once)',
+    auth: 'admin',
+    body: createOrgSchema,
+    ok: { status: 201, description: '`{ id, name, api_key, balance, max_concurrent_sessions, recording_enabled }`' },
+    errors: ADMIN,
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/organizations/:id',
+    tag: 'admin',
+    summary: 'Read an organization',
+    auth: 'admin',
+    ok: { status: 200, description: 'the organization' },
+    errors: ADMIN,
+  },
+  {
+    method: 'patch',
+    path: '/admin/v1/organizations/:id',
+    tag: 'admin',
+    summary: 'Change an organization',
+    auth: 'admin',
+    body: patchOrgSchema,
+    ok: { status: 200, description: 'the organization' },
+    errors: ADMIN,
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/organizations/:id/api_keys',
+    tag: 'admin',
+    summary: 'Issue another API key',
+    auth: 'admin',
+    ok: { status: 201, description: '`{ api_key }`' },
+    errors: ADMIN,
+  },
+  {
+    method: 'put',
+    path: '/admin/v1/organizations/:id/carrier',
+    tag: 'admin',
+    summary: "Store the organization's carrier credentials (the token is never returned)",
+    auth: 'admin',
+    body: carrierSchema,
+    ok: { status: 200, description: 'stored' },
+    errors: ADMIN,
+  },
+  {
+    method: 'post',
+    path: VOICE_HOOK_PATH,
+    tag: 'carrier',
+    summary: "The carrier's voice webhook: answers with markup that connects the media stream (or refuses the call)",
+    auth: 'carrier_signature',
+    body: voiceHookForm,
+    bodyType: 'form',
+    ok: { status: 200, description: 'carrier voice markup', contentType: 'text/xml' },
+    errors: [400, 403],
+  },
+  {
+    method: 'post',
+    path: STATUS_CALLBACK_PATH,
+    tag: 'carrier',
+    summary: "The carrier's call status callback",
+    auth: 'carrier_signature',
+    body: statusCallbackForm,
+    bodyType: 'form',
+    ok: { status: 204, description: 'accepted' },
+    errors: [400, 403],
+  },
+  {
+    method: 'post',
+    path: '/v1/agents/web/authorize_session',
+    tag: 'sessions',
+    summary: 'Authorize a browser session (from the customer backend)',
+    auth: 'api_key',
+    body: authorizeBody,
+    ok: { status: 200, description: '`{ client_session_key, conversation_id, config }`' },
+    errors: [400, 402],
+  },
+  {
+    method: 'post',
+    path: '/v1/agent_links/authorize_session',
+    tag: 'sessions',
+    summary: "Authorize a browser session with an agent link's token (an addition: the demo link)",
+    auth: 'agent_link',
+    body: linkAuthorizeSchema,
+    ok: { status: 200, description: '`{ client_session_key, conversation_id, config }`' },
+    errors: [400, 401, 402],
+  },
+  {
+    method: 'post',
+    path: '/v1/agents/:agent_id/links',
+    tag: 'agents',
+    summary: 'Create an agent link (an addition); its URL, with the token, is shown once',
+    auth: 'api_key',
+    body: createLinkSchema,
+    ok: { status: 201, description: '`{ id, agent_id, created_at, revoked_at, url }`' },
+    errors: V1,
+  },
+  {
+    method: 'get',
+    path: '/v1/agents/:agent_id/links',
+    tag: 'agents',
+    summary: "An agent's links, without their tokens (an addition)",
+    auth: 'api_key',
+    ok: { status: 200, description: '`{ links: [{ id, agent_id, created_at, revoked_at }] }`' },
+    errors: V1,
+  },
+  {
+    method: 'delete',
+    path: '/v1/agents/:agent_id/links/:link_id',
+    tag: 'agents',
+    summary: 'Revoke an agent link (an addition); live sessions go on',
+    auth: 'api_key',
+    ok: { status: 200, description: 'the link, with `revoked_at`' },
+    errors: V1,
+  },
+  {
+    method: 'get',
+    path: '/v1/agents/:agent_id/sessions/:session_id',
+    tag: 'sessions',
+    summary: 'Session details, with each transcript entry’s latency breakdown',
+    auth: 'api_key',
+    ok: { status: 200, description: 'session details', schemaRef: 'SessionDetails' },
+    errors: V1,
+  },
+  {
+    method: 'post',
+    path: '/v1/agents/:agent_id/calls/initiate_outbound',
+    tag: 'calls',
+    summary: "Place an outbound call from one of the agent's numbers",
+    auth: 'api_key',
+    body: outboundCallSchema,
+    ok: { status: 200, description: '`{ conversation_id, session_id, call_sid }`' },
+    errors: [400, 402, 429, 502, 503, 504],
+  },
+  {
+    method: 'get',
+    path: '/v1/agents',
+    tag: 'agents',
+    summary: "The organization's agents",
+    auth: 'api_key',
+    ok: { status: 200, description: '`{ agents }`' },
+    errors: [400],
+  },
+  {
+    method: 'post',
+    path: '/v1/agents',
+    tag: 'agents',
+    summary: 'Create an agent from a template',
+    auth: 'api_key',
+    body: createAgentSchema,
+    ok: { status: 201, description: 'the agent, with `config` and `webhook_secret`' },
+    errors: V1,
+  },
+  {
+    method: 'get',
+    path: '/v1/agents/:agent_id',
+    tag: 'agents',
+    summary: 'An agent',
+    auth: 'api_key',
+    ok: { status: 200, description: 'the agent' },
+    errors: V1,
+  },
+  {
+    method: 'post',
+    path: '/v1/agents/:agent_id',
+    tag: 'agents',
+    summary: 'Update an agent (name, webhook URL, configuration)',
+    auth: 'api_key',
+    body: updateAgentBody,
+    ok: { status: 200, description: 'the agent' },
+    errors: V1,
+  },
+  {
+    method: 'post',
+    path: '/v1/agents/:agent_id/phone_numbers',
+    tag: 'agents',
+    summary: 'Assign a phone number to the agent',
+    auth: 'api_key',
+    body: phoneNumberSchema,
+    ok: { status: 201, description: 'the assignment' },
+    errors: [...V1, 409],
+  },
+  {
+    method: 'delete',
+    path: '/v1/agents/:agent_id/phone_numbers/:phone_number',
+    tag: 'agents',
+    summary: 'Unassign a phone number',
+    auth: 'api_key',
+    ok: { status: 204, description: 'unassigned' },
+    errors: V1,
+  },
+]

@@ -1,0 +1,56 @@
+/**
+ * Turn traces over OTLP/HTTP with the official OpenTelemetry SDK: one span per turn, from the end of the user's
+ * speech to the first audio heard, with a child span per latency stage. The wiring imports this module only when
+ * OTEL_EXPORTER_OTLP_ENDPOINT is set, so without it no OpenTelemetry SDK code is loaded.
+ */
+import { ROOT_CONTEXT, type Tracer, trace } from '@opentelemetry/api'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { NO_METRICS, type Metrics, type TurnStage } from '../core/metrics.js'
+
+/** The traces side of the metrics, and how to flush and stop it. */
+export interface TurnTracing {
+  metrics: Metrics
+  /** Sends what is buffered and stops; idempotent. */
+  shutdown(): Promise<void>
+}
+
+/** Starts exporting turn spans to `endpoint` (the OTLP base URL; `/v1/traces` is appended, as the spec says). */
+export function startTurnTracing(endpoint: string): TurnTracing {
+  const exporter = new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` })
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'voxgate' }),
+    // Bounded: at most 2,048 spans wait for export; beyond that the SDK drops them.
+    spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 2048, scheduledDelayMillis: 2000 })],
+  })
+  const tracer = provider.getTracer('voxgate')
+  let stopped: Promise<void> | undefined
+  return {
+    metrics: { ...NO_METRICS, turnLatency: (totalMs, stages, turn) => traceTurn(tracer, totalMs, stages, turn) },
+    shutdown() {
+      stopped ??= provider.shutdown()
+      return stopped
+    },
+  }
+}
+
+/** One turn as a span with a child per stage, placed on the wall clock from the turn's origin. */
+function traceTurn(
+  tracer: Tracer,
+  totalMs: number,
+  stages: readonly TurnStage[],
+  turn: { sessionId: string; turnId: string; origin: Date },
+) {
+  const origin = turn.origin.getTime()
+  const root = tracer.startSpan('voice.turn', {
+    startTime: origin,
+    attributes: { 'voxgate.session_id': turn.sessionId, 'voxgate.turn_id': turn.turnId, 'voxgate.latency_ms': totalMs },
+  })
+  const parent = trace.setSpan(ROOT_CONTEXT, root)
+  // The origin stage is the turn span's start; every later stage runs from the stage before to its own moment.
+  for (const s of stages.slice(1)) {
+    tracer.startSpan(s.name, { startTime: origin + s.at_ms - s.duration_ms }, parent).end(origin + s.at_ms)
+  }
+  root.end(origin + totalMs)
+}

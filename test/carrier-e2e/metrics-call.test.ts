@@ -1,0 +1,75 @@
+import t from 'tap'
+import { startFakeBackend } from '../fakes/backend/fake-backend.js'
+import { callTenant, eventually, newNumber, newTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
+import { newCallSid } from '../fakes/carrier/phone-simulator.js'
+import { parseScrape } from '../metrics/prom-text.js'
+
+// /metrics scraped while a simulated phone call runs (speech vendors and the backend are local fakes), parsed
+// with a Prometheus text-format parser.
+const { c, transcripts } = await startVoiceWorld(t)
+const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken: 'metrics-token' } })
+const backend = await startFakeBackend({ secret: tenant.webhookSecret })
+t.teardown(() => backend.close())
+{
+  const agent = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey })).body
+  const config = structuredClone(agent.config)
+  config.plugins = config.plugins.map((p: { use: string; options: Record<string, unknown> }) => {
+    if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url: backend.url } }
+    if (p.use === 'stt.vendor_a') return { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
+    if (p.use === 'turn_manager') return { ...p, options: { ...p.options, base_timeout_ms: 800 } }
+    return p
+  })
+  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
+  if (r.status !== 200) throw new Error(r.text)
+}
+
+const scrape = async () => {
+  const r = await fetch(`${c.gw.url}/metrics`)
+  if (r.status !== 200) throw new Error(`scrape answered ${r.status}`)
+  return parseScrape(await r.text())
+}
+
+t.test("a call's turns, session and webhooks show in the scrape while it runs", async (t) => {
+  const callSid = newCallSid()
+  transcripts.length = 0
+  transcripts.push('what are your opening hours', 'and on sundays')
+  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'We open at nine.')
+  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 4 })
+  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
+  const call = r.call
+  const row = await eventually(async () => sessionOfCall(c, callSid))
+  const waitRequest = (pred: (json: any) => boolean) =>
+    eventually(async () => backend.requests.find((q) => q.json?.session_id === row.id && pred(q.json)), 15_000)
+  const answeredTurns = async () => {
+    const d = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })).body
+    return d.transcript.filter((e: any) => e.user_message !== null && e.latency_ms !== null).length
+  }
+  await waitRequest((j) => j.type === 'session.start')
+  await call.sendAudio(speech('two-phrases.wav'))
+  await eventually(async () => ((await answeredTurns()) === 1 ? true : undefined), 15_000)
+  await call.sendAudio(speech('two-phrases.wav'))
+  await eventually(async () => ((await answeredTurns()) === 2 ? true : undefined), 15_000)
+
+  const during = await scrape()
+  t.ok(during.names.has('voxgate_turn_latency_seconds'), 'the turn latency histogram is declared')
+  t.equal(during.value('voxgate_live_sessions', { channel: 'carrier' }), 1, 'the call is live')
+  t.equal(during.value('voxgate_session_starts_total', { channel: 'carrier' }), 1)
+  t.equal(during.value('voxgate_turn_latency_seconds_count'), 2, 'the turn histogram counts the call’s two answered turns')
+  for (const stage of ['transcript_final', 'webhook_sent', 'tts_first_audio', 'first_frame_out', 'first_audio_heard']) {
+    t.equal(during.value('voxgate_turn_stage_duration_seconds_count', { stage }), 2, `stage ${stage} observed per turn`)
+  }
+  t.equal(during.value('voxgate_webhook_deliveries_total', { kind: 'agent', outcome: 'delivered' }), 3, 'welcome and two messages')
+  t.ok((during.value('voxgate_vad_batch_size_count') ?? 0) > 0, 'the VAD ran batches for the caller audio')
+  t.equal(during.value('voxgate_vad_skipped_frames_total'), 0)
+
+  await call.hangup()
+  await eventually(async () => ((await sessionOfCall(c, callSid))?.status === 'ended' ? true : undefined))
+  const after = await scrape()
+  t.equal(after.value('voxgate_live_sessions', { channel: 'carrier' }), 0, 'gone once it ended')
+})
+
+t.test('a call to a number nobody holds is counted as a refusal', async (t) => {
+  const r = await callTenant(c, { ...tenant, number: newNumber() }, { callSid: newCallSid() })
+  t.equal(r.outcome, 'refused')
+  t.equal((await scrape()).value('voxgate_session_refusals_total', { channel: 'carrier', reason: 'not_in_service' }), 1)
+})
