@@ -165,7 +165,8 @@ t.test('request timeout: createCall is not resent, hangup is', async (t) => {
   const before = api.requests.length
   const ended = await client.hangup(created.sid)
   t.equal(ended.sid, created.sid)
-  t.equal(api.requests.length - before, 2, 'hangup is idempotent: retried')
+  // At least one retry; on a starved machine the retry may time out too and be retried again.
+  t.ok(api.requests.length - before >= 2, `hangup is idempotent: retried (${api.requests.length - before} requests)`)
 })
 
 t.test('network errors: hangup retried; createCall only when nothing was sent', async (t) => {
