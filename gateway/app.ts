@@ -135,6 +135,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       ...deps.sessionOverrides,
     },
     config.leaseTtlMs,
+    store.notifications,
   )
   await sessions.start()
   const path = carrierPath(deps, sessions)

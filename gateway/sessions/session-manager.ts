@@ -1,5 +1,8 @@
 import type { SessionRow } from '../store/schema.js'
 import { startSessionWithKey, type KeyProblem } from '../store/session-states.js'
+import { LocalNotifications, type Notifications } from '../store/notifications.js'
+import { connectedCallsWithFinalStatus } from '../store/carrier-calls.js'
+import { decodeSessionCommand, encodeSessionCommand, type RemoteEndReason, type SessionCommand } from './session-command-codec.js'
 import { sendDetachedSessionEnd } from './detached-session-end.js'
 import { CallSession, type SessionDeps, type SessionTransport } from './call-session.js'
 import { LeaseKeeper } from './lease-keeper.js'
@@ -18,16 +21,80 @@ export class SessionManager {
   readonly live = new Map<string, CallSession>()
   readonly keeper: LeaseKeeper
   #draining = false
+  #unsubscribe: () => void = () => undefined
 
   readonly #deps: SessionDeps
-  constructor(deps: SessionDeps, leaseTtlMs: number) {
+  readonly #notifications: Notifications
+  /**
+   * `notifications` carries commands between the replicas on one database (the store's channel); the default,
+   * a channel of its own, suits a manager that is alone in its process.
+   */
+  constructor(deps: SessionDeps, leaseTtlMs: number, notifications: Notifications = new LocalNotifications()) {
     this.#deps = deps
-    this.keeper = new LeaseKeeper(deps.db, deps.log, leaseTtlMs, deps.usageRatePerMinute, (row) => void this.#notifySwept(row))
+    this.#notifications = notifications
+    this.keeper = new LeaseKeeper(deps.db, deps.log, leaseTtlMs, deps.usageRatePerMinute, {
+      onSwept: (row) => void this.#notifySwept(row),
+      liveIds: () => [...this.live.keys()],
+      onLeaseLost: (id) => this.#leaseLost(id),
+    })
   }
 
-  /** Starts the lease heartbeat and the sweeper (which first ends sessions orphaned by a crash). */
+  /** Starts listening for commands, the lease heartbeat and the sweeper (which first ends sessions orphaned by a crash). */
   async start(): Promise<void> {
+    this.#unsubscribe = this.#notifications.subscribe({
+      message: (payload) => this.#onCommand(payload),
+      resync: () => void this.#resync(),
+    })
     await this.keeper.start()
+  }
+
+  /**
+   * Ends a session wherever it runs: here at once, otherwise the replica that runs it is told (at most once:
+   * a replica that missed it catches up from the tables when its listener reconnects, see `#resync`).
+   */
+  async endAnywhere(sessionId: string, reason: RemoteEndReason): Promise<void> {
+    const local = this.live.get(sessionId)
+    if (local !== undefined) {
+      void local.end(reason)
+      return
+    }
+    await this.#notifications.publish(encodeSessionCommand({ kind: 'end', sessionId, reason }))
+  }
+
+  #onCommand(payload: string): void {
+    const decoded = decodeSessionCommand(payload)
+    if (!decoded.ok) {
+      this.#deps.log.warn({ reason: decoded.reason }, 'session command ignored')
+      return
+    }
+    this.#apply(decoded.command)
+  }
+
+  #apply(c: SessionCommand): void {
+    const session = this.live.get(c.sessionId)
+    if (session === undefined || session.isEnded) return
+    this.#deps.log.info({ session_id: c.sessionId, reason: c.reason }, 'session ended by another replica')
+    void session.end(c.reason)
+  }
+
+  /** After a lost listener reconnected: calls the carrier reported finished meanwhile end here too. */
+  async #resync(): Promise<void> {
+    const ids = [...this.live.keys()]
+    if (ids.length === 0) return
+    try {
+      for (const id of await connectedCallsWithFinalStatus(this.#deps.db, ids))
+        this.#apply({ kind: 'end', sessionId: id, reason: 'caller_hangup' })
+    } catch (e) {
+      this.#deps.log.warn({ err: e }, 'could not resync sessions after the listener reconnected')
+    }
+  }
+
+  /** Another replica swept this session's lease (this process stalled past it): it must not run on. */
+  #leaseLost(sessionId: string): void {
+    const session = this.live.get(sessionId)
+    if (session === undefined || session.isEnded) return
+    this.#deps.log.warn({ session_id: sessionId }, 'session ended: its lease was lost (this process stalled past it)')
+    void session.end('lease_expired')
   }
 
   /** True once shutdown began: transports refuse new connections. */
@@ -73,6 +140,7 @@ export class SessionManager {
     const deadline = Date.now() + graceMs
     await Promise.all(sessions.map((s) => s.drainWebhooks(Math.max(0, deadline - Date.now()))))
     this.keeper.stop()
+    this.#unsubscribe()
   }
 
   /** Sends session.end for a session the sweeper ended (its own process died before it could). */
