@@ -25,4 +25,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader of stdout or stderr that went away (a log collector, a closed pipe) emits EPIPE on the stream:
+// the text is lost, the process goes on (unhandled, the error would crash it).
+process.stdout.on('error', () => undefined)
+process.stderr.on('error', () => undefined)
+
 process.exit(await main(process.argv.slice(2)))

@@ -6,7 +6,10 @@ import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
 import { warmUpSpeech } from '../gateway/warm-up.js'
 
-/** `voxgate serve`: loads config, opens the store, migrates, seeds, listens; SIGTERM/SIGINT drain and exit. */
+/**
+ * `voxgate serve`: loads config, opens the store, migrates, seeds, listens. SIGTERM or SIGINT drains (see
+ * README, Rolling deploys) and exits; a second one exits at once.
+ */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let config: GatewayConfig
   try {
@@ -22,7 +25,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
   const first = await bootstrap(store.db)
-  if (first.createdOrganization) process.stdout.write(`${firstStartMessage(first.createdOrganization, config.publicUrl)}\n`)
+  if (first.createdOrganization) writeStdout(`${firstStartMessage(first.createdOrganization, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log })
   log.info({ url: gateway.url, public_url: config.publicUrl }, 'voxgate listening')
   void warmUpSpeech(log)
@@ -30,16 +33,25 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   return new Promise<number>((resolve) => {
     let stopping = false
     const stop = (signal: string) => {
-      if (stopping) return
-      stopping = true
-      log.info({ signal }, 'shutting down: no new sessions, ending live ones')
-      const force = setTimeout(() => {
-        log.warn('shutdown grace period over, exiting')
+      if (stopping) {
+        // The operator insists: no more waiting for calls or webhooks.
+        log.warn({ signal }, 'second signal: exiting now')
         resolve(1)
-      }, config.shutdownGraceMs + 5_000)
-      force.unref()
+        return
+      }
+      stopping = true
+      gateway.sessions.drain()
+      log.info(
+        { signal, grace_ms: config.shutdownGraceMs },
+        'draining: no new sessions; live ones go on until they end or the grace period passes',
+      )
+      // Whatever the sessions, webhooks or database do, the process ends a few seconds after the grace period.
+      setTimeout(() => {
+        log.warn('shutdown took too long, exiting')
+        resolve(1)
+      }, config.shutdownGraceMs + SHUTDOWN_SLACK_MS).unref()
       gateway
-        .close()
+        .close(config.shutdownGraceMs)
         .then(() => store.close())
         .then(
           () => resolve(0),
@@ -49,7 +61,18 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
           },
         )
     }
-    process.once('SIGTERM', () => stop('SIGTERM'))
-    process.once('SIGINT', () => stop('SIGINT'))
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    process.on('SIGINT', () => stop('SIGINT'))
   })
+}
+
+/**
+ * Beyond SHUTDOWN_GRACE_MS, what the end of a shutdown may take: the session.end webhooks (5 s at most), the
+ * server's close and the database's; past it the process exits anyway.
+ */
+const SHUTDOWN_SLACK_MS = 8_000
+
+/** Writes to stdout; a reader that went away (EPIPE) costs the text, not the process. */
+function writeStdout(text: string): void {
+  process.stdout.write(text, () => undefined)
 }

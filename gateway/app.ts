@@ -25,6 +25,9 @@ import { mediaStreamUpgradeHandler } from '../carrier/media-stream/media-stream-
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
 import { createCallDeps, type CallDeps, type CallTimeouts } from './sessions/call-deps.js'
 
+/** How long closing waits for upgraded sockets to finish their close handshakes. */
+const SERVER_CLOSE_WAIT_MS = 2_000
+
 /** Carrier path tuning; every field has a default. */
 export interface CarrierOptions extends CallTimeouts {
   /** The carrier implementation (default: Twilio-compatible). */
@@ -52,8 +55,12 @@ export interface Gateway {
   /** Base URL it listens on (127.0.0.1 with the real port when bound to all interfaces). */
   url: string
   sessions: SessionManager
-  /** Stops taking new work, ends live sessions, closes the server. Idempotent. */
-  close(): Promise<void>
+  /**
+   * Stops taking new sessions at once, lets live ones go on for up to `graceMs` (default 0: ends them now),
+   * ends the rest with `shutdown`, then closes the server. The server keeps answering meanwhile: `/readyz`
+   * says 503 and the carrier's callbacks for live calls still land. Idempotent (the first `graceMs` holds).
+   */
+  close(graceMs?: number): Promise<void>
 }
 
 function vendorCaps(config: GatewayConfig): VendorCaps {
@@ -185,13 +192,16 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     server,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
     sessions,
-    close() {
+    close(graceMs = 0) {
       closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+        await sessions.shutdown(graceMs)
         path.calls.watchdog.stop()
-        await sessions.shutdown(config.shutdownGraceMs)
-        server.closeIdleConnections()
-        await closed
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+        server.closeAllConnections()
+        // A socket whose peer never answers the close handshake must not hold the exit (ws waits 30 s).
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SERVER_CLOSE_WAIT_MS)))])
+        clearTimeout(timer)
       })()
       return closing
     },

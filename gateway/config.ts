@@ -17,7 +17,10 @@ export interface GatewayConfig {
   usageRatePerMinute: number
   /** How long a concurrency lease lives without a heartbeat. */
   leaseTtlMs: number
-  /** Longest wait for live sessions to end on SIGTERM before the process exits anyway. */
+  /**
+   * On SIGTERM, how long live sessions may go on before each is ended (`shutdown`, with its session.end); the
+   * process exits at most a few seconds later. The default, with that slack, fits a 30 s termination period.
+   */
   shutdownGraceMs: number
   sttVendorA: VendorSetting
   sttVendorB: VendorSetting
@@ -116,7 +119,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     trustProxy: bool(env, 'TRUST_PROXY'),
     usageRatePerMinute: num(env, 'USAGE_RATE_PER_MINUTE', 0, 0),
     leaseTtlMs: int(env, 'LEASE_TTL_MS', 30_000, 3_000, 600_000),
-    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
     sttVendorA: vendor(env, 'STT_VENDOR_A', 'wss://api.deepgram.com', ['ws', 'wss']),
     sttVendorB: vendor(env, 'STT_VENDOR_B', 'wss://streaming.assemblyai.com', ['ws', 'wss']),
     ttsVendorA: vendor(env, 'TTS_VENDOR_A', 'wss://api.elevenlabs.io', ['ws', 'wss']),

@@ -7,6 +7,9 @@ import { sendDetachedSessionEnd } from './detached-session-end.js'
 import { CallSession, type SessionDeps, type SessionTransport } from './call-session.js'
 import { LeaseKeeper } from './lease-keeper.js'
 
+/** How long shutdown waits for the `session.end` webhooks of the sessions it ended. */
+export const SHUTDOWN_WEBHOOK_DRAIN_MS = 5_000
+
 /** Why a key did not open a session. */
 export type OpenRefusal = KeyProblem | 'concurrency_limit' | 'insufficient_balance' | 'shutting_down' | 'error'
 
@@ -108,9 +111,10 @@ export class SessionManager {
     transport: SessionTransport,
     origin: { ipAddress: string | null; countryCode: string | null },
   ): Promise<OpenResult> {
-    if (this.#draining) return { ok: false, reason: 'shutting_down' }
     const started = await startSessionWithKey(this.#deps.db, {
       key,
+      // Draining: only a call admitted before (its slot held since the voice hook) may still connect.
+      onlyHeldSlot: this.#draining,
       leaseOwner: this.keeper.owner,
       leaseTtlMs: this.keeper.ttlMs,
       ipAddress: origin.ipAddress,
@@ -132,15 +136,45 @@ export class SessionManager {
     return { ok: true, session }
   }
 
-  /** Stops new sessions, ends live ones with `shutdown`, waits for their webhooks up to `graceMs`. */
-  async shutdown(graceMs: number): Promise<void> {
+  /** Stops new sessions at once (readiness turns 503); live ones go on. Idempotent. */
+  drain(): void {
     this.#draining = true
-    const sessions = [...this.live.values()]
-    await Promise.all(sessions.map((s) => s.end('shutdown')))
-    const deadline = Date.now() + graceMs
-    await Promise.all(sessions.map((s) => s.drainWebhooks(Math.max(0, deadline - Date.now()))))
+  }
+
+  /**
+   * Stops new sessions, lets live ones go on for up to `graceMs` (until each ends on its own), then ends the
+   * rest with `shutdown`; waits for their `session.end` webhooks up to `webhookDrainMs` more, and stops the
+   * lease heartbeat. So it returns within `graceMs + webhookDrainMs` plus a database round trip or two.
+   */
+  async shutdown(graceMs: number, webhookDrainMs = SHUTDOWN_WEBHOOK_DRAIN_MS): Promise<void> {
+    this.drain()
+    const seen = new Set(this.live.values())
+    if (graceMs > 0 && this.live.size > 0) {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        this.#allEnded(seen),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, graceMs)
+        }),
+      ])
+      clearTimeout(timer)
+    }
+    // Carrier calls admitted before the drain may have connected during it.
+    for (const s of this.live.values()) seen.add(s)
+    await Promise.all([...this.live.values()].map((s) => s.end('shutdown')))
+    const deadline = Date.now() + webhookDrainMs
+    await Promise.all([...seen].map((s) => s.drainWebhooks(Math.max(0, deadline - Date.now()))))
     this.keeper.stop()
     this.#unsubscribe()
+  }
+
+  /** Resolves when every live session has ended, those that start meanwhile included. */
+  async #allEnded(seen: Set<CallSession>): Promise<void> {
+    while (this.live.size > 0) {
+      const now = [...this.live.values()]
+      for (const s of now) seen.add(s)
+      await Promise.all(now.map((s) => s.ended))
+    }
   }
 
   /** Sends session.end for a session the sweeper ended (its own process died before it could). */

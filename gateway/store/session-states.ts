@@ -127,7 +127,9 @@ async function supersedeUnusedKeys(tx: Transaction<Database>, conversationId: st
 export type KeyProblem = 'unknown' | 'expired' | 'used'
 
 /** Outcome of starting a session with its key. */
-export type StartResult = { ok: true; row: SessionRow } | { ok: false; reason: KeyProblem | 'concurrency_limit' | 'insufficient_balance' }
+export type StartResult =
+  | { ok: true; row: SessionRow }
+  | { ok: false; reason: KeyProblem | 'concurrency_limit' | 'insufficient_balance' | 'shutting_down' }
 
 /** The key's problem, if any, as its row stands. */
 function keyProblem(session: Pick<SessionRow, 'key_used_at' | 'status' | 'key_expires_at'>): KeyProblem | undefined {
@@ -154,7 +156,15 @@ function holdsLease(session: Pick<SessionRow, 'lease_expires_at'>): boolean {
  */
 export async function startSessionWithKey(
   db: Kysely<Database>,
-  input: { key: string; leaseOwner: string; leaseTtlMs: number; ipAddress: string | null; countryCode: string | null },
+  input: {
+    key: string
+    leaseOwner: string
+    leaseTtlMs: number
+    ipAddress: string | null
+    countryCode: string | null
+    /** Start only a session that already holds its slot (a carrier call admitted before a drain began). */
+    onlyHeldSlot?: boolean
+  },
 ): Promise<StartResult> {
   const keyHash = hashToken(input.key)
   const seen = await db
@@ -174,6 +184,7 @@ export async function startSessionWithKey(
   if (seen === undefined) return { ok: false, reason: 'unknown' }
   const problem = keyProblem(seen)
   if (problem !== undefined) return { ok: false, reason: problem }
+  if (input.onlyHeldSlot === true && !holdsLease(seen)) return { ok: false, reason: 'shutting_down' }
   if (balanceUsedUp(seen)) return { ok: false, reason: 'insufficient_balance' }
   if (!holdsLease(seen) && (await atConcurrencyLimit(db, seen.organization_id, seen.max_concurrent_sessions))) {
     return { ok: false, reason: 'concurrency_limit' }

@@ -4,7 +4,8 @@
  */
 import t from 'tap'
 import { postSignedForm } from '../fakes/carrier/sign.js'
-import { newCallSid, placeCall } from '../fakes/carrier/phone-simulator.js'
+import { readMarkup } from '../fakes/carrier/markup-reader.js'
+import { newCallSid, placeCall, SimulatedCall } from '../fakes/carrier/phone-simulator.js'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
 import { eventually, newTenant, PUBLIC_URL, sessionOfCall, startCarrierGateway } from './carrier-setup.js'
 
@@ -62,3 +63,50 @@ t.test(
     t.equal(end.by, 'server', 'replica A closed the media stream')
   },
 )
+
+t.test('a draining replica still connects the media stream of a call it admitted before the drain', async (t) => {
+  const c = await startCarrierGateway()
+  t.teardown(() => c.gw.close())
+  const token = 'drain-token'
+  const tenant = await newTenant(c, { carrier: { authToken: token } })
+  const callSid = newCallSid()
+  const form = {
+    AccountSid: `AC${'0'.repeat(32)}`,
+    CallSid: callSid,
+    CallStatus: 'ringing',
+    Direction: 'inbound',
+    From: '+442071838750',
+    To: tenant.number,
+  }
+  const hook = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: token })
+  const connect = readMarkup(hook.body).find((v) => v.verb === 'Connect')
+  t.ok(connect, 'the call was admitted')
+  if (connect?.verb !== 'Connect') return
+  c.gw.gateway.sessions.drain()
+  const refusedHook = await postSignedForm({
+    postTo: c.rewrite(c.hookUrl),
+    signedUrl: c.hookUrl,
+    form: { ...form, CallSid: newCallSid() },
+    authToken: token,
+  })
+  t.notOk(
+    readMarkup(refusedHook.body).some((v) => v.verb === 'Connect'),
+    'a new call is refused while draining',
+  )
+  const call = await SimulatedCall.connect({
+    url: c.rewrite(connect.stream.url),
+    callSid,
+    accountSid: form.AccountSid,
+    customParameters: connect.stream.parameters,
+    realtime: false,
+    silenceWhenIdle: false,
+    playbackSpeed: Infinity,
+  })
+  await call.opened
+  const row = await eventually(async () => {
+    const s = await sessionOfCall(c, callSid)
+    return s?.status === 'connected' ? s : undefined
+  })
+  t.equal(row.status, 'connected', 'the admitted call connected during the drain')
+  await call.hangup()
+})
