@@ -5,6 +5,8 @@ import { defaultPgliteTemplateDir } from '../gateway/store/pglite-template.js'
 import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
 import { warmUpSpeech } from '../gateway/warm-up.js'
+import cluster from 'node:cluster'
+import { onPrimaryCommand, runPrimary } from './serve-workers.js'
 
 /**
  * `voxgate serve`: loads config, opens the store, migrates, seeds, listens. SIGTERM or SIGINT drains (see
@@ -22,6 +24,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
     throw e
   }
   const log = createLogger(config.logLevel)
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log, writeStdout)
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
   const first = await bootstrap(store.db)
@@ -32,7 +35,8 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
 
   return new Promise<number>((resolve) => {
     let stopping = false
-    const stop = (signal: string) => {
+    const stop = (signal: string, escalate = true) => {
+      if (stopping && !escalate) return
       if (stopping) {
         // The operator insists: no more waiting for calls or webhooks.
         log.warn({ signal }, 'second signal: exiting now')
@@ -62,7 +66,14 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
         )
     }
     process.on('SIGTERM', () => stop('SIGTERM'))
-    process.on('SIGINT', () => stop('SIGINT'))
+    if (cluster.isWorker) {
+      // A terminal's Ctrl-C reaches the whole process group: the primary alone decides, and tells the workers.
+      process.on('SIGINT', () => undefined)
+      // A SIGTERM sent to the whole group reaches a worker twice (itself, then the primary's drain): not an escalation.
+      onPrimaryCommand((cmd) => (cmd === 'drain' ? stop('primary drain', false) : stop('primary exit-now')))
+    } else {
+      process.on('SIGINT', () => stop('SIGINT'))
+    }
   })
 }
 
