@@ -119,6 +119,7 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
     db: store.db,
     allowInsecureWebhooks: config.allowInsecureWebhooks,
     liveUsage: (id) => sessions.live.get(id)?.usageSoFar(),
+    endSession: (id) => sessions.endAnywhere(id, 'hangup'),
   })
   const agents = agentsRouter({ db: store.db, vendors: vendorCaps(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))

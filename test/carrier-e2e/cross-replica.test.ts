@@ -7,6 +7,7 @@ import { postSignedForm } from '../fakes/carrier/sign.js'
 import { readMarkup } from '../fakes/carrier/markup-reader.js'
 import { newCallSid, placeCall, SimulatedCall } from '../fakes/carrier/phone-simulator.js'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
+import { closed, connectBrowser } from '../helpers/ws-client.js'
 import { eventually, newTenant, PUBLIC_URL, sessionOfCall, startCarrierGateway } from './carrier-setup.js'
 
 const onServer = process.env.DATABASE_URL !== undefined
@@ -61,6 +62,36 @@ t.test(
     t.equal(row.lease_expires_at, null, 'its slot is free')
     const end = await r.call.ended
     t.equal(end.by, 'server', 'replica A closed the media stream')
+  },
+)
+
+t.test(
+  'an API end sent to replica B closes a browser session connected on replica A',
+  { skip: !onServer && 'needs DATABASE_URL: two gateway processes share one Postgres server' },
+  async (t) => {
+    const b = await startCarrierGateway()
+    t.teardown(() => b.gw.close())
+    const a = await spawnGateway({ DATABASE_URL: b.gw.db.options.databaseUrl!, ADMIN_TOKEN: '', ALLOW_INSECURE_WEBHOOKS: '1' })
+    t.teardown(() => a.kill('SIGKILL'))
+    const agent = (await b.gw.request('POST', '/v1/agents', { body: {} })).body
+    const auth = (await b.gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })).body
+    const ws = await connectBrowser(a.url, auth.client_session_key)
+    t.ok(ws.ok, 'connected on replica A')
+    if (!ws.ok) return
+    const wsClosed = closed(ws.ws)
+    const row = await b.gw.store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('conversation_id', '=', auth.conversation_id)
+      .executeTakeFirstOrThrow()
+    const res = await b.gw.request('POST', `/v1/agents/${agent.id}/sessions/${row.id}/end`)
+    t.equal(res.status, 202, 'replica B accepted the end')
+    t.equal((await wsClosed).code, 1000, 'replica A closed the socket')
+    const ended = await eventually(async () => {
+      const s = await b.gw.store.db.selectFrom('sessions').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
+      return s.status === 'ended' ? s : undefined
+    })
+    t.equal(ended.end_reason, 'hangup')
   },
 )
 

@@ -54,6 +54,35 @@ t.test('a session running under another session manager is ended through the bus
   t.match(row, { status: 'ended', end_reason: 'hangup', lease_expires_at: null })
 })
 
+t.test('POST .../sessions/{id}/end ends a session another session manager runs', async (t) => {
+  const other = new SessionManager(
+    { db: gw.store.db, log: silentLogger(), allowInsecureWebhooks: true, usageRatePerMinute: 0 },
+    30_000,
+    gw.store.notifications,
+  )
+  await other.start()
+  t.teardown(() => other.shutdown(0))
+  const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
+  const key = (await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })).body.client_session_key
+  const authorized = await gw.store.db.selectFrom('sessions').select('id').where('agent_id', '=', agent.id).executeTakeFirstOrThrow()
+  const early = await gw.request('POST', `/v1/agents/${agent.id}/sessions/${authorized.id}/end`)
+  t.equal(early.status, 409, 'a session not yet connected cannot be ended')
+  t.equal(early.body.code, 'session_not_connected')
+  const opened = await other.open(key, new MemoryTransport(), { ipAddress: null, countryCode: null })
+  t.ok(opened.ok)
+  if (!opened.ok) return
+  const res = await gw.request('POST', `/v1/agents/${agent.id}/sessions/${opened.session.id}/end`)
+  t.equal(res.status, 202)
+  t.same(res.body, { session_id: opened.session.id, end_requested: true })
+  t.equal(await opened.session.ended, 'hangup', 'ended where it runs')
+  const again = await gw.request('POST', `/v1/agents/${agent.id}/sessions/${opened.session.id}/end`)
+  t.equal(again.status, 409, 'an ended session cannot be ended again')
+  const unknown = await gw.request('POST', `/v1/agents/${agent.id}/sessions/sess_nope/end`)
+  t.equal(unknown.status, 404)
+  const noKey = await gw.request('POST', `/v1/agents/${agent.id}/sessions/${opened.session.id}/end`, { key: 'vgk_wrong' })
+  t.equal(noKey.status, 400, 'the API key is checked first')
+})
+
 t.test(
   'the LISTEN connection comes back after the server drops it',
   { skip: !onServer && 'needs DATABASE_URL (LISTEN/NOTIFY)' },
