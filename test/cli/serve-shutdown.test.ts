@@ -9,6 +9,7 @@ import { ADMIN_TOKEN } from '../helpers/gateway.js'
 import { spawnServe, type ServeProcess } from '../helpers/spawn-serve.js'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
 import { closed, connectBrowser } from '../helpers/ws-client.js'
+import { placeCall } from '../fakes/carrier/phone-simulator.js'
 
 // Each test starts a real `voxgate serve` (tsx, a database of its own): seconds each on a busy machine.
 t.setTimeout(300_000)
@@ -44,10 +45,11 @@ async function tenant(g: ServeProcess, tag: string) {
   const config = { ...agent.config, session_webhook: { url: `${receiver.url}/${tag}`, events: ['session.end'] } }
   const updated = await call(g, 'POST', `/v1/agents/${agent.id}`, key, { config })
   if (updated.status !== 200) throw new Error(JSON.stringify(updated.body))
-  return async () => {
+  const authorize = async () => {
     const r = await call(g, 'POST', '/v1/agents/web/authorize_session', key, { agent_id: agent.id })
     return r.body.client_session_key as string
   }
+  return Object.assign(authorize, { apiKey: key, agentId: agent.id as string })
 }
 
 /** Polls readiness until it says 503 (the signal reaches the process asynchronously). */
@@ -112,7 +114,7 @@ t.test('a second signal ends the process at once (SIGINT, then SIGTERM)', async 
   if (live.ok) live.ws.terminate()
 })
 
-t.test('a closed stdout pipe: first start survives it, sessions are served, SIGTERM still ends it', async (t) => {
+t.test('a closed stdout pipe: first start survives it, browser and phone sessions are served, SIGTERM still ends it', async (t) => {
   const g = await spawnServe(await serveEnv(t, { SHUTDOWN_GRACE_MS: '1000', LOG_LEVEL: 'trace' }), { closedStdout: true })
   t.teardown(() => g.proc.kill('SIGKILL'))
   // The first-start message (the default organization's key) went into the closed pipe, and every log line since.
@@ -127,9 +129,21 @@ t.test('a closed stdout pipe: first start survives it, sessions are served, SIGT
     }
   }
   const live = await connectBrowser(g.url, await key())
-  t.ok(live.ok, 'a live session at SIGTERM')
+  t.ok(live.ok, 'a live browser session at SIGTERM')
+  // And a live phone call (no carrier credentials stored: its voice hook is accepted unsigned).
+  const number = '+14155550142'
+  const assigned = await call(g, 'POST', `/v1/agents/${key.agentId}/phone_numbers`, key.apiKey, { phone_number: number })
+  t.equal(assigned.status, 201)
+  const phone = await placeCall({
+    voiceHookUrl: `${g.url}/v1/agents/carrier/twiml`,
+    from: '+442071838750',
+    to: number,
+    realtime: false,
+  })
+  t.equal(phone.outcome, 'connected', 'a live phone call at SIGTERM')
   t.equal(g.proc.exitCode, null, 'still running')
   g.proc.kill('SIGTERM')
+  if (phone.outcome === 'connected') t.equal((await phone.call.ended).by, 'server', 'the call was ended by the gateway')
   t.same(await g.exited, { code: 0, signal: null }, 'exited cleanly on SIGTERM')
   t.notMatch(g.stderr(), /EPIPE|Unhandled/, 'no crash report')
 })

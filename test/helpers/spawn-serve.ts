@@ -41,6 +41,7 @@ export async function spawnServe(env: Record<string, string>, opts: { closedStdo
       ...process.env,
       HOST: '127.0.0.1',
       PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       DATA_DIR: mkdtempSync(join(tmpdir(), 'voxgate-serve-')),
       LOG_LEVEL: 'info',
       ...env,
