@@ -5,8 +5,13 @@ import { defaultPgliteTemplateDir } from '../gateway/store/pglite-template.js'
 import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
 import { warmUpSpeech } from '../gateway/warm-up.js'
+import cluster from 'node:cluster'
+import { onPrimaryCommand, runPrimary } from './serve-workers.js'
 
-/** `voxgate serve`: loads config, opens the store, migrates, seeds, listens; SIGTERM/SIGINT drain and exit. */
+/**
+ * `voxgate serve`: loads config, opens the store, migrates, seeds, listens. SIGTERM or SIGINT drains (see
+ * README, Rolling deploys) and exits; a second one exits at once.
+ */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let config: GatewayConfig
   try {
@@ -19,27 +24,38 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
     throw e
   }
   const log = createLogger(config.logLevel)
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log, writeStdout)
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
   const first = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: config.publicUrl })
-  if (first.firstStart) process.stdout.write(`${firstStartMessage(first.firstStart, config.publicUrl)}\n`)
+  if (first.firstStart) writeStdout(`${firstStartMessage(first.firstStart, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log })
   log.info({ url: gateway.url, public_url: config.publicUrl }, 'voxgate listening')
   void warmUpSpeech(log)
 
   return new Promise<number>((resolve) => {
     let stopping = false
-    const stop = (signal: string) => {
-      if (stopping) return
-      stopping = true
-      log.info({ signal }, 'shutting down: no new sessions, ending live ones')
-      const force = setTimeout(() => {
-        log.warn('shutdown grace period over, exiting')
+    const stop = (signal: string, escalate = true) => {
+      if (stopping && !escalate) return
+      if (stopping) {
+        // The operator insists: no more waiting for calls or webhooks.
+        log.warn({ signal }, 'second signal: exiting now')
         resolve(1)
-      }, config.shutdownGraceMs + 5_000)
-      force.unref()
+        return
+      }
+      stopping = true
+      gateway.sessions.drain()
+      log.info(
+        { signal, grace_ms: config.shutdownGraceMs },
+        'draining: no new sessions; live ones go on until they end or the grace period passes',
+      )
+      // Whatever the sessions, webhooks or database do, the process ends a few seconds after the grace period.
+      setTimeout(() => {
+        log.warn('shutdown took too long, exiting')
+        resolve(1)
+      }, config.shutdownGraceMs + SHUTDOWN_SLACK_MS).unref()
       gateway
-        .close()
+        .close(config.shutdownGraceMs)
         .then(() => store.close())
         .then(
           () => resolve(0),
@@ -49,7 +65,25 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
           },
         )
     }
-    process.once('SIGTERM', () => stop('SIGTERM'))
-    process.once('SIGINT', () => stop('SIGINT'))
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    if (cluster.isWorker) {
+      // A terminal's Ctrl-C reaches the whole process group: the primary alone decides, and tells the workers.
+      process.on('SIGINT', () => undefined)
+      // A SIGTERM sent to the whole group reaches a worker twice (itself, then the primary's drain): not an escalation.
+      onPrimaryCommand((cmd) => (cmd === 'drain' ? stop('primary drain', false) : stop('primary exit-now')))
+    } else {
+      process.on('SIGINT', () => stop('SIGINT'))
+    }
   })
+}
+
+/**
+ * Beyond SHUTDOWN_GRACE_MS, what the end of a shutdown may take: the session.end webhooks (5 s at most), the
+ * server's close and the database's; past it the process exits anyway.
+ */
+const SHUTDOWN_SLACK_MS = 8_000
+
+/** Writes to stdout; a reader that went away (EPIPE) costs the text, not the process. */
+function writeStdout(text: string): void {
+  process.stdout.write(text, () => undefined)
 }

@@ -23,9 +23,43 @@ export const REDACT_PATHS = [
 /** The process logger type; every part takes one as a dependency instead of importing a global. */
 export type Log = Logger
 
+/** Log bytes held for a slow log collector before lines are dropped. */
+export const LOG_BUFFER_BYTES = 4 * 1024 * 1024
+
+/** Consecutive 100 ms waits for a full stdout pipe before its pending lines are given up. */
+const LOG_FULL_PIPE_RETRIES = 20
+
+/**
+ * The process's log destination: stdout, written asynchronously, so a log collector that stalls costs log
+ * lines, never the event loop (the audio path must not wait on logs): at most LOG_BUFFER_BYTES wait, newer lines
+ * are dropped beyond. A collector that went away (EPIPE) turns logging off instead of crashing the process
+ * (pino's own filter), and a full pipe is retried a bounded number of times, so even the flush at exit ends.
+ */
+export function stdoutLogDestination(fd = 1): ReturnType<typeof pino.destination> {
+  let retries = 0
+  const dest = pino.destination({
+    dest: fd,
+    sync: false,
+    maxLength: LOG_BUFFER_BYTES,
+    retryEAGAIN: () => {
+      retries += 1
+      return retries <= LOG_FULL_PIPE_RETRIES
+    },
+  })
+  dest.on('write', () => {
+    retries = 0
+  })
+  // Every other write error (a full pipe given up, EPIPE after pino's filter) only costs log lines.
+  dest.on('error', () => undefined)
+  return dest
+}
+
 /** Creates the process logger (JSON lines on stdout, secrets redacted). */
 export function createLogger(level: string, options: Partial<LoggerOptions> = {}): Log {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'voxgate' }, ...options })
+  return pino(
+    { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'voxgate' }, ...options },
+    stdoutLogDestination(),
+  )
 }
 
 /** A logger that drops everything, for tests that do not look at logs. */

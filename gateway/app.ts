@@ -33,6 +33,9 @@ import { observeSharedVad } from '../pipeline/contract.js'
 import { PrometheusMetrics } from './prometheus-metrics.js'
 import { withCarrierMetrics } from './carrier-metrics.js'
 
+/** How long closing waits for upgraded sockets to finish their close handshakes. */
+const SERVER_CLOSE_WAIT_MS = 2_000
+
 /** Carrier path tuning; every field has a default. */
 export interface CarrierOptions extends CallTimeouts {
   /** The carrier implementation (default: Twilio-compatible). */
@@ -66,8 +69,12 @@ export interface Gateway {
   metrics: PrometheusMetrics
   /** True when turn traces are exported (OTEL_EXPORTER_OTLP_ENDPOINT is set). */
   tracing: boolean
-  /** Stops taking new work, ends live sessions, closes the server. Idempotent. */
-  close(): Promise<void>
+  /**
+   * Stops taking new sessions at once, lets live ones go on for up to `graceMs` (default 0: ends them now),
+   * ends the rest with `shutdown`, then closes the server. The server keeps answering meanwhile: `/readyz`
+   * says 503 and the carrier's callbacks for live calls still land. Idempotent (the first `graceMs` holds).
+   */
+  close(graceMs?: number): Promise<void>
 }
 
 /** The process's carrier, and what its calls share with sessions. */
@@ -131,6 +138,7 @@ export function buildApp(
     db: store.db,
     allowInsecureWebhooks: config.allowInsecureWebhooks,
     liveUsage: (id) => sessions.live.get(id)?.usageSoFar(),
+    endSession: (id) => sessions.endAnywhere(id, 'hangup'),
   })
   const agents = agentsRouter({ db: store.db, vendors: vendorAvailability(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
@@ -162,6 +170,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       ...deps.sessionOverrides,
     },
     config.leaseTtlMs,
+    store.notifications,
   )
   await sessions.start()
   const path = carrierPath(deps, sessions)
@@ -214,14 +223,17 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     sessions,
     metrics,
     tracing: tracing !== undefined,
-    close() {
+    close(graceMs = 0) {
       closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+        await sessions.shutdown(graceMs)
         path.calls.watchdog.stop()
         stopVadMetrics()
-        await sessions.shutdown(config.shutdownGraceMs)
-        server.closeIdleConnections()
-        await closed
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+        server.closeAllConnections()
+        // A socket whose peer never answers the close handshake must not hold the exit (ws waits 30 s).
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SERVER_CLOSE_WAIT_MS)))])
+        clearTimeout(timer)
         await tracing?.shutdown()
       })()
       return closing

@@ -22,8 +22,13 @@ export interface GatewayConfig {
   usageRatePerMinute: number
   /** How long a concurrency lease lives without a heartbeat. */
   leaseTtlMs: number
-  /** Longest wait for live sessions to end on SIGTERM before the process exits anyway. */
+  /**
+   * On SIGTERM, how long live sessions may go on before each is ended (`shutdown`, with its session.end); the
+   * process exits at most a few seconds later. The default, with that slack, fits a 30 s termination period.
+   */
   shutdownGraceMs: number
+  /** Processes `voxgate serve` runs on one port (node:cluster); more than 1 needs a database server. */
+  workers: number
   sttVendorA: VendorSetting
   sttVendorB: VendorSetting
   ttsVendorA: VendorSetting
@@ -107,6 +112,10 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 characters long')
   }
+  const workers = int(env, 'WORKERS', 1, 1, 64)
+  if (workers > 1 && str(env, 'DATABASE_URL') === undefined) {
+    throw new ConfigError('WORKERS', 'more than 1 needs DATABASE_URL: the embedded database belongs to one process')
+  }
   const host = str(env, 'HOST') ?? '0.0.0.0'
   if (!/^[\w.:-]+$/.test(host)) throw new ConfigError('HOST', `is not a host name or address: "${host}"`)
   return {
@@ -123,7 +132,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     trustProxy: bool(env, 'TRUST_PROXY'),
     usageRatePerMinute: num(env, 'USAGE_RATE_PER_MINUTE', 0, 0),
     leaseTtlMs: int(env, 'LEASE_TTL_MS', 30_000, 3_000, 600_000),
-    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
+    workers,
     sttVendorA: vendor(env, 'STT_VENDOR_A', 'wss://api.deepgram.com', ['ws', 'wss']),
     sttVendorB: vendor(env, 'STT_VENDOR_B', 'wss://streaming.assemblyai.com', ['ws', 'wss']),
     ttsVendorA: vendor(env, 'TTS_VENDOR_A', 'wss://api.elevenlabs.io', ['ws', 'wss']),

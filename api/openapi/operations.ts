@@ -230,6 +230,15 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'post',
+    path: '/v1/agents/:agent_id/sessions/:session_id/end',
+    tag: 'sessions',
+    summary: 'End a connected session wherever it runs (an addition): hangs up a call, closes a browser session',
+    auth: 'api_key',
+    ok: { status: 202, description: '`{ session_id, end_requested: true }`; `session.end` follows as usual' },
+    errors: [400, 404, 409],
+  },
+  {
+    method: 'post',
     path: '/v1/agents/:agent_id/calls/initiate_outbound',
     tag: 'calls',
     summary: "Place an outbound call from one of the agent's numbers",

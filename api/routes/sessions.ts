@@ -28,9 +28,11 @@ export interface SessionsRouterDeps {
   db: Kysely<Database>
   allowInsecureWebhooks: boolean
   liveUsage?: ((sessionId: string) => LiveUsage | undefined) | undefined
+  /** Ends a connected session wherever it runs (this process or another replica). */
+  endSession?: ((sessionId: string) => Promise<void>) | undefined
 }
 
-/** authorize_session and session details. */
+/** authorize_session, session details and ending a session (an addition to the SPEC). */
 export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
   const { db } = deps
   const r = new Router<ApiState>()
@@ -62,6 +64,20 @@ export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
     // Read the live figures after the transcript, so they are at least as recent as the stored turns.
     const transcript = await sessionTranscript(db, row.id)
     ctx.body = sessionDetails(row, transcript, { live: deps.liveUsage?.(row.id) })
+  })
+
+  // Addition to the SPEC: the backend hangs up a call or closes a browser session, whichever replica runs it.
+  r.post('/v1/agents/:agent_id/sessions/:session_id/end', async (ctx) => {
+    const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
+    const row = await getSessionRow(db, ctx.state.organizationId, agent_id, session_id)
+    if (row === undefined) throw voxError('session_not_found')
+    if (row.status !== 'connected' || deps.endSession === undefined) {
+      throw voxError('session_not_connected', `the session is ${row.status}, not connected`)
+    }
+    await deps.endSession(row.id)
+    // The end happens on the replica that runs the session, after this answer: session.end follows as usual.
+    ctx.status = 202
+    ctx.body = { session_id: row.id, end_requested: true }
   })
 
   return r

@@ -3,8 +3,8 @@
  * completed, busy, no-answer, failed, canceled) and the media stream's start. The stored `call_status` only
  * moves forward. A final status for a call whose media stream never connected ends its session: the
  * concurrency slot is released and `end_reason` is `call_<status>` (`call_busy`, `call_no_answer`,
- * `call_completed`, ...). A final status for a connected call that is still live in this process ends it as
- * `caller_hangup` (the stream's own `stop` normally gets there first).
+ * `call_completed`, ...). A final status for a connected call ends it as `caller_hangup` on whichever replica
+ * runs it (the stream's own `stop` normally gets there first).
  */
 import type { CallStatus } from '../../core/call-status.js'
 import type { CarrierCredentials } from '../../core/carrier-credentials.js'
@@ -52,8 +52,8 @@ export async function applyCallStatus(
   if (row.status === 'authorized') {
     await endWaitingCall(deps, session.id, { endReason: callEndReason(status), callStatus: status })
   } else if (row.status === 'connected') {
-    const live = deps.sessions.live.get(session.id)
-    if (live !== undefined && !live.isEnded) void live.end('caller_hangup')
+    // The call may run on another replica: the command reaches it there.
+    await deps.sessions.endAnywhere(session.id, 'caller_hangup')
   }
 }
 

@@ -6,9 +6,24 @@ import { renewLeases } from '../store/leases.js'
 import { sweepExpiredSessions } from '../store/session-states.js'
 import type { Log } from '../../core/log.js'
 
+/** What the keeper tells its process. */
+export interface LeaseEvents {
+  /** Called with each session the sweep ended, so its session.end webhook still goes out. */
+  onSwept?: (row: SessionRow) => void
+  /** The sessions this process runs now (their rows are connected and hold a lease of ours). */
+  liveIds?: () => readonly string[]
+  /** A session of `liveIds` whose lease the heartbeat found gone: it must end at once. */
+  onLeaseLost?: (sessionId: string) => void
+}
+
 /**
  * Keeps this process's concurrency leases alive (one UPDATE per heartbeat for all its calls) and ends
  * sessions whose lease expired because their process died. Every replica runs one; the sweep is idempotent.
+ *
+ * Leases fence: a lease is renewed only while it has not expired. A process that stalled past its lease (a
+ * long pause, SIGSTOP) finds at its next heartbeat that the lease is gone, possibly swept by another replica
+ * that has since admitted other sessions in its place, and ends those sessions at once instead of running on
+ * uncounted; so the concurrency limit is exceeded for at most one heartbeat after such a stall.
  */
 export class LeaseKeeper {
   /** This process's lease owner id: host, pid and a random part (a restarted pid is a new owner). */
@@ -19,19 +34,18 @@ export class LeaseKeeper {
   readonly #db: Kysely<Database>
   readonly #log: Log
   readonly #ratePerMinute: number
-  readonly #onSwept: (row: SessionRow) => void
+  readonly #events: LeaseEvents
   constructor(
     db: Kysely<Database>,
     log: Log,
     readonly ttlMs: number,
     ratePerMinute: number,
-    /** Called with each session the sweep ended, so its session.end webhook still goes out. */
-    onSwept: (row: SessionRow) => void = () => undefined,
+    events: LeaseEvents = {},
   ) {
     this.#db = db
     this.#log = log
     this.#ratePerMinute = ratePerMinute
-    this.#onSwept = onSwept
+    this.#events = events
   }
 
   /** Starts the timers and runs a first sweep. */
@@ -43,13 +57,18 @@ export class LeaseKeeper {
     this.#sweeper.unref()
   }
 
-  /** Renews this process's leases now. */
+  /** Renews this process's leases now; a live session whose lease is gone is reported lost. */
   async renew(): Promise<void> {
+    // Taken before the UPDATE: a session opened after it started is not in it, and must not count as lost.
+    const live = this.#events.liveIds?.() ?? []
+    let renewed: Set<string>
     try {
-      await renewLeases(this.#db, this.owner, this.ttlMs)
+      renewed = new Set(await renewLeases(this.#db, this.owner, this.ttlMs))
     } catch (e) {
       this.#log.warn({ err: e }, 'lease heartbeat failed; will retry')
+      return
     }
+    for (const id of live) if (!renewed.has(id)) this.#events.onLeaseLost?.(id)
   }
 
   /** Ends every session whose lease has expired. */
@@ -58,7 +77,7 @@ export class LeaseKeeper {
       const rows = await sweepExpiredSessions(this.#db, this.#ratePerMinute)
       for (const row of rows) {
         this.#log.warn({ session_id: row.id, lease_owner: row.lease_owner }, 'session ended: its process stopped renewing the lease')
-        this.#onSwept(row)
+        this.#events.onSwept?.(row)
       }
       return rows
     } catch (e) {

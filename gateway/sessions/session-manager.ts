@@ -1,9 +1,15 @@
 import type { SessionRow } from '../store/schema.js'
 import { startSessionWithKey, type KeyProblem } from '../store/session-states.js'
+import { LocalNotifications, type Notifications } from '../store/notifications.js'
+import { connectedCallsWithFinalStatus } from '../store/carrier-calls.js'
+import { decodeSessionCommand, encodeSessionCommand, type RemoteEndReason, type SessionCommand } from './session-command-codec.js'
 import { sendDetachedSessionEnd } from './detached-session-end.js'
 import { CallSession, type SessionDeps, type SessionTransport } from './call-session.js'
 import { LeaseKeeper } from './lease-keeper.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
+
+/** How long shutdown waits for the `session.end` webhooks of the sessions it ended. */
+export const SHUTDOWN_WEBHOOK_DRAIN_MS = 5_000
 
 /** Why a key did not open a session. */
 export type OpenRefusal = KeyProblem | 'concurrency_limit' | 'insufficient_balance' | 'shutting_down' | 'error'
@@ -19,21 +25,85 @@ export class SessionManager {
   readonly live = new Map<string, CallSession>()
   readonly keeper: LeaseKeeper
   #draining = false
+  #unsubscribe: () => void = () => undefined
 
   readonly #deps: SessionDeps
-  constructor(deps: SessionDeps, leaseTtlMs: number) {
+  readonly #notifications: Notifications
+  /**
+   * `notifications` carries commands between the replicas on one database (the store's channel); the default,
+   * a channel of its own, suits a manager that is alone in its process.
+   */
+  constructor(deps: SessionDeps, leaseTtlMs: number, notifications: Notifications = new LocalNotifications()) {
     this.#deps = deps
-    this.keeper = new LeaseKeeper(deps.db, deps.log, leaseTtlMs, deps.usageRatePerMinute, (row) => void this.#notifySwept(row))
+    this.#notifications = notifications
+    this.keeper = new LeaseKeeper(deps.db, deps.log, leaseTtlMs, deps.usageRatePerMinute, {
+      onSwept: (row) => void this.#notifySwept(row),
+      liveIds: () => [...this.live.keys()],
+      onLeaseLost: (id) => this.#leaseLost(id),
+    })
   }
 
-  /** Starts the lease heartbeat and the sweeper (which first ends sessions orphaned by a crash). */
+  /** Starts listening for commands, the lease heartbeat and the sweeper (which first ends sessions orphaned by a crash). */
   async start(): Promise<void> {
+    this.#unsubscribe = this.#notifications.subscribe({
+      message: (payload) => this.#onCommand(payload),
+      resync: () => void this.#resync(),
+    })
     await this.keeper.start()
   }
 
   /** Where the process's sessions are counted. */
   get metrics(): Metrics {
     return this.#deps.metrics ?? NO_METRICS
+  }
+
+  /**
+   * Ends a session wherever it runs: here at once, otherwise the replica that runs it is told (at most once:
+   * a replica that missed it catches up from the tables when its listener reconnects, see `#resync`).
+   */
+  async endAnywhere(sessionId: string, reason: RemoteEndReason): Promise<void> {
+    const local = this.live.get(sessionId)
+    if (local !== undefined) {
+      void local.end(reason)
+      return
+    }
+    await this.#notifications.publish(encodeSessionCommand({ kind: 'end', sessionId, reason }))
+  }
+
+  #onCommand(payload: string): void {
+    const decoded = decodeSessionCommand(payload)
+    if (!decoded.ok) {
+      this.#deps.log.warn({ reason: decoded.reason }, 'session command ignored')
+      return
+    }
+    this.#apply(decoded.command)
+  }
+
+  #apply(c: SessionCommand): void {
+    const session = this.live.get(c.sessionId)
+    if (session === undefined || session.isEnded) return
+    this.#deps.log.info({ session_id: c.sessionId, reason: c.reason }, 'session ended by another replica')
+    void session.end(c.reason)
+  }
+
+  /** After a lost listener reconnected: calls the carrier reported finished meanwhile end here too. */
+  async #resync(): Promise<void> {
+    const ids = [...this.live.keys()]
+    if (ids.length === 0) return
+    try {
+      for (const id of await connectedCallsWithFinalStatus(this.#deps.db, ids))
+        this.#apply({ kind: 'end', sessionId: id, reason: 'caller_hangup' })
+    } catch (e) {
+      this.#deps.log.warn({ err: e }, 'could not resync sessions after the listener reconnected')
+    }
+  }
+
+  /** Another replica swept this session's lease (this process stalled past it): it must not run on. */
+  #leaseLost(sessionId: string): void {
+    const session = this.live.get(sessionId)
+    if (session === undefined || session.isEnded) return
+    this.#deps.log.warn({ session_id: sessionId }, 'session ended: its lease was lost (this process stalled past it)')
+    void session.end('lease_expired')
   }
 
   /** True once shutdown began: transports refuse new connections. */
@@ -58,9 +128,10 @@ export class SessionManager {
     transport: SessionTransport,
     origin: { ipAddress: string | null; countryCode: string | null },
   ): Promise<OpenResult> {
-    if (this.#draining) return { ok: false, reason: 'shutting_down' }
     const started = await startSessionWithKey(this.#deps.db, {
       key,
+      // Draining: only a call admitted before (its slot held since the voice hook) may still connect.
+      onlyHeldSlot: this.#draining,
       leaseOwner: this.keeper.owner,
       leaseTtlMs: this.keeper.ttlMs,
       ipAddress: origin.ipAddress,
@@ -82,14 +153,45 @@ export class SessionManager {
     return { ok: true, session }
   }
 
-  /** Stops new sessions, ends live ones with `shutdown`, waits for their webhooks up to `graceMs`. */
-  async shutdown(graceMs: number): Promise<void> {
+  /** Stops new sessions at once (readiness turns 503); live ones go on. Idempotent. */
+  drain(): void {
     this.#draining = true
-    const sessions = [...this.live.values()]
-    await Promise.all(sessions.map((s) => s.end('shutdown')))
-    const deadline = Date.now() + graceMs
-    await Promise.all(sessions.map((s) => s.drainWebhooks(Math.max(0, deadline - Date.now()))))
+  }
+
+  /**
+   * Stops new sessions, lets live ones go on for up to `graceMs` (until each ends on its own), then ends the
+   * rest with `shutdown`; waits for their `session.end` webhooks up to `webhookDrainMs` more, and stops the
+   * lease heartbeat. So it returns within `graceMs + webhookDrainMs` plus a database round trip or two.
+   */
+  async shutdown(graceMs: number, webhookDrainMs = SHUTDOWN_WEBHOOK_DRAIN_MS): Promise<void> {
+    this.drain()
+    const seen = new Set(this.live.values())
+    if (graceMs > 0 && this.live.size > 0) {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        this.#allEnded(seen),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, graceMs)
+        }),
+      ])
+      clearTimeout(timer)
+    }
+    // Carrier calls admitted before the drain may have connected during it.
+    for (const s of this.live.values()) seen.add(s)
+    await Promise.all([...this.live.values()].map((s) => s.end('shutdown')))
+    const deadline = Date.now() + webhookDrainMs
+    await Promise.all([...seen].map((s) => s.drainWebhooks(Math.max(0, deadline - Date.now()))))
     this.keeper.stop()
+    this.#unsubscribe()
+  }
+
+  /** Resolves when every live session has ended, those that start meanwhile included. */
+  async #allEnded(seen: Set<CallSession>): Promise<void> {
+    while (this.live.size > 0) {
+      const now = [...this.live.values()]
+      for (const s of now) seen.add(s)
+      await Promise.all(now.map((s) => s.ended))
+    }
   }
 
   /** Sends session.end for a session the sweeper ended (its own process died before it could). */

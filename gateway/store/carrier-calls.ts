@@ -3,6 +3,7 @@
  * voxgate placed, and moving the call status forward. Its state (status, key, lease, end) is session-states.ts's.
  */
 import { sql, type Kysely } from 'kysely'
+import type { FinalCallStatus } from '../../core/call-status.js'
 import type { Database, SessionRow } from './schema.js'
 
 /** The newest carrier session of a call sid, or undefined. */
@@ -48,4 +49,20 @@ export async function advanceCallStatus<S extends string>(
       .executeTakeFirstOrThrow()
     return { row, previous }
   })
+}
+
+/** Final call statuses (core/call-status.ts), as stored. */
+const FINAL_CALL_STATUSES = ['completed', 'busy', 'no-answer', 'canceled', 'failed'] as const satisfies readonly FinalCallStatus[]
+
+/** Of `sessionIds`, the connected carrier sessions whose stored call status is final (the carrier ended the call). */
+export async function connectedCallsWithFinalStatus(db: Kysely<Database>, sessionIds: readonly string[]): Promise<string[]> {
+  if (sessionIds.length === 0) return []
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', 'in', sessionIds)
+    .where('status', '=', 'connected')
+    .where('call_status', 'in', FINAL_CALL_STATUSES)
+    .execute()
+  return rows.map((r) => r.id)
 }

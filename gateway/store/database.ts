@@ -5,11 +5,14 @@ import pg from 'pg'
 import type { Database } from './schema.js'
 import { migrateToLatest } from './migrate.js'
 import { copyPgliteTemplate, ensurePgliteTemplate } from './pglite-template.js'
+import { LocalNotifications, PgNotifications, type Notifications } from './notifications.js'
 
 /** An open store: the Kysely handle and how to close it. */
 export interface Store {
   db: Kysely<Database>
   dialect: 'pglite' | 'pg'
+  /** The broadcast channel between the processes on this database (LISTEN/NOTIFY, or in-process). */
+  notifications: Notifications
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>
   close(): Promise<void>
@@ -61,27 +64,32 @@ async function pgliteDialect(dataDir: string, templateDir: string | undefined): 
 export async function openStore(options: StoreOptions): Promise<Store> {
   let dialect: Dialect
   let kind: Store['dialect']
+  let notifications: Notifications
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 })
     // An idle client's error (server restart) must not crash the process; queries will report it.
     pool.on('error', () => undefined)
     dialect = new PostgresDialect({ pool })
     kind = 'pg'
+    notifications = new PgNotifications(pool, options.databaseUrl)
   } else {
     dialect = (await pgliteDialect(`${options.dataDir}/pg`, options.pgliteTemplateDir)).dialect
     kind = 'pglite'
+    notifications = new LocalNotifications()
   }
   const db = new Kysely<Database>({ dialect })
   try {
     await migrateToLatest(db)
   } catch (e) {
     await db.destroy().catch(() => undefined)
+    await notifications.close()
     throw e
   }
   let closed = false
   return {
     db,
     dialect: kind,
+    notifications,
     async ping() {
       try {
         await sql`select 1`.execute(db)
@@ -93,6 +101,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     async close() {
       if (closed) return
       closed = true
+      await notifications.close()
       await db.destroy()
     },
   }

@@ -47,14 +47,19 @@ export async function acquireLease(
   return true
 }
 
-/** Renews every live lease this process holds; one statement per heartbeat whatever the number of calls. */
-export async function renewLeases(db: Kysely<Database>, leaseOwner: string, leaseTtlMs: number): Promise<number> {
-  const r = await db
+/**
+ * Renews every lease this process holds that has not expired; one statement per heartbeat whatever the number
+ * of calls. Returns the sessions renewed. An expired lease is never renewed, even before a sweep ended its row:
+ * other replicas stopped counting it when it expired, so its session must end rather than run on uncounted.
+ */
+export async function renewLeases(db: Kysely<Database>, leaseOwner: string, leaseTtlMs: number): Promise<string[]> {
+  const rows = await db
     .updateTable('sessions')
     .set({ lease_expires_at: sql<Date>`now() + ${`${leaseTtlMs} milliseconds`}::interval` })
     .where('lease_owner', '=', leaseOwner)
-    .where('lease_expires_at', 'is not', null)
+    .where('lease_expires_at', '>', sql<Date>`now()`)
     .where('status', '!=', 'ended')
-    .executeTakeFirst()
-  return Number(r.numUpdatedRows)
+    .returning('id')
+    .execute()
+  return rows.map((r) => r.id)
 }

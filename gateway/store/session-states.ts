@@ -127,25 +127,73 @@ async function supersedeUnusedKeys(tx: Transaction<Database>, conversationId: st
 export type KeyProblem = 'unknown' | 'expired' | 'used'
 
 /** Outcome of starting a session with its key. */
-export type StartResult = { ok: true; row: SessionRow } | { ok: false; reason: KeyProblem | 'concurrency_limit' | 'insufficient_balance' }
+export type StartResult =
+  | { ok: true; row: SessionRow }
+  | { ok: false; reason: KeyProblem | 'concurrency_limit' | 'insufficient_balance' | 'shutting_down' }
+
+/** The key's problem, if any, as its row stands. */
+function keyProblem(session: Pick<SessionRow, 'key_used_at' | 'status' | 'key_expires_at'>): KeyProblem | undefined {
+  if (session.key_used_at !== null || session.status !== 'authorized') return 'used'
+  if (session.key_expires_at === null || session.key_expires_at.getTime() <= Date.now()) return 'expired'
+  return undefined
+}
+
+/** A carrier session may already hold its slot since the voice hook; it is not counted twice. */
+function holdsLease(session: Pick<SessionRow, 'lease_expires_at'>): boolean {
+  return session.lease_expires_at !== null && session.lease_expires_at.getTime() > Date.now()
+}
 
 /**
  * Consumes a key and takes a concurrency slot in one transaction. The organization row is locked first, so
  * the limit holds across any number of gateway processes on one database. A refused start leaves the key
  * usable (the client may retry once a slot frees up).
+ *
+ * A refusal never waits for that lock: the key and the limit are first checked without it, so a start over
+ * the limit is refused at once even while another process (stalled, paused, starved of CPU) holds the lock in
+ * the middle of its own admission. The check without the lock can only see too many live sessions where a
+ * concurrent end just freed one (the client retries); seeing too few, it goes on to the locked check, which
+ * decides.
  */
 export async function startSessionWithKey(
   db: Kysely<Database>,
-  input: { key: string; leaseOwner: string; leaseTtlMs: number; ipAddress: string | null; countryCode: string | null },
+  input: {
+    key: string
+    leaseOwner: string
+    leaseTtlMs: number
+    ipAddress: string | null
+    countryCode: string | null
+    /** Start only a session that already holds its slot (a carrier call admitted before a drain began). */
+    onlyHeldSlot?: boolean
+  },
 ): Promise<StartResult> {
   const keyHash = hashToken(input.key)
+  const seen = await db
+    .selectFrom('sessions')
+    .innerJoin('organizations', 'organizations.id', 'sessions.organization_id')
+    .select([
+      'sessions.status',
+      'sessions.key_used_at',
+      'sessions.key_expires_at',
+      'sessions.lease_expires_at',
+      'sessions.organization_id',
+      'organizations.balance',
+      'organizations.max_concurrent_sessions',
+    ])
+    .where('sessions.key_hash', '=', keyHash)
+    .executeTakeFirst()
+  if (seen === undefined) return { ok: false, reason: 'unknown' }
+  const problem = keyProblem(seen)
+  if (problem !== undefined) return { ok: false, reason: problem }
+  if (input.onlyHeldSlot === true && !holdsLease(seen)) return { ok: false, reason: 'shutting_down' }
+  if (balanceUsedUp(seen)) return { ok: false, reason: 'insufficient_balance' }
+  if (!holdsLease(seen) && (await atConcurrencyLimit(db, seen.organization_id, seen.max_concurrent_sessions))) {
+    return { ok: false, reason: 'concurrency_limit' }
+  }
   return db.transaction().execute(async (tx) => {
     const session = await tx.selectFrom('sessions').selectAll().where('key_hash', '=', keyHash).executeTakeFirst()
     if (session === undefined) return { ok: false, reason: 'unknown' } as const
-    if (session.key_used_at !== null || session.status !== 'authorized') return { ok: false, reason: 'used' } as const
-    if (session.key_expires_at === null || session.key_expires_at.getTime() <= Date.now()) {
-      return { ok: false, reason: 'expired' } as const
-    }
+    const again = keyProblem(session)
+    if (again !== undefined) return { ok: false, reason: again } as const
     const org = await tx
       .selectFrom('organizations')
       .select(['balance', 'max_concurrent_sessions'])
@@ -153,9 +201,7 @@ export async function startSessionWithKey(
       .forUpdate()
       .executeTakeFirstOrThrow()
     if (balanceUsedUp(org)) return { ok: false, reason: 'insufficient_balance' } as const
-    // A carrier session may already hold its slot since the voice hook; it is not counted twice.
-    const holdsLease = session.lease_expires_at !== null && session.lease_expires_at.getTime() > Date.now()
-    if (!holdsLease && (await atConcurrencyLimit(tx, session.organization_id, org.max_concurrent_sessions))) {
+    if (!holdsLease(session) && (await atConcurrencyLimit(tx, session.organization_id, org.max_concurrent_sessions))) {
       return { ok: false, reason: 'concurrency_limit' } as const
     }
     const row = await tx

@@ -45,7 +45,14 @@ const bad: [string, string, RegExp][] = [
   ['STT_VENDOR_A_URL', 'https://x', /STT_VENDOR_A_URL: must use ws or wss/],
   ['USAGE_RATE_PER_MINUTE', '-1', /USAGE_RATE_PER_MINUTE: must be a number/],
   ['HOST', 'a b', /HOST: is not a host/],
+  ['WORKERS', '0', /WORKERS: must be between 1 and 64/],
+  ['WORKERS', '2', /WORKERS: more than 1 needs DATABASE_URL/],
 ]
+
+t.test('WORKERS: 1 by default, more with a database server', async (t) => {
+  t.equal(loadConfig({}).workers, 1)
+  t.equal(loadConfig({ WORKERS: '3', DATABASE_URL: 'postgres://127.0.0.1/x' }).workers, 3)
+})
 for (const [name, value, re] of bad) {
   t.test(`invalid ${name}=${value} names the variable`, async (t) => {
     t.throws(() => loadConfig({ [name]: value }), re)

@@ -1,4 +1,5 @@
 import t from 'tap'
+import pg from 'pg'
 import { startTestGateway } from '../helpers/gateway.js'
 import { connectBrowser, closed } from '../helpers/ws-client.js'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
@@ -131,5 +132,30 @@ t.test(
     const results = await Promise.all(keys.map((k, i) => connectBrowser(i % 2 ? child.url : gw.url, k)))
     t.equal(results.filter((r) => r.ok).length, 3, 'exactly the limit across both processes')
     for (const r of results) if (r.ok) r.ws.close()
+  },
+)
+
+t.test(
+  'a refusal over the limit does not wait for the organization lock another process holds',
+  { skip: !onServer && 'needs DATABASE_URL: another connection holds the lock' },
+  async (t) => {
+    const { org, authorize } = await limitedOrg(1)
+    const first = await connectBrowser(gw.url, await authorize())
+    t.ok(first.ok, 'the one slot is taken')
+    const key = await authorize()
+    // Another replica stalled (paused, starved) in the middle of its admission transaction, holding the lock.
+    const other = new pg.Client({ connectionString: gw.db.options.databaseUrl })
+    await other.connect()
+    t.teardown(() => other.end())
+    await other.query('begin')
+    await other.query('select id from organizations where id = $1 for update', [org.id])
+    const refused = await Promise.race([
+      connectBrowser(gw.url, key),
+      new Promise<'waited'>((r) => setTimeout(() => r('waited'), 15_000).unref()),
+    ])
+    t.not(refused, 'waited', 'the refusal came while the lock was still held')
+    if (refused !== 'waited') t.equal(refused.ok ? 200 : refused.status, 429)
+    await other.query('rollback')
+    if (first.ok) first.ws.close()
   },
 )

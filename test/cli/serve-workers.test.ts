@@ -1,0 +1,106 @@
+/**
+ * `voxgate serve --workers N` as a real process tree on one Postgres server: every worker a full replica on one
+ * port, a worker that dies is replaced and its calls end as a crashed replica's do, SIGTERM drains them all.
+ */
+import t from 'tap'
+import { testDb } from '../helpers/db.js'
+import { ADMIN_TOKEN } from '../helpers/gateway.js'
+import { spawnServe } from '../helpers/spawn-serve.js'
+import { connectBrowser } from '../helpers/ws-client.js'
+
+const onServer = process.env.DATABASE_URL !== undefined
+// A real process tree (tsx compiles each worker, a replacement included): slow on a busy machine.
+t.setTimeout(300_000)
+const LEASE_TTL = 3_000
+
+/** Polls `check` until it returns a value; fails (instead of hanging) after `limitMs`. */
+async function until<T>(what: string, check: () => Promise<T | undefined>, limitMs = 60_000): Promise<T> {
+  const deadline = Date.now() + limitMs
+  for (;;) {
+    const v = await check()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error(`not reached: ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+t.test(
+  'two workers serve one port; a killed worker is replaced and its calls end as lease_expired',
+  { skip: !onServer && 'needs DATABASE_URL: workers share a Postgres server', timeout: 240_000 },
+  async (t) => {
+    const db = await testDb()
+    t.teardown(() => db.cleanup())
+    const g = await spawnServe({
+      DATABASE_URL: db.options.databaseUrl!,
+      WORKERS: '2',
+      LEASE_TTL_MS: String(LEASE_TTL),
+      SHUTDOWN_GRACE_MS: '1000',
+      ADMIN_TOKEN,
+    })
+    t.teardown(() => g.proc.kill('SIGKILL'))
+    const call = async (path: string, key: string, body: unknown) => {
+      const r = await fetch(g.url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      return (await r.json()) as any
+    }
+    const org = await call('/admin/v1/organizations', ADMIN_TOKEN, { name: 'workers' })
+    const agent = await call('/v1/agents', org.api_key, {})
+    const open = async () => {
+      const key = (await call('/v1/agents/web/authorize_session', org.api_key, { agent_id: agent.id })).client_session_key
+      const r = await connectBrowser(g.url, key)
+      if (!r.ok) throw new Error(`refused: ${r.status}`)
+      return r.ws
+    }
+    const owners = async () =>
+      (
+        await db.store.db
+          .selectFrom('sessions')
+          .select(['id', 'lease_owner', 'status', 'end_reason'])
+          .where('organization_id', '=', org.id)
+          .where('lease_owner', 'is not', null)
+          .execute()
+      ).map((r) => ({ ...r, pid: Number(String(r.lease_owner).split(':').at(-2)) }))
+
+    const sockets = []
+    for (let i = 0; i < 6; i++) sockets.push(await open())
+    const first = await owners()
+    const pids = [...new Set(first.map((r) => r.pid))]
+    t.equal(pids.length, 2, 'sessions landed on both workers')
+    t.ok(
+      pids.every((p) => p !== g.proc.pid),
+      'served by workers, not by the primary',
+    )
+
+    const victim = pids[0]!
+    const victimSessions = first.filter((r) => r.pid === victim).map((r) => r.id)
+    process.kill(victim, 'SIGKILL')
+    const ended = await until('the killed worker’s sessions ended', async () => {
+      const rows = (await owners()).filter((r) => victimSessions.includes(r.id))
+      return rows.every((r) => r.status === 'ended') ? rows : undefined
+    })
+    t.ok(
+      ended.every((r) => r.end_reason === 'lease_expired'),
+      'ended by the surviving worker as lease_expired',
+    )
+    const replacement = await until('a replacement worker serves', async () => {
+      // A probe session: kept if a new worker took it, closed otherwise (the organization's limit is 50).
+      const probe = await open()
+      const fresh = (await owners()).find((r) => !pids.includes(r.pid) && r.status === 'connected')
+      if (fresh === undefined) {
+        probe.close()
+        await new Promise((r) => setTimeout(r, 400))
+      } else sockets.push(probe)
+      return fresh?.pid
+    })
+    t.ok(replacement, `worker ${victim} was replaced by ${replacement}`)
+
+    g.proc.kill('SIGTERM')
+    t.same(await g.exited, { code: 0, signal: null }, 'the primary drained its workers and exited')
+    const left = (await owners()).filter((r) => r.status !== 'ended')
+    t.same(left, [], 'no session left connected')
+    for (const ws of sockets) ws.terminate()
+  },
+)
