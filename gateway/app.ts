@@ -16,6 +16,9 @@ import { errorHandler } from '../api/http/error-handler.js'
 import { adminRouter } from '../api/routes/admin.js'
 import { agentsRouter, type VendorCaps } from '../api/routes/agents.js'
 import { sessionsRouter } from '../api/routes/sessions.js'
+import { recordingsRouter } from '../api/routes/recordings.js'
+import type { RecordingSettings } from './sessions/recording/session-recording.js'
+import { RecordingRetention } from './sessions/recording/retention.js'
 import { healthRouter } from '../api/routes/health.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
 import { carrierHooksRouter } from '../api/routes/carrier-hooks.js'
@@ -44,6 +47,8 @@ export interface GatewayDeps {
   attachBrowser?: BrowserAttach
   /** Carrier path tuning (the carrier implementation, waiting-call deadlines). */
   carrier?: CarrierOptions
+  /** Replaces where recordings are written (tests force a storage failure with it). */
+  recordingSink?: RecordingSettings['sink']
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -115,6 +120,8 @@ export function buildApp(deps: GatewayDeps, sessions: SessionManager, path: Carr
   })
   const agents = agentsRouter({ db: store.db, vendors: vendorCaps(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
+  const recordings = recordingsRouter({ db: store.db })
+  v1.use(recordings.routes(), recordings.allowedMethods({ throw: true }))
   const outbound = outboundCallsRouter({ calls: path.calls, publicUrl: config.publicUrl })
   v1.use(outbound.routes(), outbound.allowedMethods({ throw: true }))
   v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
@@ -132,11 +139,15 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       allowInsecureWebhooks: config.allowInsecureWebhooks,
       usageRatePerMinute: config.usageRatePerMinute,
       vendors: { sttVendorA: config.sttVendorA, sttVendorB: config.sttVendorB, ttsVendorA: config.ttsVendorA, llm: config.llm },
+      recording: { maskDtmf: config.recordingDtmfMask, publicUrl: config.publicUrl, sink: deps.recordingSink },
       ...deps.sessionOverrides,
     },
     config.leaseTtlMs,
   )
   await sessions.start()
+  const retention =
+    config.recordingRetentionDays === undefined ? undefined : new RecordingRetention(store.db, log, config.recordingRetentionDays)
+  retention?.start()
   const path = carrierPath(deps, sessions)
   const app = buildApp(deps, sessions, path)
   const server = createServer(app.callback())
@@ -188,6 +199,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         path.calls.watchdog.stop()
+        retention?.stop()
         await sessions.shutdown(config.shutdownGraceMs)
         server.closeIdleConnections()
         await closed

@@ -19,6 +19,10 @@ export interface GatewayConfig {
   leaseTtlMs: number
   /** Longest wait for live sessions to end on SIGTERM before the process exits anyway. */
   shutdownGraceMs: number
+  /** Silence the caller channel of recordings around keypad digits (on unless set to 0). */
+  recordingDtmfMask: boolean
+  /** Recordings older than this many days are deleted; undefined keeps them. */
+  recordingRetentionDays: number | undefined
   sttVendorA: VendorSetting
   sttVendorB: VendorSetting
   ttsVendorA: VendorSetting
@@ -117,6 +121,9 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     usageRatePerMinute: num(env, 'USAGE_RATE_PER_MINUTE', 0, 0),
     leaseTtlMs: int(env, 'LEASE_TTL_MS', 30_000, 3_000, 600_000),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    recordingDtmfMask: str(env, 'RECORDING_DTMF_MASK') === undefined ? true : bool(env, 'RECORDING_DTMF_MASK'),
+    recordingRetentionDays:
+      str(env, 'RECORDING_RETENTION_DAYS') === undefined ? undefined : int(env, 'RECORDING_RETENTION_DAYS', 0, 1, 36_500),
     sttVendorA: vendor(env, 'STT_VENDOR_A', 'wss://api.deepgram.com', ['ws', 'wss']),
     sttVendorB: vendor(env, 'STT_VENDOR_B', 'wss://streaming.assemblyai.com', ['ws', 'wss']),
     ttsVendorA: vendor(env, 'TTS_VENDOR_A', 'wss://api.elevenlabs.io', ['ws', 'wss']),

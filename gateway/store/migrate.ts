@@ -1,9 +1,11 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import { initial } from './migrations/0001-initial.js'
+import { recordings } from './migrations/0002-recordings.js'
 
 /** Every migration, in order; names sort the way they must run. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
+  '0002-recordings': recordings,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

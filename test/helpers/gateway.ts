@@ -40,7 +40,7 @@ export interface TestResponse {
 /** Starts a gateway; `env` overrides the environment it is configured from. */
 export async function startTestGateway(
   env: Record<string, string> = {},
-  opts: { log?: Log; db?: TestDb; deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier'>> } = {},
+  opts: { log?: Log; db?: TestDb; deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier' | 'recordingSink'>> } = {},
 ): Promise<TestGateway> {
   const db = opts.db ?? (await testDb())
   const config = loadConfig({
@@ -59,6 +59,7 @@ export async function startTestGateway(
     sessionOverrides: { webhookDelivery: { backoffMs: [20, 40, 80], timeoutMs: 2_000 }, ...opts.deps?.sessionOverrides },
     attachBrowser: opts.deps?.attachBrowser,
     carrier: opts.deps?.carrier,
+    recordingSink: opts.deps?.recordingSink,
   })
   const apiKey = boot.createdOrganization?.apiKey ?? ''
   const orgId = boot.createdOrganization?.id ?? ''

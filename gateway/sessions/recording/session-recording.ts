@@ -1,0 +1,135 @@
+/**
+ * The recording of one session: taps the caller audio the transport feeds the pipeline and the agent audio the
+ * pipeline sends the transport, decodes both to PCM16 at the recording's rate and places them on the timeline.
+ * Phone calls record at 8 kHz (the carrier's rate both ways: nothing to gain above it); browser sessions at 16 kHz,
+ * the rate of the agent's voice there (the caller's 8 kHz audio is resampled up to it).
+ */
+import type { Kysely } from 'kysely'
+import type { Log } from '../../../core/log.js'
+import type { Database, SessionRow } from '../../store/schema.js'
+import { appendRecordingChunks, completeRecording, createRecording, failRecording } from '../../store/recordings.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../../pipeline/contract.js'
+import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
+import { bufferToInt16 } from '../../../pipeline/audio/pcm16.js'
+import { Resampler } from '../../../pipeline/audio/resampler.js'
+import { ChunkRecorder, type RecordingOutcome, type RecordingSink } from './recorder.js'
+import { EstimatedPlayout, MarkedPlayout, type AgentPlayout } from './agent-playout.js'
+
+/** The caller channel is silenced this long before and after each keypad digit. */
+export const DTMF_MASK_BEFORE_MS = 250
+export const DTMF_MASK_AFTER_MS = 250
+
+/** How a process records. */
+export interface RecordingSettings {
+  /** Silence the caller around keypad digits (default on). */
+  maskDtmf: boolean
+  /** Base of `recording_url` (PUBLIC_URL). */
+  publicUrl: string
+  /** Replaces the database sink (tests force storage failures with it). */
+  sink?: ((db: Kysely<Database>, row: SessionRow, sampleRate: number) => RecordingSink) | undefined
+}
+
+/** The API URL of a session's recording. */
+export function recordingUrl(publicUrl: string, row: Pick<SessionRow, 'agent_id' | 'id'>): string {
+  return `${publicUrl}/v1/agents/${encodeURIComponent(row.agent_id)}/sessions/${encodeURIComponent(row.id)}/recording`
+}
+
+/** The default sink: chunks in the database, so every replica serves the file. */
+export function databaseSink(db: Kysely<Database>, row: SessionRow, sampleRate: number, url: string): RecordingSink {
+  return {
+    start: () => createRecording(db, { sessionId: row.id, organizationId: row.organization_id, sampleRate }),
+    append: (chunks) => appendRecordingChunks(db, row.id, chunks),
+    complete: (totalSamples) => completeRecording(db, row.id, totalSamples, url),
+    fail: (error) => failRecording(db, row.id, error),
+  }
+}
+
+/** One session's recording; `finish` once the session's end is stored. */
+export class SessionRecording {
+  readonly sampleRate: number
+  readonly url: string
+  readonly #recorder: ChunkRecorder
+  readonly #playout: AgentPlayout
+  readonly #decodeIn: (chunk: Buffer) => Int16Array
+  readonly #decodeOut: (chunk: Buffer) => Int16Array
+  readonly #maskDtmf: boolean
+  /** performance.now() when the session connected: the timeline's zero. */
+  readonly #t0: number
+
+  constructor(
+    deps: { db: Kysely<Database>; log: Log; settings: RecordingSettings },
+    row: SessionRow,
+    transport: { kind: string; audio: { input: InputAudioFormat; output: OutputAudioFormat } },
+  ) {
+    this.#t0 = performance.now()
+    this.sampleRate = transport.audio.output === 'pcm_16000' ? 16_000 : 8_000
+    this.url = recordingUrl(deps.settings.publicUrl, row)
+    const sink = deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url)
+    this.#recorder = new ChunkRecorder({ sink, sampleRate: this.sampleRate, log: deps.log })
+    this.#playout =
+      transport.kind === 'carrier'
+        ? new MarkedPlayout(this.#recorder, this.sampleRate)
+        : new EstimatedPlayout(this.#recorder, this.sampleRate)
+    this.#decodeIn = decoder(transport.audio.input, this.sampleRate)
+    this.#decodeOut = decoder(transport.audio.output, this.sampleRate)
+    this.#maskDtmf = deps.settings.maskDtmf
+  }
+
+  /** Creates the recording in the store (queued: nothing waits for it) and starts flushing. */
+  start(): void {
+    this.#recorder.start()
+  }
+
+  #now(): number {
+    return performance.now() - this.#t0
+  }
+
+  /** The pipeline's input with the recording listening in; the pipeline always hears first. */
+  tap(input: PipelineInput): PipelineInput {
+    return {
+      ...input,
+      pushAudio: (chunk) => {
+        input.pushAudio(chunk)
+        this.#recorder.caller(this.#decodeIn(chunk), this.#now())
+      },
+      dtmf: (digit) => {
+        input.dtmf(digit)
+        if (!this.#maskDtmf) return
+        const at = this.#now()
+        this.#recorder.maskCaller(at - DTMF_MASK_BEFORE_MS, at + DTMF_MASK_AFTER_MS)
+      },
+      markPlayed: (chunkId) => {
+        input.markPlayed(chunkId)
+        this.#playout.played(chunkId, this.#now())
+      },
+    }
+  }
+
+  /** A pipeline event the transport was just given. */
+  onEvent(e: PipelineEvent): void {
+    if (e.type === 'audio') this.#playout.sent(e.chunkId, this.#decodeOut(e.audio), this.#now())
+    else if (e.type === 'clear_playback') this.#playout.cleared(this.#now())
+  }
+
+  /** Completes the recording at the session's stored duration (undefined: the end was not stored, it fails). */
+  finish(durationMs: number | undefined): Promise<RecordingOutcome> {
+    return this.#recorder.finish(durationMs)
+  }
+}
+
+/** PCM16 at `rate` from a wire format (a copy: the recorder keeps what it is given). */
+function decoder(format: InputAudioFormat | OutputAudioFormat, rate: number): (chunk: Buffer) => Int16Array {
+  switch (format) {
+    case 'ulaw_8000':
+      return (chunk) => decodeMulaw(chunk)
+    case 'pcm_16000':
+      return (chunk) => Int16Array.from(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1)))
+    case 'pcm_8000': {
+      if (rate === 8000)
+        return (chunk) => Int16Array.from(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1)))
+      const resampler = new Resampler({ from: 8000, to: rate })
+      return (chunk) =>
+        Int16Array.from(resampler.processInt16(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1))))
+    }
+  }
+}
