@@ -150,6 +150,8 @@ export class CallSession {
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
     s.#startRecording()
+    // Caller audio is recorded from the first frame, also while the pipeline is still starting.
+    if (s.#recording !== undefined) s.#pipeline = s.#recording.tap(NO_INPUT)
     s.#startTimers()
     s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
     if (transport.deliver !== undefined) await s.#startPipeline()

@@ -40,7 +40,11 @@ export interface TestResponse {
 /** Starts a gateway; `env` overrides the environment it is configured from. */
 export async function startTestGateway(
   env: Record<string, string> = {},
-  opts: { log?: Log; db?: TestDb; deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier' | 'recordingSink'>> } = {},
+  opts: {
+    log?: Log
+    db?: TestDb
+    deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier' | 'recordingSink'>>
+  } = {},
 ): Promise<TestGateway> {
   const db = opts.db ?? (await testDb())
   const config = loadConfig({

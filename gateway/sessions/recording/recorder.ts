@@ -45,6 +45,8 @@ export interface ChunkRecorderOptions {
 
 /** Caller audio arriving this much later than the running cursor starts a gap (silence) instead of continuing. */
 const CALLER_GAP_MS = 60
+/** Caller audio running this much ahead of its arrival time is moved back (a delayed burst). */
+const CALLER_BURST_MS = 20
 
 /** One channel's unflushed audio: a contiguous run of samples starting at `start`. */
 class Track {
@@ -106,8 +108,17 @@ export class ChunkRecorder implements Recorder {
   caller(samples: Int16Array, atMs: number): void {
     if (!this.#live || samples.length === 0) return
     const t = this.#caller
-    const arrivedStart = this.#sample(atMs) - samples.length
-    const start = arrivedStart > t.cursor + this.#sample(CALLER_GAP_MS) ? arrivedStart : t.cursor
+    const arrivedEnd = this.#sample(atMs)
+    const arrivedStart = arrivedEnd - samples.length
+    let start = arrivedStart > t.cursor + this.#sample(CALLER_GAP_MS) ? arrivedStart : t.cursor
+    const ahead = start + samples.length - arrivedEnd
+    if (ahead > this.#sample(CALLER_BURST_MS) && t.length > 0 && start === t.end) {
+      // A burst (audio held up on the way, then delivered at once) was spoken before it arrived: the unwritten run
+      // moves back so that it ends when its last frame arrived, never over audio already written.
+      const back = Math.min(ahead, t.start - t.writtenEnd)
+      t.start -= back
+      start -= back
+    }
     t.cursor = start + samples.length
     let data = samples
     if (this.#masks.length > 0) {

@@ -55,13 +55,15 @@ export class SessionRecording {
   readonly #maskDtmf: boolean
   /** performance.now() when the session connected: the timeline's zero. */
   readonly #t0: number
+  /** Timeline ms of the carrier stream's timestamp zero, once a timestamped chunk came. */
+  #streamStart: number | undefined
 
   constructor(
     deps: { db: Kysely<Database>; log: Log; settings: RecordingSettings },
     row: SessionRow,
     transport: { kind: string; audio: { input: InputAudioFormat; output: OutputAudioFormat } },
   ) {
-    this.#t0 = performance.now()
+    this.#t0 = timelineZero(row)
     this.sampleRate = transport.audio.output === 'pcm_16000' ? 16_000 : 8_000
     this.url = recordingUrl(deps.settings.publicUrl, row)
     const sink = deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url)
@@ -84,13 +86,28 @@ export class SessionRecording {
     return performance.now() - this.#t0
   }
 
+  /**
+   * When a caller chunk ended, ms on the timeline: its arrival, or with a carrier timestamp, the stream's start plus
+   * the timestamp. The stream's start is the earliest that any chunk's arrival allows (arrivals are only ever late),
+   * so audio the gateway read late (a busy event loop, a burst after start-up) still lands where it was spoken.
+   */
+  #callerEnd(samples: number, mediaTimestampMs: number | undefined): number {
+    const now = this.#now()
+    if (mediaTimestampMs === undefined) return now
+    const end = mediaTimestampMs + (samples * 1000) / this.sampleRate
+    const streamStart = now - end
+    if (this.#streamStart === undefined || streamStart < this.#streamStart) this.#streamStart = streamStart
+    return this.#streamStart + end
+  }
+
   /** The pipeline's input with the recording listening in; the pipeline always hears first. */
   tap(input: PipelineInput): PipelineInput {
     return {
       ...input,
-      pushAudio: (chunk) => {
-        input.pushAudio(chunk)
-        this.#recorder.caller(this.#decodeIn(chunk), this.#now())
+      pushAudio: (chunk, mediaTimestampMs) => {
+        input.pushAudio(chunk, mediaTimestampMs)
+        const samples = this.#decodeIn(chunk)
+        this.#recorder.caller(samples, this.#callerEnd(samples.length, mediaTimestampMs))
       },
       dtmf: (digit) => {
         input.dtmf(digit)
@@ -115,6 +132,20 @@ export class SessionRecording {
   finish(durationMs: number | undefined): Promise<RecordingOutcome> {
     return this.#recorder.finish(durationMs)
   }
+}
+
+/** Longest believable delay between the session row's start and its recording's: beyond it the clocks disagree. */
+const MAX_START_LAG_MS = 5_000
+
+/**
+ * performance.now() of the moment the session connected (`started_at`), so the file's timeline and length match
+ * the session's. The row's time comes from the database clock: if it disagrees with ours, now is used instead.
+ */
+function timelineZero(row: SessionRow): number {
+  const now = performance.now()
+  if (row.started_at === null) return now
+  const lag = Date.now() - row.started_at.getTime()
+  return lag >= 0 && lag <= MAX_START_LAG_MS ? now - lag : now
 }
 
 /** PCM16 at `rate` from a wire format (a copy: the recorder keeps what it is given). */
