@@ -58,7 +58,7 @@ function bestLag(hay: Int16Array, needle: Int16Array, loMs: number, hiMs: number
   let best = { lagMs: Number.NaN, score: -1 }
   let nn = 0
   for (const x of needle) nn += x * x
-  for (let lag = Math.max(0, at(loMs)); lag <= at(hiMs) && lag + needle.length <= hay.length; lag += 2) {
+  for (let lag = Math.max(0, at(loMs)); lag <= at(hiMs) && lag + needle.length <= hay.length; lag++) {
     let dot = 0
     let hh = 0
     for (let i = 0; i < needle.length; i++) {
@@ -130,7 +130,9 @@ t.test('a recorded phone call: what the caller heard, in two channels, on one ti
   const beforeTone = call.framesSent
   const toneSent = call.sendAudio(tone(2000))
   await eventually(async () => (call.framesSent >= beforeTone + 50 ? true : undefined), 5_000)
-  const digitAt = Date.now()
+  // The digit follows the tone frames sent so far: on the phone's schedule, it is pressed when the next one was due.
+  const toneStart = call.audioStarts.at(-1) as { frame: number; dueAt: number }
+  const digitAt = wall(toneStart.dueAt + (call.framesSent - toneStart.frame) * 20)
   call.sendDtmf('7')
   await toneSent
   await call.hangup()

@@ -9,7 +9,7 @@ import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk }
 
 /** What the session tells a recorder; times are ms since the session connected. */
 export interface Recorder {
-  /** Caller audio that arrived at `atMs` (it was spoken during the `samples.length` before). */
+  /** Caller audio that ended at `atMs` (the session works out when from arrival or carrier timestamps). */
   caller(samples: Int16Array, atMs: number): void
   /** Agent audio the caller heard from `atMs` on. */
   agent(samples: Int16Array, atMs: number): void
@@ -43,10 +43,8 @@ export interface ChunkRecorderOptions {
   maxQueuedBytes?: number
 }
 
-/** Caller audio arriving this much later than the running cursor starts a gap (silence) instead of continuing. */
-const CALLER_GAP_MS = 60
-/** Caller audio running this much ahead of its arrival time is moved back (a delayed burst). */
-const CALLER_BURST_MS = 20
+/** Caller audio this close to where the previous chunk ended continues it. */
+const SNAP_MS = 3
 
 /** One channel's unflushed audio: a contiguous run of samples starting at `start`. */
 class Track {
@@ -92,7 +90,7 @@ export class ChunkRecorder implements Recorder {
   start(): void {
     if (this.#started !== undefined) return
     this.#started = this.#opts.sink.start().catch((e: unknown) => this.#fail(`recording could not start: ${message(e)}`))
-    this.#timer = setInterval(() => this.#flushAll(), this.#opts.flushIntervalMs ?? 1000)
+    this.#timer = setInterval(() => this.#flushAll(false), this.#opts.flushIntervalMs ?? 1000)
     this.#timer.unref()
   }
 
@@ -108,16 +106,15 @@ export class ChunkRecorder implements Recorder {
   caller(samples: Int16Array, atMs: number): void {
     if (!this.#live || samples.length === 0) return
     const t = this.#caller
-    const arrivedEnd = this.#sample(atMs)
-    const arrivedStart = arrivedEnd - samples.length
-    let start = arrivedStart > t.cursor + this.#sample(CALLER_GAP_MS) ? arrivedStart : t.cursor
-    const ahead = start + samples.length - arrivedEnd
-    if (ahead > this.#sample(CALLER_BURST_MS) && t.length > 0 && start === t.end) {
-      // A burst (audio held up on the way, then delivered at once) was spoken before it arrived: the unwritten run
-      // moves back so that it ends when its last frame arrived, never over audio already written.
-      const back = Math.min(ahead, t.start - t.writtenEnd)
-      t.start -= back
-      start -= back
+    let start = Math.max(0, this.#sample(atMs) - samples.length)
+    if (Math.abs(start - t.cursor) <= this.#sample(SNAP_MS)) {
+      // Rounding (and a resampler's varying output) must not split a continuous voice into a chunk per frame.
+      start = t.cursor
+    } else if (start < t.cursor) {
+      // Earlier than the audio before it ended: that audio arrived late and was placed late. The part not yet
+      // written moves back (never over written audio), so the voice stays whole and continuous.
+      if (t.length > 0 && t.end === t.cursor) t.start -= Math.min(t.cursor - start, t.start - t.writtenEnd)
+      start = t.length > 0 ? t.end : t.cursor
     }
     t.cursor = start + samples.length
     let data = samples
@@ -157,7 +154,7 @@ export class ChunkRecorder implements Recorder {
 
   async finish(durationMs: number | undefined): Promise<RecordingOutcome> {
     if (this.#finished) throw new Error('recording already finished')
-    this.#flushAll()
+    this.#flushAll(true)
     this.#finished = true
     clearInterval(this.#timer)
     await this.#started
@@ -194,9 +191,13 @@ export class ChunkRecorder implements Recorder {
     }
   }
 
-  #flushAll(): void {
+  /**
+   * Hands buffered audio to the sink. The caller's run waits until it holds a second (or the end): until written
+   * it can still move back when a less delayed arrival shows it was placed late (see `caller`).
+   */
+  #flushAll(all: boolean): void {
     if (!this.#live) return
-    this.#flush(this.#caller)
+    if (all || this.#caller.length >= this.#rate) this.#flush(this.#caller)
     this.#flush(this.#agent)
   }
 

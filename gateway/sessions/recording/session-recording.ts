@@ -15,6 +15,11 @@ import { Resampler } from '../../../pipeline/audio/resampler.js'
 import { ChunkRecorder, type RecordingOutcome, type RecordingSink } from './recorder.js'
 import { EstimatedPlayout, MarkedPlayout, type AgentPlayout } from './agent-playout.js'
 
+/** Both input formats are 8 kHz. */
+const INPUT_RATE = 8000
+/** Browser caller audio arriving this much later than its media time means the microphone paused. */
+const MIC_PAUSE_MS = 500
+
 /** The caller channel is silenced this long before and after each keypad digit. */
 export const DTMF_MASK_BEFORE_MS = 250
 export const DTMF_MASK_AFTER_MS = 250
@@ -55,8 +60,13 @@ export class SessionRecording {
   readonly #maskDtmf: boolean
   /** performance.now() when the session connected: the timeline's zero. */
   readonly #t0: number
-  /** Timeline ms of the carrier stream's timestamp zero, once a timestamped chunk came. */
+  /** Timeline ms of the caller's media time zero, once caller audio came. */
   #streamStart: number | undefined
+  /** Caller audio received so far, ms of media time (browsers: no timestamps on the wire). */
+  #callerMediaMs = 0
+  /** Where the last caller chunk ended on the timeline. */
+  #lastCallerEnd: number | undefined
+  readonly #inputSamples: (chunk: Buffer) => number
 
   constructor(
     deps: { db: Kysely<Database>; log: Log; settings: RecordingSettings },
@@ -73,6 +83,7 @@ export class SessionRecording {
         ? new MarkedPlayout(this.#recorder, this.sampleRate)
         : new EstimatedPlayout(this.#recorder, this.sampleRate)
     this.#decodeIn = decoder(transport.audio.input, this.sampleRate)
+    this.#inputSamples = transport.audio.input === 'ulaw_8000' ? (chunk) => chunk.length : (chunk) => Math.floor(chunk.length / 2)
     this.#decodeOut = decoder(transport.audio.output, this.sampleRate)
     this.#maskDtmf = deps.settings.maskDtmf
   }
@@ -87,17 +98,26 @@ export class SessionRecording {
   }
 
   /**
-   * When a caller chunk ended, ms on the timeline: its arrival, or with a carrier timestamp, the stream's start plus
-   * the timestamp. The stream's start is the earliest that any chunk's arrival allows (arrivals are only ever late),
-   * so audio the gateway read late (a busy event loop, a burst after start-up) still lands where it was spoken.
+   * When a caller chunk ended, ms on the timeline. Each chunk has a media time: the carrier's timestamp, or for a
+   * browser the microphone's running total (it captures continuously). Arrivals can only be late, so the stream's
+   * zero is the earliest that any arrival allows and each chunk goes at zero + media time: audio the gateway read late
+   * (a busy event loop, a batch of frames) lands where it was spoken. Without timestamps, a chunk arriving much later
+   * than its media time says means the microphone paused: the zero moves up to it.
    */
-  #callerEnd(samples: number, mediaTimestampMs: number | undefined): number {
+  #callerEnd(inputSamples: number, mediaTimestampMs: number | undefined): number {
     const now = this.#now()
-    if (mediaTimestampMs === undefined) return now
-    const end = mediaTimestampMs + (samples * 1000) / this.sampleRate
-    const streamStart = now - end
-    if (this.#streamStart === undefined || streamStart < this.#streamStart) this.#streamStart = streamStart
-    return this.#streamStart + end
+    const duration = (inputSamples * 1000) / INPUT_RATE
+    let mediaEnd: number
+    if (mediaTimestampMs !== undefined) {
+      mediaEnd = mediaTimestampMs + duration
+    } else {
+      this.#callerMediaMs += duration
+      mediaEnd = this.#callerMediaMs
+      if (this.#streamStart !== undefined && now - (this.#streamStart + mediaEnd) > MIC_PAUSE_MS) this.#streamStart = undefined
+    }
+    const zero = now - mediaEnd
+    if (this.#streamStart === undefined || zero < this.#streamStart) this.#streamStart = zero
+    return this.#streamStart + mediaEnd
   }
 
   /** The pipeline's input with the recording listening in; the pipeline always hears first. */
@@ -106,13 +126,15 @@ export class SessionRecording {
       ...input,
       pushAudio: (chunk, mediaTimestampMs) => {
         input.pushAudio(chunk, mediaTimestampMs)
-        const samples = this.#decodeIn(chunk)
-        this.#recorder.caller(samples, this.#callerEnd(samples.length, mediaTimestampMs))
+        const end = this.#callerEnd(this.#inputSamples(chunk), mediaTimestampMs)
+        this.#lastCallerEnd = end
+        this.#recorder.caller(this.#decodeIn(chunk), end)
       },
       dtmf: (digit) => {
         input.dtmf(digit)
         if (!this.#maskDtmf) return
-        const at = this.#now()
+        // The digit came right after the caller audio before it on the wire: it is masked on the caller's timeline.
+        const at = this.#lastCallerEnd ?? this.#now()
         this.#recorder.maskCaller(at - DTMF_MASK_BEFORE_MS, at + DTMF_MASK_AFTER_MS)
       },
       markPlayed: (chunkId) => {
