@@ -3,6 +3,7 @@
  * placement by marks and by estimate, storage failures; the WAV is read back with `wavefile`, not our writer.
  */
 import t from 'tap'
+import { sql } from 'kysely'
 import wavefile from 'wavefile'
 import { startTestGateway } from '../helpers/gateway.js'
 import { silentLogger } from '../../core/log.js'
@@ -170,4 +171,28 @@ t.test('a store that falls behind fails the recording instead of growing memory'
   t.ok(r.failed, 'failed as soon as the bound was passed')
   release()
   t.match(await r.finish(10_000), { status: 'failed', error: /fell behind/ })
+})
+
+t.test('retention deletes finished recordings older than the limit, and only those', async (t) => {
+  const old = await sessionRow()
+  const fresh = await sessionRow()
+  for (const row of [old, fresh]) {
+    const r = recorder(databaseSink(db, row, 8000, 'u'))
+    r.caller(tone(160, 5), 20)
+    await r.finish(100)
+  }
+  const live = await sessionRow()
+  recorder(databaseSink(db, live, 8000, 'u'))
+  while ((await findRecording(db, gw.orgId, agent.id, live.id)) === undefined) await new Promise((res) => setTimeout(res, 10))
+  await sql`update recordings set created_at = now() - interval '40 days' where session_id in (${old.id}, ${live.id})`.execute(db)
+  const { RecordingRetention } = await import('../../gateway/sessions/recording/retention.js')
+  const deleted = await new RecordingRetention(db, silentLogger(), 30).sweep()
+  t.equal(deleted, 1, 'the old finished one; one still in progress stays')
+  t.equal(await findRecording(db, gw.orgId, agent.id, old.id), undefined)
+  t.equal((await findRecording(db, gw.orgId, agent.id, fresh.id))?.status, 'completed')
+  t.equal((await findRecording(db, gw.orgId, agent.id, live.id))?.status, 'in_progress')
+  const s = await db.selectFrom('sessions').select(['recording_status', 'recording_url']).where('id', '=', old.id).executeTakeFirstOrThrow()
+  t.same(s, { recording_status: 'not_available', recording_url: null })
+  const chunks = await db.selectFrom('recording_chunks').select('seq').where('session_id', '=', old.id).execute()
+  t.equal(chunks.length, 0, 'its audio is gone too')
 })
