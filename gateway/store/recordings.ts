@@ -91,6 +91,17 @@ export async function failRecording(db: Kysely<Database>, sessionId: string, err
   })
 }
 
+/**
+ * Fails the recording of a session whose process died before finishing it; true when there was one in progress.
+ * Its chunks are deleted as for any failed recording.
+ */
+export async function failOrphanedRecording(db: Kysely<Database>, sessionId: string, errorMessage: string): Promise<boolean> {
+  const row = await db.selectFrom('recordings').select('status').where('session_id', '=', sessionId).executeTakeFirst()
+  if (row?.status !== 'in_progress') return false
+  await failRecording(db, sessionId, errorMessage)
+  return true
+}
+
 /** The recording of a session of this organization and agent, or undefined (another tenant's looks missing). */
 export async function findRecording(
   db: Kysely<Database>,

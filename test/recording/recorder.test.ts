@@ -196,3 +196,27 @@ t.test('retention deletes finished recordings older than the limit, and only tho
   const chunks = await db.selectFrom('recording_chunks').select('seq').where('session_id', '=', old.id).execute()
   t.equal(chunks.length, 0, 'its audio is gone too')
 })
+
+t.test('a recording left in progress by a dead process fails when the sweeper ends its session', async (t) => {
+  const { startWebhookReceiver } = await import('../helpers/webhook-receiver.js')
+  const { sendDetachedSessionEnd, ORPHANED_RECORDING_ERROR } = await import('../../gateway/sessions/detached-session-end.js')
+  const receiver = await startWebhookReceiver()
+  t.teardown(() => receiver.close())
+  const a = (await gw.request('POST', '/v1/agents', { body: {} })).body
+  const saved = await gw.request('POST', `/v1/agents/${a.id}`, {
+    body: { config: { ...a.config, session_webhook: { url: `${receiver.url}/hook` } } },
+  })
+  t.equal(saved.status, 200, saved.text)
+  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: a.id } })
+  const row = await db.selectFrom('sessions').selectAll().where('conversation_id', '=', auth.body.conversation_id).executeTakeFirstOrThrow()
+  recorder(databaseSink(db, row, 8000, 'u')).caller(tone(160, 5), 20)
+  while ((await findRecording(db, gw.orgId, a.id, row.id)) === undefined) await new Promise((res) => setTimeout(res, 10))
+  await sendDetachedSessionEnd({ db, log: silentLogger(), allowInsecureWebhooks: true }, row)
+  t.equal((await findRecording(db, gw.orgId, a.id, row.id))?.status, 'failed')
+  const update = await receiver.waitFor((q) => q.json?.type === 'session.update' && q.json.session_id === row.id)
+  t.match(update.json, { recording_status: 'failed', error_message: ORPHANED_RECORDING_ERROR, metadata: {} })
+  t.ok(
+    receiver.requests.some((q) => q.json?.type === 'session.end' && q.json.session_id === row.id),
+    'session.end too',
+  )
+})
