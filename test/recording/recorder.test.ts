@@ -220,3 +220,17 @@ t.test('a recording left in progress by a dead process fails when the sweeper en
     'session.end too',
   )
 })
+
+t.test('caller audio found to be placed late moves back, whole and in order, but never over written audio', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  // Three 20 ms frames read together at 300 ms: each says it ended at 300 ms (the session lowers its zero).
+  r.caller(tone(160, 1), 300)
+  r.caller(tone(160, 2), 300)
+  r.caller(tone(160, 3), 300)
+  await r.finish(1000)
+  const [left] = (await readWav(row.id)).channels as [Int16Array]
+  t.ok(allEqual(left, 0, 1920, 0), 'nothing before')
+  t.ok(allEqual(left, 1920, 2080, 1) && allEqual(left, 2080, 2240, 2) && allEqual(left, 2240, 2400, 3), 'in order, ending at 300 ms')
+  t.ok(allEqual(left, 2400, 8000, 0), 'nothing after')
+})

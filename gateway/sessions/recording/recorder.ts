@@ -113,7 +113,7 @@ export class ChunkRecorder implements Recorder {
     } else if (start < t.cursor) {
       // Earlier than the audio before it ended: that audio arrived late and was placed late. The part not yet
       // written moves back (never over written audio), so the voice stays whole and continuous.
-      if (t.length > 0 && t.end === t.cursor) t.start -= Math.min(t.cursor - start, t.start - t.writtenEnd)
+      if (t.length > 0 && t.end === t.cursor) t.start -= Math.max(0, Math.min(t.cursor - start, t.start - t.writtenEnd))
       start = t.length > 0 ? t.end : t.cursor
     }
     t.cursor = start + samples.length
