@@ -78,6 +78,8 @@ export interface E2e {
   audioIn: { socket: number; at: number; pcm: Buffer }[]
   /** Agent audio as the gateway sent it (16 kHz PCM16 bytes) and when (Date.now()). */
   audioOut: { socket: number; at: number; bytes: number }[]
+  /** Sockets whose microphone audio the gateway dropped for arriving faster than real time (`audio_throttled`). */
+  throttled: Set<number>
   /** Opens the demo page (a fresh browser context), fills the API key and agent, and connects. */
   openDemo(opts?: { mic?: boolean; connect?: boolean }): Promise<Page>
   /** Backend requests of a type (`message`, `session.start`, `data`). */
@@ -93,6 +95,7 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
   const clientTypes: string[] = []
   const audioIn: E2e['audioIn'] = []
   const audioOut: E2e['audioOut'] = []
+  const throttled = new Set<number>()
   const gw = await startTestGateway(
     { STT_VENDOR_A_URL: stt.url, STT_VENDOR_A_API_KEY: 'dg-e2e-key' },
     {
@@ -108,6 +111,7 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
           })
           const send = ws.send.bind(ws)
           ws.send = ((data: string, ...rest: unknown[]) => {
+            if (typeof data === 'string' && data.includes('"audio_throttled"')) throttled.add(socket)
             if (typeof data === 'string' && data.includes('"response.audio"')) {
               const m = JSON.parse(data) as { type?: unknown; content?: unknown }
               if (m.type === 'response.audio' && typeof m.content === 'string') {
@@ -161,6 +165,7 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
     clientTypes,
     audioIn,
     audioOut,
+    throttled,
     async openDemo(o = {}) {
       const context = await browser.newContext()
       const page = await context.newPage()

@@ -90,28 +90,34 @@ if (skip !== undefined) {
     }
     const settled = zero + frames.slice(0, loud).reduce((ms, f) => ms + f.pcm.length / 16, 0)
     const expected = atArrival
-    // The left channel at 8 kHz (every other sample of the 16 kHz upsampling) against what was received.
-    let best = { lagMs: Number.NaN, score: -1 }
-    // The loud frame alone: frames after it may sit a little earlier (a less delayed arrival moves the zero).
-    const n = Math.min(needle8k.length, first.pcm.length / 2)
-    let nn = 0
-    for (let i = 0; i < n; i++) nn += (needle8k[i] as number) ** 2
-    for (let lag = Math.max(0, at(expected - 300)); lag <= at(expected + 300); lag++) {
-      let dot = 0
-      let hh = 0
-      for (let i = 0; i < n; i++) {
-        const h = left[lag + i * 2] ?? 0
-        dot += h * (needle8k[i] as number)
-        hh += h * h
+    if (e2e.throttled.has(socket)) {
+      // On a starved machine Chromium sends a backlog faster than real time and the gateway drops some of it: what
+      // was received is then not what was recorded, and the comparison below would measure nothing.
+      t.comment('microphone audio was throttled on this run: its placement is not compared')
+    } else {
+      // The left channel at 8 kHz (every other sample of the 16 kHz upsampling) against what was received.
+      let best = { lagMs: Number.NaN, score: -1 }
+      // The loud frame alone: frames after it may sit a little earlier (a less delayed arrival moves the zero).
+      const n = Math.min(needle8k.length, first.pcm.length / 2)
+      let nn = 0
+      for (let i = 0; i < n; i++) nn += (needle8k[i] as number) ** 2
+      for (let lag = Math.max(0, at(expected - 300)); lag <= at(expected + 300); lag++) {
+        let dot = 0
+        let hh = 0
+        for (let i = 0; i < n; i++) {
+          const h = left[lag + i * 2] ?? 0
+          dot += h * (needle8k[i] as number)
+          hh += h * h
+        }
+        const score = hh === 0 ? 0 : dot / Math.sqrt(hh * nn)
+        if (score > best.score) best = { lagMs: (lag * 1000) / RATE, score }
       }
-      const score = hh === 0 ? 0 : dot / Math.sqrt(hh * nn)
-      if (score > best.score) best = { lagMs: (lag * 1000) / RATE, score }
+      t.ok(best.score > 0.8, `the microphone audio is in the left channel (correlation ${best.score.toFixed(3)})`)
+      t.ok(
+        best.lagMs >= Math.min(settled, expected) - 40 && best.lagMs <= expected + 40,
+        `at ${best.lagMs} ms, arrival allows ${settled} to ${expected} ms`,
+      )
     }
-    t.ok(best.score > 0.8, `the microphone audio is in the left channel (correlation ${best.score.toFixed(3)})`)
-    t.ok(
-      best.lagMs >= Math.min(settled, expected) - 40 && best.lagMs <= expected + 40,
-      `at ${best.lagMs} ms, arrival allows ${settled} to ${expected} ms`,
-    )
 
     // The reply: nothing on the right channel before the first audio was sent, and its sound from then on.
     const out = e2e.audioOut.filter((o) => o.socket === socket)

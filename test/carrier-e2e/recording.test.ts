@@ -118,13 +118,13 @@ t.test('a recorded phone call: what the caller heard, in two channels, on one ti
   await call.sendAudio(words)
   // When the phone said the first word frame (its pacer's schedule: a late timer sends a catch-up burst).
   const wordsSentAt = wall(call.audioStarts.at(-1)?.dueAt ?? 0)
-  await eventually(async () => (call.clears.length > 0 ? true : undefined), 10_000)
+  await eventually(async () => (call.clears.length > 0 ? true : undefined), 20_000)
   await eventually(
     async () => (backend.requests.some((q) => q.json?.session_id === row.id && q.json?.type === 'message') ? true : undefined),
-    15_000,
+    30_000,
   )
   // The short reply plays to its end.
-  await eventually(async () => (call.earpiece.pendingMarks().length === 0 && call.marks.length > 0 ? true : undefined), 10_000)
+  await eventually(async () => (call.earpiece.pendingMarks().length === 0 && call.marks.length > 0 ? true : undefined), 20_000)
 
   // A keypad digit in the middle of a loud tone.
   const beforeTone = call.framesSent
@@ -140,8 +140,8 @@ t.test('a recorded phone call: what the caller heard, in two channels, on one ti
   const ended = await eventually(async () => {
     const s = await sessionOfCall(c, callSid)
     return s?.status === 'ended' ? s : undefined
-  }, 15_000)
-  const update = await receiver.waitFor((q) => q.json?.type === 'session.update' && q.json.session_id === row.id, 15_000)
+  }, 30_000)
+  const update = await receiver.waitFor((q) => q.json?.type === 'session.update' && q.json.session_id === row.id, 30_000)
   t.ok(verifySignature(tenant.webhookSecret, update.raw, update.headers['service-signature'] as string), 'session.update is signed')
   const url = `${PUBLIC_URL}${path}`
   t.match(update.json, {
@@ -183,10 +183,16 @@ t.test('a recorded phone call: what the caller heard, in two channels, on one ti
   const played = call.marks.filter((m) => m.echoedAt !== undefined && !m.cleared)
   t.ok(played.length > 3, 'several marks were echoed')
   for (const m of played) {
+    // Within 40 ms of where the echo says the chunk ended (the gateway reads the echo a little after it left).
     const p = wall(m.echoedAt as number) - startedAt
-    if (rms(right, p - 60, p - 20) < 1000) t.fail(`no agent audio before mark ${m.name} at ${p} ms`)
+    if (Math.max(rms(right, p - 100, p - 60), rms(right, p - 60, p - 20), rms(right, p - 20, p + 20)) < 1000) {
+      t.fail(`no agent audio before mark ${m.name} at ${p} ms`)
+    }
   }
   t.pass('agent audio before every echoed mark')
+  // The last reply ended where its last mark came back: silence after it.
+  const lastEcho = wall(played.at(-1)?.echoedAt as number) - startedAt
+  t.ok(silent(right, lastEcho + 40, lastEcho + 400), 'silent after the last chunk was heard')
   t.ok(rms(left, 0, 300) < 200, 'the caller channel holds no agent audio (no echo of the right channel)')
 
   // After the barge-in the agent channel goes silent at the clear.
@@ -255,12 +261,12 @@ t.test('a failing store fails the recording; the call goes on', async (t) => {
   await call.sendAudio(speech('two-phrases.wav'))
   await eventually(
     async () => (backend.requests.some((q) => q.json?.session_id === row.id && q.json?.type === 'message') ? true : undefined),
-    15_000,
+    30_000,
   )
-  await eventually(async () => (call.earpiece.pendingMarks().length === 0 && call.marks.length > 1 ? true : undefined), 10_000)
+  await eventually(async () => (call.earpiece.pendingMarks().length === 0 && call.marks.length > 1 ? true : undefined), 20_000)
   t.ok(call.playedAudio().length > 0, 'the caller heard the agent')
   await call.hangup()
-  const update = await receiver.waitFor((q) => q.json?.type === 'session.update' && q.json.session_id === row.id, 15_000)
+  const update = await receiver.waitFor((q) => q.json?.type === 'session.update' && q.json.session_id === row.id, 30_000)
   t.ok(verifySignature(tenant.webhookSecret, update.raw, update.headers['service-signature'] as string), 'signed')
   t.match(update.json, { recording_status: 'failed', error_message: /disk full/, metadata: {} })
   t.notOk('recording_url' in update.json)
