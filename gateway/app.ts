@@ -17,6 +17,9 @@ import { errorHandler } from '../api/http/error-handler.js'
 import { adminRouter } from '../api/routes/admin.js'
 import { agentsRouter } from '../api/routes/agents.js'
 import { sessionsRouter } from '../api/routes/sessions.js'
+import { recordingsRouter } from '../api/routes/recordings.js'
+import type { RecordingSettings } from './sessions/recording/session-recording.js'
+import { RecordingRetention } from './sessions/recording/retention.js'
 import { healthRouter } from '../api/routes/health.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
 import { carrierHooksRouter } from '../api/routes/carrier-hooks.js'
@@ -55,6 +58,8 @@ export interface GatewayDeps {
   attachBrowser?: BrowserAttach
   /** Carrier path tuning (the carrier implementation, waiting-call deadlines). */
   carrier?: CarrierOptions
+  /** Replaces where recordings are written (tests force a storage failure with it). */
+  recordingSink?: RecordingSettings['sink']
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -142,6 +147,8 @@ export function buildApp(
   })
   const agents = agentsRouter({ db: store.db, vendors: vendorAvailability(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
+  const recordings = recordingsRouter({ db: store.db })
+  v1.use(recordings.routes(), recordings.allowedMethods({ throw: true }))
   const outbound = outboundCallsRouter({ calls: path.calls, publicUrl: config.publicUrl })
   v1.use(outbound.routes(), outbound.allowedMethods({ throw: true }))
   v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
@@ -167,12 +174,16 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       allowInsecureWebhooks: config.allowInsecureWebhooks,
       usageRatePerMinute: config.usageRatePerMinute,
       vendors: { sttVendorA: config.sttVendorA, sttVendorB: config.sttVendorB, ttsVendorA: config.ttsVendorA, llm: config.llm },
+      recording: { maskDtmf: config.recordingDtmfMask, publicUrl: config.publicUrl, sink: deps.recordingSink },
       ...deps.sessionOverrides,
     },
     config.leaseTtlMs,
     store.notifications,
   )
   await sessions.start()
+  const retention =
+    config.recordingRetentionDays === undefined ? undefined : new RecordingRetention(store.db, log, config.recordingRetentionDays)
+  retention?.start()
   const path = carrierPath(deps, sessions)
   const app = buildApp(deps, sessions, path, metrics)
   const server = createServer(app.callback())
@@ -227,6 +238,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       closing ??= (async () => {
         await sessions.shutdown(graceMs)
         path.calls.watchdog.stop()
+        retention?.stop()
         stopVadMetrics()
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         server.closeAllConnections()

@@ -29,6 +29,10 @@ export interface GatewayConfig {
   shutdownGraceMs: number
   /** Processes `voxgate serve` runs on one port (node:cluster); more than 1 needs a database server. */
   workers: number
+  /** Silence the caller channel of recordings around keypad digits (on unless set to 0). */
+  recordingDtmfMask: boolean
+  /** Recordings older than this many days are deleted; undefined keeps them. */
+  recordingRetentionDays: number | undefined
   sttVendorA: VendorSetting
   sttVendorB: VendorSetting
   ttsVendorA: VendorSetting
@@ -134,6 +138,9 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     leaseTtlMs: int(env, 'LEASE_TTL_MS', 30_000, 3_000, 600_000),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
     workers,
+    recordingDtmfMask: str(env, 'RECORDING_DTMF_MASK') === undefined ? true : bool(env, 'RECORDING_DTMF_MASK'),
+    recordingRetentionDays:
+      str(env, 'RECORDING_RETENTION_DAYS') === undefined ? undefined : int(env, 'RECORDING_RETENTION_DAYS', 0, 1, 36_500),
     sttVendorA: vendor(env, 'STT_VENDOR_A', 'wss://api.deepgram.com', ['ws', 'wss']),
     sttVendorB: vendor(env, 'STT_VENDOR_B', 'wss://streaming.assemblyai.com', ['ws', 'wss']),
     ttsVendorA: vendor(env, 'TTS_VENDOR_A', 'wss://api.elevenlabs.io', ['ws', 'wss']),

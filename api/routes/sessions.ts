@@ -63,7 +63,7 @@ export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
     if (row === undefined) throw voxError('session_not_found')
     // Read the live figures after the transcript, so they are at least as recent as the stored turns.
     const transcript = await sessionTranscript(db, row.id)
-    ctx.body = sessionDetails(row, transcript, { live: deps.liveUsage?.(row.id) })
+    ctx.body = sessionDetails(row, transcript, { live: deps.liveUsage?.(row.id), recordingUrl: row.recording_url ?? undefined })
   })
 
   // Addition to the SPEC: the backend hangs up a call or closes a browser session, whichever replica runs it.

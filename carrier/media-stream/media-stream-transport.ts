@@ -149,7 +149,7 @@ export class MediaStreamTransport implements SessionTransport {
     }
     switch (event.kind) {
       case 'media':
-        session.input?.pushAudio(event.payload)
+        session.input?.pushAudio(event.payload, event.timestamp)
         return
       case 'dtmf':
         session.input?.dtmf(event.digit)

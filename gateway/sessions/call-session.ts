@@ -19,7 +19,8 @@ import {
 } from '../../pipeline/contract.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
-import { sessionEndEvent, sessionStartEvent } from './lifecycle-events.js'
+import { sessionEndEvent, sessionStartEvent, sessionUpdateEvent } from './lifecycle-events.js'
+import { SessionRecording, type RecordingSettings } from './recording/session-recording.js'
 import type { LiveUsage } from './session-details.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 
@@ -49,6 +50,8 @@ export interface SessionDeps {
   createVad?: VadFactory
   /** Where sessions, turns and webhook deliveries are counted; default: nowhere. */
   metrics?: Metrics
+  /** How sessions of organizations with `recording_enabled` are recorded; without it nothing is. */
+  recording?: RecordingSettings | undefined
 }
 
 /** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */
@@ -105,6 +108,7 @@ export class CallSession {
   readonly #deps: SessionDeps
   readonly #recordingEnabled: boolean
   readonly #transport: SessionTransport
+  #recording: SessionRecording | undefined
   private constructor(
     deps: SessionDeps,
     readonly row: SessionRow,
@@ -153,6 +157,9 @@ export class CallSession {
       throw new Error('session configuration is no longer valid')
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
+    s.#startRecording()
+    // Caller audio is recorded from the first frame, also while the pipeline is still starting.
+    if (s.#recording !== undefined) s.#pipeline = s.#recording.tap(NO_INPUT)
     s.#startTimers()
     s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
     if (transport.deliver !== undefined) await s.#startPipeline()
@@ -171,6 +178,16 @@ export class CallSession {
   /** What the transport feeds the voice pipeline (caller audio, text, data, playback reports). */
   get input(): PipelineInput {
     return this.#pipeline
+  }
+
+  /** Records sessions with audio of organizations that record; the recording never holds up the session. */
+  #startRecording(): void {
+    const audio = this.#transport.audio
+    const settings = this.#deps.recording
+    if (!this.#recordingEnabled || audio === undefined || settings === undefined) return
+    const log = this.#deps.log.child({ session_id: this.row.id })
+    this.#recording = new SessionRecording({ db: this.#deps.db, log, settings }, this.row, { kind: this.#transport.kind, audio })
+    this.#recording.start()
   }
 
   async #startPipeline(): Promise<void> {
@@ -219,7 +236,7 @@ export class CallSession {
         p.close()
         return
       }
-      this.#pipeline = p
+      this.#pipeline = this.#recording?.tap(p) ?? p
       this.#closePipeline = () => p.close()
     } catch (e) {
       log.error({ err: e }, 'voice pipeline could not start')
@@ -233,6 +250,11 @@ export class CallSession {
       this.#transport.deliver?.(e)
     } catch (err) {
       this.#deps.log.warn({ err, session_id: this.row.id }, 'transport failed to deliver an event')
+    }
+    try {
+      this.#recording?.onEvent(e)
+    } catch (err) {
+      this.#deps.log.warn({ err, session_id: this.row.id }, 'recording failed to take an event')
     }
     if (e.type === 'hangup') void this.end(e.reason === 'agent_hangup' ? 'hangup' : 'error')
   }
@@ -334,7 +356,24 @@ export class CallSession {
       const transcript = await sessionTranscript(this.#deps.db, ended.id).catch(() => [])
       this.#emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.#recordingEnabled, this.#customMetadata))
     }
+    await this.#finishRecording(row)
     this.#resolveEnded(reason)
+  }
+
+  /** Completes (or fails) the recording at the stored duration and sends `session.update` about it. */
+  async #finishRecording(row: SessionRow | undefined): Promise<void> {
+    const recording = this.#recording
+    if (recording === undefined) return
+    const outcome = await recording.finish(row?.duration_ms ?? undefined).catch((e: unknown) => ({
+      status: 'failed' as const,
+      error: `recording could not be finished: ${e instanceof Error ? e.message : String(e)}`,
+    }))
+    this.#deps.log.info({ session_id: this.row.id, recording_status: outcome.status }, 'recording finished')
+    const update =
+      outcome.status === 'completed'
+        ? { recordingStatus: 'completed' as const, recordingUrl: recording.url, recordingDuration: outcome.durationMs / 1000 }
+        : { recordingStatus: 'failed' as const, errorMessage: outcome.error }
+    this.#emitLifecycle('session.update', () => sessionUpdateEvent(row ?? this.row, update, this.#customMetadata))
   }
 
   #emitLifecycle(event: SessionWebhookEvent, build: () => { type: string } & Record<string, unknown>): void {

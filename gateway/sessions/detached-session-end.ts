@@ -7,12 +7,17 @@ import { sessionTranscript } from '../store/sessions.js'
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
 import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
-import { sessionEndEvent } from './lifecycle-events.js'
+import { sessionEndEvent, sessionUpdateEvent } from './lifecycle-events.js'
+import { failOrphanedRecording } from '../store/recordings.js'
+
+/** Why the recording of a session ended by the sweeper failed. */
+export const ORPHANED_RECORDING_ERROR = 'the gateway recording this session stopped before the session ended'
 
 /**
  * Sends `session.end` for a session that ended without a live CallSession to do it (its process died and the
  * sweeper ended it, or a carrier call never reached its media stream), if the session's config asks for it.
- * `extra` fields are added to the payload. Failures are logged, never thrown.
+ * `extra` fields are added to the payload. A recording left in progress by the dead process fails, with
+ * `session.update` saying so. Failures are logged, never thrown.
  */
 export async function sendDetachedSessionEnd(
   deps: {
@@ -26,13 +31,14 @@ export async function sendDetachedSessionEnd(
   extra: Record<string, unknown> = {},
 ): Promise<void> {
   try {
+    const orphaned = await failOrphanedRecording(deps.db, row.id, ORPHANED_RECORDING_ERROR)
     const agent = await getAgentRow(deps.db, row.organization_id, row.agent_id)
     if (agent === undefined) return
     const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, {
       allowInsecureLoopback: deps.allowInsecureWebhooks,
     })
     const hook = resolved.ok ? resolved.config.session_webhook : undefined
-    if (hook === undefined || !hook.events.includes('session.end')) return
+    if (hook === undefined || !(hook.events.includes('session.end') || (orphaned && hook.events.includes('session.update')))) return
     const org = await getOrganizationRow(deps.db, row.organization_id)
     const queue = new WebhookQueue({ url: hook.url, secret: agent.webhook_secret, customHeaders: hook.custom_headers }, deps.log, {
       allowInsecureLoopback: deps.allowInsecureWebhooks,
@@ -40,7 +46,12 @@ export async function sendDetachedSessionEnd(
       onResult: (r) => (deps.metrics ?? NO_METRICS).webhookDelivery('lifecycle', deliveryOutcome(r)),
     })
     const transcript = await sessionTranscript(deps.db, row.id)
-    queue.send({ ...sessionEndEvent(row, transcript, org?.recording_enabled ?? false, hook.custom_metadata), ...extra })
+    if (hook.events.includes('session.end')) {
+      queue.send({ ...sessionEndEvent(row, transcript, org?.recording_enabled ?? false, hook.custom_metadata), ...extra })
+    }
+    if (orphaned && hook.events.includes('session.update')) {
+      queue.send(sessionUpdateEvent(row, { recordingStatus: 'failed', errorMessage: ORPHANED_RECORDING_ERROR }, hook.custom_metadata))
+    }
     await queue.drain(60_000)
   } catch (e) {
     deps.log.warn({ err: e, session_id: row.id }, 'could not send session.end for a session that ended without its process')

@@ -2,12 +2,14 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import { initial } from './migrations/0001-initial.js'
 import { agentLinks } from './migrations/0002-agent-links.js'
 import { latencyBreakdown } from './migrations/0003-latency-breakdown.js'
+import { recordings } from './migrations/0004-recordings.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-agent-links': agentLinks,
   '0003-latency-breakdown': latencyBreakdown,
+  '0004-recordings': recordings,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

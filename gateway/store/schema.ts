@@ -157,6 +157,30 @@ export interface StoredLatencyBreakdown {
   stages: { name: string; at_ms: number; duration_ms: number }[]
 }
 
+/** recordings: one per recorded session; `status` is `in_progress`, `completed` or `failed`. */
+export interface RecordingsTable {
+  session_id: string
+  organization_id: string
+  status: string
+  sample_rate: number
+  /** Samples per channel of the finished file; bigint comes back as a string from `pg`, normalised in the store. */
+  total_samples: ColumnType<string | number | null, number | null | undefined, number | null>
+  error_message: string | null
+  created_at: CreatedAt
+  completed_at: NullableTimestamp
+}
+
+/** recording_chunks: audio of one channel placed at a sample offset; a later `seq` overwrites an earlier one. */
+export interface RecordingChunksTable {
+  session_id: string
+  seq: number
+  channel: number
+  start_sample: ColumnType<string | number, number, number>
+  sample_count: number
+  /** PCM16 little-endian; null is silence. */
+  pcm: Uint8Array | null
+}
+
 /** The whole database as Kysely sees it. */
 export interface Database {
   organizations: OrganizationsTable
@@ -168,6 +192,8 @@ export interface Database {
   conversations: ConversationsTable
   sessions: SessionsTable
   transcript_entries: TranscriptEntriesTable
+  recordings: RecordingsTable
+  recording_chunks: RecordingChunksTable
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>

@@ -39,8 +39,12 @@ export type PipelineEvent =
 
 /** What the transport tells the pipeline. All methods are cheap and never throw. */
 export interface PipelineInput {
-  /** Caller audio in the format given at creation, any chunk size. */
-  pushAudio(chunk: Buffer): void
+  /**
+   * Caller audio in the format given at creation, any chunk size. `mediaTimestampMs` is the carrier's timestamp of
+   * the chunk (ms since its stream began) when the wire has one: the pipeline does not need it, the session's
+   * recording places the audio by it.
+   */
+  pushAudio(chunk: Buffer, mediaTimestampMs?: number): void
   /** Client-side VAD (browser `vad_events`); `model_failed` means no more will come (server VAD decides). */
   clientVad(event: 'vad_start' | 'vad_end' | 'vad_model_failed'): void
   /** Push-to-talk button pressed / released. */

@@ -90,6 +90,12 @@ export interface E2e {
   sockets: WebSocket[]
   /** `type` of every client frame the gateway received, in order. */
   clientTypes: string[]
+  /** Microphone audio as the gateway received it (8 kHz PCM16) and when (Date.now()), per socket in order. */
+  audioIn: { socket: number; at: number; pcm: Buffer }[]
+  /** Agent audio as the gateway sent it (16 kHz PCM16 bytes) and when (Date.now()). */
+  audioOut: { socket: number; at: number; bytes: number }[]
+  /** Sockets whose microphone audio the gateway dropped for arriving faster than real time (`audio_throttled`). */
+  throttled: Set<number>
   /** Opens the demo page (a fresh browser context), fills the API key and agent, and connects. */
   openDemo(opts?: { mic?: boolean; connect?: boolean }): Promise<Page>
   /** Backend requests of a type (`message`, `session.start`, `data`). */
@@ -103,15 +109,33 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
   const stt = await startFakeDeepgram({ apiKey: 'dg-e2e-key', script: scriptDeepgram(opts.pushToTalk === true) })
   const sockets: WebSocket[] = []
   const clientTypes: string[] = []
+  const audioIn: E2e['audioIn'] = []
+  const audioOut: E2e['audioOut'] = []
+  const throttled = new Set<number>()
   const gw = await startTestGateway(
     { STT_VENDOR_A_URL: stt.url, STT_VENDOR_A_API_KEY: 'dg-e2e-key' },
     {
       deps: {
         attachBrowser: (ws) => {
-          sockets.push(ws)
+          const socket = sockets.push(ws) - 1
           ws.on('message', (d, binary) => {
-            if (!binary) clientTypes.push(String((JSON.parse(d.toString()) as { type?: unknown }).type))
+            if (binary) return
+            const m = JSON.parse(d.toString()) as { type?: unknown; content?: unknown }
+            clientTypes.push(String(m.type))
+            if (m.type === 'client.audio' && typeof m.content === 'string')
+              audioIn.push({ socket, at: Date.now(), pcm: Buffer.from(m.content, 'base64') })
           })
+          const send = ws.send.bind(ws)
+          ws.send = ((data: string, ...rest: unknown[]) => {
+            if (typeof data === 'string' && data.includes('"audio_throttled"')) throttled.add(socket)
+            if (typeof data === 'string' && data.includes('"response.audio"')) {
+              const m = JSON.parse(data) as { type?: unknown; content?: unknown }
+              if (m.type === 'response.audio' && typeof m.content === 'string') {
+                audioOut.push({ socket, at: Date.now(), bytes: Buffer.from(m.content, 'base64').length })
+              }
+            }
+            return (send as (...a: unknown[]) => void)(data, ...rest)
+          }) as typeof ws.send
         },
       },
     },
@@ -144,6 +168,9 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
     browser,
     sockets,
     clientTypes,
+    audioIn,
+    audioOut,
+    throttled,
     async openDemo(o = {}) {
       const context = await browser.newContext()
       const page = await context.newPage()

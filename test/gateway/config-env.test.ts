@@ -64,3 +64,14 @@ for (const [name, value, re] of bad) {
     }
   })
 }
+
+t.test('recording settings: DTMF masking on by default, retention off by default', async (t) => {
+  const c = loadConfig({})
+  t.equal(c.recordingDtmfMask, true)
+  t.equal(c.recordingRetentionDays, undefined)
+  const set = loadConfig({ RECORDING_DTMF_MASK: '0', RECORDING_RETENTION_DAYS: '30' })
+  t.equal(set.recordingDtmfMask, false)
+  t.equal(set.recordingRetentionDays, 30)
+  t.throws(() => loadConfig({ RECORDING_RETENTION_DAYS: '0' }), /RECORDING_RETENTION_DAYS: must be between 1/)
+  t.throws(() => loadConfig({ RECORDING_DTMF_MASK: 'maybe' }), /RECORDING_DTMF_MASK: must be/)
+})

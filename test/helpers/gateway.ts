@@ -42,7 +42,11 @@ export interface TestResponse {
 /** Starts a gateway; `env` overrides the environment it is configured from. */
 export async function startTestGateway(
   env: Record<string, string> = {},
-  opts: { log?: Log; db?: TestDb; deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier'>> } = {},
+  opts: {
+    log?: Log
+    db?: TestDb
+    deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier' | 'recordingSink'>>
+  } = {},
 ): Promise<TestGateway> {
   const db = opts.db ?? (await testDb())
   const config = loadConfig({
@@ -61,6 +65,7 @@ export async function startTestGateway(
     sessionOverrides: { webhookDelivery: { backoffMs: [20, 40, 80], timeoutMs: 2_000 }, ...opts.deps?.sessionOverrides },
     attachBrowser: opts.deps?.attachBrowser,
     carrier: opts.deps?.carrier,
+    recordingSink: opts.deps?.recordingSink,
   })
   // A second gateway on the same database (a restart, a replica) finds the organization already there.
   const firstStart = boot.firstStart

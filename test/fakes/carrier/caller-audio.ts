@@ -35,6 +35,8 @@ export class CallerAudio {
   #closed = false
   #waiters: { frames: number; resolve: () => void }[] = []
   #queuedFrames = 0
+  /** For each `send`, when its first frame was due (the pacer's schedule) and went out; performance.now() ms. */
+  readonly starts: { frame: number; dueAt: number; sentAt: number }[] = []
 
   constructor(options: CallerAudioOptions) {
     this.#opts = options
@@ -112,6 +114,9 @@ export class CallerAudio {
     if (head === undefined) {
       frame = Buffer.alloc(FRAME_BYTES, MULAW_SILENCE)
     } else {
+      if (this.#offset === 0) {
+        this.starts.push({ frame: this.#frames, dueAt: this.#startAt + this.#frames * FRAME_MS, sentAt: performance.now() })
+      }
       frame = head.subarray(this.#offset, this.#offset + FRAME_BYTES)
       this.#offset += FRAME_BYTES
       this.#queuedBytes -= FRAME_BYTES

@@ -138,6 +138,11 @@ export class SimulatedCall {
     return this.#audio.send(audio)
   }
 
+  /** When each `sendAudio`'s first frame was due and sent (performance.now() ms), in order. */
+  get audioStarts(): readonly { frame: number; dueAt: number; sentAt: number }[] {
+    return this.#audio.starts
+  }
+
   /** Press a key. */
   sendDtmf(digit: string): void {
     this.#send({

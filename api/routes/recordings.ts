@@ -1,0 +1,78 @@
+import Router from '@koa/router'
+import { Readable } from 'node:stream'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../gateway/store/schema.js'
+import { voxError } from '../../core/errors.js'
+import { deleteRecording, findRecording, type RecordingInfo } from '../../gateway/store/recordings.js'
+import { wavBytes, wavSize, type WavFile } from '../../gateway/sessions/recording/wav-stream.js'
+import type { ApiState } from '../auth.js'
+import { parseByteRange } from '../http/byte-range.js'
+
+/** What the recording routes need. */
+export interface RecordingsRouterDeps {
+  db: Kysely<Database>
+}
+
+const PATH = '/v1/agents/:agent_id/sessions/:session_id/recording'
+
+/**
+ * The recording download (SPEC) and its deletion (an addition). The API key rules are those of session details:
+ * another organization's recording answers exactly as a missing one.
+ */
+export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
+  const { db } = deps
+  const r = new Router<ApiState>()
+
+  async function recordingOf(ctx: { params: Record<string, string>; state: ApiState }): Promise<RecordingInfo> {
+    const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
+    const rec = await findRecording(db, ctx.state.organizationId, agent_id, session_id)
+    if (rec === undefined || rec.status === 'failed') throw voxError('recording_not_found')
+    if (rec.status === 'in_progress') throw voxError('recording_in_progress')
+    return rec
+  }
+
+  r.get(PATH, async (ctx) => {
+    const rec = await recordingOf(ctx)
+    const mode = ctx.query.channels
+    if (mode !== undefined && mode !== 'mono' && mode !== 'stereo') {
+      throw voxError('validation_failed', 'channels must be mono or stereo')
+    }
+    const file: WavFile = {
+      sessionId: rec.sessionId,
+      sampleRate: rec.sampleRate,
+      totalSamples: rec.totalSamples ?? 0,
+      channels: mode === 'mono' ? 1 : 2,
+    }
+    const size = wavSize(file)
+    const range = parseByteRange(ctx.get('range') || undefined, size)
+    ctx.set('Accept-Ranges', 'bytes')
+    if (range.kind === 'unsatisfiable') {
+      ctx.set('Content-Range', `bytes */${size}`)
+      throw voxError('range_not_satisfiable')
+    }
+    const start = range.kind === 'range' ? range.start : 0
+    const end = range.kind === 'range' ? range.end : size - 1
+    const abort = new AbortController()
+    ctx.req.once('close', () => abort.abort())
+    ctx.status = range.kind === 'range' ? 206 : 200
+    if (range.kind === 'range') ctx.set('Content-Range', `bytes ${start}-${end}/${size}`)
+    ctx.type = 'audio/wav'
+    ctx.set('Content-Disposition', `attachment; filename="${rec.sessionId}.wav"`)
+    ctx.body = Readable.from(wavBytes(db, file, start, end, abort.signal))
+    ctx.length = end - start + 1
+  })
+
+  r.delete(PATH, async (ctx) => {
+    const rec = await recordingOf(ctx).catch((e: unknown) => {
+      // A failed recording has no audio but may still be deleted (its row goes).
+      if (e instanceof Error && 'code' in e && e.code === 'recording_not_found') return undefined
+      throw e
+    })
+    const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
+    const found = rec ?? (await findRecording(db, ctx.state.organizationId, agent_id, session_id))
+    if (found === undefined || !(await deleteRecording(db, found.sessionId))) throw voxError('recording_not_found')
+    ctx.status = 204
+  })
+
+  return r
+}

@@ -1,0 +1,270 @@
+/**
+ * The recorder: two channels (caller, agent) placed on one timeline from the moment the session connected, written
+ * as chunks while the call runs. Every method is synchronous and cheap, so the audio path never waits for it;
+ * storage happens on a bounded queue behind it, and a store that fails or falls behind fails the recording, never
+ * the call.
+ */
+import type { Log } from '../../../core/log.js'
+import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../../store/recordings.js'
+
+/** What the session tells a recorder; times are ms since the session connected. */
+export interface Recorder {
+  /** Caller audio that ended at `atMs` (the session works out when from arrival or carrier timestamps). */
+  caller(samples: Int16Array, atMs: number): void
+  /** Agent audio the caller heard from `atMs` on. */
+  agent(samples: Int16Array, atMs: number): void
+  /** A barge-in cleared playback at `atMs`: the agent channel is silent from there on (until new agent audio). */
+  clearAgentAfter(atMs: number): void
+  /** Silences the caller channel over [fromMs, toMs) (keypad digits). */
+  maskCaller(fromMs: number, toMs: number): void
+  /** Ends the recording at `durationMs`: waits for the queued writes, then completes (or fails) it in the store. */
+  finish(durationMs: number | undefined): Promise<RecordingOutcome>
+}
+
+/** How a recording ended. */
+export type RecordingOutcome = { status: 'completed'; durationMs: number } | { status: 'failed'; error: string }
+
+/** Where a recorder's chunks go: the database today, an object store later. */
+export interface RecordingSink {
+  start(): Promise<void>
+  append(chunks: readonly RecordingChunk[]): Promise<void>
+  complete(totalSamples: number): Promise<void>
+  fail(error: string): Promise<void>
+}
+
+/** Options of a `ChunkRecorder`; every bound has a default. */
+export interface ChunkRecorderOptions {
+  sink: RecordingSink
+  sampleRate: number
+  log: Log
+  /** How often buffered audio is handed to the sink. Default 1000 ms. */
+  flushIntervalMs?: number
+  /** Bytes waiting for the sink above which the recording fails (the store fell behind). Default 1 MiB. */
+  maxQueuedBytes?: number
+}
+
+/** Caller audio this close to where the previous chunk ended continues it. */
+const SNAP_MS = 3
+
+/** One channel's unflushed audio: a contiguous run of samples starting at `start`. */
+class Track {
+  readonly channel: number
+  buf = new Int16Array(MAX_CHUNK_SAMPLES)
+  start = 0
+  length = 0
+  /** End of the furthest sample handed to the sink. */
+  writtenEnd = 0
+  /** Where the next contiguous sample goes (caller continuity). */
+  cursor = 0
+  constructor(channel: number) {
+    this.channel = channel
+  }
+  get end(): number {
+    return this.start + this.length
+  }
+}
+
+/** `Recorder` buffering about a second per channel and writing chunks through a `RecordingSink`. */
+export class ChunkRecorder implements Recorder {
+  readonly #opts: ChunkRecorderOptions
+  readonly #rate: number
+  readonly #caller = new Track(CALLER_CHANNEL)
+  readonly #agent = new Track(AGENT_CHANNEL)
+  /** Caller masks still ahead of the caller audio received (a digit masks a little of what comes next). */
+  #masks: { from: number; to: number }[] = []
+  #seq = 0
+  #queue: RecordingChunk[] = []
+  #queuedBytes = 0
+  #writing: Promise<void> | undefined
+  #started: Promise<void> | undefined
+  #timer: NodeJS.Timeout | undefined
+  #error: string | undefined
+  #finished = false
+
+  constructor(options: ChunkRecorderOptions) {
+    this.#opts = options
+    this.#rate = options.sampleRate
+  }
+
+  /** Creates the recording in the sink and starts the flush timer. */
+  start(): void {
+    if (this.#started !== undefined) return
+    this.#started = this.#opts.sink.start().catch((e: unknown) => this.#fail(`recording could not start: ${message(e)}`))
+    this.#timer = setInterval(() => this.#flushAll(false), this.#opts.flushIntervalMs ?? 1000)
+    this.#timer.unref()
+  }
+
+  /** True once the recording failed; later audio is ignored. */
+  get failed(): boolean {
+    return this.#error !== undefined
+  }
+
+  #sample(ms: number): number {
+    return Math.max(0, Math.round((ms * this.#rate) / 1000))
+  }
+
+  caller(samples: Int16Array, atMs: number): void {
+    if (!this.#live || samples.length === 0) return
+    const t = this.#caller
+    let start = Math.max(0, this.#sample(atMs) - samples.length)
+    if (Math.abs(start - t.cursor) <= this.#sample(SNAP_MS)) {
+      // Rounding (and a resampler's varying output) must not split a continuous voice into a chunk per frame.
+      start = t.cursor
+    } else if (start < t.cursor) {
+      // Earlier than the audio before it ended: that audio arrived late and was placed late. The part not yet
+      // written moves back (never over written audio), so the voice stays whole and continuous.
+      if (t.length > 0 && t.end === t.cursor) t.start -= Math.max(0, Math.min(t.cursor - start, t.start - t.writtenEnd))
+      start = t.length > 0 ? t.end : t.cursor
+    }
+    t.cursor = start + samples.length
+    let data = samples
+    if (this.#masks.length > 0) {
+      data = Int16Array.from(samples)
+      for (const m of this.#masks) zeroRange(data, start, m.from, m.to)
+      this.#masks = this.#masks.filter((m) => m.to > t.cursor)
+    }
+    this.#place(t, data, start)
+  }
+
+  agent(samples: Int16Array, atMs: number): void {
+    if (!this.#live || samples.length === 0) return
+    this.#place(this.#agent, samples, this.#sample(atMs))
+  }
+
+  clearAgentAfter(atMs: number): void {
+    if (!this.#live) return
+    const at = this.#sample(atMs)
+    const t = this.#agent
+    if (t.length > 0 && t.end > at) t.length = Math.max(0, at - t.start)
+    if (t.length === 0) t.start = at
+    // Audio already written past the clear is overwritten with silence (later chunks win).
+    if (t.writtenEnd > at) this.#silence(t.channel, at, t.writtenEnd)
+  }
+
+  maskCaller(fromMs: number, toMs: number): void {
+    if (!this.#live) return
+    const from = this.#sample(fromMs)
+    const to = this.#sample(toMs)
+    if (to <= from) return
+    const t = this.#caller
+    zeroRange(t.buf.subarray(0, t.length), t.start, from, to)
+    if (from < t.writtenEnd) this.#silence(t.channel, from, Math.min(to, t.writtenEnd))
+    if (to > t.end) this.#masks.push({ from, to })
+  }
+
+  async finish(durationMs: number | undefined): Promise<RecordingOutcome> {
+    if (this.#finished) throw new Error('recording already finished')
+    this.#flushAll(true)
+    this.#finished = true
+    clearInterval(this.#timer)
+    await this.#started
+    await this.#writing
+    const sink = this.#opts.sink
+    if (this.#error === undefined && durationMs === undefined) this.#error = 'the session end was not stored'
+    if (this.#error === undefined && durationMs !== undefined) {
+      try {
+        await sink.complete(this.#sample(durationMs))
+        return { status: 'completed', durationMs }
+      } catch (e) {
+        this.#error = `recording could not be completed: ${message(e)}`
+      }
+    }
+    const error = this.#error ?? 'recording failed'
+    await sink.fail(error).catch((e: unknown) => this.#opts.log.error({ err: e }, 'could not mark the recording failed'))
+    return { status: 'failed', error }
+  }
+
+  get #live(): boolean {
+    return !this.#finished && this.#error === undefined
+  }
+
+  #place(t: Track, samples: Int16Array, start: number): void {
+    if (t.length > 0 && start !== t.end) this.#flush(t)
+    if (t.length === 0) t.start = start
+    let at = 0
+    while (at < samples.length) {
+      const n = Math.min(samples.length - at, t.buf.length - t.length)
+      t.buf.set(samples.subarray(at, at + n), t.length)
+      t.length += n
+      at += n
+      if (t.length === t.buf.length) this.#flush(t)
+    }
+  }
+
+  /**
+   * Hands buffered audio to the sink. The caller's run waits until it holds a second (or the end): until written
+   * it can still move back when a less delayed arrival shows it was placed late (see `caller`).
+   */
+  #flushAll(all: boolean): void {
+    if (!this.#live) return
+    if (all || this.#caller.length >= this.#rate) this.#flush(this.#caller)
+    this.#flush(this.#agent)
+  }
+
+  #flush(t: Track): void {
+    if (t.length === 0) return
+    const pcm = Buffer.allocUnsafe(t.length * 2)
+    for (let i = 0; i < t.length; i++) pcm.writeInt16LE(t.buf[i] as number, i * 2)
+    this.#enqueue({ seq: ++this.#seq, channel: t.channel, startSample: t.start, sampleCount: t.length, pcm })
+    t.writtenEnd = Math.max(t.writtenEnd, t.end)
+    t.start = t.end
+    t.length = 0
+  }
+
+  #silence(channel: number, from: number, to: number): void {
+    for (let at = from; at < to; at += MAX_CHUNK_SAMPLES) {
+      this.#enqueue({ seq: ++this.#seq, channel, startSample: at, sampleCount: Math.min(MAX_CHUNK_SAMPLES, to - at), pcm: null })
+    }
+  }
+
+  #enqueue(chunk: RecordingChunk): void {
+    const bytes = (chunk.pcm?.length ?? 0) + 64
+    if (this.#queuedBytes + bytes > (this.#opts.maxQueuedBytes ?? 1024 * 1024)) {
+      this.#fail('recording storage fell behind: audio was dropped')
+      return
+    }
+    this.#queue.push(chunk)
+    this.#queuedBytes += bytes
+    this.#writing ??= this.#drain()
+  }
+
+  /** Writes queued chunks in batches, one statement at a time, until the queue is empty. */
+  async #drain(): Promise<void> {
+    try {
+      await this.#started
+      while (this.#queue.length > 0 && this.#error === undefined) {
+        const batch = this.#queue
+        this.#queue = []
+        try {
+          await this.#opts.sink.append(batch)
+        } catch (e) {
+          this.#fail(`recording storage failed: ${message(e)}`)
+        }
+        for (const c of batch) this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)
+      }
+    } finally {
+      this.#writing = undefined
+    }
+  }
+
+  #fail(error: string): void {
+    if (this.#error !== undefined) return
+    this.#error = error
+    this.#opts.log.warn({ error }, 'recording failed; the call goes on')
+    this.#queue = []
+    this.#queuedBytes = 0
+    this.#caller.length = 0
+    this.#agent.length = 0
+  }
+}
+
+/** Zeroes the part of `data` (placed at sample `start`) that falls in [from, to). */
+function zeroRange(data: Int16Array, start: number, from: number, to: number): void {
+  const a = Math.max(0, from - start)
+  const b = Math.min(data.length, to - start)
+  if (b > a) data.fill(0, a, b)
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e)
+}

@@ -1,0 +1,194 @@
+/**
+ * The recording of one session: taps the caller audio the transport feeds the pipeline and the agent audio the
+ * pipeline sends the transport, decodes both to PCM16 at the recording's rate and places them on the timeline.
+ * Phone calls record at 8 kHz (the carrier's rate both ways: nothing to gain above it); browser sessions at 16 kHz,
+ * the rate of the agent's voice there (the caller's 8 kHz audio is resampled up to it).
+ */
+import type { Kysely } from 'kysely'
+import type { Log } from '../../../core/log.js'
+import type { Database, SessionRow } from '../../store/schema.js'
+import { appendRecordingChunks, completeRecording, createRecording, failRecording } from '../../store/recordings.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../../pipeline/contract.js'
+import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
+import { bufferToInt16 } from '../../../pipeline/audio/pcm16.js'
+import { Resampler } from '../../../pipeline/audio/resampler.js'
+import { ChunkRecorder, type RecordingOutcome, type RecordingSink } from './recorder.js'
+import { EstimatedPlayout, MarkedPlayout, type AgentPlayout } from './agent-playout.js'
+
+/** Both input formats are 8 kHz. */
+const INPUT_RATE = 8000
+/** Browser caller audio arriving this much later than its media time means the microphone paused. */
+const MIC_PAUSE_MS = 500
+
+/** The caller channel is silenced this long before and after each keypad digit. */
+export const DTMF_MASK_BEFORE_MS = 250
+export const DTMF_MASK_AFTER_MS = 250
+
+/** How a process records. */
+export interface RecordingSettings {
+  /** Silence the caller around keypad digits (default on). */
+  maskDtmf: boolean
+  /** Base of `recording_url` (PUBLIC_URL). */
+  publicUrl: string
+  /** Replaces the database sink (tests force storage failures with it). */
+  sink?: ((db: Kysely<Database>, row: SessionRow, sampleRate: number) => RecordingSink) | undefined
+}
+
+/** The API URL of a session's recording. */
+export function recordingUrl(publicUrl: string, row: Pick<SessionRow, 'agent_id' | 'id'>): string {
+  return `${publicUrl}/v1/agents/${encodeURIComponent(row.agent_id)}/sessions/${encodeURIComponent(row.id)}/recording`
+}
+
+/** The default sink: chunks in the database, so every replica serves the file. */
+export function databaseSink(db: Kysely<Database>, row: SessionRow, sampleRate: number, url: string): RecordingSink {
+  return {
+    start: () => createRecording(db, { sessionId: row.id, organizationId: row.organization_id, sampleRate }),
+    append: (chunks) => appendRecordingChunks(db, row.id, chunks),
+    complete: (totalSamples) => completeRecording(db, row.id, totalSamples, url),
+    fail: (error) => failRecording(db, row.id, error),
+  }
+}
+
+/** One session's recording; `finish` once the session's end is stored. */
+export class SessionRecording {
+  readonly sampleRate: number
+  readonly url: string
+  readonly #recorder: ChunkRecorder
+  readonly #playout: AgentPlayout
+  readonly #decodeIn: (chunk: Buffer) => Int16Array
+  readonly #decodeOut: (chunk: Buffer) => Int16Array
+  readonly #maskDtmf: boolean
+  /** performance.now() when the session connected: the timeline's zero. */
+  readonly #t0: number
+  /** Timeline ms of the caller's media time zero, once caller audio came. */
+  #streamStart: number | undefined
+  /** Caller audio received so far, ms of media time (browsers: no timestamps on the wire). */
+  #callerMediaMs = 0
+  /** Where the last caller chunk ended on the timeline. */
+  #lastCallerEnd: number | undefined
+  readonly #inputSamples: (chunk: Buffer) => number
+
+  constructor(
+    deps: { db: Kysely<Database>; log: Log; settings: RecordingSettings },
+    row: SessionRow,
+    transport: { kind: string; audio: { input: InputAudioFormat; output: OutputAudioFormat } },
+  ) {
+    this.#t0 = timelineZero(row)
+    this.sampleRate = transport.audio.output === 'pcm_16000' ? 16_000 : 8_000
+    this.url = recordingUrl(deps.settings.publicUrl, row)
+    const sink = deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url)
+    this.#recorder = new ChunkRecorder({ sink, sampleRate: this.sampleRate, log: deps.log })
+    this.#playout =
+      transport.kind === 'carrier'
+        ? new MarkedPlayout(this.#recorder, this.sampleRate)
+        : new EstimatedPlayout(this.#recorder, this.sampleRate)
+    this.#decodeIn = decoder(transport.audio.input, this.sampleRate)
+    this.#inputSamples = transport.audio.input === 'ulaw_8000' ? (chunk) => chunk.length : (chunk) => Math.floor(chunk.length / 2)
+    this.#decodeOut = decoder(transport.audio.output, this.sampleRate)
+    this.#maskDtmf = deps.settings.maskDtmf
+  }
+
+  /** Creates the recording in the store (queued: nothing waits for it) and starts flushing. */
+  start(): void {
+    this.#recorder.start()
+  }
+
+  #now(): number {
+    return performance.now() - this.#t0
+  }
+
+  /**
+   * When a caller chunk ended, ms on the timeline. Each chunk has a media time: the carrier's timestamp, or for a
+   * browser the microphone's running total (it captures continuously). Arrivals can only be late, so the stream's
+   * zero is the earliest that any arrival allows and each chunk goes at zero + media time: audio the gateway read late
+   * (a busy event loop, a batch of frames) lands where it was spoken. Without timestamps, a chunk arriving much later
+   * than its media time says means the microphone paused: the zero moves up to it.
+   */
+  #callerEnd(inputSamples: number, mediaTimestampMs: number | undefined): number {
+    const now = this.#now()
+    const duration = (inputSamples * 1000) / INPUT_RATE
+    let mediaEnd: number
+    if (mediaTimestampMs !== undefined) {
+      mediaEnd = mediaTimestampMs + duration
+    } else {
+      this.#callerMediaMs += duration
+      mediaEnd = this.#callerMediaMs
+      if (this.#streamStart !== undefined && now - (this.#streamStart + mediaEnd) > MIC_PAUSE_MS) this.#streamStart = undefined
+    }
+    const zero = now - mediaEnd
+    if (this.#streamStart === undefined || zero < this.#streamStart) this.#streamStart = zero
+    return this.#streamStart + mediaEnd
+  }
+
+  /** The pipeline's input with the recording listening in; the pipeline always hears first. */
+  tap(input: PipelineInput): PipelineInput {
+    // Every method delegated by name: the input may be a class instance, whose methods a spread would not copy.
+    return {
+      pushAudio: (chunk, mediaTimestampMs) => {
+        input.pushAudio(chunk, mediaTimestampMs)
+        const end = this.#callerEnd(this.#inputSamples(chunk), mediaTimestampMs)
+        this.#lastCallerEnd = end
+        this.#recorder.caller(this.#decodeIn(chunk), end)
+      },
+      clientVad: (event) => input.clientVad(event),
+      pushToTalk: (pressed) => input.pushToTalk(pressed),
+      userText: (text) => input.userText(text),
+      userData: (data) => input.userData(data),
+      dtmf: (digit) => {
+        input.dtmf(digit)
+        if (!this.#maskDtmf) return
+        // The digit came right after the caller audio before it on the wire: it is masked on the caller's timeline.
+        const at = this.#lastCallerEnd ?? this.#now()
+        this.#recorder.maskCaller(at - DTMF_MASK_BEFORE_MS, at + DTMF_MASK_AFTER_MS)
+      },
+      markPlayed: (chunkId) => {
+        input.markPlayed(chunkId)
+        this.#playout.played(chunkId, this.#now())
+      },
+      audioWritten: (chunkId) => input.audioWritten(chunkId),
+      replayFinished: (turnId) => input.replayFinished(turnId),
+    }
+  }
+
+  /** A pipeline event the transport was just given. */
+  onEvent(e: PipelineEvent): void {
+    if (e.type === 'audio') this.#playout.sent(e.chunkId, this.#decodeOut(e.audio), this.#now())
+    else if (e.type === 'clear_playback') this.#playout.cleared(this.#now())
+  }
+
+  /** Completes the recording at the session's stored duration (undefined: the end was not stored, it fails). */
+  finish(durationMs: number | undefined): Promise<RecordingOutcome> {
+    return this.#recorder.finish(durationMs)
+  }
+}
+
+/** Longest believable delay between the session row's start and its recording's: beyond it the clocks disagree. */
+const MAX_START_LAG_MS = 5_000
+
+/**
+ * performance.now() of the moment the session connected (`started_at`), so the file's timeline and length match
+ * the session's. The row's time comes from the database clock: if it disagrees with ours, now is used instead.
+ */
+function timelineZero(row: SessionRow): number {
+  const now = performance.now()
+  if (row.started_at === null) return now
+  const lag = Date.now() - row.started_at.getTime()
+  return lag >= 0 && lag <= MAX_START_LAG_MS ? now - lag : now
+}
+
+/** PCM16 at `rate` from a wire format (a copy: the recorder keeps what it is given). */
+function decoder(format: InputAudioFormat | OutputAudioFormat, rate: number): (chunk: Buffer) => Int16Array {
+  switch (format) {
+    case 'ulaw_8000':
+      return (chunk) => decodeMulaw(chunk)
+    case 'pcm_16000':
+      return (chunk) => Int16Array.from(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1)))
+    case 'pcm_8000': {
+      if (rate === 8000)
+        return (chunk) => Int16Array.from(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1)))
+      const resampler = new Resampler({ from: 8000, to: rate })
+      return (chunk) =>
+        Int16Array.from(resampler.processInt16(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1))))
+    }
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * Session recordings: the recording row, its audio chunks and the `recording_status` / `recording_url` of the
+ * session row, written together so session details never disagree with the recording.
+ */
+import { sql, type Kysely } from 'kysely'
+import type { Database } from './schema.js'
+
+/** Channels of a recording: the caller left, the agent right. */
+export const CALLER_CHANNEL = 0
+export const AGENT_CHANNEL = 1
+
+/** Longest chunk in samples; readers rely on it to find chunks overlapping a range with the index alone. */
+export const MAX_CHUNK_SAMPLES = 32_000
+
+/** One piece of one channel; `pcm` null is silence of `sampleCount` samples. */
+export interface RecordingChunk {
+  seq: number
+  channel: number
+  startSample: number
+  sampleCount: number
+  pcm: Uint8Array | null
+}
+
+/** A recording as the download and the details see it. */
+export interface RecordingInfo {
+  sessionId: string
+  status: 'in_progress' | 'completed' | 'failed'
+  sampleRate: number
+  totalSamples: number | null
+  errorMessage: string | null
+  createdAt: Date
+}
+
+/** Starts a recording of a session: the session then reports `in_progress`. */
+export async function createRecording(
+  db: Kysely<Database>,
+  input: { sessionId: string; organizationId: string; sampleRate: number },
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx
+      .insertInto('recordings')
+      .values({ session_id: input.sessionId, organization_id: input.organizationId, status: 'in_progress', sample_rate: input.sampleRate })
+      .execute()
+    await tx.updateTable('sessions').set({ recording_status: 'in_progress' }).where('id', '=', input.sessionId).execute()
+  })
+}
+
+/** Stores chunks of a recording in one statement. */
+export async function appendRecordingChunks(db: Kysely<Database>, sessionId: string, chunks: readonly RecordingChunk[]): Promise<void> {
+  if (chunks.length === 0) return
+  await db
+    .insertInto('recording_chunks')
+    .values(
+      chunks.map((c) => ({
+        session_id: sessionId,
+        seq: c.seq,
+        channel: c.channel,
+        start_sample: c.startSample,
+        sample_count: c.sampleCount,
+        pcm: c.pcm,
+      })),
+    )
+    .execute()
+}
+
+/** Marks a recording finished with its length; the session reports `completed` with `url`. */
+export async function completeRecording(db: Kysely<Database>, sessionId: string, totalSamples: number, url: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx
+      .updateTable('recordings')
+      .set({ status: 'completed', total_samples: totalSamples, completed_at: sql<Date>`now()` })
+      .where('session_id', '=', sessionId)
+      .execute()
+    await tx.updateTable('sessions').set({ recording_status: 'completed', recording_url: url }).where('id', '=', sessionId).execute()
+  })
+}
+
+/**
+ * Marks a recording failed and drops its audio (a partial file is not what the caller heard). The session reports
+ * `not_available`: the SPEC's details know no failed state; `session.update` says `failed`.
+ */
+export async function failRecording(db: Kysely<Database>, sessionId: string, errorMessage: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('recording_chunks').where('session_id', '=', sessionId).execute()
+    await tx
+      .updateTable('recordings')
+      .set({ status: 'failed', error_message: errorMessage, completed_at: sql<Date>`now()` })
+      .where('session_id', '=', sessionId)
+      .execute()
+    await tx.updateTable('sessions').set({ recording_status: 'not_available', recording_url: null }).where('id', '=', sessionId).execute()
+  })
+}
+
+/**
+ * Fails the recording of a session whose process died before finishing it; true when there was one in progress.
+ * Its chunks are deleted as for any failed recording.
+ */
+export async function failOrphanedRecording(db: Kysely<Database>, sessionId: string, errorMessage: string): Promise<boolean> {
+  const row = await db.selectFrom('recordings').select('status').where('session_id', '=', sessionId).executeTakeFirst()
+  if (row?.status !== 'in_progress') return false
+  await failRecording(db, sessionId, errorMessage)
+  return true
+}
+
+/** The recording of a session of this organization and agent, or undefined (another tenant's looks missing). */
+export async function findRecording(
+  db: Kysely<Database>,
+  organizationId: string,
+  agentId: string,
+  sessionId: string,
+): Promise<RecordingInfo | undefined> {
+  const row = await db
+    .selectFrom('recordings')
+    .innerJoin('sessions', 'sessions.id', 'recordings.session_id')
+    .select([
+      'recordings.session_id',
+      'recordings.status',
+      'recordings.sample_rate',
+      'recordings.total_samples',
+      'recordings.error_message',
+      'recordings.created_at',
+    ])
+    .where('recordings.session_id', '=', sessionId)
+    .where('sessions.agent_id', '=', agentId)
+    .where('recordings.organization_id', '=', organizationId)
+    .executeTakeFirst()
+  if (row === undefined) return undefined
+  return {
+    sessionId: row.session_id,
+    status: row.status as RecordingInfo['status'],
+    sampleRate: row.sample_rate,
+    totalSamples: row.total_samples === null ? null : Number(row.total_samples),
+    errorMessage: row.error_message,
+    createdAt: row.created_at,
+  }
+}
+
+/** Chunks of one channel overlapping samples [from, to), in write order (later ones win). */
+export async function readRecordingChunks(
+  db: Kysely<Database>,
+  sessionId: string,
+  channel: number,
+  from: number,
+  to: number,
+): Promise<RecordingChunk[]> {
+  const rows = await db
+    .selectFrom('recording_chunks')
+    .select(['seq', 'channel', 'start_sample', 'sample_count', 'pcm'])
+    .where('session_id', '=', sessionId)
+    .where('channel', '=', channel)
+    .where('start_sample', '<', to)
+    .where('start_sample', '>', from - MAX_CHUNK_SAMPLES)
+    .orderBy('seq')
+    .execute()
+  return rows
+    .map((r) => ({ seq: r.seq, channel: r.channel, startSample: Number(r.start_sample), sampleCount: r.sample_count, pcm: r.pcm }))
+    .filter((c) => c.startSample + c.sampleCount > from)
+}
+
+/** Deletes one recording (audio and row); the session reports `not_available` again. False when there was none. */
+export async function deleteRecording(db: Kysely<Database>, sessionId: string): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const gone = await tx.deleteFrom('recordings').where('session_id', '=', sessionId).executeTakeFirst()
+    await tx.updateTable('sessions').set({ recording_status: 'not_available', recording_url: null }).where('id', '=', sessionId).execute()
+    return Number(gone.numDeletedRows) > 0
+  })
+}
+
+/** Deletes finished recordings created before `cutoff`; returns how many. Recordings still in progress stay. */
+export async function deleteRecordingsBefore(db: Kysely<Database>, cutoff: Date): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    const gone = await tx
+      .deleteFrom('recordings')
+      .where('created_at', '<', cutoff)
+      .where('status', '!=', 'in_progress')
+      .returning('session_id')
+      .execute()
+    if (gone.length > 0) {
+      await tx
+        .updateTable('sessions')
+        .set({ recording_status: 'not_available', recording_url: null })
+        .where(
+          'id',
+          'in',
+          gone.map((g) => g.session_id),
+        )
+        .execute()
+    }
+    return gone.length
+  })
+}

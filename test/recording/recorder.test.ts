@@ -1,0 +1,236 @@
+/**
+ * The recorder against a real database: placement on the timeline, silence, DTMF masks, barge-in cuts, the agent
+ * placement by marks and by estimate, storage failures; the WAV is read back with `wavefile`, not our writer.
+ */
+import t from 'tap'
+import { sql } from 'kysely'
+import wavefile from 'wavefile'
+import { startTestGateway } from '../helpers/gateway.js'
+import { silentLogger } from '../../core/log.js'
+import { ChunkRecorder, type RecordingSink } from '../../gateway/sessions/recording/recorder.js'
+import { databaseSink } from '../../gateway/sessions/recording/session-recording.js'
+import { EstimatedPlayout, MarkedPlayout } from '../../gateway/sessions/recording/agent-playout.js'
+import { wavBytes, wavSize } from '../../gateway/sessions/recording/wav-stream.js'
+import { findRecording } from '../../gateway/store/recordings.js'
+import type { SessionRow } from '../../gateway/store/schema.js'
+
+const gw = await startTestGateway()
+t.teardown(() => gw.close())
+const db = gw.store.db
+const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
+
+/** A fresh authorized session row to hang a recording on. */
+async function sessionRow(): Promise<SessionRow> {
+  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
+  const row = await db.selectFrom('sessions').selectAll().where('conversation_id', '=', auth.body.conversation_id).executeTakeFirstOrThrow()
+  return row
+}
+
+function recorder(sink: RecordingSink, rate = 8000, opts: { maxQueuedBytes?: number } = {}) {
+  const r = new ChunkRecorder({ sink, sampleRate: rate, log: silentLogger(), flushIntervalMs: 50, ...opts })
+  r.start()
+  return r
+}
+
+/** Reads the stored recording back through the WAV stream and parses it with wavefile. */
+async function readWav(sessionId: string, channels: 1 | 2 = 2, range?: [number, number]) {
+  const rec = await findRecording(db, gw.orgId, agent.id, sessionId)
+  if (rec === undefined || rec.totalSamples === null) throw new Error('no completed recording')
+  const file = { sessionId, sampleRate: rec.sampleRate, totalSamples: rec.totalSamples, channels }
+  const size = wavSize(file)
+  const parts: Buffer[] = []
+  for await (const b of wavBytes(db, file, range?.[0] ?? 0, range?.[1] ?? size - 1)) parts.push(b)
+  const bytes = Buffer.concat(parts)
+  if (range !== undefined) return { bytes, wav: undefined, channels: [] as Int16Array[] }
+  const wav = new wavefile.WaveFile(bytes)
+  const fmt = wav.fmt as { numChannels: number; sampleRate: number; bitsPerSample: number }
+  const samples = wav.getSamples(false, Int16Array) as unknown as Int16Array[] | Int16Array
+  const chans = fmt.numChannels === 1 ? [samples as Int16Array] : (samples as Int16Array[])
+  return { bytes, wav: fmt, channels: chans }
+}
+
+const tone = (n: number, v: number) => new Int16Array(n).fill(v)
+const allEqual = (a: Int16Array, from: number, to: number, v: number) => a.subarray(from, to).every((x) => x === v)
+
+t.test('caller and agent land on their channels at their times; silence elsewhere; length is the duration', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  // 20 ms frames arriving from 100 ms: each frame's audio was spoken in the 20 ms before it arrived.
+  for (let i = 0; i < 10; i++) r.caller(tone(160, 1000), 120 + i * 20)
+  r.agent(tone(800, -2000), 500)
+  // A pause of a second, then more caller audio: a gap of silence, not a continuation.
+  r.caller(tone(160, 3000), 1520)
+  const out = await r.finish(2000)
+  t.same(out, { status: 'completed', durationMs: 2000 })
+  const { wav, channels } = await readWav(row.id)
+  t.match(wav, { numChannels: 2, sampleRate: 8000, bitsPerSample: 16 })
+  const [left, right] = channels as [Int16Array, Int16Array]
+  t.equal(left.length, 16000, 'two seconds at 8 kHz')
+  t.ok(allEqual(left, 0, 800, 0), 'silence before the caller spoke')
+  t.ok(allEqual(left, 800, 2400, 1000), 'caller audio from 100 ms to 300 ms')
+  t.ok(allEqual(left, 2400, 12000, 0), 'silence while nobody spoke')
+  t.ok(allEqual(left, 12000, 12160, 3000), 'caller audio after the gap at its arrival time')
+  t.ok(allEqual(right, 0, 4000, 0) && allEqual(right, 4000, 4800, -2000) && allEqual(right, 4800, 16000, 0), 'agent audio at 500 ms')
+  const row2 = await db
+    .selectFrom('sessions')
+    .select(['recording_status', 'recording_url'])
+    .where('id', '=', row.id)
+    .executeTakeFirstOrThrow()
+  t.same(row2, { recording_status: 'completed', recording_url: 'u' })
+})
+
+t.test('a DTMF mask silences the caller before and after the digit, including audio already written', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  for (let i = 1; i <= 50; i++) r.caller(tone(160, 500), i * 20)
+  // Let the flush timer write what came so far, so the mask has to overwrite stored audio too.
+  await new Promise((res) => setTimeout(res, 120))
+  r.maskCaller(750, 1250)
+  for (let i = 51; i <= 100; i++) r.caller(tone(160, 500), i * 20)
+  await r.finish(2000)
+  const [left] = (await readWav(row.id)).channels as [Int16Array]
+  t.ok(allEqual(left, 0, 6000, 500), 'audio before the mask')
+  t.ok(allEqual(left, 6000, 10000, 0), '750 ms to 1250 ms silenced')
+  t.ok(allEqual(left, 10000, 16000, 500), 'audio after the mask')
+})
+
+t.test('a clear cuts the agent channel at the clear, even where future audio was written', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  const playout = new EstimatedPlayout(r, 8000)
+  // A whole second sent at once at 100 ms plays until 1100 ms; the caller barges in at 600 ms.
+  playout.sent(1, tone(8000, 1234), 100)
+  await new Promise((res) => setTimeout(res, 120))
+  playout.cleared(600)
+  playout.sent(2, tone(800, 77), 1500)
+  await r.finish(2000)
+  const [, right] = (await readWav(row.id)).channels as [Int16Array, Int16Array]
+  t.ok(allEqual(right, 800, 4800, 1234), 'played from 100 ms to the clear')
+  t.ok(allEqual(right, 4800, 12000, 0), 'silent from the clear on')
+  t.ok(allEqual(right, 12000, 12800, 77), 'the next reply at its time')
+})
+
+t.test('with marks, agent audio ends where its mark came back; unconfirmed audio is cut at the clear', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  const playout = new MarkedPlayout(r, 8000)
+  // Sent at 0 ms (faster than real time), heard 200-400 ms and 400-600 ms per the marks.
+  playout.sent(1, tone(1600, 11), 0)
+  playout.sent(2, tone(1600, 22), 0)
+  playout.sent(3, tone(1600, 33), 0)
+  playout.played(1, 400)
+  playout.played(2, 600)
+  // Chunk 3 plays from 600 ms; the clear at 700 ms stops it.
+  playout.cleared(700)
+  await r.finish(1000)
+  const [, right] = (await readWav(row.id)).channels as [Int16Array, Int16Array]
+  t.ok(allEqual(right, 0, 1600, 0), 'nothing before playback began')
+  t.ok(allEqual(right, 1600, 3200, 11) && allEqual(right, 3200, 4800, 22), 'chunks where their marks said')
+  t.ok(allEqual(right, 4800, 5600, 33), 'the unconfirmed chunk until the clear')
+  t.ok(allEqual(right, 5600, 8000, 0), 'silent after the clear')
+})
+
+t.test('mono mixdown and byte ranges of the file', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 16000, 'u'), 16000)
+  r.caller(tone(1600, 100), 200)
+  r.agent(tone(1600, 50), 100)
+  await r.finish(500)
+  const mono = await readWav(row.id, 1)
+  t.match(mono.wav, { numChannels: 1, sampleRate: 16000 })
+  const m = mono.channels[0] as Int16Array
+  t.equal(m.length, 8000)
+  t.ok(allEqual(m, 1600, 3200, 150), 'both channels summed')
+  const whole = (await readWav(row.id)).bytes
+  const part = (await readWav(row.id, 2, [40, 4099])).bytes
+  t.same(part, whole.subarray(40, 4100), 'a range is the same bytes as the whole file has there')
+})
+
+t.test('a failing store fails the recording, not the caller of the recorder', async (t) => {
+  const row = await sessionRow()
+  const base = databaseSink(db, row, 8000, 'u')
+  const sink: RecordingSink = { ...base, append: async () => Promise.reject(new Error('disk full')) }
+  const r = recorder(sink)
+  for (let i = 1; i <= 20; i++) r.caller(tone(160, 9), i * 20)
+  const out = await r.finish(1000)
+  t.match(out, { status: 'failed', error: /disk full/ })
+  t.equal((await findRecording(db, gw.orgId, agent.id, row.id))?.status, 'failed')
+  const s = await db.selectFrom('sessions').select('recording_status').where('id', '=', row.id).executeTakeFirstOrThrow()
+  t.equal(s.recording_status, 'not_available')
+})
+
+t.test('a store that falls behind fails the recording instead of growing memory', async (t) => {
+  const row = await sessionRow()
+  const base = databaseSink(db, row, 8000, 'u')
+  let release!: () => void
+  const stuck = new Promise<void>((res) => (release = res))
+  const sink: RecordingSink = { ...base, append: () => stuck }
+  const r = recorder(sink, 8000, { maxQueuedBytes: 64 * 1024 })
+  // 10 s of audio while the store answers nothing: more than 64 KiB waits.
+  for (let i = 1; i <= 500; i++) r.caller(tone(160, 9), i * 20)
+  t.ok(r.failed, 'failed as soon as the bound was passed')
+  release()
+  t.match(await r.finish(10_000), { status: 'failed', error: /fell behind/ })
+})
+
+t.test('retention deletes finished recordings older than the limit, and only those', async (t) => {
+  const old = await sessionRow()
+  const fresh = await sessionRow()
+  for (const row of [old, fresh]) {
+    const r = recorder(databaseSink(db, row, 8000, 'u'))
+    r.caller(tone(160, 5), 20)
+    await r.finish(100)
+  }
+  const live = await sessionRow()
+  recorder(databaseSink(db, live, 8000, 'u'))
+  while ((await findRecording(db, gw.orgId, agent.id, live.id)) === undefined) await new Promise((res) => setTimeout(res, 10))
+  await sql`update recordings set created_at = now() - interval '40 days' where session_id in (${old.id}, ${live.id})`.execute(db)
+  const { RecordingRetention } = await import('../../gateway/sessions/recording/retention.js')
+  const deleted = await new RecordingRetention(db, silentLogger(), 30).sweep()
+  t.equal(deleted, 1, 'the old finished one; one still in progress stays')
+  t.equal(await findRecording(db, gw.orgId, agent.id, old.id), undefined)
+  t.equal((await findRecording(db, gw.orgId, agent.id, fresh.id))?.status, 'completed')
+  t.equal((await findRecording(db, gw.orgId, agent.id, live.id))?.status, 'in_progress')
+  const s = await db.selectFrom('sessions').select(['recording_status', 'recording_url']).where('id', '=', old.id).executeTakeFirstOrThrow()
+  t.same(s, { recording_status: 'not_available', recording_url: null })
+  const chunks = await db.selectFrom('recording_chunks').select('seq').where('session_id', '=', old.id).execute()
+  t.equal(chunks.length, 0, 'its audio is gone too')
+})
+
+t.test('a recording left in progress by a dead process fails when the sweeper ends its session', async (t) => {
+  const { startWebhookReceiver } = await import('../helpers/webhook-receiver.js')
+  const { sendDetachedSessionEnd, ORPHANED_RECORDING_ERROR } = await import('../../gateway/sessions/detached-session-end.js')
+  const receiver = await startWebhookReceiver()
+  t.teardown(() => receiver.close())
+  const a = (await gw.request('POST', '/v1/agents', { body: {} })).body
+  const saved = await gw.request('POST', `/v1/agents/${a.id}`, {
+    body: { config: { ...a.config, session_webhook: { url: `${receiver.url}/hook` } } },
+  })
+  t.equal(saved.status, 200, saved.text)
+  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: a.id } })
+  const row = await db.selectFrom('sessions').selectAll().where('conversation_id', '=', auth.body.conversation_id).executeTakeFirstOrThrow()
+  recorder(databaseSink(db, row, 8000, 'u')).caller(tone(160, 5), 20)
+  while ((await findRecording(db, gw.orgId, a.id, row.id)) === undefined) await new Promise((res) => setTimeout(res, 10))
+  await sendDetachedSessionEnd({ db, log: silentLogger(), allowInsecureWebhooks: true }, row)
+  t.equal((await findRecording(db, gw.orgId, a.id, row.id))?.status, 'failed')
+  const update = await receiver.waitFor((q) => q.json?.type === 'session.update' && q.json.session_id === row.id)
+  t.match(update.json, { recording_status: 'failed', error_message: ORPHANED_RECORDING_ERROR, metadata: {} })
+  t.ok(
+    receiver.requests.some((q) => q.json?.type === 'session.end' && q.json.session_id === row.id),
+    'session.end too',
+  )
+})
+
+t.test('caller audio found to be placed late moves back, whole and in order, but never over written audio', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  // Three 20 ms frames read together at 300 ms: each says it ended at 300 ms (the session lowers its zero).
+  r.caller(tone(160, 1), 300)
+  r.caller(tone(160, 2), 300)
+  r.caller(tone(160, 3), 300)
+  await r.finish(1000)
+  const [left] = (await readWav(row.id)).channels as [Int16Array]
+  t.ok(allEqual(left, 0, 1920, 0), 'nothing before')
+  t.ok(allEqual(left, 1920, 2080, 1) && allEqual(left, 2080, 2240, 2) && allEqual(left, 2240, 2400, 3), 'in order, ending at 300 ms')
+  t.ok(allEqual(left, 2400, 8000, 0), 'nothing after')
+})
