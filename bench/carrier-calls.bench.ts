@@ -26,6 +26,8 @@ import { StallRecorder, uncovered, type Stall } from './stalls.js'
 
 const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10)
 const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
+/** `1`: the organization records its calls (issue 14's cost per call: run with and without). */
+const RECORDING = process.env.CARRIER_BENCH_RECORDING === '1'
 const PUBLIC_URL = 'https://voice.example.test'
 
 /**
@@ -107,7 +109,7 @@ async function run(calls: number): Promise<BenchRow> {
     })
     return r.json() as Promise<any>
   }
-  await store.db.updateTable('organizations').set({ max_concurrent_sessions: null }).execute()
+  await store.db.updateTable('organizations').set({ max_concurrent_sessions: null, recording_enabled: RECORDING }).execute()
   const agent = await api('POST', '/v1/agents', { template_id: 'voice-agent-webhook' })
   const cfg = structuredClone(agent.config)
   cfg.plugins = cfg.plugins.map((p: any) =>
@@ -174,6 +176,7 @@ async function run(calls: number): Promise<BenchRow> {
   const machineNote = machine.filter((s) => s.to - s.from > 10).length
   return {
     calls,
+    recording: RECORDING ? 'on' : 'off',
     'frames handled': frameTimes.length,
     'frame handling p99 ms': fmt(frameTimes[Math.floor(frameTimes.length * 0.99)] ?? 0),
     'loop delay p99 ms': fmt(loop.percentile(99) / 1e6),

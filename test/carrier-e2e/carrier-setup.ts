@@ -10,7 +10,7 @@ import { placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes
 import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
 import type { FakeWsServer } from '../fakes/deepgram/fake-ws-server.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
-import type { BackendReply } from '../fakes/backend/fake-backend.js'
+import { startFakeBackend, type BackendReply, type FakeBackend } from '../fakes/backend/fake-backend.js'
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { loadFixture } from '../fixtures/audio/signals.js'
 
@@ -165,6 +165,34 @@ export async function startVoiceWorld(t: { teardown(fn: () => unknown): void }, 
   })
   t.teardown(() => c.gw.close())
   return { c, deepgram, transcripts }
+}
+
+/**
+ * A tenant whose agent (the webhook template) posts every turn to a fake customer backend, recognises English with
+ * nova-3 and ends a turn 800 ms after the last final: the phone-call tests' usual agent. `edit` changes the config
+ * further before it is saved.
+ */
+export async function newBackendTenant(
+  t: { teardown(fn: () => unknown): void },
+  c: CarrierGw,
+  authToken: string,
+  edit: (config: any) => void = () => undefined,
+): Promise<{ tenant: CarrierTenant; backend: FakeBackend }> {
+  const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken } })
+  const backend = await startFakeBackend({ secret: tenant.webhookSecret })
+  t.teardown(() => backend.close())
+  const agent = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey })).body
+  const config = structuredClone(agent.config)
+  config.plugins = config.plugins.map((p: { use: string; options: Record<string, unknown> }) => {
+    if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url: backend.url } }
+    if (p.use === 'stt.vendor_a') return { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
+    if (p.use === 'turn_manager') return { ...p, options: { ...p.options, base_timeout_ms: 800 } }
+    return p
+  })
+  edit(config)
+  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
+  if (r.status !== 200) throw new Error(r.text)
+  return { tenant, backend }
 }
 
 /** A backend reply streamed as SSE: each text a `response.tts` for `turnId`, then `response.end`. */

@@ -1,27 +1,12 @@
 import t from 'tap'
-import { startFakeBackend } from '../fakes/backend/fake-backend.js'
-import { callTenant, eventually, newTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
+import { callTenant, eventually, newBackendTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 import { LATENCY_STAGES } from '../../pipeline/contract.js'
 
 // A phone call through the carrier simulator, with the speech vendors and the customer backend as local fakes:
 // the stored breakdown of each turn is checked against the turn's latency_ms and the next message webhook.
 const { c, transcripts } = await startVoiceWorld(t)
-const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken: 'latency-token' } })
-const backend = await startFakeBackend({ secret: tenant.webhookSecret })
-t.teardown(() => backend.close())
-{
-  const agent = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey })).body
-  const config = structuredClone(agent.config)
-  config.plugins = config.plugins.map((p: { use: string; options: Record<string, unknown> }) => {
-    if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url: backend.url } }
-    if (p.use === 'stt.vendor_a') return { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
-    if (p.use === 'turn_manager') return { ...p, options: { ...p.options, base_timeout_ms: 800 } }
-    return p
-  })
-  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
-  if (r.status !== 200) throw new Error(r.text)
-}
+const { tenant, backend } = await newBackendTenant(t, c, 'latency-token')
 
 type Stage = { name: string; at_ms: number; duration_ms: number }
 

@@ -7,9 +7,9 @@
 import t from 'tap'
 import wavefile from 'wavefile'
 import { performance } from 'node:perf_hooks'
-import { startFakeBackend, verifySignature } from '../fakes/backend/fake-backend.js'
+import { verifySignature } from '../fakes/backend/fake-backend.js'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
-import { callTenant, eventually, newTenant, PUBLIC_URL, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
+import { callTenant, eventually, newBackendTenant, PUBLIC_URL, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { startTestGateway } from '../helpers/gateway.js'
@@ -19,21 +19,10 @@ const { c, transcripts } = await startVoiceWorld(t)
 const receiver = await startWebhookReceiver()
 t.teardown(() => receiver.close())
 
-const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken: 'rec-token' } })
-const backend = await startFakeBackend({ secret: tenant.webhookSecret })
-t.teardown(() => backend.close())
-{
-  const agent = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey })).body
-  const config = structuredClone(agent.config)
-  config.plugins = config.plugins.map((p: { use: string; options: Record<string, unknown> }) => {
-    if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url: backend.url } }
-    if (p.use === 'stt.vendor_a') return { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
-    if (p.use === 'turn_manager') return { ...p, options: { ...p.options, base_timeout_ms: 800 } }
-    return p
-  })
+const { tenant, backend } = await newBackendTenant(t, c, 'rec-token', (config) => {
   config.session_webhook = { url: `${receiver.url}/lifecycle` }
-  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
-  if (r.status !== 200) throw new Error(r.text)
+})
+{
   const org = await c.gw.request('PATCH', `/admin/v1/organizations/${tenant.orgId}`, { admin: true, body: { recording_enabled: true } })
   if (org.status !== 200) throw new Error(org.text)
 }

@@ -1,8 +1,7 @@
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { startFakeBackend } from '../fakes/backend/fake-backend.js'
-import { callTenant, eventually, newTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
+import { callTenant, eventually, newBackendTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 import { LATENCY_STAGES } from '../../pipeline/contract.js'
 
@@ -26,21 +25,7 @@ t.teardown(() => receiver.close())
 const { c, transcripts } = await startVoiceWorld(t, {
   OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
 })
-const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken: 'traces-token' } })
-const backend = await startFakeBackend({ secret: tenant.webhookSecret })
-t.teardown(() => backend.close())
-{
-  const agent = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey })).body
-  const config = structuredClone(agent.config)
-  config.plugins = config.plugins.map((p: { use: string; options: Record<string, unknown> }) => {
-    if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url: backend.url } }
-    if (p.use === 'stt.vendor_a') return { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
-    if (p.use === 'turn_manager') return { ...p, options: { ...p.options, base_timeout_ms: 800 } }
-    return p
-  })
-  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
-  if (r.status !== 200) throw new Error(r.text)
-}
+const { tenant, backend } = await newBackendTenant(t, c, 'traces-token')
 
 t.test("a call's turns arrive as spans, each with a child per latency stage", async (t) => {
   t.equal(c.gw.gateway.tracing, true, 'OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on')

@@ -1,27 +1,12 @@
 import t from 'tap'
-import { startFakeBackend } from '../fakes/backend/fake-backend.js'
-import { callTenant, eventually, newTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
+import { callTenant, eventually, newBackendTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 
 // Speech vendors and the customer backend are local fakes speaking their real protocols.
 const { c, transcripts } = await startVoiceWorld(t)
 
 const TOKEN = 'voice-call-token'
-const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken: TOKEN } })
-const backend = await startFakeBackend({ secret: tenant.webhookSecret })
-t.teardown(() => backend.close())
-{
-  const agent = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey })).body
-  const config = structuredClone(agent.config)
-  config.plugins = config.plugins.map((p: { use: string; options: Record<string, unknown> }) => {
-    if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url: backend.url } }
-    if (p.use === 'stt.vendor_a') return { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
-    if (p.use === 'turn_manager') return { ...p, options: { ...p.options, base_timeout_ms: 800 } }
-    return p
-  })
-  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
-  if (r.status !== 200) throw new Error(r.text)
-}
+const { tenant, backend } = await newBackendTenant(t, c, TOKEN)
 
 /** Places a call (each test scripts its own transcripts); requests of other calls are not looked at. */
 async function connect(callSid: string, playbackSpeed = 1, say: string[] = []) {
