@@ -90,7 +90,13 @@ export class ChunkRecorder implements Recorder {
   start(): void {
     if (this.#started !== undefined) return
     this.#started = this.#opts.sink.start().catch((e: unknown) => this.#fail(`recording could not start: ${message(e)}`))
-    this.#timer = setInterval(() => this.#flushAll(false), this.#opts.flushIntervalMs ?? 1000)
+    // A random phase: calls that connected together (a campaign, a restart) must not all write in the same tick.
+    const every = this.#opts.flushIntervalMs ?? 1000
+    this.#timer = setTimeout(() => {
+      this.#flushAll(false)
+      this.#timer = setInterval(() => this.#flushAll(false), every)
+      this.#timer.unref()
+    }, Math.random() * every)
     this.#timer.unref()
   }
 
