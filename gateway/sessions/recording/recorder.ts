@@ -4,6 +4,7 @@
  * storage happens on a bounded queue behind it, and a store that fails or falls behind fails the recording, never
  * the call.
  */
+import { endianness } from 'node:os'
 import type { Log } from '../../../core/log.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../../store/recordings.js'
 
@@ -45,6 +46,9 @@ export interface ChunkRecorderOptions {
 
 /** Caller audio this close to where the previous chunk ended continues it. */
 const SNAP_MS = 3
+
+/** Chunks are little-endian PCM: on such a machine the samples' bytes are copied as they are. */
+const LITTLE_ENDIAN = endianness() === 'LE'
 
 /** One channel's unflushed audio: a contiguous run of samples starting at `start`. */
 class Track {
@@ -210,7 +214,12 @@ export class ChunkRecorder implements Recorder {
   #flush(t: Track): void {
     if (t.length === 0) return
     const pcm = Buffer.allocUnsafe(t.length * 2)
-    for (let i = 0; i < t.length; i++) pcm.writeInt16LE(t.buf[i] as number, i * 2)
+    if (LITTLE_ENDIAN) {
+      // One copy of the samples' bytes (an Int16Array is in the machine's byte order, little-endian here).
+      pcm.set(new Uint8Array(t.buf.buffer, t.buf.byteOffset, t.length * 2))
+    } else {
+      for (let i = 0; i < t.length; i++) pcm.writeInt16LE(t.buf[i] as number, i * 2)
+    }
     this.#enqueue({ seq: ++this.#seq, channel: t.channel, startSample: t.start, sampleCount: t.length, pcm })
     t.writtenEnd = Math.max(t.writtenEnd, t.end)
     t.start = t.end
