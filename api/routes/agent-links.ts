@@ -13,6 +13,7 @@ import { authorizeSession } from '../../gateway/sessions/authorize.js'
 import { bearer, type ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
+import { authorizationBody } from './sessions.js'
 
 /** The URL a link opens: the demo page with the token in the fragment (never sent in requests or Referer). */
 export function agentLinkUrl(publicUrl: string, token: string): string {
@@ -90,7 +91,7 @@ export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
       },
       { allowInsecureWebhooks: deps.allowInsecureWebhooks },
     )
-    ctx.body = { client_session_key: auth.clientSessionKey, conversation_id: auth.conversationId, config: auth.config }
+    ctx.body = authorizationBody(auth)
   })
   return r
 }

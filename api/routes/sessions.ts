@@ -3,7 +3,7 @@ import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
-import { authorizeSession } from '../../gateway/sessions/authorize.js'
+import { authorizeSession, type Authorization } from '../../gateway/sessions/authorize.js'
 import { getSessionRow, sessionTranscript } from '../../gateway/store/sessions.js'
 import { sessionDetails, type LiveUsage } from '../../gateway/sessions/session-details.js'
 import type { ApiState } from '../auth.js'
@@ -19,6 +19,11 @@ export const authorizeSchema = z.strictObject({
   // Browser SDKs send it to the customer's endpoint, which may pass it on; accepted and not used.
   sdk_version: z.string().max(100).optional(),
 })
+
+/** The SPEC's authorize_session answer (also what an agent link's authorization answers). */
+export function authorizationBody(auth: Authorization) {
+  return { client_session_key: auth.clientSessionKey, conversation_id: auth.conversationId, config: auth.config }
+}
 
 /** Largest authorization metadata, serialised; it travels in every webhook. */
 const MAX_METADATA_BYTES = 16 * 1024
@@ -54,7 +59,7 @@ export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
       },
       { allowInsecureWebhooks: deps.allowInsecureWebhooks },
     )
-    ctx.body = { client_session_key: auth.clientSessionKey, conversation_id: auth.conversationId, config: auth.config }
+    ctx.body = authorizationBody(auth)
   })
 
   r.get('/v1/agents/:agent_id/sessions/:session_id', async (ctx) => {

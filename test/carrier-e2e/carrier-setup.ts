@@ -6,7 +6,7 @@
 import type { CarrierOptions } from '../../gateway/app.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
-import { placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
+import { newCallSid, placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
 import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
 import type { FakeWsServer } from '../fakes/deepgram/fake-ws-server.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
@@ -193,6 +193,22 @@ export async function newBackendTenant(
   const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
   if (r.status !== 200) throw new Error(r.text)
   return { tenant, backend }
+}
+
+/**
+ * A connected real-time call (4x playback) whose caller will say the two phrases of `two-phrases.wav` ('what are
+ * your opening hours', 'and on sundays') to an agent that greets with 'Hello.' and answers each with 'We open at
+ * nine.'; with its call sid and session row.
+ */
+export async function connectTwoTurnCall(c: CarrierGw, tenant: CarrierTenant, backend: FakeBackend, transcripts: string[]) {
+  const callSid = newCallSid()
+  transcripts.length = 0
+  transcripts.push('what are your opening hours', 'and on sundays')
+  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'We open at nine.')
+  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 4 })
+  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
+  const row = await eventually(async () => sessionOfCall(c, callSid))
+  return { callSid, call: r.call, row }
 }
 
 /** A backend reply streamed as SSE: each text a `response.tts` for `turnId`, then `response.end`. */

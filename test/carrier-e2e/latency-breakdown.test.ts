@@ -1,6 +1,5 @@
 import t from 'tap'
-import { callTenant, eventually, newBackendTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
-import { newCallSid } from '../fakes/carrier/phone-simulator.js'
+import { connectTwoTurnCall, eventually, newBackendTenant, sessionOfCall, speech, startVoiceWorld } from './carrier-setup.js'
 import { LATENCY_STAGES } from '../../pipeline/contract.js'
 
 // A phone call through the carrier simulator, with the speech vendors and the customer backend as local fakes:
@@ -11,14 +10,7 @@ const { tenant, backend } = await newBackendTenant(t, c, 'latency-token')
 type Stage = { name: string; at_ms: number; duration_ms: number }
 
 t.test("each turn's stored breakdown is ordered, adds up to its latency_ms, and rides on the next message", async (t) => {
-  const callSid = newCallSid()
-  transcripts.length = 0
-  transcripts.push('what are your opening hours', 'and on sundays')
-  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'We open at nine.')
-  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 4 })
-  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
-  const call = r.call
-  const row = await eventually(async () => sessionOfCall(c, callSid))
+  const { callSid, call, row } = await connectTwoTurnCall(c, tenant, backend, transcripts)
   const waitRequest = (pred: (json: any) => boolean) =>
     eventually(async () => backend.requests.find((q) => q.json?.session_id === row.id && pred(q.json)), 15_000)
   const allHeard = () =>

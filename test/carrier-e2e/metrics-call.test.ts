@@ -1,5 +1,14 @@
 import t from 'tap'
-import { callTenant, eventually, newNumber, newBackendTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
+import {
+  callTenant,
+  connectTwoTurnCall,
+  eventually,
+  newBackendTenant,
+  newNumber,
+  sessionOfCall,
+  speech,
+  startVoiceWorld,
+} from './carrier-setup.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 import { parseScrape } from '../metrics/prom-text.js'
 
@@ -15,14 +24,7 @@ const scrape = async () => {
 }
 
 t.test("a call's turns, session and webhooks show in the scrape while it runs", async (t) => {
-  const callSid = newCallSid()
-  transcripts.length = 0
-  transcripts.push('what are your opening hours', 'and on sundays')
-  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'We open at nine.')
-  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 4 })
-  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
-  const call = r.call
-  const row = await eventually(async () => sessionOfCall(c, callSid))
+  const { callSid, call, row } = await connectTwoTurnCall(c, tenant, backend, transcripts)
   const waitRequest = (pred: (json: any) => boolean) =>
     eventually(async () => backend.requests.find((q) => q.json?.session_id === row.id && pred(q.json)), 15_000)
   const answeredTurns = async () => {

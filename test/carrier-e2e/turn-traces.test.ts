@@ -1,8 +1,7 @@
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { callTenant, eventually, newBackendTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
-import { newCallSid } from '../fakes/carrier/phone-simulator.js'
+import { connectTwoTurnCall, eventually, newBackendTenant, speech, startVoiceWorld } from './carrier-setup.js'
 import { LATENCY_STAGES } from '../../pipeline/contract.js'
 
 // An OTLP/HTTP receiver (JSON encoding, as @opentelemetry/exporter-trace-otlp-http sends it) records the spans.
@@ -29,20 +28,14 @@ const { tenant, backend } = await newBackendTenant(t, c, 'traces-token')
 
 t.test("a call's turns arrive as spans, each with a child per latency stage", async (t) => {
   t.equal(c.gw.gateway.tracing, true, 'OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on')
-  const callSid = newCallSid()
-  transcripts.length = 0
-  transcripts.push('what are your opening hours', 'and on sundays')
-  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'We open at nine.')
-  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 4 })
-  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
-  const row = await eventually(async () => sessionOfCall(c, callSid))
+  const { call, row } = await connectTwoTurnCall(c, tenant, backend, transcripts)
   const messages = () => backend.requests.filter((q) => q.json?.session_id === row.id && q.json.type === 'message').length
   await eventually(async () => (backend.requests.some((q) => q.json?.type === 'session.start') ? true : undefined), 15_000)
-  await r.call.sendAudio(speech('two-phrases.wav'))
+  await call.sendAudio(speech('two-phrases.wav'))
   await eventually(async () => (messages() === 1 ? true : undefined), 15_000)
-  await r.call.sendAudio(speech('two-phrases.wav'))
+  await call.sendAudio(speech('two-phrases.wav'))
   await eventually(async () => (messages() === 2 ? true : undefined), 15_000)
-  await r.call.hangup()
+  await call.hangup()
   // The batch processor exports within seconds; wait for both turns' spans to arrive.
   const turns = await eventually(async () => {
     const roots = spans.filter((s) => s.name === 'voice.turn')

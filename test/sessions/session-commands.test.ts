@@ -33,8 +33,8 @@ t.test('a payload over the NOTIFY limit is refused before it is sent', async (t)
   await t.rejects(gw.store.notifications.publish('é'.repeat(NOTIFY_PAYLOAD_LIMIT_BYTES / 2 + 1)), RangeError)
 })
 
-t.test('a session running under another session manager is ended through the bus', async (t) => {
-  // A second manager on the same store and channel stands in for another replica (on PGlite, one process).
+/** A second manager on the same store and channel: another replica (on PGlite, in this one process). */
+async function anotherReplica(t: { teardown(fn: () => unknown): void }): Promise<SessionManager> {
   const other = new SessionManager(
     { db: gw.store.db, log: silentLogger(), allowInsecureWebhooks: true, usageRatePerMinute: 0 },
     30_000,
@@ -42,6 +42,11 @@ t.test('a session running under another session manager is ended through the bus
   )
   await other.start()
   t.teardown(() => other.shutdown(0))
+  return other
+}
+
+t.test('a session running under another session manager is ended through the bus', async (t) => {
+  const other = await anotherReplica(t)
   const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
   const key = (await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })).body.client_session_key
   const opened = await other.open(key, new MemoryTransport(), { ipAddress: null, countryCode: null })
@@ -55,13 +60,7 @@ t.test('a session running under another session manager is ended through the bus
 })
 
 t.test('POST .../sessions/{id}/end ends a session another session manager runs', async (t) => {
-  const other = new SessionManager(
-    { db: gw.store.db, log: silentLogger(), allowInsecureWebhooks: true, usageRatePerMinute: 0 },
-    30_000,
-    gw.store.notifications,
-  )
-  await other.start()
-  t.teardown(() => other.shutdown(0))
+  const other = await anotherReplica(t)
   const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
   const key = (await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })).body.client_session_key
   const authorized = await gw.store.db.selectFrom('sessions').select('id').where('agent_id', '=', agent.id).executeTakeFirstOrThrow()
