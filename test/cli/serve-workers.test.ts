@@ -64,6 +64,14 @@ t.test(
           .execute()
       ).map((r) => ({ ...r, pid: Number(String(r.lease_owner).split(':').at(-2)) }))
 
+    // spawnServe returns once the port answers, i.e. once one worker listens: wait for both, or every session
+    // may land on the first.
+    const listening = () =>
+      g
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('voxgate listening')).length
+    for (const deadline = Date.now() + 30_000; listening() < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50))
     const sockets = []
     for (let i = 0; i < 6; i++) sockets.push(await open())
     const first = await owners()
