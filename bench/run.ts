@@ -9,6 +9,7 @@ interface BenchEntry {
 
 const benches: BenchEntry[] = [
   { name: 'codec', load: () => import('./codec.bench.js') },
+  { name: 'beep-detector', load: () => import('./beep-detector.bench.js') },
   { name: 'resampler', load: () => import('./resampler.bench.js') },
   { name: 'vad-model', load: () => import('./vad-model.bench.js') },
   { name: 'vad-calls', load: () => import('./vad-calls.bench.js') },
@@ -16,6 +17,7 @@ const benches: BenchEntry[] = [
   { name: 'carrier-calls', load: () => import('./carrier-calls.bench.js') },
   { name: 'pipeline-latency', load: () => import('./pipeline-latency.bench.js') },
   { name: 'startup', load: () => import('./startup.bench.js') },
+  { name: 'tunnel-latency', load: () => import('./tunnel-latency.bench.js') },
 ]
 
 function printTable(rows: BenchRow[]): void {

@@ -44,6 +44,8 @@ const EXTERNAL = [
   'tsx',
   // Loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set; the SDK reads files of its own.
   '@opentelemetry/*',
+  // Loaded only when RECORDING_S3_BUCKET is set; large, and nothing gained by bundling it.
+  '@aws-sdk/*',
   'bufferutil',
   'utf-8-validate',
   '@echogarden/espeak-ng-emscripten',

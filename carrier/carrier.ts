@@ -4,8 +4,10 @@
  */
 import type { CallStatus, FinalCallStatus } from '../core/call-status.js'
 import type { CarrierCredentials } from '../core/carrier-credentials.js'
+import type { TransferTarget } from '../core/transfer-target.js'
+import type { MachineVerdict } from '../core/machine-verdict.js'
 
-export type { CarrierCredentials }
+export type { CarrierCredentials, TransferTarget }
 
 /** Options every async carrier operation accepts. */
 export interface CarrierCallOptions {
@@ -212,6 +214,18 @@ export interface CarrierCreateCallRequest extends CarrierCallOptions {
   readonly statusCallbackEvents?: readonly CarrierStatusCallbackEvent[]
   /** Seconds to let the phone ring before giving up. */
   readonly timeoutSec?: number
+  /** Ask for asynchronous answering machine detection, reported to `callbackUrl`. */
+  readonly machineDetection?: { readonly callbackUrl: string } | undefined
+}
+
+/** An answering machine detection callback. */
+export interface CarrierMachineDetection {
+  readonly callSid: string
+  /** The carrier's own value (`machine_end_beep`, ...), for the log. */
+  readonly answeredBy: string
+  readonly verdict: MachineVerdict
+  /** How long the carrier took to decide, when it said. */
+  readonly detectionMs: number | undefined
 }
 
 /** A call as the carrier reports it. */
@@ -226,6 +240,11 @@ export interface CarrierCallsClient {
   createCall(request: CarrierCreateCallRequest): Promise<CarrierCall>
   /** Hang up a call. Throws `CarrierApiError` (or the signal's reason when aborted). */
   hangup(sid: string, options?: CarrierCallOptions): Promise<CarrierCall>
+  /**
+   * Replace what a live call does with new markup (a transfer: the call leaves its media stream and dials).
+   * Throws `CarrierApiError` (or the signal's reason when aborted).
+   */
+  updateCall(sid: string, markup: string, options?: CarrierCallOptions): Promise<CarrierCall>
 }
 
 /** Stable codes of `CarrierApiError`. */
@@ -309,6 +328,8 @@ export interface CarrierMarkup {
   connectStream(streamUrl: string, parameters?: readonly CarrierStreamParameter[] | Readonly<Record<string, string>>): string
   /** Document that speaks `text` and hangs up (refusals). */
   sayAndHangup(text: string): string
+  /** Document that connects the call to `target` (a transfer); the call leaves voxgate with it. */
+  dial(target: TransferTarget): string
 }
 
 /**
@@ -327,6 +348,8 @@ export interface Carrier {
   parseVoiceHook(params: CarrierFormParams): CarrierVoiceHook
   /** Parse a status callback form. */
   parseStatusCallback(params: CarrierFormParams): CarrierStatusParseResult
+  /** Parse an answering machine detection callback; undefined when it lacks the call or the verdict. */
+  parseMachineDetection(params: CarrierFormParams): CarrierMachineDetection | undefined
   /** The status to store when `incoming` arrives while the call is `current` (never backwards). */
   nextStatus(current: CarrierCallStatus | undefined, incoming: CarrierCallStatus): CarrierCallStatus
   /** True for statuses after which nothing else happens to the call. */

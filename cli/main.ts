@@ -1,12 +1,38 @@
 import { serve } from './serve.js'
+import { CliError } from './common/cli-errors.js'
+import { initCommand } from './init/init-command.js'
+import { tunnelCommand } from './tunnel/tunnel-command.js'
+import { loginCommand, logoutCommand, whoamiCommand } from './login/login-command.js'
 
-const USAGE = `usage: voxgate <command>
+const USAGE = `usage: voxgate <command> [options]   (voxgate <command> --help for its options)
 
 commands:
   serve     run the gateway (configuration from the environment; see README)
             --workers N   N processes on one port (node:cluster; needs DATABASE_URL); WORKERS in the environment
+  login     sign this terminal in to an organization through the browser (--gateway URL)
+  logout    revoke the CLI's key and forget the login
+  whoami    print the gateway and organization the CLI acts for
+  init      create an example agent backend project in a new folder (--agent-id <id> to link an existing agent)
+  tunnel    relay the agent's webhooks to your local project (--agent-id, --path, --port, --tail)
   help      show this text
+
+exit codes: 0 success, 1 failure, 2 usage error
 `
+
+const SERVE_USAGE = `usage: voxgate serve [--workers N]
+
+Runs the gateway; its configuration comes from the environment (see README, Configuration).
+  --workers N   N processes on one port (node:cluster; needs DATABASE_URL); WORKERS in the environment
+`
+
+/** The commands that talk to a gateway: each returns its exit code or throws a CliError. */
+const COMMANDS: Record<string, (args: string[], env: NodeJS.ProcessEnv, out: (s: string) => void) => Promise<number>> = {
+  login: loginCommand,
+  logout: logoutCommand,
+  whoami: whoamiCommand,
+  init: initCommand,
+  tunnel: (args, env, out) => tunnelCommand(args, env, out),
+}
 
 /** The value of `--workers N` or `--workers=N` (validated with the configuration); null for other arguments. */
 function workersFlag(args: string[]): string | undefined | null {
@@ -22,6 +48,10 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   switch (command) {
     case 'serve': {
+      if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h')) {
+        process.stdout.write(SERVE_USAGE)
+        return 0
+      }
       const workers = workersFlag(rest)
       if (workers === null) {
         process.stderr.write(`voxgate: serve takes only --workers N\n${USAGE}`)
@@ -35,10 +65,27 @@ export async function main(argv: string[]): Promise<number> {
     case '-h':
       process.stdout.write(USAGE)
       return 0
-    default:
-      process.stderr.write(`voxgate: unknown command "${command}"\n${USAGE}`)
-      return 2
+    default: {
+      const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
+      if (run === undefined) {
+        process.stderr.write(`voxgate: unknown command "${command}"\n${USAGE}`)
+        return 2
+      }
+      try {
+        return await run(rest, process.env, writeOut)
+      } catch (e) {
+        if (!(e instanceof CliError)) throw e
+        process.stderr.write(
+          `voxgate ${command}: ${e.message}\n${e.exitCode === 2 ? `run voxgate ${command} --help for its options\n` : ''}`,
+        )
+        return e.exitCode
+      }
+    }
   }
+}
+
+function writeOut(text: string): void {
+  process.stdout.write(text)
 }
 
 // A reader of stdout or stderr that went away (a log collector, a closed pipe) emits EPIPE on the stream:

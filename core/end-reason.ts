@@ -13,6 +13,8 @@ export type EndReason =
   | 'silence_timeout'
   | 'shutdown'
   | 'error'
+  // The carrier connected the caller elsewhere (`response.transfer`, an addition to the SPEC).
+  | 'transferred'
   // Its process died and the sweeper ended it (connected or not).
   | 'lease_expired'
   // A newer authorization of the conversation replaced a key that was never used.
@@ -21,6 +23,8 @@ export type EndReason =
   | 'stream_not_connected'
   | 'call_status_timeout'
   | 'carrier_error'
+  // initiate_outbound found its organization's dial queue full (pacing): the call was never dialled.
+  | 'dial_queue_full'
   | CallEndReason
 
 /** A call that ended at the carrier before its media stream connected: `call_` and its final status. */

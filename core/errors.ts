@@ -23,13 +23,29 @@ export const ERRORS = {
   carrier_not_configured: { status: 400, message: 'carrier credentials are not configured for this organization' },
   insufficient_balance: { status: 402, message: 'insufficient balance' },
   invalid_signature: { status: 403, message: 'invalid carrier signature' },
+  authorization_pending: { status: 400, message: 'the sign-in has not been approved yet: poll again after `interval` seconds' },
+  expired_token: { status: 400, message: 'this device code has expired: start the sign-in again' },
+  access_denied: { status: 400, message: 'the sign-in was denied' },
+  invalid_grant: { status: 400, message: 'unknown or already used device code' },
+  organization_required: { status: 400, message: 'organization_id is required with the admin token' },
+  invalid_credentials: { status: 401, message: 'invalid API key or admin token' },
+  device_code_not_found: { status: 404, message: 'no pending sign-in with this code: it may have expired or been used' },
+  too_many_device_codes: { status: 429, message: 'too many pending sign-ins: approve, deny or let some expire first' },
   not_found: { status: 404, message: 'not found' },
+  webhook_delivery_not_found: { status: 404, message: 'webhook delivery not found' },
+  webhook_delivery_not_failed: { status: 409, message: 'only a failed webhook delivery can be sent again' },
+  webhook_delivery_not_resendable: { status: 409, message: 'this webhook delivery cannot be sent again' },
   agent_not_found: { status: 404, message: 'agent not found' },
   session_not_found: { status: 404, message: 'session not found' },
   organization_not_found: { status: 404, message: 'organization not found' },
   template_not_found: { status: 404, message: 'agent template not found' },
   agent_link_not_found: { status: 404, message: 'agent link not found' },
   recording_not_found: { status: 404, message: 'no recording for this session' },
+  recording_store_unavailable: {
+    status: 503,
+    message: 'the recording is in an object store this gateway is not configured for (RECORDING_S3_BUCKET)',
+  },
+  recording_store_failed: { status: 503, message: 'the object store holding the recording did not answer: retry later' },
   recording_in_progress: { status: 409, message: 'the recording is still being made: retry after the session.update webhook' },
   range_not_satisfiable: { status: 416, message: 'the requested byte range is not satisfiable' },
   method_not_allowed: { status: 405, message: 'method not allowed' },
@@ -46,6 +62,24 @@ export const ERRORS = {
   carrier_rate_limited: { status: 503, message: 'the carrier is rate limiting calls: retry later' },
   carrier_unavailable: { status: 502, message: 'the carrier API is unavailable' },
   carrier_timeout: { status: 504, message: 'the carrier API did not answer in time; the call may or may not have been placed' },
+  tunnel_exists: { status: 409, message: 'another tunnel is connected for this agent: stop it first' },
+  tunnel_limit: { status: 429, message: 'this organization has the most tunnels it may have open' },
+  tunnel_busy: { status: 503, message: 'the tunnel has too many requests in flight' },
+  tunnel_unavailable: { status: 502, message: 'no tunnel is connected at this address' },
+  tunnel_local_error: { status: 502, message: "the tunnel's local server did not answer" },
+  invalid_transfer_target: { status: 400, message: 'invalid transfer target' },
+  transfer_not_supported: { status: 400, message: 'this session cannot be transferred: only phone calls can' },
+  transfer_failed: { status: 502, message: 'the carrier could not transfer the call' },
+  invalid_dtmf_digits: { status: 400, message: 'invalid DTMF digits' },
+  dtmf_not_supported: { status: 400, message: 'this session has no audio to play keypad tones into' },
+  outbound_queue_full: {
+    status: 503,
+    message: 'too many outbound calls are waiting for the carrier account rate: retry after the time given in Retry-After',
+  },
+  machine_detection_not_supported: {
+    status: 400,
+    message: 'machine_detection applies to outbound phone calls (initiate_outbound), not to browser sessions',
+  },
   shutting_down: { status: 503, message: 'the gateway is shutting down' },
   database_unavailable: { status: 503, message: 'database unavailable' },
   internal: { status: 500, message: 'internal error' },
@@ -60,18 +94,25 @@ export class VoxgateError extends Error {
   readonly status: number
   /** Extra safe detail for the client, such as a list of validation errors. */
   readonly details: string[] | undefined
+  /** Seconds a client should wait before retrying (sent as `Retry-After`), for errors that pass with time. */
+  readonly retryAfterSeconds: number | undefined
 
-  constructor(code: ErrorCode, message?: string, options?: { details?: string[]; cause?: unknown }) {
+  constructor(code: ErrorCode, message?: string, options?: { details?: string[]; cause?: unknown; retryAfterSeconds?: number }) {
     super(message ?? ERRORS[code].message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'VoxgateError'
     this.code = code
     this.status = ERRORS[code].status
     this.details = options?.details
+    this.retryAfterSeconds = options?.retryAfterSeconds
   }
 }
 
 /** Builds a registered error; `message` overrides the registry's default text. */
-export function voxError(code: ErrorCode, message?: string, options?: { details?: string[]; cause?: unknown }): VoxgateError {
+export function voxError(
+  code: ErrorCode,
+  message?: string,
+  options?: { details?: string[]; cause?: unknown; retryAfterSeconds?: number },
+): VoxgateError {
   return new VoxgateError(code, message, options)
 }
 

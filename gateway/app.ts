@@ -10,6 +10,7 @@ import { fanOutMetrics } from '../core/metrics.js'
 import { maskKeyInPath } from '../core/log.js'
 import { SessionManager } from './sessions/session-manager.js'
 import type { SessionDeps } from './sessions/call-session.js'
+import { carrierTransferer } from './sessions/call-transfer.js'
 import { browserUpgradeHandler, BROWSER_WS_PATH, type BrowserAttach } from './browser/browser-upgrade.js'
 import { refuseUpgrade } from './http/upgrade-refusal.js'
 import { staticClient } from './http/static-client.js'
@@ -20,6 +21,10 @@ import { sessionsRouter } from '../api/routes/sessions.js'
 import { recordingsRouter } from '../api/routes/recordings.js'
 import type { RecordingSettings } from './sessions/recording/session-recording.js'
 import { RecordingRetention } from './sessions/recording/retention.js'
+import { RecordingMover } from './sessions/recording/recording-mover.js'
+import type { RecordingObjectStore } from './sessions/recording/object-store.js'
+import { EgressPolicy, type WebhookEgress } from './webhooks/egress-policy.js'
+import { egressFetch } from './webhooks/egress-fetch.js'
 import { healthRouter } from '../api/routes/health.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
 import { carrierHooksRouter } from '../api/routes/carrier-hooks.js'
@@ -29,12 +34,21 @@ import type { Carrier } from '../carrier/carrier.js'
 import { mediaStreamUpgradeHandler } from '../carrier/media-stream/media-stream-upgrade.js'
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
 import { createCallDeps, type CallDeps, type CallTimeouts } from './sessions/call-deps.js'
+import { deviceAuthRouter } from '../api/routes/device-auth.js'
+import { accountRouter } from '../api/routes/account.js'
+import { sessionListRouter } from '../api/routes/session-list.js'
+import { webhookDeliveriesRouter } from '../api/routes/webhook-deliveries.js'
 import { metricsRouter } from '../api/routes/metrics.js'
 import { docsRouter } from '../api/routes/docs.js'
 import { openApiDocument } from '../api/openapi/openapi-document.js'
 import { observeSharedVad } from '../pipeline/contract.js'
 import { PrometheusMetrics } from './prometheus-metrics.js'
 import { withCarrierMetrics } from './carrier-metrics.js'
+import { TunnelHub } from './tunnels/tunnel-hub.js'
+import { webhookSwap } from './tunnels/webhook-swap.js'
+import { TUNNEL_HTTP_PREFIX, TUNNEL_WS_PATH, tunnelUpgradeHandler } from './tunnels/tunnel-upgrade.js'
+import { tunnelRequestsRouter } from '../api/routes/tunnel-requests.js'
+import { networkInterfaces } from 'node:os'
 
 /** How long closing waits for upgraded sockets to finish their close handshakes. */
 const SERVER_CLOSE_WAIT_MS = 2_000
@@ -52,6 +66,8 @@ export interface GatewayDeps {
   config: GatewayConfig
   store: Store
   log: Log
+  /** The relay of `voxgate tunnel` (made by startGateway; buildApp alone has no tunnel route without it). */
+  tunnels?: TunnelHub
   /** Overrides of session behaviour (tests shorten minutes and webhook backoff). */
   sessionOverrides?: Partial<Pick<SessionDeps, 'minuteMs' | 'webhookDelivery' | 'createVad'>>
   /** Wires a connected browser socket to its session (the browser protocol). */
@@ -74,6 +90,12 @@ export interface Gateway {
   metrics: PrometheusMetrics
   /** True when turn traces are exported (OTEL_EXPORTER_OTLP_ENDPOINT is set). */
   tracing: boolean
+  /** Moves finished recordings to the object store (RECORDING_S3_BUCKET set). */
+  recordingMover: RecordingMover | undefined
+  /** Deletes old recordings (RECORDING_RETENTION_DAYS set). */
+  recordingRetention: RecordingRetention | undefined
+  /** The tunnels this replica holds and the relay between replicas. */
+  tunnels: TunnelHub
   /**
    * Stops taking new sessions at once, lets live ones go on for up to `graceMs` (default 0: ends them now),
    * ends the rest with `shutdown`, then closes the server. The server keeps answering meanwhile: `/readyz`
@@ -89,7 +111,7 @@ export interface CarrierPath {
 }
 
 /** The one place a carrier is chosen: everything below gets it passed in. */
-function carrierPath(deps: GatewayDeps, sessions: SessionManager): CarrierPath {
+function carrierPath(deps: GatewayDeps, sessions: SessionManager, egress: WebhookEgress): CarrierPath {
   const carrier = withCarrierMetrics(deps.carrier?.carrier ?? createTwilioCarrier(), sessions.metrics)
   const calls = createCallDeps(
     {
@@ -98,9 +120,10 @@ function carrierPath(deps: GatewayDeps, sessions: SessionManager): CarrierPath {
       carrier,
       sessions,
       allowInsecureWebhooks: deps.config.allowInsecureWebhooks,
-      webhookDelivery: deps.sessionOverrides?.webhookDelivery,
+      webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
+      egress: egress.policy,
     },
-    deps.carrier,
+    { outboundQueueMaxWaitMs: deps.config.outboundQueueMaxWaitMs, ...deps.carrier },
   )
   return { carrier, calls }
 }
@@ -109,9 +132,14 @@ function carrierPath(deps: GatewayDeps, sessions: SessionManager): CarrierPath {
 export function buildApp(
   deps: GatewayDeps,
   sessions: SessionManager,
-  path: CarrierPath = carrierPath(deps, sessions),
-  metrics: PrometheusMetrics = new PrometheusMetrics(() => []),
+  parts: {
+    path: CarrierPath
+    metrics: PrometheusMetrics
+    recordingObjects?: RecordingObjectStore | undefined
+    egress?: WebhookEgress | undefined
+  },
 ): Koa {
+  const { path, metrics, recordingObjects, egress } = parts
   const { config, store, log } = deps
   const app = new Koa({ proxy: config.trustProxy })
   app.silent = true
@@ -132,26 +160,55 @@ export function buildApp(
   app.use(carrierHooks.routes()).use(carrierHooks.allowedMethods({ throw: true }))
 
   // Authorized by an agent link's token, not by an API key.
-  const linkDeps = { db: store.db, publicUrl: config.publicUrl, allowInsecureWebhooks: config.allowInsecureWebhooks }
+  const linkDeps = {
+    db: store.db,
+    publicUrl: config.publicUrl,
+    allowInsecureWebhooks: config.allowInsecureWebhooks,
+    metrics,
+    egress: egress?.policy,
+  }
   const linkSessions = agentLinkSessionsRouter(linkDeps)
   app.use(linkSessions.routes()).use(linkSessions.allowedMethods({ throw: true }))
 
+  // Device sign-in: the CLI's start and poll need no key; approve and deny check their own credentials.
+  const device = deviceAuthRouter({ db: store.db, publicUrl: config.publicUrl, adminToken: config.adminToken, log })
+  app.use(device.routes()).use(device.allowedMethods({ throw: true }))
+
+  // The tunnel addresses: signed by the gateway itself, not behind the API key.
+  if (deps.tunnels !== undefined) {
+    const tunnelRequests = tunnelRequestsRouter({ hub: deps.tunnels })
+    app.use(tunnelRequests.routes()).use(tunnelRequests.allowedMethods({ throw: true }))
+  }
+
   const v1 = new Router<ApiState>()
-  v1.use('/v1', requireApiKey(store.db))
+  v1.use('/v1', requireApiKey(store.db, config.adminToken))
   // Fixed paths (/v1/agents/web/...) are registered before /v1/agents/:agent_id so they win.
   const sessionRoutes = sessionsRouter({
     db: store.db,
     allowInsecureWebhooks: config.allowInsecureWebhooks,
     liveUsage: (id) => sessions.live.get(id)?.usageSoFar(),
     endSession: (id) => sessions.endAnywhere(id, 'hangup'),
+    metrics,
+    egress: egress?.policy,
   })
-  const agents = agentsRouter({ db: store.db, vendors: vendorAvailability(config), allowInsecureWebhooks: config.allowInsecureWebhooks })
+  const agents = agentsRouter({
+    db: store.db,
+    vendors: vendorAvailability(config),
+    allowInsecureWebhooks: config.allowInsecureWebhooks,
+    egress: egress?.policy,
+  })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
-  const recordings = recordingsRouter({ db: store.db })
+  const recordings = recordingsRouter({ db: store.db, objects: recordingObjects })
   v1.use(recordings.routes(), recordings.allowedMethods({ throw: true }))
   const outbound = outboundCallsRouter({ calls: path.calls, publicUrl: config.publicUrl })
   v1.use(outbound.routes(), outbound.allowedMethods({ throw: true }))
   v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
+  const account = accountRouter({ db: store.db })
+  v1.use(account.routes(), account.allowedMethods({ throw: true }))
+  const sessionList = sessionListRouter({ db: store.db })
+  v1.use(sessionList.routes(), sessionList.allowedMethods({ throw: true }))
+  const deliveries = webhookDeliveriesRouter({ db: store.db, allowInsecureWebhooks: config.allowInsecureWebhooks, log, egress })
+  v1.use(deliveries.routes(), deliveries.allowedMethods({ throw: true }))
   const links = agentLinksRouter(linkDeps)
   v1.use(links.routes(), links.allowedMethods({ throw: true }))
   app.use(v1.routes())
@@ -166,6 +223,27 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   // Loaded only when configured: without an endpoint no OpenTelemetry SDK code is imported.
   const tracing =
     config.otlpEndpoint === undefined ? undefined : (await import('./otel-turn-traces.js')).startTurnTracing(config.otlpEndpoint)
+  // Every webhook (agent and lifecycle) connects through the egress policy; the port is known once listening.
+  let listeningPort: number | undefined
+  const egressPolicy = new EgressPolicy({
+    ownPort: () => listeningPort ?? config.port,
+    publicUrl: config.publicUrl,
+    allowCidrs: config.webhookAllowCidrs,
+    denyCidrs: config.webhookDenyCidrs,
+    // The tunnel relay: a webhook may call the gateway itself there (it reaches a connected CLI).
+    selfPathPrefixes: [TUNNEL_HTTP_PREFIX],
+  })
+  const egressHttp = egressFetch(egressPolicy)
+  const egress: WebhookEgress = { policy: egressPolicy, fetch: egressHttp.fetch }
+  // Loaded only when configured, like tracing: without RECORDING_S3_BUCKET no AWS SDK code is imported.
+  const objectConfig = config.recordingObjectStore
+  const recordingObjects =
+    objectConfig === undefined ? undefined : (await import('./sessions/recording/s3-object-store.js')).s3ObjectStore(objectConfig)
+  const mover =
+    recordingObjects === undefined || objectConfig === undefined
+      ? undefined
+      : new RecordingMover({ db: store.db, log, objects: recordingObjects, prefix: objectConfig.prefix })
+  let path: CarrierPath | undefined
   const sessions: SessionManager = new SessionManager(
     {
       metrics: tracing === undefined ? metrics : fanOutMetrics(metrics, tracing.metrics),
@@ -174,18 +252,36 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       allowInsecureWebhooks: config.allowInsecureWebhooks,
       usageRatePerMinute: config.usageRatePerMinute,
       vendors: { sttVendorA: config.sttVendorA, sttVendorB: config.sttVendorB, ttsVendorA: config.ttsVendorA, llm: config.llm },
-      recording: { maskDtmf: config.recordingDtmfMask, publicUrl: config.publicUrl, sink: deps.recordingSink },
+      recording: {
+        maskDtmf: config.recordingDtmfMask,
+        publicUrl: config.publicUrl,
+        sink: deps.recordingSink,
+        completed: mover === undefined ? undefined : (rec) => mover.moveSoon(rec),
+      },
+      // The carrier path is built after the manager (it counts into the manager's metrics): read it late.
+      callTransfer: carrierTransferer(() => {
+        if (path === undefined) throw new Error('carrier path not built yet')
+        return path.calls
+      }),
       ...deps.sessionOverrides,
+      webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
     },
     config.leaseTtlMs,
     store.notifications,
   )
   await sessions.start()
   const retention =
-    config.recordingRetentionDays === undefined ? undefined : new RecordingRetention(store.db, log, config.recordingRetentionDays)
+    config.recordingRetentionDays === undefined
+      ? undefined
+      : new RecordingRetention(store.db, log, config.recordingRetentionDays, recordingObjects)
   retention?.start()
-  const path = carrierPath(deps, sessions)
-  const app = buildApp(deps, sessions, path, metrics)
+  mover?.start()
+  path = carrierPath(deps, sessions, egress)
+  const tunnels =
+    deps.tunnels ??
+    new TunnelHub({ db: store.db, notifications: store.notifications, log, swap: webhookSwap(config.allowInsecureWebhooks) })
+  tunnels.start()
+  const app = buildApp({ ...deps, tunnels }, sessions, { path, metrics, recordingObjects, egress })
   const server = createServer(app.callback())
   server.requestTimeout = 60_000
   server.headersTimeout = 15_000
@@ -202,11 +298,25 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     trustProxy: config.trustProxy,
     frameTiming: deps.carrier?.frameTiming,
   })
+  const tunnelUpgrade = tunnelUpgradeHandler({
+    db: store.db,
+    hub: tunnels,
+    publicUrl: config.publicUrl,
+    log,
+    isDraining: () => sessions.isDraining,
+  })
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined)
     const url = new URL(req.url ?? '/', 'http://gateway.invalid')
     if (url.pathname === BROWSER_WS_PATH) {
       void browser(req, socket, head, url)
+      return
+    }
+    if (url.pathname === TUNNEL_WS_PATH) {
+      tunnelUpgrade(req, socket, head, url).catch((e: unknown) => {
+        log.error({ err: e }, 'tunnel upgrade failed')
+        refuseUpgrade(socket, 500, 'internal error')
+      })
       return
     }
     if (url.pathname.startsWith(path.carrier.mediaStream.pathPrefix)) {
@@ -225,7 +335,9 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     })
   })
   const addr = server.address() as AddressInfo
+  listeningPort = addr.port
   const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address
+  tunnels.directUrl = config.replicaUrl ?? replicaAddress(addr)
   let closing: Promise<void> | undefined
   return {
     server,
@@ -234,11 +346,19 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     sessions,
     metrics,
     tracing: tracing !== undefined,
+    recordingMover: mover,
+    recordingRetention: retention,
+    tunnels,
     close(graceMs = 0) {
       closing ??= (async () => {
         await sessions.shutdown(graceMs)
+        // After the sessions: their last webhooks may still go through a tunnel. Then the agents get their
+        // previous webhook back.
+        await tunnels.stop()
         path.calls.watchdog.stop()
         retention?.stop()
+        await mover?.close()
+        await egressHttp.close()
         stopVadMetrics()
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         server.closeAllConnections()
@@ -251,4 +371,19 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       return closing
     },
   }
+}
+
+/**
+ * Where other replicas reach this process: its own address, or when it listens on all interfaces the first
+ * non-loopback IPv4 address (another machine's 127.0.0.1 is that machine). REPLICA_URL overrides it.
+ */
+function replicaAddress(addr: AddressInfo): string {
+  let host = addr.address
+  if (host === '0.0.0.0' || host === '::') {
+    const external = Object.values(networkInterfaces())
+      .flatMap((list) => list ?? [])
+      .find((i) => i.family === 'IPv4' && !i.internal)
+    host = external?.address ?? '127.0.0.1'
+  }
+  return `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`
 }

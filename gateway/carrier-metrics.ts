@@ -20,6 +20,7 @@ function countingClient(client: CarrierCallsClient, metrics: Metrics): CarrierCa
   return {
     createCall: (request) => counted('create_call', () => client.createCall(request)),
     hangup: (sid, options) => counted('hangup', () => client.hangup(sid, options)),
+    updateCall: (sid, markup, options) => counted('update_call', () => client.updateCall(sid, markup, options)),
   }
 }
 

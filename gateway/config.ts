@@ -1,4 +1,6 @@
 import { resolve } from 'node:path'
+import { parseCidr } from './webhooks/egress-policy.js'
+import type { RecordingObjectStoreConfig } from './sessions/recording/object-store.js'
 import type { VendorSetting } from '../pipeline/vendor/vendor-transport.js'
 import type { VendorAvailability } from '../pipeline/config/vendor-rewrites.js'
 
@@ -16,23 +18,36 @@ export interface GatewayConfig {
   otlpEndpoint: string | undefined
   logLevel: string
   allowInsecureWebhooks: boolean
+  /** CIDR ranges webhooks may reach although the built-in egress rules refuse them (`WEBHOOK_ALLOW_CIDRS`). */
+  webhookAllowCidrs: string[]
+  /** CIDR ranges webhooks may never reach (`WEBHOOK_DENY_CIDRS`), on top of the built-in rules. */
+  webhookDenyCidrs: string[]
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of the gateway. */
   trustProxy: boolean
   /** Price of one connected minute, charged from the organization's balance at session end. */
   usageRatePerMinute: number
   /** How long a concurrency lease lives without a heartbeat. */
   leaseTtlMs: number
+  /** Longest an initiate_outbound request waits for its organization's dial slot before 503 (OUTBOUND_QUEUE_MAX_WAIT_MS). */
+  outboundQueueMaxWaitMs: number
   /**
    * On SIGTERM, how long live sessions may go on before each is ended (`shutdown`, with its session.end); the
    * process exits at most a few seconds later. The default, with that slack, fits a 30 s termination period.
    */
   shutdownGraceMs: number
+  /**
+   * Where other replicas reach this one directly (`REPLICA_URL`), for tunnel requests landing elsewhere; default:
+   * this process's own address (the first non-loopback IPv4 address when listening on all interfaces).
+   */
+  replicaUrl: string | undefined
   /** Processes `voxgate serve` runs on one port (node:cluster); more than 1 needs a database server. */
   workers: number
   /** Silence the caller channel of recordings around keypad digits (on unless set to 0). */
   recordingDtmfMask: boolean
   /** Recordings older than this many days are deleted; undefined keeps them. */
   recordingRetentionDays: number | undefined
+  /** An S3-compatible object store finished recordings move to (`RECORDING_S3_*`); undefined keeps them in the database. */
+  recordingObjectStore: RecordingObjectStoreConfig | undefined
   sttVendorA: VendorSetting
   sttVendorB: VendorSetting
   ttsVendorA: VendorSetting
@@ -133,18 +148,78 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', undefined, ['http', 'https']),
     logLevel,
     allowInsecureWebhooks: bool(env, 'ALLOW_INSECURE_WEBHOOKS'),
+    webhookAllowCidrs: cidrs(env, 'WEBHOOK_ALLOW_CIDRS'),
+    webhookDenyCidrs: cidrs(env, 'WEBHOOK_DENY_CIDRS'),
     trustProxy: bool(env, 'TRUST_PROXY'),
     usageRatePerMinute: num(env, 'USAGE_RATE_PER_MINUTE', 0, 0),
     leaseTtlMs: int(env, 'LEASE_TTL_MS', 30_000, 3_000, 600_000),
+    outboundQueueMaxWaitMs: int(env, 'OUTBOUND_QUEUE_MAX_WAIT_MS', 30_000, 0, 50_000),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
     workers,
+    replicaUrl: url(env, 'REPLICA_URL', undefined, ['http', 'https'])?.replace(/\/+$/, ''),
     recordingDtmfMask: str(env, 'RECORDING_DTMF_MASK') === undefined ? true : bool(env, 'RECORDING_DTMF_MASK'),
     recordingRetentionDays:
       str(env, 'RECORDING_RETENTION_DAYS') === undefined ? undefined : int(env, 'RECORDING_RETENTION_DAYS', 0, 1, 36_500),
+    recordingObjectStore: recordingObjectStore(env),
     sttVendorA: vendor(env, 'STT_VENDOR_A', 'wss://api.deepgram.com', ['ws', 'wss']),
     sttVendorB: vendor(env, 'STT_VENDOR_B', 'wss://streaming.assemblyai.com', ['ws', 'wss']),
     ttsVendorA: vendor(env, 'TTS_VENDOR_A', 'wss://api.elevenlabs.io', ['ws', 'wss']),
     llm: vendor(env, 'LLM', 'https://api.openai.com/v1', ['http', 'https'], 'LLM_BASE_URL'),
+  }
+}
+
+/** A comma-separated list of CIDR ranges (a bare address is one host). */
+function cidrs(env: Env, name: string): string[] {
+  const raw = str(env, name)
+  if (raw === undefined) return []
+  const list = raw
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '')
+  for (const c of list) {
+    try {
+      parseCidr(c)
+    } catch (e) {
+      throw new ConfigError(name, (e as Error).message)
+    }
+  }
+  return list
+}
+
+function recordingObjectStore(env: Env): RecordingObjectStoreConfig | undefined {
+  const bucket = str(env, 'RECORDING_S3_BUCKET')
+  const others = [
+    'RECORDING_S3_ENDPOINT',
+    'RECORDING_S3_REGION',
+    'RECORDING_S3_ACCESS_KEY_ID',
+    'RECORDING_S3_SECRET_ACCESS_KEY',
+    'RECORDING_S3_PREFIX',
+    'RECORDING_S3_URL_TTL_SECONDS',
+  ]
+  if (bucket === undefined) {
+    const stray = others.find((name) => str(env, name) !== undefined)
+    if (stray !== undefined) throw new ConfigError(stray, 'is set but RECORDING_S3_BUCKET is not: set the bucket too')
+    return undefined
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError('RECORDING_S3_BUCKET', `is not a bucket name: "${bucket}"`)
+  const accessKeyId = str(env, 'RECORDING_S3_ACCESS_KEY_ID')
+  const secretAccessKey = str(env, 'RECORDING_S3_SECRET_ACCESS_KEY')
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError(
+      accessKeyId === undefined ? 'RECORDING_S3_ACCESS_KEY_ID' : 'RECORDING_S3_SECRET_ACCESS_KEY',
+      'set both RECORDING_S3_ACCESS_KEY_ID and RECORDING_S3_SECRET_ACCESS_KEY, or neither (the AWS default chain)',
+    )
+  }
+  const prefix = str(env, 'RECORDING_S3_PREFIX') ?? 'recordings/'
+  if (prefix.startsWith('/') || prefix.length > 200)
+    throw new ConfigError('RECORDING_S3_PREFIX', 'must not start with / (200 characters at most)')
+  return {
+    bucket,
+    endpoint: url(env, 'RECORDING_S3_ENDPOINT', undefined, ['http', 'https']),
+    region: str(env, 'RECORDING_S3_REGION') ?? 'us-east-1',
+    credentials: accessKeyId !== undefined && secretAccessKey !== undefined ? { accessKeyId, secretAccessKey } : undefined,
+    prefix,
+    urlTtlSeconds: int(env, 'RECORDING_S3_URL_TTL_SECONDS', 300, 10, 86_400),
   }
 }
 

@@ -15,7 +15,8 @@ export interface ParsedBody {
   pairs: [string, string][]
 }
 
-async function readRaw(ctx: Context, limit: number): Promise<Buffer> {
+/** The raw request body, at most `limit` bytes (413 beyond). */
+export async function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   try {
     return await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined })
   } catch (e) {

@@ -38,6 +38,7 @@ export function errorHandler(log: Log): Middleware {
       }
       if (err.status >= 500 && err.code !== 'internal') log.warn({ code: err.code, path: ctx.path }, err.message)
       ctx.status = err.status
+      if (err.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))))
       ctx.body = toErrorBody(err)
     }
   }

@@ -76,15 +76,19 @@ const SESSION_DETAILS_SCHEMA: Json = {
     recording_url: { type: 'string' },
     end_reason: nullable('string'),
     call_status: nullable('string'),
+    transferred_to: nullable('string'),
+    answered_by: nullable('string'),
   },
 }
 
 const SECURITY: Record<Auth, Json[] | undefined> = {
   api_key: [{ apiKey: [] }],
   admin: [{ adminToken: [] }],
+  api_key_or_admin: [{ apiKey: [] }, { adminToken: [] }],
   metrics: [{ metricsToken: [] }],
   carrier_signature: [{ carrierSignature: [] }],
   agent_link: [{ agentLink: [] }],
+  webhook_signature: [{ webhookSignature: [] }],
   none: [],
 }
 
@@ -94,14 +98,14 @@ function bodySchema(schema: z.ZodType): Json {
   return json
 }
 
-/** `/v1/agents/:agent_id` -> `/v1/agents/{agent_id}`. */
+/** `/v1/agents/:agent_id` -> `/v1/agents/{agent_id}`; a wildcard `{*rest}` (the rest of the path) -> `{rest}`. */
 export function openApiPath(koaPath: string): string {
-  return koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+  return koaPath.replace(/\{\*([A-Za-z0-9_]+)\}/g, '{$1}').replace(/:([A-Za-z0-9_]+)/g, '{$1}')
 }
 
 function operationObject(op: Operation): Json {
-  const params = [...op.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
-    name: m[1],
+  const params = [...op.path.matchAll(/:([A-Za-z0-9_]+)|\{\*([A-Za-z0-9_]+)\}/g)].map((m) => ({
+    name: m[1] ?? m[2],
     in: 'path',
     required: true,
     schema: { type: 'string' },
@@ -161,6 +165,12 @@ export function openApiDocument(serverUrl: string): Json {
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when set' },
         agentLink: { type: 'http', scheme: 'bearer', description: "An agent link's token (vxl_...): browser sessions with one agent only" },
         carrierSignature: { type: 'apiKey', in: 'header', name: 'X-Carrier-Signature', description: 'signed by the carrier' },
+        webhookSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'service-signature',
+          description: "signed by the gateway with the agent's webhook secret; checked by the developer's local server",
+        },
       },
       schemas: { Error: ERROR_SCHEMA, LatencyBreakdown: LATENCY_BREAKDOWN_SCHEMA, SessionDetails: SESSION_DETAILS_SCHEMA },
       responses: {

@@ -4,11 +4,13 @@ import { createAgentSchema, phoneNumberSchema, updateAgentSchema } from '../rout
 import { authorizeSchema } from '../routes/sessions.js'
 import { createLinkSchema, linkAuthorizeSchema } from '../routes/agent-links.js'
 import { outboundCallSchema } from '../routes/outbound-calls.js'
-import { STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from '../routes/carrier-hooks.js'
+import { deviceApproveSchema, deviceDenySchema, deviceStartSchema, deviceTokenSchema } from '../routes/device-auth.js'
+import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from '../routes/carrier-hooks.js'
+import { TUNNEL_REQUEST_ROUTE } from '../routes/tunnel-requests.js'
 import { configOverrideSchema, pipelineConfigSchema } from '../../pipeline/config/schema.js'
 
 /** Who may call an operation. */
-export type Auth = 'api_key' | 'admin' | 'metrics' | 'carrier_signature' | 'agent_link' | 'none'
+export type Auth = 'api_key' | 'admin' | 'api_key_or_admin' | 'metrics' | 'carrier_signature' | 'agent_link' | 'webhook_signature' | 'none'
 
 /** One documented operation: its route as koa spells it, and the zod schema its handler validates the body with. */
 export interface Operation {
@@ -44,6 +46,7 @@ const voiceHookForm = z.object({
   CallSid: z.string().optional(),
 })
 const statusCallbackForm = z.object({ CallSid: z.string(), CallStatus: z.string() })
+const machineDetectionForm = z.object({ CallSid: z.string(), AnsweredBy: z.string(), MachineDetectionDuration: z.string().optional() })
 
 const V1 = [400, 404]
 const ADMIN = [400, 401, 403, 404]
@@ -140,6 +143,77 @@ export const OPERATIONS: Operation[] = [
     errors: ADMIN,
   },
   {
+    method: 'get',
+    path: '/admin/v1/organizations',
+    tag: 'admin',
+    summary: 'List organizations (an addition: the console admin sign-in picks one)',
+    auth: 'admin',
+    ok: { status: 200, description: '`{ organizations: [organization] }`' },
+    errors: ADMIN,
+  },
+  {
+    method: 'post',
+    path: '/v1/cli/device_authorizations',
+    tag: 'device sign-in',
+    summary: 'Start a device sign-in for `voxgate login` (an addition): a device code to poll with and a user code to approve',
+    auth: 'none',
+    body: deviceStartSchema,
+    ok: {
+      status: 201,
+      description: '`{ device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval }`',
+    },
+    errors: [400, 429],
+  },
+  {
+    method: 'post',
+    path: '/v1/cli/device_authorizations/token',
+    tag: 'device sign-in',
+    summary:
+      'Poll a device code: 400 `authorization_pending`, `expired_token`, `access_denied` or `invalid_grant`; once approved, a new API key (exactly once)',
+    auth: 'none',
+    body: deviceTokenSchema,
+    ok: { status: 200, description: '`{ api_key, key_id, organization_id, organization_name }`' },
+    errors: [400],
+  },
+  {
+    method: 'post',
+    path: '/v1/cli/device_authorizations/approve',
+    tag: 'device sign-in',
+    summary: "Approve a user code for the API key's organization, or with the admin token for `organization_id`",
+    auth: 'api_key_or_admin',
+    body: deviceApproveSchema,
+    ok: { status: 200, description: '`{ organization_id, organization_name }`' },
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'post',
+    path: '/v1/cli/device_authorizations/deny',
+    tag: 'device sign-in',
+    summary: 'Deny a user code: the polling CLI hears `access_denied`',
+    auth: 'api_key_or_admin',
+    body: deviceDenySchema,
+    ok: { status: 200, description: '`{ denied: true }`' },
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'get',
+    path: '/v1/whoami',
+    tag: 'account',
+    summary: 'The organization and key id the presented key stands for (an addition)',
+    auth: 'api_key',
+    ok: { status: 200, description: '`{ organization_id, organization_name, key_id }`' },
+    errors: [400],
+  },
+  {
+    method: 'delete',
+    path: '/v1/api_keys/current',
+    tag: 'account',
+    summary: 'Revoke the presented API key (an addition: `voxgate logout`)',
+    auth: 'api_key',
+    ok: { status: 204, description: 'revoked' },
+    errors: [400],
+  },
+  {
     method: 'put',
     path: '/admin/v1/organizations/:id/carrier',
     tag: 'admin',
@@ -148,6 +222,23 @@ export const OPERATIONS: Operation[] = [
     body: carrierSchema,
     ok: { status: 200, description: 'stored' },
     errors: ADMIN,
+  },
+  {
+    method: 'post',
+    path: TUNNEL_REQUEST_ROUTE,
+    tag: 'tunnels',
+    summary:
+      "A tunnel address (an addition to the SPEC): while `voxgate tunnel` runs, the agent's webhook URL points here; the request " +
+      "is relayed to the developer's machine (rest = the local path) and the response streamed back. The local server " +
+      'checks service-signature. The tunnel itself is a WebSocket: GET /v1/tunnels?agent_id=&path=&tail= with the API key.',
+    auth: 'webhook_signature',
+    body: z.unknown(),
+    ok: {
+      status: 200,
+      description: "the local server's response, relayed as it streams (an SSE reply event by event)",
+      contentType: 'text/event-stream',
+    },
+    errors: [413, 502, 503],
   },
   {
     method: 'post',
@@ -167,6 +258,17 @@ export const OPERATIONS: Operation[] = [
     summary: "The carrier's call status callback",
     auth: 'carrier_signature',
     body: statusCallbackForm,
+    bodyType: 'form',
+    ok: { status: 204, description: 'accepted' },
+    errors: [400, 403],
+  },
+  {
+    method: 'post',
+    path: MACHINE_DETECTION_PATH,
+    tag: 'carrier',
+    summary: "The carrier's asynchronous answering machine detection callback (an addition to the SPEC)",
+    auth: 'carrier_signature',
+    body: machineDetectionForm,
     bodyType: 'form',
     ok: { status: 204, description: 'accepted' },
     errors: [400, 403],
@@ -229,6 +331,51 @@ export const OPERATIONS: Operation[] = [
     errors: V1,
   },
   {
+    method: 'get',
+    path: '/v1/sessions',
+    tag: 'sessions',
+    summary:
+      "The organization's sessions, newest first (an addition, for the console): `?status=live|ended|all` (default all), `?limit=1..200` (default 50)",
+    auth: 'api_key',
+    ok: {
+      status: 200,
+      description:
+        '`{ sessions: [{ session_id, agent_id, agent_name, conversation_id, channel, direction, status, from_phone_number, to_phone_number, started_at, ended_at, duration_ms, turns, latency_ms, end_reason, recording_status }] }`',
+    },
+    errors: [400],
+  },
+  {
+    method: 'get',
+    path: '/v1/stats/daily',
+    tag: 'sessions',
+    summary: 'Minutes per UTC day and turn latency percentiles (p50, p90, p99) per day (an addition): `?days=1..366` (default 30)',
+    auth: 'api_key',
+    ok: { status: 200, description: '`{ days: [{ date, sessions, minutes, turns, latency_p50_ms, latency_p90_ms, latency_p99_ms }] }`' },
+    errors: [400],
+  },
+  {
+    method: 'get',
+    path: '/v1/agents/:agent_id/sessions/:session_id/webhook_deliveries',
+    tag: 'sessions',
+    summary: "The session's lifecycle webhook deliveries (an addition): status, attempts, response code, times",
+    auth: 'api_key',
+    ok: {
+      status: 200,
+      description:
+        '`{ deliveries: [{ id, session_id, type, url, status, attempts, response_status, error, created_at, last_attempt_at }] }`',
+    },
+    errors: V1,
+  },
+  {
+    method: 'post',
+    path: '/v1/agents/:agent_id/sessions/:session_id/webhook_deliveries/:delivery_id/redeliver',
+    tag: 'sessions',
+    summary: 'Send a failed lifecycle webhook again (an addition): one attempt, same body, signed now, to the current session webhook URL',
+    auth: 'api_key',
+    ok: { status: 200, description: 'the delivery with the outcome of this attempt (`status` delivered or failed)' },
+    errors: [...V1, 409],
+  },
+  {
     method: 'post',
     path: '/v1/agents/:agent_id/sessions/:session_id/end',
     tag: 'sessions',
@@ -243,17 +390,22 @@ export const OPERATIONS: Operation[] = [
     tag: 'sessions',
     summary: 'The session recording: a two-channel WAV (caller left, agent right); `?channels=mono` mixes down; byte ranges',
     auth: 'api_key',
-    ok: { status: 200, description: 'the WAV (206 for a byte range)', contentType: 'audio/wav' },
-    errors: [400, 404, 409, 416],
+    ok: {
+      status: 200,
+      description:
+        'the WAV (206 for a byte range); with an object store (RECORDING_S3_BUCKET) a finished recording that moved there answers 302 to a short-lived presigned URL instead',
+      contentType: 'audio/wav',
+    },
+    errors: [400, 404, 409, 416, 503],
   },
   {
     method: 'delete',
     path: '/v1/agents/:agent_id/sessions/:session_id/recording',
     tag: 'sessions',
-    summary: 'Delete the session recording (an addition)',
+    summary: 'Delete the session recording (an addition); its object store files go first',
     auth: 'api_key',
     ok: { status: 204, description: 'deleted' },
-    errors: V1,
+    errors: [...V1, 503],
   },
   {
     method: 'post',

@@ -6,6 +6,7 @@ import { voxError } from '../../core/errors.js'
 import {
   createOrganization,
   getOrganizationRow,
+  listOrganizations,
   setCarrierCredentials,
   toOrganization,
   updateOrganization,
@@ -20,6 +21,8 @@ const orgFields = {
   balance: z.number().finite().nullable().optional(),
   max_concurrent_sessions: z.number().int().min(0).max(100_000).nullable().optional(),
   recording_enabled: z.boolean().optional(),
+  // An addition to the SPEC: the carrier account's outbound call rate (null: the default, 1 per second).
+  outbound_calls_per_second: z.number().positive().max(1000).nullable().optional(),
 }
 /** Body of POST /admin/v1/organizations (also the API reference's schema). */
 export const createOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200), ...orgFields })
@@ -53,7 +56,12 @@ export function adminRouter(deps: { db: Kysely<Database>; adminToken: string | u
       balance: organization.balance,
       max_concurrent_sessions: organization.max_concurrent_sessions,
       recording_enabled: organization.recording_enabled,
+      outbound_calls_per_second: organization.outbound_calls_per_second,
     }
+  })
+
+  r.get('/organizations', async (ctx) => {
+    ctx.body = { organizations: await listOrganizations(db) }
   })
 
   r.get('/organizations/:id', async (ctx) => {

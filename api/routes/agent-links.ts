@@ -13,7 +13,8 @@ import { authorizeSession } from '../../gateway/sessions/authorize.js'
 import { bearer, type ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
-import { authorizationBody } from './sessions.js'
+import { authorizationBody, type RefusalCounter } from './sessions.js'
+import type { EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
 
 /** The URL a link opens: the demo page with the token in the fragment (never sent in requests or Referer). */
 export function agentLinkUrl(publicUrl: string, token: string): string {
@@ -33,6 +34,10 @@ interface AgentLinkDeps {
   db: Kysely<Database>
   publicUrl: string
   allowInsecureWebhooks: boolean
+  /** Counts sessions refused at authorization. */
+  metrics?: RefusalCounter | undefined
+  /** Refuses override webhook URLs pointing where webhooks may not go. */
+  egress?: EgressPolicy | undefined
 }
 
 /** /v1/agents/{agent_id}/links: create, list and revoke an agent's links (behind the API key). */
@@ -89,7 +94,11 @@ export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
         conversationId: body.conversation_id,
         origin: { channel: 'browser' },
       },
-      { allowInsecureWebhooks: deps.allowInsecureWebhooks },
+      {
+        allowInsecureWebhooks: deps.allowInsecureWebhooks,
+        refused: (reason) => deps.metrics?.sessionRefused('browser', reason),
+        egress: deps.egress,
+      },
     )
     ctx.body = authorizationBody(auth)
   })

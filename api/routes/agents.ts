@@ -12,6 +12,7 @@ import { withAvailableVendors, withWebhookUrl, type VendorAvailability } from '.
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
+import { configUrlRefusals, type EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
 
 /** Body of POST /v1/agents (also the API reference's schema). */
 export const createAgentSchema = z.strictObject({
@@ -44,9 +45,11 @@ function listShape(a: Agent) {
 }
 
 /** Validates a pipeline config or throws 400 with every problem, each naming its field. */
-export function validConfigOr400(config: unknown, allowInsecureLoopback: boolean): unknown {
+export function validConfigOr400(config: unknown, allowInsecureLoopback: boolean, egress?: EgressPolicy): unknown {
   const r = validatePipelineConfig(config, { allowInsecureLoopback })
   if (!r.ok) throw voxError('validation_failed', r.errors.join('; '), { details: r.errors })
+  const refused = configUrlRefusals(egress, r.config)
+  if (refused.length > 0) throw voxError('validation_failed', refused.join('; '), { details: refused })
   return r.config
 }
 
@@ -55,6 +58,7 @@ export function agentsRouter(deps: {
   db: Kysely<Database>
   vendors: VendorAvailability
   allowInsecureWebhooks: boolean
+  egress?: EgressPolicy | undefined
 }): Router<ApiState> {
   const { db } = deps
   const r = new Router<ApiState>()
@@ -67,7 +71,7 @@ export function agentsRouter(deps: {
     const body = parseOr400(createAgentSchema, await readJsonObject(ctx))
     const template = await getTemplate(db, body.template_id)
     if (template === undefined) throw voxError('template_not_found', `agent template ${body.template_id} not found`)
-    const config = validConfigOr400(withAvailableVendors(template.config as never, deps.vendors), deps.allowInsecureWebhooks)
+    const config = validConfigOr400(withAvailableVendors(template.config as never, deps.vendors), deps.allowInsecureWebhooks, deps.egress)
     const agent = await createAgent(db, {
       organizationId: ctx.state.organizationId,
       name: body.name,
@@ -88,11 +92,11 @@ export function agentsRouter(deps: {
     const body = parseOr400(updateAgentSchema, await readJsonObject(ctx))
     const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
     if (row === undefined) throw voxError('agent_not_found')
-    let config: unknown = body.config === undefined ? undefined : validConfigOr400(body.config, deps.allowInsecureWebhooks)
+    let config: unknown = body.config === undefined ? undefined : validConfigOr400(body.config, deps.allowInsecureWebhooks, deps.egress)
     let demoMode: boolean | undefined
     if (body.webhook_url !== undefined) {
       const base = (config ?? row.config) as never
-      config = validConfigOr400(withWebhookUrl(base, body.webhook_url), deps.allowInsecureWebhooks)
+      config = validConfigOr400(withWebhookUrl(base, body.webhook_url), deps.allowInsecureWebhooks, deps.egress)
       demoMode = false
     }
     const agent = await updateAgent(db, ctx.state.organizationId, row.id, { name: body.name, config, demo_mode: demoMode })

@@ -18,6 +18,7 @@ import {
 import type { CallDeps } from '../../gateway/sessions/call-deps.js'
 import { applyCallStatus, findReportedCall } from '../../gateway/sessions/call-progress.js'
 import { readCarrierRequest, requireSignature } from '../http/carrier-request.js'
+import { applyMachineVerdict } from '../../gateway/sessions/machine-detection.js'
 import { REFUSAL_TEXT } from './call-refusals.js'
 
 /** Path of the voice hook (SPEC). */
@@ -25,6 +26,9 @@ export const VOICE_HOOK_PATH = '/v1/agents/carrier/twiml'
 
 /** Path of the status callback. */
 export const STATUS_CALLBACK_PATH = '/v1/agents/carrier/status'
+
+/** Path of the answering machine detection callback (an addition: outbound calls with `machine_detection`). */
+export const MACHINE_DETECTION_PATH = '/v1/agents/carrier/machine_detection'
 
 /** What the carrier webhooks need. */
 export interface CarrierHooksDeps {
@@ -38,6 +42,7 @@ export function carrierHooksRouter(deps: CarrierHooksDeps): Router {
   const r = new Router()
   r.post(VOICE_HOOK_PATH, (ctx) => voiceHook(deps, ctx))
   r.post(STATUS_CALLBACK_PATH, (ctx) => statusCallback(deps, ctx))
+  r.post(MACHINE_DETECTION_PATH, (ctx) => machineDetectionCallback(deps, ctx))
   return r
 }
 
@@ -84,6 +89,21 @@ async function statusCallback(deps: CarrierHooksDeps, ctx: Context): Promise<voi
   if (reported !== undefined) {
     if (reported.credentials !== undefined) requireSignature(ctx, carrier, request, reported.credentials.authToken, calls.log)
     await applyCallStatus(calls, reported.session, parsed.update)
+  }
+  ctx.status = 204
+}
+
+/** Answers 204; 403 for a bad signature; 400 without `CallSid` and `AnsweredBy`. */
+async function machineDetectionCallback(deps: CarrierHooksDeps, ctx: Context): Promise<void> {
+  const { calls, carrier } = deps
+  const request = await readCarrierRequest(ctx, carrier, deps.publicUrl)
+  const parsed = carrier.parseMachineDetection(request.params)
+  if (parsed === undefined) throw voxError('validation_failed', 'machine detection callback needs CallSid and AnsweredBy')
+  const reported = await findReportedCall(calls, { callSid: parsed.callSid, status: 'in-progress' })
+  if (reported !== undefined) {
+    if (reported.credentials !== undefined) requireSignature(ctx, carrier, request, reported.credentials.authToken, calls.log)
+    calls.log.debug({ call_sid: parsed.callSid, answered_by: parsed.answeredBy, detection_ms: parsed.detectionMs }, 'machine detection')
+    await applyMachineVerdict(calls, reported.session, parsed.verdict, 'carrier')
   }
   ctx.status = 204
 }

@@ -13,12 +13,14 @@ import { placeOutboundCall } from '../../gateway/sessions/outbound-calls.js'
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
-import { STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from './carrier-hooks.js'
+import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from './carrier-hooks.js'
 
 /** Body of initiate_outbound (also the API reference's schema). */
 export const outboundCallSchema = z.strictObject({
   from_phone_number: z.string().min(1).max(64),
   to_phone_number: z.string().min(1).max(64),
+  // An addition to the SPEC: answering machine detection (the carrier's, asynchronous, and the gateway's beep detector).
+  machine_detection: z.boolean().optional(),
 })
 
 /** What initiate_outbound answers. */
@@ -34,6 +36,11 @@ export function outboundCallsRouter(deps: { calls: CallDeps; publicUrl: string }
   r.post('/v1/agents/:agent_id/calls/initiate_outbound', async (ctx) => {
     const body = parseOr400(outboundCallSchema, await readJsonObject(ctx))
     const base = deps.publicUrl.replace(/\/+$/, '')
+    // A request waiting for its dial slot (pacing) is dropped when its client goes away.
+    const gone = new AbortController()
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) gone.abort(new Error('client went away'))
+    })
     const placed = await placeOutboundCall(deps.calls, {
       organizationId: ctx.state.organizationId,
       agentId: ctx.params.agent_id as string,
@@ -41,6 +48,8 @@ export function outboundCallsRouter(deps: { calls: CallDeps; publicUrl: string }
       to: body.to_phone_number,
       voiceHookUrl: `${base}${VOICE_HOOK_PATH}`,
       statusCallbackUrl: `${base}${STATUS_CALLBACK_PATH}`,
+      signal: gone.signal,
+      machineDetectionUrl: body.machine_detection === true ? `${base}${MACHINE_DETECTION_PATH}` : undefined,
     })
     if (!placed.ok) throw carrierError(placed.cause, deps.calls.log)
     const call: OutboundCall = { conversation_id: placed.conversationId, session_id: placed.sessionId, call_sid: placed.callSid }

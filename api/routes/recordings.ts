@@ -7,10 +7,13 @@ import { deleteRecording, findRecording, type RecordingInfo } from '../../gatewa
 import { wavBytes, wavSize, type WavFile } from '../../gateway/sessions/recording/wav-stream.js'
 import type { ApiState } from '../auth.js'
 import { parseByteRange } from '../http/byte-range.js'
+import { recordingObjectKeys, type RecordingObjectStore } from '../../gateway/sessions/recording/object-store.js'
 
 /** What the recording routes need. */
 export interface RecordingsRouterDeps {
   db: Kysely<Database>
+  /** Where moved recordings are (RECORDING_S3_BUCKET); their downloads redirect to it. */
+  objects?: RecordingObjectStore | undefined
 }
 
 const PATH = '/v1/agents/:agent_id/sessions/:session_id/recording'
@@ -20,7 +23,13 @@ const PATH = '/v1/agents/:agent_id/sessions/:session_id/recording'
  * another organization's recording answers exactly as a missing one.
  */
 export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
-  const { db } = deps
+  const { db, objects } = deps
+
+  /** The object store holding a moved recording; a gateway configured without it cannot serve or delete one. */
+  function storeOf(rec: RecordingInfo): RecordingObjectStore {
+    if (objects === undefined) throw voxError('recording_store_unavailable')
+    return objects
+  }
   const r = new Router<ApiState>()
 
   async function recordingOf(ctx: { params: Record<string, string>; state: ApiState }): Promise<RecordingInfo> {
@@ -36,6 +45,14 @@ export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
     const mode = ctx.query.channels
     if (mode !== undefined && mode !== 'mono' && mode !== 'stereo') {
       throw voxError('validation_failed', 'channels must be mono or stereo')
+    }
+    if (rec.objectKey !== null) {
+      // In the object store: a short-lived presigned URL, which serves byte ranges itself (clients follow redirects).
+      const keys = recordingObjectKeys(rec.objectKey)
+      const suffix = mode === 'mono' ? '-mono' : ''
+      ctx.set('Cache-Control', 'no-store')
+      ctx.redirect(await storeOf(rec).downloadUrl(mode === 'mono' ? keys.mono : keys.stereo, `${rec.sessionId}${suffix}.wav`))
+      return
     }
     const file: WavFile = {
       sessionId: rec.sessionId,
@@ -70,7 +87,15 @@ export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
     })
     const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
     const found = rec ?? (await findRecording(db, ctx.state.organizationId, agent_id, session_id))
-    if (found === undefined || !(await deleteRecording(db, found.sessionId))) throw voxError('recording_not_found')
+    if (found === undefined) throw voxError('recording_not_found')
+    // The files first: a store that fails leaves the recording whole, to delete again.
+    if (found.objectKey !== null) {
+      const store = storeOf(found)
+      await store.delete(Object.values(recordingObjectKeys(found.objectKey))).catch((e: unknown) => {
+        throw voxError('recording_store_failed', undefined, { cause: e })
+      })
+    }
+    if ((await deleteRecording(db, found.sessionId)) === undefined) throw voxError('recording_not_found')
     ctx.status = 204
   })
 

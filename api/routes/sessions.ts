@@ -9,6 +9,7 @@ import { sessionDetails, type LiveUsage } from '../../gateway/sessions/session-d
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
+import type { EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
 
 /** Body of POST /v1/agents/web/authorize_session (also the API reference's schema). */
 export const authorizeSchema = z.strictObject({
@@ -18,6 +19,8 @@ export const authorizeSchema = z.strictObject({
   metadata: z.record(z.string(), z.unknown()).optional(),
   // Browser SDKs send it to the customer's endpoint, which may pass it on; accepted and not used.
   sdk_version: z.string().max(100).optional(),
+  // Named only to be refused clearly: answering machine detection is for outbound phone calls.
+  machine_detection: z.unknown().optional(),
 })
 
 /** The SPEC's authorize_session answer (also what an agent link's authorization answers). */
@@ -35,6 +38,15 @@ export interface SessionsRouterDeps {
   liveUsage?: ((sessionId: string) => LiveUsage | undefined) | undefined
   /** Ends a connected session wherever it runs (this process or another replica). */
   endSession?: ((sessionId: string) => Promise<void>) | undefined
+  /** Counts sessions refused at authorization (the organization's balance). */
+  metrics?: RefusalCounter | undefined
+  /** Refuses override webhook URLs pointing where webhooks may not go. */
+  egress?: EgressPolicy | undefined
+}
+
+/** What counts refused sessions, by channel and reason. */
+export interface RefusalCounter {
+  sessionRefused(channel: string, reason: string): void
 }
 
 /** authorize_session, session details and ending a session (an addition to the SPEC). */
@@ -44,6 +56,7 @@ export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
 
   r.post('/v1/agents/web/authorize_session', async (ctx) => {
     const body = parseOr400(authorizeSchema, await readJsonObject(ctx))
+    if (body.machine_detection !== undefined) throw voxError('machine_detection_not_supported')
     if (body.metadata !== undefined && JSON.stringify(body.metadata).length > MAX_METADATA_BYTES) {
       throw voxError('validation_failed', `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
     }
@@ -57,7 +70,11 @@ export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
         metadata: body.metadata,
         origin: { channel: 'browser' },
       },
-      { allowInsecureWebhooks: deps.allowInsecureWebhooks },
+      {
+        allowInsecureWebhooks: deps.allowInsecureWebhooks,
+        refused: (reason) => deps.metrics?.sessionRefused('browser', reason),
+        egress: deps.egress,
+      },
     )
     ctx.body = authorizationBody(auth)
   })

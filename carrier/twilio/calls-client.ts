@@ -10,6 +10,7 @@ import {
   type CarrierCredentials,
   type CarrierStatusCallbackEvent,
 } from '../carrier.js'
+import { machineDetectionFields } from './machine-detection.js'
 
 /** Tuning for `TwilioCallsClient`; every field has a default. */
 export interface TwilioCallsClientOptions {
@@ -78,12 +79,21 @@ export class TwilioCallsClient implements CarrierCallsClient {
       }
     }
     if (request.timeoutSec !== undefined) form.append('Timeout', String(Math.round(request.timeoutSec)))
+    if (request.machineDetection !== undefined) {
+      for (const [name, value] of machineDetectionFields(request.machineDetection.callbackUrl)) form.append(name, value)
+    }
     return this.#send({ path: 'Calls.json', form, idempotent: false, signal: request.signal })
   }
 
   async hangup(sid: string, options: CarrierCallOptions = {}): Promise<CarrierCall> {
     const form = new URLSearchParams({ Status: 'completed' })
     return this.#send({ path: `Calls/${encodeURIComponent(sid)}.json`, form, idempotent: true, signal: options.signal })
+  }
+
+  async updateCall(sid: string, markup: string, options: CarrierCallOptions = {}): Promise<CarrierCall> {
+    const form = new URLSearchParams({ Twiml: markup })
+    // Not resent after an ambiguous failure: the first may have moved the call already (a second would redial).
+    return this.#send({ path: `Calls/${encodeURIComponent(sid)}.json`, form, idempotent: false, signal: options.signal })
   }
 
   async #send(attempt: Attempt): Promise<CarrierCall> {

@@ -2,7 +2,8 @@
  * Twilio-compatible voice markup (TwiML shape) answered by the voice hook.
  */
 import { create } from 'xmlbuilder2'
-import type { CarrierMarkup, CarrierStreamParameter } from '../carrier.js'
+import type { CarrierMarkup, CarrierStreamParameter, TransferTarget } from '../carrier.js'
+import { sipUriWithHeaders } from '../../core/transfer-target.js'
 
 /** Media type of the markup documents. */
 export const MARKUP_CONTENT_TYPE = 'text/xml; charset=utf-8'
@@ -54,11 +55,25 @@ export function sayAndHangupMarkup(text: string): string {
     .end({ prettyPrint: false })
 }
 
+/**
+ * `<Response><Dial callerId=".."><Number>+1..</Number></Dial></Response>`, or `<Sip>` with the headers in the
+ * URI's query (`sip:agent@cc.example?X-Ticket=1`: the carrier sends X- query parameters as SIP headers).
+ */
+export function dialMarkup(target: TransferTarget): string {
+  const dial = create({ version: '1.0', encoding: 'UTF-8' })
+    .ele('Response')
+    .ele('Dial', target.callerId === undefined ? {} : { callerId: xmlSafe(target.callerId) })
+  if (target.kind === 'number') dial.ele('Number').txt(xmlSafe(target.to))
+  else dial.ele('Sip').txt(xmlSafe(sipUriWithHeaders(target)))
+  return dial.end({ prettyPrint: false })
+}
+
 /** `CarrierMarkup` for Twilio-compatible carriers. */
 export const twilioMarkup: CarrierMarkup = {
   contentType: MARKUP_CONTENT_TYPE,
   connectStream: connectStreamMarkup,
   sayAndHangup: sayAndHangupMarkup,
+  dial: dialMarkup,
 }
 
 function toParameterList(

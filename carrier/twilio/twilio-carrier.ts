@@ -8,6 +8,7 @@ import { MAX_FRAME_BYTES, TwilioMediaCodec } from './media-codec.js'
 import { TwilioSignatureVerifier } from './signature.js'
 import { isFinalStatus, nextStatus, parseStatusCallback } from './status.js'
 import { parseVoiceHook } from './voice-hook.js'
+import { parseMachineDetection } from './machine-detection.js'
 
 /** Build the Twilio-compatible `Carrier`; `clientOptions` tune every REST client it creates. */
 export function createTwilioCarrier(clientOptions: TwilioCallsClientOptions = {}): Carrier {
@@ -20,6 +21,7 @@ export function createTwilioCarrier(clientOptions: TwilioCallsClientOptions = {}
     callsClient: (credentials: CarrierCredentials) => new TwilioCallsClient(credentials, clientOptions),
     parseVoiceHook,
     parseStatusCallback,
+    parseMachineDetection,
     nextStatus,
     isFinalStatus,
   }

@@ -8,6 +8,11 @@ import type { Log } from '../../core/log.js'
 /** URL prefix of the compiled browser SDK and demo scripts (`client/dist`). */
 export const CLIENT_PREFIX = '/client/'
 
+/** URL prefix of the console's bundle and styles (`client/dist/console`). */
+export const CONSOLE_ASSETS_PREFIX = '/console/assets/'
+/** Paths that answer with the console page (it reads the path itself: `/console/device` is the device sign-in). */
+const CONSOLE_PAGES = new Set(['/console', '/console/', '/console/device'])
+
 /** Where the built demo lives, or why it cannot be served. */
 export type ClientDist = { ok: true; dir: string } | { ok: false; problem: string }
 
@@ -26,6 +31,20 @@ const PAGE_CSP = [
   "connect-src 'self' http: https: ws: wss:",
   "img-src 'self' data:",
   "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+// The console talks only to its own gateway and plays recordings it fetched (with the key) from Blob URLs; uPlot
+// sizes its canvas with inline styles.
+const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "media-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ')
 
@@ -83,7 +102,8 @@ function resolveInside(dir: string, urlPath: string): string | undefined {
 }
 
 /**
- * Serves the demo page at `/` and the compiled scripts under {@link CLIENT_PREFIX}: only files inside
+ * Serves the demo page at `/`, the compiled scripts under {@link CLIENT_PREFIX}, the operator console at `/console`
+ * (and `/console/device`) with its bundle under {@link CONSOLE_ASSETS_PREFIX}: only files inside
  * `client/dist` with a known type (no `.d.ts`, no dotfiles, no traversal, symlinks must stay inside), revalidated
  * on every load (`no-cache` with an ETag) so an upgraded gateway never mixes old and new scripts.
  */
@@ -92,8 +112,11 @@ export function staticClient(opts: { log: Log; dist?: ClientDist }): Middleware 
   let prepared: Promise<ClientDist> | undefined = opts.dist === undefined ? undefined : Promise.resolve(opts.dist)
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next()
-    const isPage = ctx.path === '/' || ctx.path === '/index.html'
-    if (!isPage && !ctx.path.startsWith(CLIENT_PREFIX)) return next()
+    const isDemo = ctx.path === '/' || ctx.path === '/index.html'
+    const isConsole = CONSOLE_PAGES.has(ctx.path)
+    const isPage = isDemo || isConsole
+    const isConsoleAsset = ctx.path.startsWith(CONSOLE_ASSETS_PREFIX)
+    if (!isPage && !isConsoleAsset && !ctx.path.startsWith(CLIENT_PREFIX)) return next()
     prepared ??= prepareClientDist(opts.log).catch((e: unknown): ClientDist => {
       opts.log.error({ err: e }, 'demo page unavailable')
       return { ok: false, problem: 'the demo page is unavailable' }
@@ -105,7 +128,13 @@ export function staticClient(opts: { log: Log; dist?: ClientDist }): Middleware 
       ctx.body = { error: dist.problem }
       return
     }
-    const file = isPage ? join(dist.dir, 'index.html') : resolveInside(dist.dir, ctx.path.slice(CLIENT_PREFIX.length))
+    const file = isDemo
+      ? join(dist.dir, 'index.html')
+      : isConsole
+        ? join(dist.dir, 'console', 'index.html')
+        : isConsoleAsset
+          ? resolveInside(join(dist.dir, 'console'), ctx.path.slice(CONSOLE_ASSETS_PREFIX.length))
+          : resolveInside(dist.dir, ctx.path.slice(CLIENT_PREFIX.length))
     if (file === undefined) return next()
     let real: string
     let info: Awaited<ReturnType<typeof stat>>
@@ -122,7 +151,7 @@ export function staticClient(opts: { log: Log; dist?: ClientDist }): Middleware 
     ctx.set('ETag', `W/"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`)
     ctx.lastModified = info.mtime
     if (isPage) {
-      ctx.set('Content-Security-Policy', PAGE_CSP)
+      ctx.set('Content-Security-Policy', isConsole ? CONSOLE_CSP : PAGE_CSP)
       ctx.set('Referrer-Policy', 'no-referrer')
     }
     if (ctx.fresh) {

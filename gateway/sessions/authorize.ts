@@ -5,10 +5,11 @@ import { getAgentRow } from '../store/agents.js'
 import { balanceUsedUp, getOrganizationRow } from '../store/organizations.js'
 import { createConversation, getConversation } from '../store/sessions.js'
 import { createAuthorizedSession, type SessionOrigin } from '../store/session-states.js'
-import { acquireLease } from '../store/leases.js'
+import { acquireLease, lockOrganization } from '../store/leases.js'
 import { frontendConfig, type FrontendConfig } from '../../pipeline/config/frontend-config.js'
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
 import { validateConfigOverride } from '../../pipeline/config/validate.js'
+import { configUrlRefusals, type EgressPolicy } from '../webhooks/egress-policy.js'
 
 /** What a transport or the REST API asks for. */
 export interface AuthorizeInput {
@@ -41,7 +42,13 @@ export interface Authorization {
 export async function authorizeSession(
   db: Kysely<Database>,
   input: AuthorizeInput,
-  options: { allowInsecureWebhooks: boolean },
+  options: {
+    allowInsecureWebhooks: boolean
+    /** Told when the organization is refused a session (the refusals metric counts it). */
+    refused?: ((reason: 'insufficient_balance' | 'concurrency_limit') => void) | undefined
+    /** Refuses an override's webhook URLs that point where webhooks may not go (the gateway's egress policy). */
+    egress?: EgressPolicy | undefined
+  },
 ): Promise<Authorization> {
   const agent = await getAgentRow(db, input.organizationId, input.agentId)
   if (agent === undefined) throw voxError('invalid_agent_id', `invalid agent id: ${input.agentId}`)
@@ -51,6 +58,8 @@ export async function authorizeSession(
   if (input.configOverride !== undefined && input.configOverride !== null) {
     const checked = validateConfigOverride(input.configOverride, policy)
     if (!checked.ok) throw voxError('validation_failed', prefix(checked.errors).join('; '), { details: prefix(checked.errors) })
+    const refused = configUrlRefusals(options.egress, checked.config)
+    if (refused.length > 0) throw voxError('validation_failed', refused.join('; '), { details: refused })
     override = checked.config
   }
   const effective = resolveSessionConfig(agent.config, override, policy)
@@ -69,10 +78,14 @@ export async function authorizeSession(
 
   const org = await getOrganizationRow(db, input.organizationId)
   if (org === undefined) throw voxError('invalid_api_key')
-  if (balanceUsedUp(org)) throw voxError('insufficient_balance')
+  if (balanceUsedUp(org)) {
+    options.refused?.('insufficient_balance')
+    throw voxError('insufficient_balance')
+  }
 
   const metadata = { ...(effective.config.metadata ?? {}), ...(input.metadata ?? {}) }
   const granted = await db.transaction().execute(async (tx) => {
+    if (input.holdLease) await lockOrganization(tx, input.organizationId)
     const conversationId = input.conversationId ?? (await createConversation(tx, input.organizationId, agent.id))
     const s = await createAuthorizedSession(tx, {
       organizationId: input.organizationId,
@@ -89,7 +102,10 @@ export async function authorizeSession(
         leaseOwner: input.holdLease.owner,
         leaseTtlMs: input.holdLease.ttlMs,
       })
-      if (!ok) throw voxError('concurrency_limit')
+      if (!ok) {
+        options.refused?.('concurrency_limit')
+        throw voxError('concurrency_limit')
+      }
     }
     return { ...s, conversationId }
   })

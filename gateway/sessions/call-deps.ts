@@ -7,11 +7,13 @@ import type { Kysely } from 'kysely'
 import type { CallStatus, FinalCallStatus } from '../../core/call-status.js'
 import type { CarrierCredentials } from '../../core/carrier-credentials.js'
 import type { Log } from '../../core/log.js'
+import type { TransferTarget } from '../../core/transfer-target.js'
 import type { Database } from '../store/schema.js'
 import type { DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { CallWatchdog } from './call-watchdog.js'
 import type { SessionManager } from './session-manager.js'
 import { endWaitingCall } from './waiting-calls.js'
+import type { EgressPolicy } from '../webhooks/egress-policy.js'
 
 /** A call to place through a carrier's Calls API. */
 export interface DialRequest {
@@ -23,6 +25,8 @@ export interface DialRequest {
   readonly statusCallbackEvents: readonly ('initiated' | 'ringing' | 'answered' | 'completed')[]
   /** Seconds to let the phone ring before giving up. */
   readonly timeoutSec: number
+  /** Ask for asynchronous answering machine detection, reported to `callbackUrl`. */
+  readonly machineDetection?: { readonly callbackUrl: string } | undefined
 }
 
 /**
@@ -38,7 +42,11 @@ export interface CallCarrier {
   callsClient(credentials: CarrierCredentials): {
     createCall(request: DialRequest): Promise<{ readonly sid: string; readonly status: string }>
     hangup(sid: string, options?: { signal?: AbortSignal }): Promise<unknown>
+    /** Replaces the live call's markup (a transfer). */
+    updateCall(sid: string, markup: string, options?: { signal?: AbortSignal }): Promise<unknown>
   }
+  /** Its voice markup; sessions use only the transfer document. */
+  readonly markup: { dial(target: TransferTarget): string }
 }
 
 /** Deadlines of carrier calls; every field has a default. */
@@ -49,6 +57,8 @@ export interface CallTimeouts {
   readonly ringTimeoutSec?: number | undefined
   /** Extra wait beyond the ring timeout for a final status callback before the slot is released. Default 120 s. */
   readonly statusGraceMs?: number | undefined
+  /** Longest an outbound call waits for its organization's dial slot (pacing) before it is refused. Default 30 s. */
+  readonly outboundQueueMaxWaitMs?: number | undefined
 }
 
 /** Everything the carrier-call functions of sessions may use. */
@@ -59,15 +69,18 @@ export interface CallDeps {
   readonly sessions: SessionManager
   readonly allowInsecureWebhooks: boolean
   readonly webhookDelivery: DeliveryOptions | undefined
+  /** Refuses webhook URLs of a call's config override that point where webhooks may not go. */
+  readonly egress?: EgressPolicy | undefined
   readonly watchdog: CallWatchdog
   readonly streamConnectTimeoutMs: number
   readonly ringTimeoutSec: number
   readonly statusGraceMs: number
+  readonly outboundQueueMaxWaitMs: number
 }
 
 /** Builds the call deps of a process; its watchdog ends (and hangs up) a waiting call whose deadline passed. */
 export function createCallDeps(
-  base: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'allowInsecureWebhooks' | 'webhookDelivery'>,
+  base: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'allowInsecureWebhooks' | 'webhookDelivery' | 'egress'>,
   timeouts: CallTimeouts = {},
 ): CallDeps {
   // The deps and the watchdog refer to each other: the watchdog ends calls through the deps.
@@ -82,6 +95,7 @@ export function createCallDeps(
     streamConnectTimeoutMs: timeouts.streamConnectTimeoutMs ?? 30_000,
     ringTimeoutSec: timeouts.ringTimeoutSec ?? 60,
     statusGraceMs: timeouts.statusGraceMs ?? 120_000,
+    outboundQueueMaxWaitMs: timeouts.outboundQueueMaxWaitMs ?? 30_000,
   }
   return deps
 }

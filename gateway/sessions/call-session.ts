@@ -19,10 +19,14 @@ import {
 } from '../../pipeline/contract.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
+import { sessionDeliveryJournal } from './delivery-journal.js'
 import { sessionEndEvent, sessionStartEvent, sessionUpdateEvent } from './lifecycle-events.js'
 import { SessionRecording, type RecordingSettings } from './recording/session-recording.js'
 import type { LiveUsage } from './session-details.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
+import type { CallTransferer } from './call-transfer.js'
+import type { MachineVerdict } from '../../core/machine-verdict.js'
+import { SessionCallControl } from './session-call-control.js'
 
 /** What a transport must offer the session. */
 export interface SessionTransport {
@@ -52,6 +56,8 @@ export interface SessionDeps {
   metrics?: Metrics
   /** How sessions of organizations with `recording_enabled` are recorded; without it nothing is. */
   recording?: RecordingSettings | undefined
+  /** Moves phone calls elsewhere (`response.transfer`); without it every transfer fails. */
+  callTransfer?: CallTransferer | undefined
 }
 
 /** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */
@@ -109,6 +115,8 @@ export class CallSession {
   readonly #recordingEnabled: boolean
   readonly #transport: SessionTransport
   #recording: SessionRecording | undefined
+  /** Transfer, call-control failures and machine detection (additions to the SPEC). */
+  readonly #control: SessionCallControl
   private constructor(
     deps: SessionDeps,
     readonly row: SessionRow,
@@ -121,6 +129,19 @@ export class CallSession {
     this.#recordingEnabled = recordingEnabled
     this.#transport = transport
     this.ended = new Promise((r) => (this.#resolveEnded = r))
+    this.#control = new SessionCallControl(
+      {
+        row,
+        channel: transport.kind,
+        signal: this.#abort.signal,
+        isEnded: () => this.isEnded,
+        input: () => this.#pipeline,
+        deliver: (e) => this.#transport.deliver?.(e),
+        end: (r) => this.end(r),
+      },
+      deps,
+      transport.audio?.input === 'ulaw_8000',
+    )
     const hook = config.session_webhook
     if (hook !== undefined && hook.events.length > 0) {
       this.#webhooks = new WebhookQueue(
@@ -130,6 +151,7 @@ export class CallSession {
           allowInsecureLoopback: deps.allowInsecureWebhooks,
           ...deps.webhookDelivery,
           onResult: (r) => this.#metrics.webhookDelivery('lifecycle', deliveryOutcome(r)),
+          journal: sessionDeliveryJournal(deps.db, deps.log, row),
         },
       )
     }
@@ -202,6 +224,7 @@ export class CallSession {
         audio: this.#transport.audio,
         vendors: this.#deps.vendors ?? NO_VENDORS,
         createVad: this.#deps.createVad,
+        webhookFetch: this.#deps.webhookDelivery?.fetch,
         log,
         signal: this.signal,
         emit: (e) => this.#onPipelineEvent(e),
@@ -236,8 +259,10 @@ export class CallSession {
         p.close()
         return
       }
-      this.#pipeline = this.#recording?.tap(p) ?? p
+      const input = this.#recording?.tap(p) ?? p
+      this.#pipeline = this.#control.tap(input)
       this.#closePipeline = () => p.close()
+      this.#control.pipelineStarted()
     } catch (e) {
       log.error({ err: e }, 'voice pipeline could not start')
       void this.end('error')
@@ -257,6 +282,12 @@ export class CallSession {
       this.#deps.log.warn({ err, session_id: this.row.id }, 'recording failed to take an event')
     }
     if (e.type === 'hangup') void this.end(e.reason === 'agent_hangup' ? 'hangup' : 'error')
+    else this.#control.onPipelineEvent(e)
+  }
+
+  /** What answered this outbound call (answering machine detection); see SessionCallControl. */
+  machineVerdict(verdict: MachineVerdict): void {
+    this.#control.machineVerdict(verdict)
   }
 
   get id(): string {
@@ -319,6 +350,11 @@ export class CallSession {
 
   /** Ends the session once: stops timers, aborts work, persists, sends `session.end`, closes the transport. */
   end(reason: EndReason): Promise<void> {
+    const deferred = this.#ending === undefined ? this.#control.deferredEnd(reason) : undefined
+    if (deferred !== undefined) {
+      this.#ending = deferred.then((r) => this.#finish(r))
+      return this.#ending
+    }
     this.#ending ??= this.#finish(reason)
     return this.#ending
   }
@@ -345,7 +381,12 @@ export class CallSession {
     await this.#transcriptWrites
     let row: SessionRow | undefined
     try {
-      row = await endSession(this.#deps.db, this.row.id, { endReason: reason, ...this.usageSoFar() }, this.#deps.usageRatePerMinute)
+      const end = {
+        endReason: reason,
+        ...this.usageSoFar(),
+        transferredTo: reason === 'transferred' ? this.#control.transferredTo : undefined,
+      }
+      row = await endSession(this.#deps.db, this.row.id, end, this.#deps.usageRatePerMinute)
     } catch (e) {
       // The lease then expires and the sweeper ends the row: nothing stays "connected" forever.
       this.#deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')

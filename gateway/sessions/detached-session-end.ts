@@ -8,6 +8,7 @@ import { resolveSessionConfig } from '../../pipeline/config/resolve-session-conf
 import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import { sessionEndEvent, sessionUpdateEvent } from './lifecycle-events.js'
+import { sessionDeliveryJournal } from './delivery-journal.js'
 import { failOrphanedRecording } from '../store/recordings.js'
 
 /** Why the recording of a session ended by the sweeper failed. */
@@ -44,6 +45,7 @@ export async function sendDetachedSessionEnd(
       allowInsecureLoopback: deps.allowInsecureWebhooks,
       ...deps.webhookDelivery,
       onResult: (r) => (deps.metrics ?? NO_METRICS).webhookDelivery('lifecycle', deliveryOutcome(r)),
+      journal: sessionDeliveryJournal(deps.db, deps.log, row),
     })
     const transcript = await sessionTranscript(deps.db, row.id)
     if (hook.events.includes('session.end')) {

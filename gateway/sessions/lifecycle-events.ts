@@ -57,6 +57,8 @@ export function sessionEndEvent(
     country_code: row.country_code,
     recording_status: recordingEnabled ? ('enabled' as const) : ('disabled' as const),
     end_reason: row.end_reason,
+    // An addition to the SPEC: where `response.transfer` sent the caller.
+    ...(row.transferred_to !== null && row.transferred_to !== undefined && { transferred_to: row.transferred_to }),
     metadata: row.metadata ?? {},
     transcript: items,
   }

@@ -7,13 +7,15 @@
 import { voxError } from '../../core/errors.js'
 import { normalisePhoneNumber, type NormalisedNumber } from '../../core/phone.js'
 import { getAgentRow } from '../store/agents.js'
-import { setCallSid } from '../store/carrier-calls.js'
+import { setCallSid, setMachineDetection } from '../store/carrier-calls.js'
 import { balanceUsedUp, carrierCredentials, getOrganizationRow } from '../store/organizations.js'
 import { atConcurrencyLimit } from '../store/leases.js'
 import { findPhoneNumber } from '../store/phone-numbers.js'
 import { authorizeSession } from './authorize.js'
 import type { CallDeps } from './call-deps.js'
 import { endWaitingCall } from './waiting-calls.js'
+import { takeDialSlot } from '../store/outbound-pacing.js'
+import { waitForDial } from './dial-gate.js'
 
 /** What initiate_outbound asks for. */
 export interface OutboundCallRequest {
@@ -26,6 +28,10 @@ export interface OutboundCallRequest {
   readonly voiceHookUrl: string
   /** Where the carrier posts the call's status callbacks. */
   readonly statusCallbackUrl: string
+  /** Where the carrier posts its answering machine detection verdict; undefined: no detection. */
+  readonly machineDetectionUrl?: string | undefined
+  /** Aborted when the client went away: a call still waiting for its dial slot is not placed. */
+  readonly signal?: AbortSignal | undefined
 }
 
 /**
@@ -47,7 +53,17 @@ export type OutboundCallResult =
 export async function placeOutboundCall(
   deps: Pick<
     CallDeps,
-    'db' | 'log' | 'carrier' | 'sessions' | 'watchdog' | 'allowInsecureWebhooks' | 'webhookDelivery' | 'ringTimeoutSec' | 'statusGraceMs'
+    | 'db'
+    | 'log'
+    | 'carrier'
+    | 'sessions'
+    | 'watchdog'
+    | 'allowInsecureWebhooks'
+    | 'webhookDelivery'
+    | 'ringTimeoutSec'
+    | 'statusGraceMs'
+    | 'egress'
+    | 'outboundQueueMaxWaitMs'
   >,
   request: OutboundCallRequest,
 ): Promise<OutboundCallResult> {
@@ -92,8 +108,28 @@ export async function placeOutboundCall(
       },
       holdLease: { owner: deps.sessions.keeper.owner, ttlMs: deps.sessions.keeper.ttlMs },
     },
-    { allowInsecureWebhooks: deps.allowInsecureWebhooks },
+    { allowInsecureWebhooks: deps.allowInsecureWebhooks, egress: deps.egress },
   )
+  if (request.machineDetectionUrl !== undefined) await setMachineDetection(deps.db, auth.sessionId)
+  // Pacing: the carrier account takes so many calls per second. The session is authorized first (a call waiting
+  // to dial counts against the concurrency limit, as a ringing one does), then the dial slot is taken, and only
+  // the wait sits between the slot's time and the create request: anything slow in between would let two calls
+  // reach the carrier closer together than the rate.
+  const slot = await takeDialSlot(deps.db, org.id, deps.outboundQueueMaxWaitMs).catch(async (e: unknown) => {
+    await endWaitingCall(deps, auth.sessionId, { endReason: 'error' }).catch(() => undefined)
+    throw e
+  })
+  if (!slot.ok) {
+    await endWaitingCall(deps, auth.sessionId, { endReason: 'dial_queue_full' })
+    throw voxError('outbound_queue_full', undefined, { retryAfterSeconds: slot.retryAfterMs / 1000 })
+  }
+  let dialedAt: Date
+  try {
+    dialedAt = await waitForDial(deps.db, org.id, slot.dialAtEpochMs, request.signal)
+  } catch (e) {
+    await endWaitingCall(deps, auth.sessionId, { endReason: 'client_disconnected' }).catch(() => undefined)
+    throw e
+  }
   let call: { readonly sid: string; readonly status: string }
   try {
     call = await deps.carrier.callsClient(credentials).createCall({
@@ -103,6 +139,7 @@ export async function placeOutboundCall(
       statusCallback: request.statusCallbackUrl,
       statusCallbackEvents: ['initiated', 'ringing', 'answered', 'completed'],
       timeoutSec: deps.ringTimeoutSec,
+      ...(request.machineDetectionUrl !== undefined && { machineDetection: { callbackUrl: request.machineDetectionUrl } }),
     })
   } catch (e) {
     await endWaitingCall(deps, auth.sessionId, { endReason: 'carrier_error', callStatus: 'failed' }).catch((err: unknown) =>
@@ -110,7 +147,7 @@ export async function placeOutboundCall(
     )
     return { ok: false, refusal: 'carrier_refused', cause: e }
   }
-  await setCallSid(deps.db, auth.sessionId, call.sid, call.status)
+  await setCallSid(deps.db, auth.sessionId, call.sid, call.status, dialedAt)
   // If no final status ever arrives, the slot is released after the ring timeout and a grace period.
   deps.watchdog.watch(auth.sessionId, deps.ringTimeoutSec * 1000 + deps.statusGraceMs, 'call_status_timeout')
   deps.log.info({ session_id: auth.sessionId, call_sid: call.sid, agent_id: agent.id, to: to.e164 }, 'outbound call placed')

@@ -10,6 +10,7 @@ import type { SttStream } from '../../pipeline/stt/stt-stream.js'
 import { createTtsStream } from '../../pipeline/tts/create-tts-stream.js'
 import { createLocalTtsStream } from '../../pipeline/tts/local-tts.js'
 import type { TtsStream } from '../../pipeline/tts/tts-stream.js'
+import type { FetchLike } from '../../pipeline/agent/http-exchange.js'
 import {
   VoicePipeline,
   type HistoryItem,
@@ -84,6 +85,8 @@ export async function startPipeline(input: {
   audio: { input: InputAudioFormat; output: OutputAudioFormat } | undefined
   vendors: VendorEndpoints
   createVad?: VadFactory | undefined
+  /** The fetch `agent.webhook` requests go through (the egress policy). */
+  webhookFetch?: FetchLike | undefined
   log: Log
   signal: AbortSignal
   emit: (e: PipelineEvent) => void
@@ -104,6 +107,7 @@ export async function startPipeline(input: {
     sessionHeaders: config.session_webhook?.custom_headers,
     llm: { baseUrl: input.vendors.llm.url, apiKey: input.vendors.llm.apiKey },
     logger: log,
+    webhookFetch: input.webhookFetch,
   })
   const pipeline = new VoicePipeline({
     config,

@@ -37,6 +37,9 @@ export interface SessionDetails {
   recording_url?: string
   end_reason: EndReason | null
   call_status: string | null
+  /** Call control (additions): where a transfer sent the call, and what answered an outbound call. */
+  transferred_to: string | null
+  answered_by: string | null
 }
 
 /** The figures of a session still running on this process, as its CallSession counts them. */
@@ -95,6 +98,8 @@ export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[]
     ...(row.recording_status === 'completed' && options.recordingUrl !== undefined && { recording_url: options.recordingUrl }),
     end_reason: row.end_reason,
     call_status: row.call_status,
+    transferred_to: row.transferred_to,
+    answered_by: row.answered_by,
   }
 }
 

@@ -1,12 +1,13 @@
 import type { SessionRow } from '../store/schema.js'
 import { startSessionWithKey, type KeyProblem } from '../store/session-states.js'
-import { LocalNotifications, type Notifications } from '../store/notifications.js'
+import { hasTopic, LocalNotifications, type Notifications } from '../store/notifications.js'
 import { connectedCallsWithFinalStatus } from '../store/carrier-calls.js'
 import { decodeSessionCommand, encodeSessionCommand, type RemoteEndReason, type SessionCommand } from './session-command-codec.js'
 import { sendDetachedSessionEnd } from './detached-session-end.js'
 import { CallSession, type SessionDeps, type SessionTransport } from './call-session.js'
 import { LeaseKeeper } from './lease-keeper.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
+import type { MachineVerdict } from '../../core/machine-verdict.js'
 
 /** How long shutdown waits for the `session.end` webhooks of the sessions it ended. */
 export const SHUTDOWN_WEBHOOK_DRAIN_MS = 5_000
@@ -71,6 +72,7 @@ export class SessionManager {
   }
 
   #onCommand(payload: string): void {
+    if (hasTopic(payload)) return
     const decoded = decodeSessionCommand(payload)
     if (!decoded.ok) {
       this.#deps.log.warn({ reason: decoded.reason }, 'session command ignored')
@@ -79,9 +81,23 @@ export class SessionManager {
     this.#apply(decoded.command)
   }
 
+  /** Tells the session of a call, wherever it runs, what answered it (answering machine detection). */
+  async verdictAnywhere(sessionId: string, verdict: MachineVerdict): Promise<void> {
+    const local = this.live.get(sessionId)
+    if (local !== undefined) {
+      local.machineVerdict(verdict)
+      return
+    }
+    await this.#notifications.publish(encodeSessionCommand({ kind: 'machine_verdict', sessionId, verdict }))
+  }
+
   #apply(c: SessionCommand): void {
     const session = this.live.get(c.sessionId)
     if (session === undefined || session.isEnded) return
+    if (c.kind === 'machine_verdict') {
+      session.machineVerdict(c.verdict)
+      return
+    }
     this.#deps.log.info({ session_id: c.sessionId, reason: c.reason }, 'session ended by another replica')
     void session.end(c.reason)
   }

@@ -18,11 +18,17 @@ export async function findSessionByCallSid(db: Kysely<Database>, callSid: string
     .executeTakeFirst()
 }
 
-/** Records the sid and first status the carrier gave an outbound call it accepted. */
-export async function setCallSid(db: Kysely<Database>, sessionId: string, callSid: string, callStatus: string): Promise<void> {
+/** Records the sid and first status the carrier gave an outbound call it accepted, and when it was dialled. */
+export async function setCallSid(
+  db: Kysely<Database>,
+  sessionId: string,
+  callSid: string,
+  callStatus: string,
+  dialedAt: Date,
+): Promise<void> {
   await db
     .updateTable('sessions')
-    .set({ call_sid: callSid, call_status: callStatus, updated_at: sql<Date>`now()` })
+    .set({ call_sid: callSid, call_status: callStatus, dialed_at: dialedAt, updated_at: sql<Date>`now()` })
     .where('id', '=', sessionId)
     .execute()
 }
@@ -65,4 +71,29 @@ export async function connectedCallsWithFinalStatus(db: Kysely<Database>, sessio
     .where('call_status', 'in', FINAL_CALL_STATUSES)
     .execute()
   return rows.map((r) => r.id)
+}
+
+/** Marks an outbound call as one with answering machine detection (before it is dialled). */
+export async function setMachineDetection(db: Kysely<Database>, sessionId: string): Promise<void> {
+  await db.updateTable('sessions').set({ machine_detection: true, updated_at: sql<Date>`now()` }).where('id', '=', sessionId).execute()
+}
+
+/**
+ * Stores a machine detection verdict unless a final one is there: the first verdict stands, except that `machine`
+ * (or `unknown`) moves on to `machine_beep` when the beep is heard. The row after the update, or undefined when
+ * nothing changed (no detection asked, or the verdict was already known).
+ */
+export async function storeAnsweredBy(db: Kysely<Database>, sessionId: string, verdict: string): Promise<SessionRow | undefined> {
+  return db
+    .updateTable('sessions')
+    .set({ answered_by: verdict, updated_at: sql<Date>`now()` })
+    .where('id', '=', sessionId)
+    .where('machine_detection', '=', true)
+    .where((eb) =>
+      verdict === 'machine_beep'
+        ? eb.or([eb('answered_by', 'is', null), eb('answered_by', 'in', ['machine', 'unknown'])])
+        : eb('answered_by', 'is', null),
+    )
+    .returningAll()
+    .executeTakeFirst()
 }

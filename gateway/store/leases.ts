@@ -22,6 +22,15 @@ export async function atConcurrencyLimit(db: Kysely<Database>, organizationId: s
 }
 
 /**
+ * Locks the organization row for the rest of the transaction. A transaction that will take a slot must do this
+ * before it inserts rows referencing the organization: those inserts take a key-share lock on it, and two
+ * transactions each holding one and then asking for the row lock deadlock (Postgres kills one of them).
+ */
+export async function lockOrganization(tx: Transaction<Database>, organizationId: string): Promise<void> {
+  await tx.selectFrom('organizations').select(['id']).where('id', '=', organizationId).forUpdate().execute()
+}
+
+/**
  * Takes a concurrency slot for a session that is not connected yet (a carrier call between voice hook and
  * media stream, or an outbound call that is still ringing). Returns false when the limit is reached.
  */

@@ -3,6 +3,12 @@ import { initial } from './migrations/0001-initial.js'
 import { agentLinks } from './migrations/0002-agent-links.js'
 import { latencyBreakdown } from './migrations/0003-latency-breakdown.js'
 import { recordings } from './migrations/0004-recordings.js'
+import { recordingObjects } from './migrations/0005-recording-objects.js'
+import { deviceAuth } from './migrations/0006-device-auth.js'
+import { consoleReads } from './migrations/0007-webhook-deliveries.js'
+import { tunnels } from './migrations/0008-tunnels.js'
+import { callControl } from './migrations/0009-call-control.js'
+import { tunnelHolderUrl } from './migrations/0010-tunnel-holder-url.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -10,6 +16,12 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0002-agent-links': agentLinks,
   '0003-latency-breakdown': latencyBreakdown,
   '0004-recordings': recordings,
+  '0005-recording-objects': recordingObjects,
+  '0006-device-auth': deviceAuth,
+  '0007-webhook-deliveries': consoleReads,
+  '0008-tunnels': tunnels,
+  '0009-call-control': callControl,
+  '0010-tunnel-holder-url': tunnelHolderUrl,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

@@ -33,6 +33,14 @@ export interface Notifications {
   close(): Promise<void>
 }
 
+/**
+ * Messages of other subsystems on the shared channel begin with `{"topic":` (the tunnel relay's); session commands
+ * have no topic. A subscriber skips the topics that are not its own without parsing them.
+ */
+export function hasTopic(payload: string): boolean {
+  return payload.startsWith('{"topic":')
+}
+
 function checkSize(payload: string): void {
   const bytes = Buffer.byteLength(payload, 'utf8')
   if (bytes > NOTIFY_PAYLOAD_LIMIT_BYTES) throw new RangeError(`notification payload of ${bytes} bytes is over the limit`)

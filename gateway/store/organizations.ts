@@ -12,6 +12,8 @@ export interface Organization {
   max_concurrent_sessions: number | null
   recording_enabled: boolean
   carrier_configured: boolean
+  /** Outbound calls per second the carrier account allows (an addition; default 1, the carrier's own default). */
+  outbound_calls_per_second: number
 }
 
 /** Fields an operator can set on an organization. */
@@ -20,7 +22,12 @@ export interface OrganizationFields {
   balance?: number | null
   max_concurrent_sessions?: number | null
   recording_enabled?: boolean
+  /** null: back to the default. */
+  outbound_calls_per_second?: number | null
 }
+
+/** Outbound calls per second of an organization that set none: the Twilio-compatible carrier's account default. */
+export const DEFAULT_OUTBOUND_CALLS_PER_SECOND = 1
 
 /** Default concurrent-session limit of a new organization (operators change it; null is unlimited). */
 export const DEFAULT_MAX_CONCURRENT_SESSIONS = 50
@@ -34,6 +41,7 @@ export function toOrganization(row: OrganizationRow): Organization {
     max_concurrent_sessions: row.max_concurrent_sessions,
     recording_enabled: row.recording_enabled,
     carrier_configured: row.carrier_account_sid !== null && row.carrier_auth_token !== null,
+    outbound_calls_per_second: row.outbound_calls_per_second ?? DEFAULT_OUTBOUND_CALLS_PER_SECOND,
   }
 }
 
@@ -55,6 +63,7 @@ export async function createOrganization(
         carrier_account_sid: null,
         carrier_auth_token: null,
         carrier_api_base_url: null,
+        outbound_calls_per_second: fields.outbound_calls_per_second ?? null,
         updated_at: new Date(),
       })
       .returningAll()
@@ -67,6 +76,12 @@ export async function createOrganization(
 /** Reads one organization row, or undefined. */
 export async function getOrganizationRow(db: Kysely<Database>, id: string): Promise<OrganizationRow | undefined> {
   return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+/** Every organization, by name (the console's admin sign-in lists them; deployments hold few). */
+export async function listOrganizations(db: Kysely<Database>, limit = 1000): Promise<Organization[]> {
+  const rows = await db.selectFrom('organizations').selectAll().orderBy('name').orderBy('id').limit(limit).execute()
+  return rows.map(toOrganization)
 }
 
 /** Updates the given fields; undefined when no such organization. */

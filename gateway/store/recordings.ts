@@ -29,6 +29,8 @@ export interface RecordingInfo {
   totalSamples: number | null
   errorMessage: string | null
   createdAt: Date
+  /** The stereo file's object store key; null: the audio is in the database. */
+  objectKey: string | null
 }
 
 /** Starts a recording of a session: the session then reports `in_progress`. */
@@ -119,6 +121,7 @@ export async function findRecording(
       'recordings.total_samples',
       'recordings.error_message',
       'recordings.created_at',
+      'recordings.object_key',
     ])
     .where('recordings.session_id', '=', sessionId)
     .where('sessions.agent_id', '=', agentId)
@@ -132,6 +135,7 @@ export async function findRecording(
     totalSamples: row.total_samples === null ? null : Number(row.total_samples),
     errorMessage: row.error_message,
     createdAt: row.created_at,
+    objectKey: row.object_key,
   }
 }
 
@@ -157,22 +161,57 @@ export async function readRecordingChunks(
     .filter((c) => c.startSample + c.sampleCount > from)
 }
 
-/** Deletes one recording (audio and row); the session reports `not_available` again. False when there was none. */
-export async function deleteRecording(db: Kysely<Database>, sessionId: string): Promise<boolean> {
+/**
+ * Deletes one recording (audio and row); the session reports `not_available` again. Undefined when there was none;
+ * else the object store key its file had (null: it was in the database), for the caller to delete.
+ */
+export async function deleteRecording(db: Kysely<Database>, sessionId: string): Promise<{ objectKey: string | null } | undefined> {
   return db.transaction().execute(async (tx) => {
-    const gone = await tx.deleteFrom('recordings').where('session_id', '=', sessionId).executeTakeFirst()
+    const gone = await tx.deleteFrom('recordings').where('session_id', '=', sessionId).returning('object_key').executeTakeFirst()
     await tx.updateTable('sessions').set({ recording_status: 'not_available', recording_url: null }).where('id', '=', sessionId).execute()
-    return Number(gone.numDeletedRows) > 0
+    return gone === undefined ? undefined : { objectKey: gone.object_key }
   })
 }
 
-/** Deletes finished recordings created before `cutoff`; returns how many. Recordings still in progress stay. */
-export async function deleteRecordingsBefore(db: Kysely<Database>, cutoff: Date): Promise<number> {
+/** A recording as retention sees it: which session, and the object store key of its file if it has one. */
+export interface StoredRecording {
+  sessionId: string
+  objectKey: string | null
+}
+
+/** Finished recordings created before `cutoff`, at most `limit`, oldest first. Recordings in progress stay. */
+export async function recordingsBefore(db: Kysely<Database>, cutoff: Date, limit: number): Promise<StoredRecording[]> {
+  const rows = await db
+    .selectFrom('recordings')
+    .select(['session_id', 'object_key'])
+    .where('created_at', '<', cutoff)
+    .where('status', '!=', 'in_progress')
+    .orderBy('created_at')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => ({ sessionId: r.session_id, objectKey: r.object_key }))
+}
+
+/**
+ * Deletes these recordings (rows, chunks) if their object key is still the one given (one that moved to the object
+ * store meanwhile stays, for the next sweep to delete with its file); their sessions report `not_available`.
+ * Returns how many went.
+ */
+export async function deleteRecordings(db: Kysely<Database>, recordings: readonly StoredRecording[]): Promise<number> {
+  if (recordings.length === 0) return 0
   return db.transaction().execute(async (tx) => {
     const gone = await tx
       .deleteFrom('recordings')
-      .where('created_at', '<', cutoff)
-      .where('status', '!=', 'in_progress')
+      .where((eb) =>
+        eb.or(
+          recordings.map((r) =>
+            eb.and([
+              eb('session_id', '=', r.sessionId),
+              r.objectKey === null ? eb('object_key', 'is', null) : eb('object_key', '=', r.objectKey),
+            ]),
+          ),
+        ),
+      )
       .returning('session_id')
       .execute()
     if (gone.length > 0) {
@@ -187,5 +226,51 @@ export async function deleteRecordingsBefore(db: Kysely<Database>, cutoff: Date)
         .execute()
     }
     return gone.length
+  })
+}
+
+/** A completed recording whose audio is still in the database. */
+export interface RecordingToMove {
+  sessionId: string
+  organizationId: string
+  sampleRate: number
+  totalSamples: number
+}
+
+/** Completed recordings still in the database that finished before `finishedBefore`, oldest first. */
+export async function recordingsToMove(db: Kysely<Database>, finishedBefore: Date, limit: number): Promise<RecordingToMove[]> {
+  const rows = await db
+    .selectFrom('recordings')
+    .select(['session_id', 'organization_id', 'sample_rate', 'total_samples'])
+    .where('status', '=', 'completed')
+    .where('object_key', 'is', null)
+    .where('completed_at', '<', finishedBefore)
+    .orderBy('completed_at')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => ({
+    sessionId: r.session_id,
+    organizationId: r.organization_id,
+    sampleRate: r.sample_rate,
+    totalSamples: Number(r.total_samples ?? 0),
+  }))
+}
+
+/**
+ * Records that a recording's file is in the object store under `key` and drops its chunks. False when the recording
+ * is gone (deleted meanwhile): the caller then deletes the object it just stored.
+ */
+export async function markRecordingMoved(db: Kysely<Database>, sessionId: string, key: string): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('recordings')
+      .set({ object_key: key })
+      .where('session_id', '=', sessionId)
+      .where('status', '=', 'completed')
+      .returning('session_id')
+      .executeTakeFirst()
+    if (row === undefined) return false
+    await tx.deleteFrom('recording_chunks').where('session_id', '=', sessionId).execute()
+    return true
   })
 }

@@ -22,6 +22,12 @@ export interface OrganizationsTable {
   /** Secret: needed in clear to compute carrier signatures; never returned by the API, never logged. */
   carrier_auth_token: string | null
   carrier_api_base_url: string | null
+  /** Outbound calls per second the carrier account allows (null: the carrier's default, 1). */
+  outbound_calls_per_second: number | null
+  /** The organization's next free outbound dial slot (pacing across replicas). */
+  outbound_next_slot_at: NullableTimestamp
+  /** When one of its outbound calls last went to the carrier (any replica). */
+  outbound_last_dial_at: NullableTimestamp
   created_at: CreatedAt
   updated_at: Timestamp
 }
@@ -32,6 +38,8 @@ export interface ApiKeysTable {
   organization_id: string
   key_hash: string
   prefix: string
+  /** A label, such as `CLI (my-laptop)` for a key made by device sign-in; null for keys made otherwise. */
+  name: ColumnType<string | null, string | null | undefined, string | null>
   created_at: CreatedAt
   last_used_at: NullableTimestamp
   revoked_at: NullableTimestamp
@@ -126,6 +134,14 @@ export interface SessionsTable {
   latency_ms: number | null
   recording_status: Generated<string>
   recording_url: string | null
+  /** Where `response.transfer` sent the caller (E.164 or the SIP URI without headers); null otherwise. */
+  transferred_to: string | null
+  /** initiate_outbound asked for answering machine detection. */
+  machine_detection: Generated<boolean>
+  /** Its verdict: `human`, `machine`, `machine_beep` or `unknown`; null until one came. */
+  answered_by: string | null
+  /** When the outbound pacing gate let the call dial (the database's clock); null for other calls. */
+  dialed_at: NullableTimestamp
   /** Concurrency lease: the process holding the slot and until when (renewed by heartbeat). */
   lease_owner: string | null
   lease_expires_at: NullableTimestamp
@@ -168,6 +184,8 @@ export interface RecordingsTable {
   error_message: string | null
   created_at: CreatedAt
   completed_at: NullableTimestamp
+  /** The stereo file's key in the object store once moved there (its chunks are then gone); null: in the database. */
+  object_key: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** recording_chunks: audio of one channel placed at a sample offset; a later `seq` overwrites an earlier one. */
@@ -179,6 +197,59 @@ export interface RecordingChunksTable {
   sample_count: number
   /** PCM16 little-endian; null is silence. */
   pcm: Uint8Array | null
+}
+
+/** Where a device authorization stands: pending until the person decides; approved ones are redeemed once. */
+export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied' | 'redeemed'
+
+/** device_authorizations: `voxgate login`'s device codes (only the device code's hash is kept). */
+export interface DeviceAuthorizationsTable {
+  id: string
+  device_code_hash: string
+  /** Eight letters, stored without the hyphen. */
+  user_code: string
+  client_name: string | null
+  client_ip: string | null
+  status: DeviceAuthorizationStatus
+  organization_id: string | null
+  created_at: CreatedAt
+  expires_at: Timestamp
+  decided_at: NullableTimestamp
+  redeemed_at: NullableTimestamp
+}
+
+/** Where a lifecycle webhook delivery stands. */
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+/** webhook_deliveries: each lifecycle webhook event of a session, its body and its latest outcome. */
+export interface WebhookDeliveriesTable {
+  id: string
+  session_id: string
+  organization_id: string
+  type: string
+  url: string
+  body: string
+  status: WebhookDeliveryStatus
+  attempts: Generated<number>
+  response_status: number | null
+  error: string | null
+  created_at: CreatedAt
+  last_attempt_at: NullableTimestamp
+}
+
+/** tunnels: one per agent whose webhook points at a `voxgate tunnel` (see gateway/tunnels/). */
+export interface TunnelsTable {
+  id: string
+  organization_id: string
+  agent_id: string
+  webhook_url: string
+  previous_agent_step: NullableJson
+  previous_demo_mode: boolean
+  holder: string
+  /** The holding replica's direct address (REPLICA_URL); null: reach it through the notification channel. */
+  holder_url: ColumnType<string | null, string | null | undefined, string | null>
+  lease_expires_at: Timestamp
+  created_at: CreatedAt
 }
 
 /** The whole database as Kysely sees it. */
@@ -194,6 +265,9 @@ export interface Database {
   transcript_entries: TranscriptEntriesTable
   recordings: RecordingsTable
   recording_chunks: RecordingChunksTable
+  tunnels: TunnelsTable
+  device_authorizations: DeviceAuthorizationsTable
+  webhook_deliveries: WebhookDeliveriesTable
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>
@@ -204,3 +278,6 @@ export type AgentLinkRow = Selectable<AgentLinksTable>
 export type PhoneNumberRow = Selectable<PhoneNumbersTable>
 export type SessionRow = Selectable<SessionsTable>
 export type TranscriptEntryRow = Selectable<TranscriptEntriesTable>
+export type TunnelRow = Selectable<TunnelsTable>
+export type DeviceAuthorizationRow = Selectable<DeviceAuthorizationsTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>

@@ -274,6 +274,8 @@ export interface SessionEnd {
   ttsDurationSeconds: number | null
   latencyMs: number | null
   callStatus?: string | null
+  /** The transfer target, when the session ends `transferred`. */
+  transferredTo?: string | undefined
 }
 
 /**
@@ -295,6 +297,7 @@ export async function endSession(
         tts_duration_seconds: end.ttsDurationSeconds,
         latency_ms: end.latencyMs,
         ...(end.callStatus !== undefined && { call_status: end.callStatus }),
+        ...(end.transferredTo !== undefined && { transferred_to: end.transferredTo }),
       })
       .where('id', '=', sessionId)
       .where('status', '!=', 'ended')

@@ -2,6 +2,8 @@ import type { Log } from '../../core/log.js'
 import type { WebhookOutcome } from '../../core/metrics.js'
 import { signedHeaders } from '../../pipeline/webhook/signed-request.js'
 import { webhookUrlProblem } from '../../pipeline/config/webhook-url.js'
+import { globalFetch, type FetchLike } from '../../pipeline/agent/http-exchange.js'
+import { egressRefusalOf } from './egress-fetch.js'
 
 /** Where one session's lifecycle webhooks go and how they are signed. */
 export interface WebhookTarget {
@@ -21,8 +23,23 @@ export interface DeliveryOptions {
   /** Events waiting beyond this are dropped (oldest first) and logged. */
   maxPending?: number
   allowInsecureLoopback?: boolean
+  /** The fetch deliveries go through (the gateway's egress policy); default: the global fetch. */
+  fetch?: FetchLike | undefined
   /** Told each event's final result (after its retries), e.g. for metrics. Must not throw. */
   onResult?: ((result: DeliveryResult) => void) | undefined
+  /** Keeps a record of each event and its attempts (the console lists them and sends failed ones again). */
+  journal?: DeliveryJournal | undefined
+}
+
+/**
+ * Where deliveries are recorded. Calls are awaited in delivery order; a journal that fails must log and resolve,
+ * never reject: a customer's broken endpoint or a slow database can never break a call.
+ */
+export interface DeliveryJournal {
+  /** An event is about to be delivered; returns its record's id (undefined: not recorded). */
+  begin(type: string, body: string, url: string): Promise<string | undefined>
+  /** After each attempt; `final` on the last one (delivered, given up, or closed). */
+  attempted(id: string, result: DeliveryResult, final: boolean): Promise<void>
 }
 
 /** Outcome of one event's delivery, for logs and tests. */
@@ -32,6 +49,8 @@ export interface DeliveryResult {
   attempts: number
   status?: number
   error?: string
+  /** The egress policy refused the address: final, not retried. */
+  refused?: boolean
 }
 
 /** A result as metrics count it: delivered, given up (`failed`), or dropped by the queue's close (`cancelled`). */
@@ -62,8 +81,9 @@ export class WebhookQueue {
   readonly #pending: { type: string; body: string }[] = []
   #running: Promise<void> | undefined
   readonly #abort = new AbortController()
-  readonly #opts: Required<Omit<DeliveryOptions, 'onResult'>>
+  readonly #opts: Required<Omit<DeliveryOptions, 'onResult' | 'journal' | 'fetch'>> & { fetch: FetchLike | undefined }
   readonly #onResult: (result: DeliveryResult) => void
+  readonly #journal: DeliveryJournal | undefined
   /** Results in delivery order (kept small: one per event). */
   readonly results: DeliveryResult[] = []
 
@@ -78,8 +98,10 @@ export class WebhookQueue {
       backoffMs: options.backoffMs ?? [500, 2_000, 5_000],
       maxPending: options.maxPending ?? 32,
       allowInsecureLoopback: options.allowInsecureLoopback ?? false,
+      fetch: options.fetch,
     }
     this.#onResult = options.onResult ?? (() => undefined)
+    this.#journal = options.journal
   }
 
   /** Queues an event; returns at once. */
@@ -120,7 +142,8 @@ export class WebhookQueue {
 
   async #run(): Promise<void> {
     for (let item = this.#pending.shift(); item !== undefined; item = this.#pending.shift()) {
-      const result = await this.#deliver(item.type, item.body)
+      const journalId = await this.#journal?.begin(item.type, item.body, this.#target.url)
+      const result = await this.#deliver(item.type, item.body, journalId)
       this.#record(result)
       if (result.ok) this.#log.debug({ ...result }, 'session webhook delivered')
       else this.#log.warn({ ...result }, 'session webhook failed')
@@ -132,12 +155,23 @@ export class WebhookQueue {
     this.#onResult(result)
   }
 
-  async #deliver(type: string, body: string): Promise<DeliveryResult> {
+  async #deliver(type: string, body: string, journalId: string | undefined): Promise<DeliveryResult> {
     let last: DeliveryResult = { type, ok: false, attempts: 0 }
     for (let attempt = 1; attempt <= this.#opts.maxAttempts; attempt++) {
-      if (this.#abort.signal.aborted) return { ...last, error: 'closed' }
-      last = await this.#attempt(type, body, attempt)
-      if (last.ok || !retryable(last.status)) return last
+      if (this.#abort.signal.aborted) {
+        const closed = { ...last, error: 'closed' }
+        if (journalId !== undefined) await this.#journal?.attempted(journalId, closed, true)
+        return closed
+      }
+      last = await deliverOnce(this.#target, type, body, attempt, {
+        timeoutMs: this.#opts.timeoutMs,
+        signal: this.#abort.signal,
+        fetch: this.#opts.fetch,
+      })
+      const again = !last.ok && !last.refused && retryable(last.status)
+      const final = !again || attempt === this.#opts.maxAttempts
+      if (journalId !== undefined) await this.#journal?.attempted(journalId, last, final)
+      if (!again) return last
       if (attempt < this.#opts.maxAttempts) {
         const base = this.#opts.backoffMs[Math.min(attempt - 1, this.#opts.backoffMs.length - 1)] ?? 1_000
         await sleep(base + Math.random() * base * 0.25, this.#abort.signal)
@@ -145,20 +179,32 @@ export class WebhookQueue {
     }
     return last
   }
+}
 
-  async #attempt(type: string, body: string, attempt: number): Promise<DeliveryResult> {
-    // Re-signed on every attempt so a retried request is not rejected as too old.
-    const headers = signedHeaders(this.#target.secret, body, this.#target.customHeaders)
-    const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#opts.timeoutMs)])
-    try {
-      const res = await fetch(this.#target.url, { method: 'POST', headers, body, signal, redirect: 'manual' })
-      // The reply body is not used; read it so the connection can be reused.
-      await res.arrayBuffer().catch(() => undefined)
-      return { type, ok: res.status >= 200 && res.status < 300, attempts: attempt, status: res.status }
-    } catch (e) {
-      const name = (e as Error).name
-      return { type, ok: false, attempts: attempt, error: name === 'TimeoutError' ? 'timeout' : 'network error' }
-    }
+/**
+ * One signed POST of a webhook body: re-signed on every attempt so a retried (or resent) request is not rejected
+ * as too old; redirects are not followed. Never throws: failures are results.
+ */
+export async function deliverOnce(
+  target: WebhookTarget,
+  type: string,
+  body: string,
+  attempt: number,
+  opts: { timeoutMs: number; signal?: AbortSignal; fetch?: FetchLike | undefined },
+): Promise<DeliveryResult> {
+  const headers = signedHeaders(target.secret, body, target.customHeaders)
+  const timeout = AbortSignal.timeout(opts.timeoutMs)
+  const signal = opts.signal === undefined ? timeout : AbortSignal.any([opts.signal, timeout])
+  try {
+    const res = await (opts.fetch ?? globalFetch)(target.url, { method: 'POST', headers, body, signal, redirect: 'manual' })
+    // The reply body is not used; read it so the connection can be reused.
+    await res.arrayBuffer().catch(() => undefined)
+    return { type, ok: res.status >= 200 && res.status < 300, attempts: attempt, status: res.status }
+  } catch (e) {
+    const name = (e as Error).name
+    const refused = egressRefusalOf(e)
+    if (refused !== undefined) return { type, ok: false, attempts: attempt, error: refused.message, refused: true }
+    return { type, ok: false, attempts: attempt, error: name === 'TimeoutError' ? 'timeout' : 'network error' }
   }
 }
 

@@ -19,6 +19,11 @@ export type AgentRequest =
     }
   /** The client sent data (webhook type `data`); answered with a plain JSON reply, not SSE. */
   | { kind: 'data'; turnId: string; data: unknown }
+  /**
+   * Answering machine detection decided what answered an outbound call (webhook type `machine_detection`, an
+   * addition to the SPEC: `answered_by` is `human`, `machine`, `machine_beep` or `unknown`); answered like a turn.
+   */
+  | { kind: 'machine_detection'; turnId: string; answeredBy: string }
 
 /** One earlier turn, for steps that keep conversation history (the built-in LLM). */
 export interface HistoryItem {
@@ -58,6 +63,13 @@ export type AgentEvent =
   | { type: 'end' }
   /** Speak `text`, then end the session. */
   | { type: 'hangup'; text: string }
+  /**
+   * Speak `text`, then hand the caller to `to` (`response.transfer`, an addition to the SPEC). The target is
+   * passed on as given: the session checks it and knows whether its channel can transfer at all.
+   */
+  | { type: 'transfer'; text: string; to: string; callerId?: string | undefined; headers?: Record<string, string> | undefined }
+  /** Play keypad tones after the speech before them (`response.dtmf`, an addition); `digits` as given. */
+  | { type: 'dtmf'; digits: string; toneMs?: number | undefined; gapMs?: number | undefined }
   /** The turn failed (backend error, timeout, malformed reply); the turn ends, the session goes on. */
   | { type: 'error'; code: string; message: string }
 

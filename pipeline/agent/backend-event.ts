@@ -11,9 +11,9 @@ export type BackendEventResult =
   /** Not a valid event for this turn; the turn ends with `agent_bad_event`. */
   | { ok: false; problem: string }
 
-/** True for events after which nothing more is read: `end`, `hangup`, `error`. */
+/** True for events after which nothing more is read: `end`, `hangup`, `transfer`, `error`. */
 export function isTerminal(event: AgentEvent): boolean {
-  return event.type === 'end' || event.type === 'hangup' || event.type === 'error'
+  return event.type === 'end' || event.type === 'hangup' || event.type === 'transfer' || event.type === 'error'
 }
 
 /**
@@ -47,6 +47,10 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
       }
       if (typeof content !== 'string') return { ok: false, problem: 'response.hangup content must be a string' }
       return { ok: true, event: { type: 'hangup', text: content } }
+    case 'response.transfer':
+      return decodeTransfer(event)
+    case 'response.dtmf':
+      return decodeDtmf(event)
     case 'response.error': {
       const error = event.error ?? content
       const text = typeof error === 'string' ? error : JSON.stringify(error ?? 'no details')
@@ -58,6 +62,45 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
     default:
       return { ok: false, problem: `unknown event type ${snippet(type, 80)}` }
   }
+}
+
+/** Longest `to` or `digits` taken from a backend (the checks downstream quote them). */
+const MAX_FIELD_CHARS = 512
+
+/**
+ * `response.transfer` `{ to, content?, caller_id?, headers? }`. Only the shape is checked here: whether `to` is a
+ * valid target is the session's to judge (a bad one is reported back to the backend and the call goes on).
+ */
+function decodeTransfer(event: Record<string, unknown>): BackendEventResult {
+  const { to, content, caller_id: callerId, headers } = event
+  if (typeof to !== 'string' || to.length > MAX_FIELD_CHARS) return { ok: false, problem: 'response.transfer needs "to" as a string' }
+  if (content !== undefined && content !== null && typeof content !== 'string') {
+    return { ok: false, problem: 'response.transfer content must be a string' }
+  }
+  if (callerId !== undefined && typeof callerId !== 'string') return { ok: false, problem: 'response.transfer caller_id must be a string' }
+  if (headers !== undefined && !isStringMap(headers)) return { ok: false, problem: 'response.transfer headers must map names to strings' }
+  return {
+    ok: true,
+    event: { type: 'transfer', text: typeof content === 'string' ? content : '', to, callerId, headers },
+  }
+}
+
+/** `response.dtmf` `{ digits, tone_ms?, gap_ms? }`; the digits themselves are checked where they are played. */
+function decodeDtmf(event: Record<string, unknown>): BackendEventResult {
+  const { digits, tone_ms: toneMs, gap_ms: gapMs } = event
+  if (typeof digits !== 'string' || digits.length > MAX_FIELD_CHARS)
+    return { ok: false, problem: 'response.dtmf needs "digits" as a string' }
+  for (const [name, v] of [
+    ['tone_ms', toneMs],
+    ['gap_ms', gapMs],
+  ] as const) {
+    if (v !== undefined && typeof v !== 'number') return { ok: false, problem: `response.dtmf ${name} must be a number` }
+  }
+  return { ok: true, event: { type: 'dtmf', digits, toneMs: toneMs as number | undefined, gapMs: gapMs as number | undefined } }
+}
+
+function isStringMap(v: unknown): v is Record<string, string> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')
 }
 
 /** Parses the data of one SSE event and decodes it; malformed JSON is a problem like any other. */

@@ -19,6 +19,8 @@ export interface AgentStepDeps {
   llm: { baseUrl: string; apiKey: string | undefined }
   logger?: PipelineLogger | undefined
   fetch?: FetchLike | undefined
+  /** The fetch `agent.webhook` requests go through (the gateway's egress policy); default `fetch`. */
+  webhookFetch?: FetchLike | undefined
   /** The session's clock for the scripted agent. */
   now?: (() => number) | undefined
 }
@@ -34,7 +36,7 @@ export function createAgentStep(plugin: AgentPluginConfig, deps: AgentStepDeps):
       webhookSecret: deps.webhookSecret,
       sessionHeaders: deps.sessionHeaders,
       logger,
-      fetch: deps.fetch,
+      fetch: deps.webhookFetch ?? deps.fetch,
     })
   }
   const options = plugin.options

@@ -167,7 +167,15 @@ export class HttpExchange {
     if (this.#signal.aborted) return new ExchangeError('aborted', 'aborted')
     if (this.#timeout !== undefined) return this.#timeout
     const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause
-    const detail = typeof cause?.code === 'string' ? cause.code : error instanceof Error ? error.message : String(error)
+    // A refusal by the gateway's egress policy says why (an address and port, never the URL).
+    const detail =
+      cause?.code === 'EGRESS_REFUSED' && typeof cause.message === 'string'
+        ? cause.message
+        : typeof cause?.code === 'string'
+          ? cause.code
+          : error instanceof Error
+            ? error.message
+            : String(error)
     return new ExchangeError(code, code === 'unreachable' ? `request failed: ${detail}` : `connection lost: ${detail}`)
   }
 }

@@ -6,6 +6,7 @@ export const WEBHOOK_REQUEST_TYPES = {
   welcome: 'session.start',
   message: 'message',
   data: 'data',
+  machine_detection: 'machine_detection',
 } as const satisfies Record<AgentRequest['kind'], string>
 
 /** The JSON body of an agent webhook request. */
@@ -21,6 +22,8 @@ export interface WebhookRequestBody {
   custom_metadata?: Record<string, unknown>
   metadata: Record<string, unknown>
   text?: string
+  /** `machine_detection` only (an addition): what answered the call. */
+  answered_by?: string
   /** `message` only, an addition to the SPEC: the session's previous turn's latency and its breakdown. */
   previous_turn?: { turn_id: string; latency_ms: number; latency_breakdown: LatencyBreakdown }
   data?: unknown
@@ -53,6 +56,7 @@ export function webhookRequestBody(request: AgentRequest, context: AgentContext)
   }
   // A data request always carries `data`; JSON has no undefined, so a missing value is sent as null.
   if (request.kind === 'data') body.data = request.data ?? null
+  if (request.kind === 'machine_detection') body.answered_by = request.answeredBy
   if (context.fromPhoneNumber !== undefined) body.from_phone_number = context.fromPhoneNumber
   if (context.toPhoneNumber !== undefined) body.to_phone_number = context.toPhoneNumber
   return body

@@ -36,6 +36,12 @@ export class AssistantTurn {
   agentDone = false
   ttsDone: boolean
   hangup = false
+  /** The reply ends by handing the caller elsewhere (`response.transfer`), once its words were heard. */
+  transfer: { to: string; callerId?: string | undefined; headers?: Record<string, string> | undefined } | undefined
+  /** Keypad tones to play once the reply's speech is out (`response.dtmf`), in order. */
+  readonly dtmf: { digits: string; toneMs?: number | undefined; gapMs?: number | undefined }[] = []
+  /** Digits whose tones were sent, for the transcript. */
+  tonesSent = ''
   interrupted = false
   finished = false
   safetyTimer: NodeJS.Timeout | undefined
@@ -43,7 +49,7 @@ export class AssistantTurn {
   constructor(
     readonly turnId: string,
     /** `data`: speech the agent gave in reply to client data. */
-    readonly kind: 'welcome' | 'message' | 'data',
+    readonly kind: 'welcome' | 'message' | 'data' | 'machine_detection',
     /** The user's words this turn answers (null for the welcome turn). */
     readonly userText: string | null,
     hasSpeech: boolean,
@@ -55,8 +61,12 @@ export class AssistantTurn {
 
   /** The assistant text for the transcript: all of it, or only what the caller heard when interrupted. */
   transcriptText(now: number, hasSpeech: boolean): string {
-    if (!this.interrupted || !hasSpeech) return this.text.trim()
-    return heardText(this.text.trim(), this.playback.heardMs(now), this.ttsDone ? this.playback.totalMs : undefined)
+    const tones = this.tonesSent === '' ? '' : `[DTMF ${this.tonesSent}]`
+    const said =
+      !this.interrupted || !hasSpeech
+        ? this.text.trim()
+        : heardText(this.text.trim(), this.playback.heardMs(now), this.ttsDone ? this.playback.totalMs : undefined)
+    return [said, tones].filter((t) => t !== '').join(' ')
   }
 
   /** The turn's stages, from the end of user speech to the furthest output reached; null without both ends. */

@@ -36,6 +36,20 @@ export type PipelineEvent =
    * nothing is playing), or on a fatal pipeline error.
    */
   | { type: 'hangup'; reason: 'agent_hangup' | 'pipeline_error' }
+  /**
+   * The agent asked to hand the caller to `to` (`response.transfer`), and its words before that were heard. The
+   * session checks the target and asks the carrier; a failure comes back through `callControlFailed`.
+   */
+  | { type: 'transfer'; turnId: string; to: string; callerId?: string | undefined; headers?: Record<string, string> | undefined }
+  /** A `response.dtmf` the pipeline could not play; the session reports it to the agent in the error registry's shape. */
+  | {
+      type: 'call_control.rejected'
+      turnId: string
+      action: 'dtmf'
+      code: 'invalid_dtmf_digits' | 'dtmf_not_supported'
+      message: string
+      digits: string
+    }
 
 /** What the transport tells the pipeline. All methods are cheap and never throw. */
 export interface PipelineInput {
@@ -67,6 +81,13 @@ export interface PipelineInput {
    * `turnId`, for the current assistant turn. A report naming another turn is ignored.
    */
   replayFinished(turnId?: string): void
+  /**
+   * A call-control request of the agent failed (a transfer the carrier refused, digits that cannot be played):
+   * `apology` (if any) is spoken as an assistant turn of its own, and `data` goes to the agent as a `data` event.
+   * Optional: only a pipeline answers it (taps and test inputs need not).
+   */
+  machineVerdict?(verdict: string): void
+  callControlFailed?(failure: { data: unknown; apology?: string | undefined }): void
 }
 
 /** Latency figures of one turn, in ms. */

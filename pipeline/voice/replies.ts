@@ -4,6 +4,9 @@ import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { breakdownTotalMs, type PreviousTurnLatency } from '../latency/latency-breakdown.js'
 import { AssistantTurn, type UserEnd } from './assistant-turn.js'
+import { encodeMulaw } from '../audio/g711-mulaw.js'
+import { int16ToBuffer } from '../audio/pcm16.js'
+import { dtmfTones, MAX_DTMF_DIGITS, parseDtmfDigits } from '../dtmf/dtmf-tones.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 
 const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_16000: 32 }
@@ -55,10 +58,11 @@ export class Replies {
   }
 
   /** Starts answering `request`. */
-  start(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEnd: UserEnd): void {
+  start(request: AgentRequest & { kind: 'welcome' | 'message' | 'machine_detection' }, userText: string | null, userEnd: UserEnd): void {
     const a = this.#open(request.turnId, request.kind, userText, userEnd)
     const asked = request.kind === 'message' && this.#previous !== undefined ? { ...request, previousTurn: this.#previous } : request
-    void this.#run(a, (signal) => this.#d.agent.respond(asked, { ...this.#d.context }, { signal }), request.kind)
+    const counted = request.kind === 'machine_detection' ? undefined : request.kind
+    void this.#run(a, (signal) => this.#d.agent.respond(asked, { ...this.#d.context }, { signal }), counted)
   }
 
   /**
@@ -103,8 +107,13 @@ export class Replies {
             break
           case 'tts':
           case 'hangup':
+          case 'transfer':
             if (e.type === 'hangup') a.hangup = true
+            if (e.type === 'transfer') a.transfer = { to: e.to, callerId: e.callerId, headers: e.headers }
             if (e.text !== '') this.#say(a, e.text)
+            break
+          case 'dtmf':
+            this.#queueDtmf(a, e)
             break
           case 'data':
             this.#d.emit({ type: 'data', turnId: a.turnId, content: e.content })
@@ -149,17 +158,50 @@ export class Replies {
     }
   }
 
+  /** Checks `response.dtmf` digits and queues their tones behind the reply's speech; refusals go to the session. */
+  #queueDtmf(a: AssistantTurn, e: { digits: string; toneMs?: number | undefined; gapMs?: number | undefined }): void {
+    const reject = (code: 'invalid_dtmf_digits' | 'dtmf_not_supported', message: string) =>
+      this.#d.emit({ type: 'call_control.rejected', turnId: a.turnId, action: 'dtmf', code, message, digits: e.digits.slice(0, 80) })
+    if (this.#d.output === undefined) return reject('dtmf_not_supported', 'this session has no audio: keypad tones cannot be played')
+    const parsed = parseDtmfDigits(e.digits)
+    if (!parsed.ok) return reject('invalid_dtmf_digits', `response.dtmf: ${parsed.problem}`)
+    const queued = a.dtmf.reduce((n, d) => n + d.digits.length, 0)
+    if (queued + parsed.digits.length > MAX_DTMF_DIGITS) {
+      return reject('invalid_dtmf_digits', `response.dtmf: at most ${MAX_DTMF_DIGITS} digits per reply`)
+    }
+    a.dtmf.push({ digits: parsed.digits, toneMs: e.toneMs, gapMs: e.gapMs })
+  }
+
+  /** Sends the reply's queued keypad tones as audio chunks, after all of its speech. */
+  #playDtmf(a: AssistantTurn): void {
+    const output = this.#d.output
+    if (output === undefined) return
+    for (const d of a.dtmf.splice(0)) {
+      const sampleRate = output === 'ulaw_8000' ? 8000 : 16000
+      const pcm = dtmfTones(d.digits, { sampleRate, toneMs: d.toneMs, gapMs: d.gapMs })
+      const audio = output === 'ulaw_8000' ? Buffer.from(encodeMulaw(pcm)) : int16ToBuffer(pcm)
+      this.#sendAudio(a, audio)
+      a.tonesSent += d.digits
+    }
+  }
+
+  #sendAudio(a: AssistantTurn, audio: Buffer): void {
+    const output = this.#d.output
+    if (output === undefined) return
+    const durationMs = audio.length / BYTES_PER_MS[output]
+    const chunkId = ++this.#chunkSeq
+    a.playback.sent(chunkId, durationMs, this.#d.now())
+    this.#d.emit({ type: 'audio', turnId: a.turnId, chunkId, audio, durationMs })
+  }
+
   /** One event of the session's TTS stream. */
   onTtsEvent(e: TtsEvent): void {
     const a = this.#turn
     if (e.type === 'audio') {
       if (!a || a.turnId !== e.contextId || a.interrupted || this.#d.output === undefined) return
-      const durationMs = e.audio.length / BYTES_PER_MS[this.#d.output]
-      const chunkId = ++this.#chunkSeq
       a.timings.firstAudioAt ??= this.#d.now()
-      a.playback.sent(chunkId, durationMs, this.#d.now())
-      this.#d.hooks.usage({ ttsSeconds: durationMs / 1000 })
-      this.#d.emit({ type: 'audio', turnId: a.turnId, chunkId, audio: e.audio, durationMs })
+      this.#d.hooks.usage({ ttsSeconds: e.audio.length / BYTES_PER_MS[this.#d.output] / 1000 })
+      this.#sendAudio(a, e.audio)
     } else if (e.type === 'done') {
       if (a && a.turnId === e.contextId) this.#speechDone(a)
     } else if (e.type === 'error') {
@@ -236,6 +278,8 @@ export class Replies {
   /** Finishes the turn once the reply is complete and the caller has heard it. */
   #maybeFinish(a: AssistantTurn): void {
     if (a.finished || a.interrupted || !a.agentDone || !a.ttsDone) return
+    // The speech is all out: the tones follow it (the playback check below then waits for them too).
+    if (a.dtmf.length > 0) this.#playDtmf(a)
     const now = this.#d.now()
     if (!a.playback.isDone(now)) {
       // Re-check when the audio should have played out; a transport that never reports cannot stall the call.

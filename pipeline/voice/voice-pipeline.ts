@@ -52,6 +52,8 @@ export class VoicePipeline implements PipelineInput {
   #user: UserTurn | undefined
   readonly #replies: Replies
   #pending: { text: string; userEnd: UserEnd } | undefined
+  /** A machine detection verdict waiting for the reply in progress to finish. */
+  #pendingVerdict: { kind: 'machine_detection'; turnId: string; answeredBy: string } | undefined
   /** Speech from data replies waiting for the reply in progress to finish (bounded). */
   #pendingSpeech: { text: string; hangup: boolean } | undefined
   #commitTimer: NodeJS.Timeout | undefined
@@ -210,6 +212,33 @@ export class VoicePipeline implements PipelineInput {
     this.userData({ dtmf: digit })
   }
 
+  /**
+   * Answering machine detection decided (an outbound call): the agent is asked like a turn. For a machine, the
+   * reply in progress (the welcome, talking over a greeting) stops at once, so the agent's message follows the
+   * beep; for a person, the question waits for the reply in progress to finish.
+   */
+  machineVerdict(verdict: string): void {
+    if (this.#closed) return
+    const request = { kind: 'machine_detection' as const, turnId: newTurnId('assistant'), answeredBy: verdict }
+    const machine = verdict === 'machine' || verdict === 'machine_beep'
+    if (this.#isAssistantActive()) {
+      if (!machine || this.#replies.active?.hangup) {
+        this.#pendingVerdict = request
+        return
+      }
+      // Words the greeting produced are not for the agent to answer now.
+      this.#pending = undefined
+      this.#replies.interrupt(() => undefined)
+    }
+    this.#startAssistant(request, null, {})
+  }
+
+  callControlFailed(failure: { data: unknown; apology?: string | undefined }): void {
+    if (this.#closed) return
+    if (failure.apology !== undefined && failure.apology !== '') this.#speakDataReply(failure.apology, false)
+    this.userData(failure.data)
+  }
+
   markPlayed(chunkId: number): void {
     this.#replies.markPlayed(chunkId)
   }
@@ -265,7 +294,7 @@ export class VoicePipeline implements PipelineInput {
     if (!this.#tm.allow_interruptions) return false
     const active = this.#replies.active
     // A farewell (`response.hangup`) is heard to the end: the SPEC ends the session only after it played.
-    if (active?.hangup) return false
+    if (active?.hangup || active?.transfer !== undefined) return false
     return !(active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
   }
 
@@ -418,7 +447,11 @@ export class VoicePipeline implements PipelineInput {
 
   // ---- assistant side -------------------------------------------------------------------------------------
 
-  #startAssistant(request: AgentRequest & { kind: 'welcome' | 'message' }, userText: string | null, userEnd: UserEnd): void {
+  #startAssistant(
+    request: AgentRequest & { kind: 'welcome' | 'message' | 'machine_detection' },
+    userText: string | null,
+    userEnd: UserEnd,
+  ): void {
     this.#bargeIn.reset()
     this.#replies.start(request, userText, userEnd)
   }
@@ -431,6 +464,16 @@ export class VoicePipeline implements PipelineInput {
     this.#bargeIn.reset()
     if (a.hangup && !a.interrupted) {
       this.#deps.emit({ type: 'hangup', reason: 'agent_hangup' })
+      return
+    }
+    if (a.transfer !== undefined && !a.interrupted) {
+      // The session asks the carrier; the call ends there, or a failure comes back through callControlFailed.
+      this.#deps.emit({ type: 'transfer', turnId: a.turnId, ...a.transfer })
+    }
+    const verdict = this.#pendingVerdict
+    this.#pendingVerdict = undefined
+    if (verdict !== undefined && !this.#closed) {
+      this.#startAssistant(verdict, null, {})
       return
     }
     const speech = this.#pendingSpeech

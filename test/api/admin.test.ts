@@ -27,11 +27,20 @@ t.test('admin API is disabled without ADMIN_TOKEN', async (t) => {
 t.test('create organization: defaults, shape, and a working key', async (t) => {
   const r = await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: 'Acme' } })
   t.equal(r.status, 201)
-  t.same(Object.keys(r.body).sort(), ['api_key', 'balance', 'id', 'max_concurrent_sessions', 'name', 'recording_enabled'])
+  t.same(Object.keys(r.body).sort(), [
+    'api_key',
+    'balance',
+    'id',
+    'max_concurrent_sessions',
+    'name',
+    'outbound_calls_per_second',
+    'recording_enabled',
+  ])
   t.equal(r.body.name, 'Acme')
   t.equal(r.body.balance, null, 'unlimited balance by default')
   t.equal(r.body.max_concurrent_sessions, 50)
   t.equal(r.body.recording_enabled, false)
+  t.equal(r.body.outbound_calls_per_second, 1, 'the carrier account default: one call per second')
   t.match(r.body.api_key, /^vgk_[A-Za-z0-9_-]{43}$/)
   const list = await gw.request('GET', '/v1/agents', { key: r.body.api_key })
   t.equal(list.status, 200)
@@ -126,4 +135,21 @@ t.test('carrier credentials: stored, never returned, validated', async (t) => {
   })
   t.equal(badUrl.status, 400)
   t.match(badUrl.body.error, /api_base_url/)
+})
+
+t.test('outbound_calls_per_second: set, reset with null, bad values refused', async (t) => {
+  const r = await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: 'Pace', outbound_calls_per_second: 5 } })
+  t.equal(r.body.outbound_calls_per_second, 5)
+  const p = await gw.request('PATCH', `/admin/v1/organizations/${r.body.id}`, { admin: true, body: { outbound_calls_per_second: 0.5 } })
+  t.equal(p.body.outbound_calls_per_second, 0.5)
+  const reset = await gw.request('PATCH', `/admin/v1/organizations/${r.body.id}`, {
+    admin: true,
+    body: { outbound_calls_per_second: null },
+  })
+  t.equal(reset.body.outbound_calls_per_second, 1)
+  for (const bad of [0, -1, 1001, 'fast']) {
+    const b = await gw.request('PATCH', `/admin/v1/organizations/${r.body.id}`, { admin: true, body: { outbound_calls_per_second: bad } })
+    t.equal(b.status, 400, JSON.stringify(bad))
+    t.equal(b.body.code, 'validation_failed')
+  }
 })

@@ -35,7 +35,7 @@ export const ARCHITECTURE: Architecture = {
     core: { folder: 'core/', mayImport: [], holds: 'errors, log, ids, phone numbers: the floor' },
     pipeline: { folder: 'pipeline/', mayImport: [], holds: 'the transport-agnostic voice pipeline' },
     'gateway/store': { folder: 'gateway/store/', mayImport: ['core'], holds: 'Postgres tables and queries' },
-    'gateway/webhooks': { folder: 'gateway/webhooks/', mayImport: ['core', 'pipeline'], holds: 'lifecycle webhook delivery' },
+    'gateway/webhooks': { folder: 'gateway/webhooks/', mayImport: ['core', 'pipeline'], holds: 'webhook delivery and the egress policy' },
     'gateway/sessions': {
       folder: 'gateway/sessions/',
       mayImport: ['core', 'gateway/store', 'gateway/webhooks', 'pipeline'],
@@ -47,10 +47,15 @@ export const ARCHITECTURE: Architecture = {
       mayImport: ['core', 'gateway/sessions', 'gateway/http', 'pipeline'],
       holds: 'the browser transport',
     },
+    'gateway/tunnels': {
+      folder: 'gateway/tunnels/',
+      mayImport: ['core', 'gateway/store', 'pipeline'],
+      holds: 'voxgate tunnel: the WebSocket endpoint, the relay between replicas, leases',
+    },
     gateway: { folder: 'gateway/', directOnly: true, mayImport: 'any', holds: 'the wiring: app, bootstrap, config' },
     api: {
       folder: 'api/',
-      mayImport: ['core', 'gateway/store', 'gateway/sessions', 'gateway/webhooks', 'pipeline', 'carrier/carrier.ts'],
+      mayImport: ['core', 'gateway/store', 'gateway/sessions', 'gateway/webhooks', 'gateway/tunnels', 'pipeline', 'carrier/carrier.ts'],
       holds: 'REST routes, auth, validation, error bodies',
     },
     carrier: {
@@ -58,7 +63,7 @@ export const ARCHITECTURE: Architecture = {
       mayImport: ['core', 'gateway/sessions', 'gateway/http', 'pipeline'],
       holds: 'the Carrier interface, one folder per carrier, the media-stream transport',
     },
-    cli: { folder: 'cli/', mayImport: ['core', 'gateway', 'gateway/store'], holds: 'the voxgate command' },
+    cli: { folder: 'cli/', mayImport: ['core', 'gateway', 'gateway/store', 'gateway/tunnels'], holds: 'the voxgate command' },
   },
 
   /** Outside the exempt parts, the only file of carrier/ anyone imports is the interface. */

@@ -13,6 +13,7 @@ import type { FakeWsServer } from '../fakes/deepgram/fake-ws-server.js'
 import { startFakeBackend, type BackendRequest, type FakeBackend } from '../fakes/backend/fake-backend.js'
 import { parsePipelineConfig } from '../../pipeline/config/validate.js'
 import { updateAgent } from '../../gateway/store/agents.js'
+import type { SessionRow } from '../../gateway/store/schema.js'
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 export const SPEECH_WAV = fileURLToPath(new URL('../fixtures/browser/speech-16k.wav', import.meta.url))
@@ -28,8 +29,8 @@ export function skipReason(): string | undefined {
   return undefined
 }
 
-/** Headless Chromium whose microphone is {@link SPEECH_WAV} and whose pages may play audio without a gesture. */
-export function launchChromium(): Promise<Browser> {
+/** Headless Chromium whose microphone is `micWav` (looped) and whose pages may play audio without a gesture. */
+export function launchChromium(micWav: string = SPEECH_WAV): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -38,7 +39,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${SPEECH_WAV}`,
+      `--use-file-for-fake-audio-capture=${micWav}`,
       '--autoplay-policy=no-user-gesture-required',
     ],
   })
@@ -94,10 +95,19 @@ export interface E2e {
   audioIn: { socket: number; at: number; pcm: Buffer }[]
   /** Agent audio as the gateway sent it (16 kHz PCM16 bytes) and when (Date.now()). */
   audioOut: { socket: number; at: number; bytes: number }[]
+  /** Every other text message the gateway sent (`turn.start`, `response.end`, ...), with when and its role. */
+  sent: { socket: number; at: number; type: string; role?: string }[]
   /** Sockets whose microphone audio the gateway dropped for arriving faster than real time (`audio_throttled`). */
   throttled: Set<number>
   /** Opens the demo page (a fresh browser context), fills the API key and agent, and connects. */
   openDemo(opts?: { mic?: boolean; connect?: boolean }): Promise<Page>
+  /** The session row of the demo page's conversation. */
+  sessionOf(page: Page): Promise<SessionRow>
+  /**
+   * Waits (up to 20 s) for the session's recording to be completed; the last session details and, when completed,
+   * the downloaded file.
+   */
+  finishedRecording(sessionId: string): Promise<{ details: any; wav: Buffer | undefined }>
   /** Backend requests of a type (`message`, `session.start`, `data`). */
   requests(type: string): BackendRequest[]
   waitForRequest(pred: (r: BackendRequest) => boolean, timeoutMs?: number): Promise<BackendRequest>
@@ -105,12 +115,13 @@ export interface E2e {
 }
 
 /** Starts the whole rig; `pushToTalk` saves the agent with `turn_manager.trigger: push_to_talk`. */
-export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e> {
+export async function startE2e(opts: { pushToTalk?: boolean; micWav?: string } = {}): Promise<E2e> {
   const stt = await startFakeDeepgram({ apiKey: 'dg-e2e-key', script: scriptDeepgram(opts.pushToTalk === true) })
   const sockets: WebSocket[] = []
   const clientTypes: string[] = []
   const audioIn: E2e['audioIn'] = []
   const audioOut: E2e['audioOut'] = []
+  const sent: E2e['sent'] = []
   const throttled = new Set<number>()
   const gw = await startTestGateway(
     { STT_VENDOR_A_URL: stt.url, STT_VENDOR_A_API_KEY: 'dg-e2e-key' },
@@ -128,10 +139,12 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
           const send = ws.send.bind(ws)
           ws.send = ((data: string, ...rest: unknown[]) => {
             if (typeof data === 'string' && data.includes('"audio_throttled"')) throttled.add(socket)
-            if (typeof data === 'string' && data.includes('"response.audio"')) {
-              const m = JSON.parse(data) as { type?: unknown; content?: unknown }
+            if (typeof data === 'string') {
+              const m = JSON.parse(data) as { type?: unknown; content?: unknown; role?: unknown }
               if (m.type === 'response.audio' && typeof m.content === 'string') {
                 audioOut.push({ socket, at: Date.now(), bytes: Buffer.from(m.content, 'base64').length })
+              } else {
+                sent.push({ socket, at: Date.now(), type: String(m.type), ...(typeof m.role === 'string' ? { role: m.role } : {}) })
               }
             }
             return (send as (...a: unknown[]) => void)(data, ...rest)
@@ -159,7 +172,7 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
     for (const p of config.plugins) if (p.use === 'turn_manager') p.options.trigger = 'push_to_talk'
     await updateAgent(gw.store.db, gw.orgId, created.id, { config: parsePipelineConfig(config, { allowInsecureLoopback: true }) })
   }
-  const browser = await launchChromium()
+  const browser = await launchChromium(opts.micWav)
   const e2e: E2e = {
     gw,
     backend,
@@ -170,6 +183,7 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
     clientTypes,
     audioIn,
     audioOut,
+    sent,
     throttled,
     async openDemo(o = {}) {
       const context = await browser.newContext()
@@ -182,6 +196,22 @@ export async function startE2e(opts: { pushToTalk?: boolean } = {}): Promise<E2e
         await page.waitForFunction(() => globalThis.voxgateDemo.status === 'connected', undefined, { timeout: 15_000 })
       }
       return page
+    },
+    async sessionOf(page) {
+      const conversationId = await page.evaluate(() => globalThis.voxgateDemo.conversationId)
+      return gw.store.db.selectFrom('sessions').selectAll().where('conversation_id', '=', String(conversationId)).executeTakeFirstOrThrow()
+    },
+    async finishedRecording(sessionId) {
+      const path = `/v1/agents/${created.id}/sessions/${sessionId}`
+      const deadline = Date.now() + 20_000
+      let d = await gw.request('GET', path)
+      while (d.body.recording_status !== 'completed' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50))
+        d = await gw.request('GET', path)
+      }
+      if (d.body.recording_status !== 'completed') return { details: d.body, wav: undefined }
+      const res = await fetch(`${gw.url}${path}/recording`, { headers: { authorization: `Bearer ${gw.apiKey}` } })
+      return { details: d.body, wav: res.status === 200 ? Buffer.from(await res.arrayBuffer()) : undefined }
     },
     requests: (type) => backend.requests.filter((r) => r.json?.type === type),
     async waitForRequest(pred, timeoutMs = 30_000) {

@@ -34,30 +34,16 @@ if (skip !== undefined) {
     const socket = e2e.sockets.length - 1
     await e2e.waitForRequest((r) => r.json?.type === 'message' && r.json.text === HEARD)
     await page.waitForFunction(() => globalThis.voxgateDemo.audioPlayedMs > 500, undefined, { timeout: 20_000 })
-    const conversationId = await page.evaluate(() => globalThis.voxgateDemo.conversationId)
+    const row = await e2e.sessionOf(page)
     const db = e2e.gw.store.db
-    const row = await db
-      .selectFrom('sessions')
-      .selectAll()
-      .where('conversation_id', '=', conversationId as string)
-      .executeTakeFirstOrThrow()
-    const details = () => e2e.gw.request('GET', `/v1/agents/${e2e.agentId}/sessions/${row.id}`)
-    t.equal((await details()).body.recording_status, 'in_progress')
+    t.equal((await e2e.gw.request('GET', `/v1/agents/${e2e.agentId}/sessions/${row.id}`)).body.recording_status, 'in_progress')
     await page.context().close()
 
-    const deadline = Date.now() + 20_000
-    let d = await details()
-    while (d.body.recording_status !== 'completed' && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50))
-      d = await details()
-    }
-    t.equal(d.body.recording_status, 'completed')
-    t.equal(d.body.recording_url, `${e2e.gw.config.publicUrl}/v1/agents/${e2e.agentId}/sessions/${row.id}/recording`)
-    const res = await fetch(`${e2e.gw.url}/v1/agents/${e2e.agentId}/sessions/${row.id}/recording`, {
-      headers: { authorization: `Bearer ${e2e.gw.apiKey}` },
-    })
-    t.equal(res.status, 200)
-    const wav = new wavefile.WaveFile(Buffer.from(await res.arrayBuffer()))
+    const { details, wav: file } = await e2e.finishedRecording(row.id)
+    t.equal(details.recording_status, 'completed')
+    t.equal(details.recording_url, `${e2e.gw.config.publicUrl}/v1/agents/${e2e.agentId}/sessions/${row.id}/recording`)
+    t.ok(file !== undefined, 'the recording downloads')
+    const wav = new wavefile.WaveFile(file ?? Buffer.alloc(0))
     t.match(wav.fmt, { numChannels: 2, sampleRate: RATE, bitsPerSample: 16 })
     const [left, right] = wav.getSamples(false, Int16Array) as unknown as [Int16Array, Int16Array]
     const ended = await db.selectFrom('sessions').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
@@ -74,21 +60,28 @@ if (skip !== undefined) {
     const needle8k = new Int16Array(joined.length / 2)
     for (let i = 0; i < needle8k.length; i++) needle8k[i] = joined.readInt16LE(i * 2)
     // No timestamps on the browser's wire: the microphone captures continuously, so its media time is the audio
-    // received so far, and arrivals can only be late: the stream's zero is the earliest any arrival allows. When a
-    // later arrival lowers it, audio not yet written (up to a second) moves back with it. So the loud frame sits
-    // between zero + media time as of its arrival and as of a second later.
+    // received so far, and arrivals can only be late: the stream's zero is the earliest any arrival allows (until a
+    // pause of over half a second starts it again). Audio sits at zero + media time; when a later arrival lowers the
+    // zero, audio not yet written moves back with it. So the loud frame sits between zero + media time as of its
+    // arrival and the lowest zero of its stretch of microphone audio + media time.
     let zero = Number.POSITIVE_INFINITY
     let media = 0
     let atArrival = 0
+    let loudMedia = 0
     for (const [k, f] of frames.entries()) {
       media += f.pcm.length / 16
       const arrived = f.at - startedAt
-      if (arrived - (zero + media) > 500) zero = Number.POSITIVE_INFINITY
+      if (arrived - (zero + media) > 500) {
+        if (k > loud) break
+        zero = Number.POSITIVE_INFINITY
+      }
       zero = Math.min(zero, arrived - media)
-      if (k === loud) atArrival = zero + media - first.pcm.length / 16
-      if (k > loud && f.at > first.at + 1000) break
+      if (k === loud) {
+        loudMedia = media - first.pcm.length / 16
+        atArrival = zero + loudMedia
+      }
     }
-    const settled = zero + frames.slice(0, loud).reduce((ms, f) => ms + f.pcm.length / 16, 0)
+    const settled = zero + loudMedia
     const expected = atArrival
     if (e2e.throttled.has(socket)) {
       // On a starved machine Chromium sends a backlog faster than real time and the gateway drops some of it: what

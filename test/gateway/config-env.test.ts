@@ -75,3 +75,37 @@ t.test('recording settings: DTMF masking on by default, retention off by default
   t.throws(() => loadConfig({ RECORDING_RETENTION_DAYS: '0' }), /RECORDING_RETENTION_DAYS: must be between 1/)
   t.throws(() => loadConfig({ RECORDING_DTMF_MASK: 'maybe' }), /RECORDING_DTMF_MASK: must be/)
 })
+
+t.test('recording object store: off by default; the bucket turns it on; half settings are refused', async (t) => {
+  t.equal(loadConfig({}).recordingObjectStore, undefined)
+  t.same(loadConfig({ RECORDING_S3_BUCKET: 'calls-archive' }).recordingObjectStore, {
+    bucket: 'calls-archive',
+    endpoint: undefined,
+    region: 'us-east-1',
+    credentials: undefined,
+    prefix: 'recordings/',
+    urlTtlSeconds: 300,
+  })
+  const full = loadConfig({
+    RECORDING_S3_BUCKET: 'calls',
+    RECORDING_S3_ENDPOINT: 'http://127.0.0.1:9000',
+    RECORDING_S3_REGION: 'eu-west-1',
+    RECORDING_S3_ACCESS_KEY_ID: 'id',
+    RECORDING_S3_SECRET_ACCESS_KEY: 'secret',
+    RECORDING_S3_PREFIX: 'voice/',
+    RECORDING_S3_URL_TTL_SECONDS: '60',
+  }).recordingObjectStore
+  t.match(full, { endpoint: 'http://127.0.0.1:9000', region: 'eu-west-1', prefix: 'voice/', urlTtlSeconds: 60 })
+  t.same(full?.credentials, { accessKeyId: 'id', secretAccessKey: 'secret' })
+  t.throws(() => loadConfig({ RECORDING_S3_ENDPOINT: 'http://x' }), /RECORDING_S3_ENDPOINT: is set but RECORDING_S3_BUCKET is not/)
+  t.throws(() => loadConfig({ RECORDING_S3_BUCKET: 'Bad_Bucket' }), /RECORDING_S3_BUCKET: is not a bucket name/)
+  t.throws(() => loadConfig({ RECORDING_S3_BUCKET: 'calls', RECORDING_S3_ACCESS_KEY_ID: 'id' }), /RECORDING_S3_SECRET_ACCESS_KEY: set both/)
+  t.throws(() => loadConfig({ RECORDING_S3_BUCKET: 'calls', RECORDING_S3_URL_TTL_SECONDS: '5' }), /between 10/)
+  t.throws(() => loadConfig({ RECORDING_S3_BUCKET: 'calls', RECORDING_S3_ENDPOINT: 'ftp://x' }), /RECORDING_S3_ENDPOINT: must use/)
+})
+
+t.test('REPLICA_URL: unset by default (the process works it out once listening), an http(s) URL when set', async (t) => {
+  t.equal(loadConfig({}).replicaUrl, undefined)
+  t.equal(loadConfig({ REPLICA_URL: 'http://10.0.0.7:3000/' }).replicaUrl, 'http://10.0.0.7:3000')
+  t.throws(() => loadConfig({ REPLICA_URL: 'ws://10.0.0.7:3000' }), /REPLICA_URL: must use http or https/)
+})

@@ -45,6 +45,18 @@ t.test('a refused browser session key is counted by reason', async (t) => {
   t.equal(s.value('voxgate_session_refusals_total', { channel: 'browser', reason: 'unknown' }), 1)
 })
 
+t.test('a browser session refused at authorize_session (balance used up) is counted by reason', async (t) => {
+  const org = await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: 'broke' } })
+  await gw.request('PATCH', `/admin/v1/organizations/${org.body.id}`, { admin: true, body: { balance: 0 } })
+  const agent = await gw.request('POST', '/v1/agents', { key: org.body.api_key, body: {} })
+  const before = parseScrape(await (await scrape(`Bearer ${TOKEN}`)).text())
+  const refusedBefore = before.value('voxgate_session_refusals_total', { channel: 'browser', reason: 'insufficient_balance' }) ?? 0
+  const r = await gw.request('POST', '/v1/agents/web/authorize_session', { key: org.body.api_key, body: { agent_id: agent.body.id } })
+  t.equal(r.status, 402)
+  const s = parseScrape(await (await scrape(`Bearer ${TOKEN}`)).text())
+  t.equal(s.value('voxgate_session_refusals_total', { channel: 'browser', reason: 'insufficient_balance' }), refusedBefore + 1)
+})
+
 t.test("carrier REST failures are counted by operation and code; the carrier's other members pass through", async (t) => {
   const metrics = new PrometheusMetrics(() => [])
   const fail = new CarrierApiError({ code: 'carrier_rate_limited', status: 429, message: 'slow down' })

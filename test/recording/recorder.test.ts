@@ -221,7 +221,7 @@ t.test('a recording left in progress by a dead process fails when the sweeper en
   )
 })
 
-t.test('caller audio found to be placed late moves back, whole and in order, but never over written audio', async (t) => {
+t.test('caller audio found to be placed late moves back, whole and in order', async (t) => {
   const row = await sessionRow()
   const r = recorder(databaseSink(db, row, 8000, 'u'))
   // Three 20 ms frames read together at 300 ms: each says it ended at 300 ms (the session lowers its zero).
@@ -233,4 +233,20 @@ t.test('caller audio found to be placed late moves back, whole and in order, but
   t.ok(allEqual(left, 0, 1920, 0), 'nothing before')
   t.ok(allEqual(left, 1920, 2080, 1) && allEqual(left, 2080, 2240, 2) && allEqual(left, 2240, 2400, 3), 'in order, ending at 300 ms')
   t.ok(allEqual(left, 2400, 8000, 0), 'nothing after')
+})
+
+t.test('caller audio placed late and already written is overwritten where a less delayed arrival places audio', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  // A second of audio read 100 ms late: placed at [300, 1300) ms, and written (the run reached a second).
+  r.caller(tone(8000, 1), 1300)
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  // The next 100 ms arrive on time: they ended at 1300 ms, not 1400, so they go at [1200, 1300) ms.
+  r.caller(tone(800, 2), 1300)
+  r.caller(tone(800, 3), 1400)
+  await r.finish(2000)
+  const [left] = (await readWav(row.id)).channels as [Int16Array]
+  t.ok(allEqual(left, 2400, 9600, 1), 'the written second up to where the on-time audio starts')
+  t.ok(allEqual(left, 9600, 10400, 2) && allEqual(left, 10400, 11200, 3), 'the on-time audio at its time, in order')
+  t.ok(allEqual(left, 11200, 16000, 0), 'nothing after')
 })

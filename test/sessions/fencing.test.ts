@@ -7,13 +7,15 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import type WebSocket from 'ws'
-import { startTestGateway } from '../helpers/gateway.js'
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import { connectBrowser, type WsResult } from '../helpers/ws-client.js'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
 
 const onServer = process.env.DATABASE_URL !== undefined
 const LEASE_TTL = 3_000
 const LIMIT = 5
+/** Racing starts while a replica is paused. */
+const MORE = 100
 
 /** Polls `check` until it returns a value; fails the test (instead of hanging) after `limitMs`. */
 async function until<T>(what: string, check: () => Promise<T | undefined>, limitMs = LEASE_TTL * 6): Promise<T> {
@@ -24,6 +26,18 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, limit
     if (Date.now() > deadline) throw new Error(`not reached: ${what}`)
     await new Promise((r) => setTimeout(r, 50))
   }
+}
+
+/** The database's count of an organization's live sessions: the number admission decides with. */
+async function liveSessions(gw: TestGateway, organizationId: string): Promise<number> {
+  const row = await gw.store.db
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('organization_id', '=', organizationId)
+    .where('status', '=', 'connected')
+    .where('lease_expires_at', '>', sql<Date>`now()`)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
 }
 
 t.test(
@@ -45,18 +59,7 @@ t.test(
     // The database's count of live sessions, sampled all along: the number admission decides with.
     let maxLive = 0
     let sampling = true
-    const liveNow = async () =>
-      Number(
-        (
-          await gw.store.db
-            .selectFrom('sessions')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('organization_id', '=', org.id)
-            .where('status', '=', 'connected')
-            .where('lease_expires_at', '>', sql<Date>`now()`)
-            .executeTakeFirstOrThrow()
-        ).n,
-      )
+    const liveNow = () => liveSessions(gw, org.id)
     const sampler = (async () => {
       while (sampling) {
         maxLive = Math.max(maxLive, await liveNow())
@@ -113,8 +116,8 @@ t.test(
     })
     const freed = LIMIT - (await liveNow())
     t.ok(freed >= 3, `${freed} slots freed by the sweep`)
-    // 20 more racing starts while it is paused: those sent to it wait for it to resume.
-    const more = await Promise.all(Array.from({ length: 20 }, () => authorize()))
+    // 100 more racing starts while it is paused, half to each: those sent to it wait for it to resume.
+    const more = await Promise.all(Array.from({ length: MORE }, () => authorize()))
     const sentToPaused = more.filter((_, i) => i % 2 === 1)
     const warmRefusalMs: number[] = []
     const atActive = await Promise.all(
@@ -128,7 +131,7 @@ t.test(
         }),
     )
     t.comment(`refusals by the warm replica answered in ${Math.min(...warmRefusalMs)}-${Math.max(...warmRefusalMs)} ms`)
-    t.equal(atActive.filter((r) => r.ok).length, Math.min(freed, 10), 'the active replica took the freed slots')
+    t.equal(atActive.filter((r) => r.ok).length, Math.min(freed, MORE / 2), 'the active replica took the freed slots')
 
     // Resumed, its heartbeat finds the leases gone and ends those sessions; what it was sent meanwhile is refused.
     const fenced = Promise.all(
@@ -142,7 +145,7 @@ t.test(
     ])
     t.pass('the resumed replica closed every session whose lease it had lost')
     const lateResults = await late
-    t.equal(lateResults.filter((r) => r.ok).length, Math.max(0, freed - 10), 'starts sent to the paused replica found the limit full')
+    t.equal(lateResults.filter((r) => r.ok).length, Math.max(0, freed - MORE / 2), 'starts sent to the paused replica found the limit full')
     const rows = await gw.store.db
       .selectFrom('sessions')
       .select(['end_reason'])
@@ -160,5 +163,48 @@ t.test(
     t.equal(await liveNow(), LIMIT, `${LIMIT} live at the end`)
     t.equal(open.size, LIMIT, `${LIMIT} sockets open at the end`)
     for (const ws of open) ws.close()
+  },
+)
+
+t.test(
+  '100 simultaneous starts over three replicas: exactly the limit is admitted, the rest refused at once',
+  { skip: !onServer && 'needs DATABASE_URL: three gateway processes share one Postgres server' },
+  async (t) => {
+    const BIG_LIMIT = 10
+    const gw = await startTestGateway({ LEASE_TTL_MS: String(LEASE_TTL) })
+    t.teardown(() => gw.close())
+    const env = { DATABASE_URL: gw.db.options.databaseUrl as string, LEASE_TTL_MS: String(LEASE_TTL), ADMIN_TOKEN: '' }
+    const children = [await spawnGateway(env), await spawnGateway(env)]
+    t.teardown(() => Promise.all(children.map((c) => c.kill('SIGKILL'))))
+    const replicas = [gw.url, ...children.map((c) => c.url)]
+    const org = (
+      await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: 'hundred', max_concurrent_sessions: BIG_LIMIT } })
+    ).body
+    const agent = (await gw.request('POST', '/v1/agents', { key: org.api_key, body: {} })).body
+    const keys = await Promise.all(
+      Array.from({ length: 100 }, async () => {
+        const r = await gw.request('POST', '/v1/agents/web/authorize_session', { key: org.api_key, body: { agent_id: agent.id } })
+        return r.body.client_session_key as string
+      }),
+    )
+    let maxLive = 0
+    let sampling = true
+    const sampler = (async () => {
+      while (sampling) {
+        maxLive = Math.max(maxLive, await liveSessions(gw, org.id))
+        await new Promise((r) => setTimeout(r, 25))
+      }
+    })()
+    const results = await Promise.all(keys.map((k, i) => connectBrowser(replicas[i % replicas.length] as string, k)))
+    sampling = false
+    await sampler
+    const admitted = results.filter((r) => r.ok)
+    t.equal(admitted.length, BIG_LIMIT, `exactly ${BIG_LIMIT} of 100 admitted`)
+    t.ok(
+      results.every((r) => r.ok || r.status === 429),
+      'the other 90 refused with 429',
+    )
+    t.ok(maxLive <= BIG_LIMIT, `never more than ${BIG_LIMIT} live in the database (max ${maxLive})`)
+    for (const r of admitted) if (r.ok) r.ws.close()
   },
 )

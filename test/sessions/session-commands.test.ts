@@ -27,6 +27,12 @@ t.test('the codec round-trips a command and refuses what it does not know', asyn
   t.match(decodeSessionCommand('{"v":1,"kind":"end","session_id":"s","reason":"shutdown"}'), { ok: false, reason: 'bad reason' })
 })
 
+t.test('a machine detection verdict travels to the replica that runs the call', async (t) => {
+  const text = encodeSessionCommand({ kind: 'machine_verdict', sessionId: 'sess_abc', verdict: 'machine_beep' })
+  t.same(decodeSessionCommand(text), { ok: true, command: { kind: 'machine_verdict', sessionId: 'sess_abc', verdict: 'machine_beep' } })
+  t.match(decodeSessionCommand('{"v":1,"kind":"machine_verdict","session_id":"s","verdict":"fax"}'), { ok: false, reason: 'bad verdict' })
+})
+
 t.test('a payload over the NOTIFY limit is refused before it is sent', async (t) => {
   await t.rejects(gw.store.notifications.publish('x'.repeat(NOTIFY_PAYLOAD_LIMIT_BYTES + 1)), RangeError)
   // Multi-byte characters count as bytes, not characters.

@@ -122,9 +122,13 @@ export class ChunkRecorder implements Recorder {
       start = t.cursor
     } else if (start < t.cursor) {
       // Earlier than the audio before it ended: that audio arrived late and was placed late. The part not yet
-      // written moves back (never over written audio), so the voice stays whole and continuous.
-      if (t.length > 0 && t.end === t.cursor) t.start -= Math.max(0, Math.min(t.cursor - start, t.start - t.writtenEnd))
-      start = t.length > 0 ? t.end : t.cursor
+      // written moves back with it, so the voice stays continuous and every sample from here on sits at its time.
+      // Where it lands over audio already written (placed late by the same amount), it wins: the recording loses
+      // that late-placed tail, never its timing against the agent channel.
+      if (t.length > 0 && t.end === t.cursor) {
+        t.start = Math.max(0, t.start - (t.cursor - start))
+        start = t.end
+      }
     }
     t.cursor = start + samples.length
     let data = samples

@@ -7,7 +7,7 @@
 import type { Kysely } from 'kysely'
 import type { Log } from '../../../core/log.js'
 import type { Database, SessionRow } from '../../store/schema.js'
-import { appendRecordingChunks, completeRecording, createRecording, failRecording } from '../../store/recordings.js'
+import { appendRecordingChunks, completeRecording, createRecording, failRecording, type RecordingToMove } from '../../store/recordings.js'
 import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../../pipeline/contract.js'
 import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
 import { bufferToInt16 } from '../../../pipeline/audio/pcm16.js'
@@ -32,6 +32,8 @@ export interface RecordingSettings {
   publicUrl: string
   /** Replaces the database sink (tests force storage failures with it). */
   sink?: ((db: Kysely<Database>, row: SessionRow, sampleRate: number) => RecordingSink) | undefined
+  /** Told of each completed recording (the object store mover takes it from the database). */
+  completed?: ((rec: RecordingToMove) => void) | undefined
 }
 
 /** The API URL of a session's recording. */
@@ -58,6 +60,8 @@ export class SessionRecording {
   readonly #decodeIn: (chunk: Buffer) => Int16Array
   readonly #decodeOut: (chunk: Buffer) => Int16Array
   readonly #maskDtmf: boolean
+  readonly #row: SessionRow
+  readonly #completed: RecordingSettings['completed']
   /** performance.now() when the session connected: the timeline's zero. */
   readonly #t0: number
   /** Timeline ms of the caller's media time zero, once caller audio came. */
@@ -86,6 +90,8 @@ export class SessionRecording {
     this.#inputSamples = transport.audio.input === 'ulaw_8000' ? (chunk) => chunk.length : (chunk) => Math.floor(chunk.length / 2)
     this.#decodeOut = decoder(transport.audio.output, this.sampleRate)
     this.#maskDtmf = deps.settings.maskDtmf
+    this.#row = row
+    this.#completed = deps.settings.completed
   }
 
   /** Creates the recording in the store (queued: nothing waits for it) and starts flushing. */
@@ -134,6 +140,8 @@ export class SessionRecording {
       pushToTalk: (pressed) => input.pushToTalk(pressed),
       userText: (text) => input.userText(text),
       userData: (data) => input.userData(data),
+      callControlFailed: (failure) => input.callControlFailed?.(failure),
+      machineVerdict: (verdict) => input.machineVerdict?.(verdict),
       dtmf: (digit) => {
         input.dtmf(digit)
         if (!this.#maskDtmf) return
@@ -157,8 +165,17 @@ export class SessionRecording {
   }
 
   /** Completes the recording at the session's stored duration (undefined: the end was not stored, it fails). */
-  finish(durationMs: number | undefined): Promise<RecordingOutcome> {
-    return this.#recorder.finish(durationMs)
+  async finish(durationMs: number | undefined): Promise<RecordingOutcome> {
+    const outcome = await this.#recorder.finish(durationMs)
+    if (outcome.status === 'completed') {
+      this.#completed?.({
+        sessionId: this.#row.id,
+        organizationId: this.#row.organization_id,
+        sampleRate: this.sampleRate,
+        totalSamples: Math.round((outcome.durationMs * this.sampleRate) / 1000),
+      })
+    }
+    return outcome
   }
 }
 

@@ -19,6 +19,12 @@ export type CallOutcome =
       readonly playbackSpeed?: number
       readonly fromCountry?: string
       readonly toCountry?: string
+      /**
+       * With asynchronous machine detection asked for: the `AnsweredBy` the carrier posts to the AMD callback
+       * `amdAfterMs` after the callee's audio began (default: no verdict is posted).
+       */
+      readonly answeredBy?: string
+      readonly amdAfterMs?: number
     }
   | { readonly kind: 'busy' | 'no-answer' | 'failed' | 'canceled' }
   /** Nothing happens after `queued`; the test drives the call. */
@@ -51,6 +57,9 @@ export interface FakeCallParams {
   readonly statusCallback: string | undefined
   readonly statusCallbackEvents: readonly string[]
   readonly timeoutSec: number | undefined
+  /** `MachineDetection` as created (`Enable`, `DetectMessageEnd`), with `AsyncAmd` and its callback. */
+  readonly machineDetection?: string | undefined
+  readonly asyncAmdCallback?: string | undefined
 }
 
 const SIP_CODES: Record<string, string> = { busy: '486', 'no-answer': '487', canceled: '487', failed: '500' }
@@ -59,9 +68,13 @@ const SIP_CODES: Record<string, string> = { busy: '486', 'no-answer': '487', can
 export class FakeCall {
   readonly params: FakeCallParams
   readonly callbacks: CallbackRecord[] = []
+  /** Machine detection callbacks posted. */
+  readonly amdCallbacks: CallbackRecord[] = []
   status = 'queued'
   /** The phone's side once the callee answered. */
   phone: PlaceCallResult | undefined
+  /** Markup documents the call was updated with (a transfer), in order. */
+  readonly updates: string[] = []
   /** Resolves when the call reached a final status. */
   readonly done: Promise<string>
   readonly #ctx: FakeCallContext
@@ -123,17 +136,34 @@ export class FakeCall {
       ...(outcome.toCountry ? { toCountry: outcome.toCountry } : {}),
     }).catch((err: Error) => ({ outcome: 'http_error' as const, status: 0, body: err.message }))
     await this.progress('in-progress')
+    if (this.phone.outcome === 'connected' && outcome.answeredBy !== undefined) {
+      void this.#postMachineDetection(outcome.answeredBy, outcome.amdAfterMs ?? 0)
+    }
     if (this.phone.outcome === 'connected') {
       if (this.#hangupRequested) await this.phone.call.hangup()
       await this.phone.call.ended
     }
-    await this.finish('completed')
+    // A transferred call goes on at its new destination: its test (or a hangup) finishes it.
+    if (this.updates.length === 0) await this.finish('completed')
+  }
+
+  /**
+   * The call was given new markup (Calls API update): as the carrier does, the call leaves its media stream
+   * (the phone side sends `stop` and closes) and follows the new document; it stays in progress.
+   */
+  async update(markup: string): Promise<void> {
+    this.updates.push(markup)
+    if (this.phone?.outcome === 'connected') await this.phone.call.hangup()
   }
 
   /** REST hangup: end the stream (the phone sends `stop`) or cancel a call not yet answered. */
   async hangup(): Promise<void> {
     if (isFinal(this.status)) return
     this.#hangupRequested = true
+    if (this.updates.length > 0) {
+      await this.finish('completed')
+      return
+    }
     if (this.#answeredAt === undefined) {
       this.#abort.abort()
       await this.finish('canceled')
@@ -162,6 +192,35 @@ export class FakeCall {
     if (sip) extra.SipResponseCode = sip
     await this.postStatus(callStatus, extra)
     this.#resolveDone(callStatus)
+  }
+
+  /** The carrier's asynchronous answering machine detection reports, `afterMs` after the answer. */
+  async #postMachineDetection(answeredBy: string, afterMs: number): Promise<void> {
+    const target = this.params.asyncAmdCallback
+    if (target === undefined || this.params.machineDetection === undefined) return
+    // Counted from the moment the callee's audio starts flowing (the stream connected), as a detector hears it.
+    await delay(Math.max(0, afterMs))
+    if (isFinal(this.status)) return
+    const form: Record<string, string> = {
+      AccountSid: this.#ctx.accountSid,
+      CallSid: this.sid,
+      AnsweredBy: answeredBy,
+      MachineDetectionDuration: String(Math.round(afterMs)),
+    }
+    let reply: number | string
+    try {
+      const r = await postSignedForm({
+        postTo: this.#ctx.rewriteUrl(target),
+        signedUrl: target,
+        form,
+        authToken: this.#ctx.authToken,
+        signatureHeader: this.#ctx.signatureHeader,
+      })
+      reply = r.status
+    } catch (err) {
+      reply = (err as Error).message
+    }
+    this.amdCallbacks.push({ callStatus: answeredBy, form, reply, at: performance.now() })
   }
 
   /** Post one signed status callback to StatusCallback and record the reply. */

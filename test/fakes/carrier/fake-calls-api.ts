@@ -6,8 +6,27 @@
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import { FakeCall, isFinal, type CallOutcome } from './fake-call.js'
+import { readMarkup, type MarkupVerb } from './markup-reader.js'
+import type { SimulatedCall } from './simulated-call.js'
+
+/** A call the carrier received (not created through this API) that the API may still update: a transfer. */
+export interface InboundCall {
+  readonly sid: string
+  readonly phone: SimulatedCall
+  /** Markup documents the call was updated with, in order. */
+  readonly updates: string[]
+}
+
+/** One call update with new markup, as the API received it. */
+export interface CallUpdate {
+  readonly sid: string
+  readonly markup: string
+  readonly verbs: MarkupVerb[]
+  readonly at: number
+}
 
 /** Options of `FakeCallsApi.start`. */
 export interface FakeCallsApiOptions {
@@ -29,6 +48,8 @@ export interface RecordedRequest {
   readonly headers: IncomingHttpHeaders
   readonly form: Record<string, string | string[]>
   readonly rawBody: string
+  /** performance.now() when the request began to arrive (its headers were read). */
+  readonly at: number
 }
 
 /** A scripted failure for the next matching request(s). */
@@ -55,6 +76,11 @@ export class FakeCallsApi {
   readonly authToken: string
   readonly requests: RecordedRequest[] = []
   readonly calls = new Map<string, FakeCall>()
+  readonly inbound = new Map<string, InboundCall>()
+  /** Every accepted markup update (Calls/{sid}.json with `Twiml`), in arrival order. */
+  readonly updates: CallUpdate[] = []
+  /** Runs before an accepted update is answered (tests use it to race the carrier's other reports). */
+  beforeUpdateReply: ((update: CallUpdate) => Promise<void>) | undefined
   outcome: CallOutcome
   readonly #server: Server
   readonly #options: FakeCallsApiOptions
@@ -89,6 +115,13 @@ export class FakeCallsApi {
     this.#failures.push({ ...failure })
   }
 
+  /** The carrier also knows an inbound call that reached the gateway through the simulator: it can be updated. */
+  addInbound(sid: string, phone: SimulatedCall): InboundCall {
+    const call: InboundCall = { sid, phone, updates: [] }
+    this.inbound.set(sid, call)
+    return call
+  }
+
   /** Resolve with the next call created. */
   nextCall(): Promise<FakeCall> {
     return new Promise((resolve) => this.#created.push(resolve))
@@ -103,12 +136,13 @@ export class FakeCallsApi {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = performance.now()
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     const rawBody = Buffer.concat(chunks).toString('utf8')
     const path = (req.url ?? '/').split('?')[0] ?? '/'
     const form = parseForm(rawBody)
-    this.requests.push({ method: req.method ?? '', path, headers: req.headers, form, rawBody })
+    this.requests.push({ method: req.method ?? '', path, headers: req.headers, form, rawBody, at })
 
     const failure = this.#takeFailure()
     if (failure) {
@@ -155,6 +189,8 @@ export class FakeCallsApi {
         statusCallback: statusCallback || undefined,
         statusCallbackEvents: events === undefined ? ['completed'] : ([] as string[]).concat(events),
         timeoutSec: form.Timeout === undefined ? undefined : Number(one(form.Timeout)),
+        machineDetection: one(form.MachineDetection),
+        asyncAmdCallback: one(form.AsyncAmd) === 'true' ? one(form.AsyncAmdStatusCallback) : undefined,
       },
       {
         accountSid: this.accountSid,
@@ -172,7 +208,37 @@ export class FakeCallsApi {
     void driving.finally(() => this.#driving.delete(driving))
   }
 
-  #updateCall(sid: string, form: Record<string, string | string[]>, res: ServerResponse): void {
+  async #updateMarkup(sid: string, markup: string, res: ServerResponse): Promise<void> {
+    const call = this.calls.get(sid)
+    const inbound = this.inbound.get(sid)
+    let verbs: MarkupVerb[]
+    try {
+      verbs = readMarkup(markup)
+    } catch (err) {
+      return send(res, 400, errorBody(400, 12100, `Document parse failure: ${(err as Error).message}`))
+    }
+    const live = call ? call.status === 'in-progress' : inbound?.phone.isOpen
+    if (!live) return send(res, 400, errorBody(400, 21220, 'Call is not in-progress. Cannot redirect.'))
+    const update: CallUpdate = { sid, markup, verbs, at: performance.now() }
+    this.updates.push(update)
+    await this.beforeUpdateReply?.(update)
+    // The call leaves its media stream (the phone side sends `stop`) before the API answers.
+    if (call) await call.update(markup)
+    else if (inbound) {
+      inbound.updates.push(markup)
+      await inbound.phone.hangup()
+    }
+    send(res, 200, call ? call.toJson() : { sid, account_sid: this.accountSid, status: 'in-progress', direction: 'inbound' })
+  }
+
+  #updateCall(sid: string, form: Record<string, string | string[]>, res: ServerResponse): void | Promise<void> {
+    const markup = one(form.Twiml)
+    if (markup !== undefined) {
+      if (!this.calls.has(sid) && !this.inbound.has(sid)) {
+        return send(res, 404, errorBody(404, 20404, `The requested resource Calls/${sid}.json was not found`))
+      }
+      return this.#updateMarkup(sid, markup, res)
+    }
     const call = this.calls.get(sid)
     if (!call) return send(res, 404, errorBody(404, 20404, `The requested resource Calls/${sid}.json was not found`))
     const status = one(form.Status)

@@ -9,6 +9,12 @@ export type MarkupVerb =
   | { readonly verb: 'Hangup' }
   | { readonly verb: 'Reject'; readonly reason: string | undefined }
   | { readonly verb: 'Connect'; readonly stream: { readonly url: string; readonly parameters: Record<string, string> } }
+  | {
+      readonly verb: 'Dial'
+      readonly callerId: string | undefined
+      /** What is dialled: `<Number>` or `<Sip>` (the SIP URI with its query of X- headers). */
+      readonly targets: readonly { readonly kind: 'Number' | 'Sip'; readonly value: string }[]
+    }
   | { readonly verb: 'Unknown'; readonly name: string }
 
 interface DomNode {
@@ -47,6 +53,17 @@ function toVerb(el: DomNode): MarkupVerb {
         if (name) parameters[name] = p.getAttribute?.('value') ?? ''
       }
       return { verb: 'Connect', stream: { url, parameters } }
+    }
+    case 'Dial': {
+      const targets: { kind: 'Number' | 'Sip'; value: string }[] = []
+      for (const c of elements(el)) {
+        if (c.localName === 'Number' || c.localName === 'Sip') targets.push({ kind: c.localName, value: (c.textContent ?? '').trim() })
+      }
+      // Twilio also accepts a bare number as the text of <Dial>.
+      if (targets.length === 0 && (el.textContent ?? '').trim() !== '')
+        targets.push({ kind: 'Number', value: (el.textContent ?? '').trim() })
+      if (targets.length === 0) throw new Error('<Dial> with nothing to dial')
+      return { verb: 'Dial', callerId: el.getAttribute?.('callerId') ?? undefined, targets }
     }
     default:
       return { verb: 'Unknown', name: el.localName ?? '' }

@@ -1,0 +1,71 @@
+/** The console shell: header, navigation and the view of the current hash route (`#/<view>/<params…>`). */
+import { ConsoleApi, type Credentials } from './api.js'
+import { h, replace } from './dom.js'
+import { sessionsView } from './sessions.js'
+import { sessionView } from './session.js'
+import { agentsView } from './agents.js'
+import { usageView } from './usage.js'
+
+/** A view draws into `el` and returns how to stop its timers when the route changes. */
+export type View = (el: HTMLElement, api: ConsoleApi, params: string[]) => () => void
+
+/** The routes; a view without a title is reached by links, not the navigation. */
+const VIEWS: Record<string, { title?: string; nav?: string; view: View }> = {
+  sessions: { title: 'Calls', view: sessionsView },
+  session: { nav: 'sessions', view: sessionView },
+  agents: { title: 'Agents & numbers', view: agentsView },
+  usage: { title: 'Usage & latency', view: usageView },
+}
+
+/** Renders the console for a signed-in organization. */
+export function consoleApp(root: HTMLElement, creds: Credentials, signOut: () => void): void {
+  const api = new ConsoleApi(creds)
+  const content = h('section', { id: 'content', class: 'content' })
+  const nav = h('nav', { class: 'nav' })
+  const who = h(
+    'div',
+    { class: 'who' },
+    h('span', { id: 'org-name', class: 'org' }, creds.organizationName),
+    h('span', { class: 'muted small' }, creds.kind === 'admin' ? '· operator' : '· API key'),
+    h('button', { id: 'sign-out', type: 'button', class: 'link', onclick: signOut }, 'Sign out'),
+  )
+  replace(root, h('header', { class: 'top' }, h('span', { class: 'brand' }, 'voxgate'), nav, who), content)
+
+  let stop: () => void = () => undefined
+  const route = (): void => {
+    const [first, ...params] = location.hash.replace(/^#\/?/, '').split('/')
+    const name = first !== undefined && VIEWS[first] !== undefined ? first : 'sessions'
+    const entry = VIEWS[name] as { title?: string; nav?: string; view: View }
+    const active = entry.nav ?? name
+    replace(
+      nav,
+      ...Object.entries(VIEWS)
+        .filter(([, v]) => v.title !== undefined)
+        .map(([n, v]) => h('a', { href: `#/${n}`, class: n === active ? 'active' : undefined }, v.title)),
+    )
+    stop()
+    replace(content)
+    stop = entry.view(content, api, params.map(decodeURIComponent))
+  }
+  window.addEventListener('hashchange', route)
+  route()
+}
+
+/** Runs `tick` now and then every `ms` until stopped; a tick never overlaps the one before. */
+export function every(ms: number, tick: (signal: AbortSignal) => Promise<void>): () => void {
+  const abort = new AbortController()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const run = async (): Promise<void> => {
+    try {
+      await tick(abort.signal)
+    } catch (e) {
+      if (!abort.signal.aborted) console.warn('console refresh failed', e)
+    }
+    if (!abort.signal.aborted) timer = setTimeout(() => void run(), ms)
+  }
+  void run()
+  return () => {
+    abort.abort()
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * `response.transfer` on a phone call (an addition to the SPEC): the carrier's live call gets new markup that
+ * dials the target, and the call leaves its media stream. Works from whichever replica runs the session: the
+ * call sid and the credentials come from the database.
+ */
+import { voxError } from '../../core/errors.js'
+import type { TransferTarget } from '../../core/transfer-target.js'
+import { getCarrierCredentials } from '../store/organizations.js'
+import type { SessionRow } from '../store/schema.js'
+import type { CallDeps } from './call-deps.js'
+
+/** Moves a live call elsewhere; throws a registered error (`transfer_failed`, `transfer_not_supported`). */
+export interface CallTransferer {
+  transfer(row: SessionRow, target: TransferTarget, signal: AbortSignal): Promise<void>
+}
+
+/** The transferer of a process's carrier. */
+export function carrierTransferer(deps: () => Pick<CallDeps, 'db' | 'carrier' | 'log'>): CallTransferer {
+  return {
+    async transfer(row, target, signal) {
+      const d = deps()
+      if (row.call_sid === null) throw voxError('transfer_not_supported', 'this call has no carrier call sid: it cannot be transferred')
+      const credentials = await getCarrierCredentials(d.db, row.organization_id)
+      if (credentials === undefined) {
+        throw voxError('transfer_failed', 'carrier credentials are not configured for this organization: the call cannot be transferred')
+      }
+      try {
+        await d.carrier.callsClient(credentials).updateCall(row.call_sid, d.carrier.markup.dial(target), { signal })
+      } catch (e) {
+        if (signal.aborted) throw e
+        const message = e instanceof Error ? e.message : String(e)
+        const code = (e as { carrierCode?: unknown }).carrierCode
+        d.log.warn({ session_id: row.id, call_sid: row.call_sid, carrier_code: code }, `transfer refused by the carrier: ${message}`)
+        throw voxError(
+          'transfer_failed',
+          `the carrier could not transfer the call: ${message}${typeof code === 'number' ? ` (carrier error ${code})` : ''}`,
+          {
+            cause: e,
+          },
+        )
+      }
+    },
+  }
+}

@@ -1,0 +1,96 @@
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { STATUS_CODES } from 'node:http'
+import { WebSocketServer } from 'ws'
+import type { Kysely } from 'kysely'
+import type { Database } from '../store/schema.js'
+import { organizationForApiKey } from '../store/api-keys.js'
+import { closeTunnel, countTunnels, openTunnel } from '../store/tunnels.js'
+import { ERRORS, type ErrorCode } from '../../core/errors.js'
+import { newId } from '../../core/ids.js'
+import type { Log } from '../../core/log.js'
+import type { TunnelHub } from './tunnel-hub.js'
+import { TUNNEL_MAX_FRAME_BYTES } from './tunnel-codec.js'
+import { TUNNEL_HTTP_PREFIX } from './tunnel-codec.js'
+
+/** The tunnel WebSocket endpoint `voxgate tunnel` connects to. */
+export const TUNNEL_WS_PATH = '/v1/tunnels'
+export { TUNNEL_HTTP_PREFIX }
+/** Tunnels one organization may have open at once. */
+export const MAX_TUNNELS_PER_ORGANIZATION = 10
+/** How often the gateway pings a tunnel; one that misses a pong for two intervals is closed. */
+const PING_INTERVAL_MS = 15_000
+
+function refuse(socket: Duplex, code: ErrorCode, message?: string): void {
+  const { status, message: fallback } = ERRORS[code]
+  const body = JSON.stringify({ error: message ?? fallback, code })
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  )
+}
+
+/** The `--path` a tunnel forwards to: absolute, no `..`, no query, at most 500 characters. */
+export function tunnelPathProblem(path: string): string | undefined {
+  if (!path.startsWith('/') || path.length > 500) return 'path must start with / and have at most 500 characters'
+  if (/[?#\s]/.test(path) || path.split('/').includes('..')) return 'path must be a plain path (no query, no ..)'
+  return undefined
+}
+
+/**
+ * `GET /v1/tunnels?agent_id=<id>&path=/api/agent[&tail=1]` upgraded to a WebSocket, authorized with the
+ * organization's API key (`Authorization: Bearer`). Before the 101 the agent's webhook URL is pointed at the new
+ * tunnel (so every refusal is a plain HTTP error with the SPEC's body); then the hub carries it.
+ */
+export function tunnelUpgradeHandler(deps: {
+  db: Kysely<Database>
+  hub: TunnelHub
+  publicUrl: string
+  log: Log
+  isDraining: () => boolean
+}) {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: TUNNEL_MAX_FRAME_BYTES, perMessageDeflate: false })
+  const swap = deps.hub.deps.swap
+  return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
+    if (deps.isDraining()) return refuse(socket, 'shutting_down')
+    const key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1]
+    if (key === undefined) return refuse(socket, 'missing_api_key')
+    const organizationId = await organizationForApiKey(deps.db, key)
+    if (organizationId === undefined) return refuse(socket, 'invalid_api_key')
+    const agentId = url.searchParams.get('agent_id') ?? ''
+    if (agentId === '' || agentId.length > 200) return refuse(socket, 'invalid_agent_id', 'agent_id is required')
+    const path = url.searchParams.get('path') ?? '/api/agent'
+    const problem = tunnelPathProblem(path)
+    if (problem !== undefined) return refuse(socket, 'validation_failed', problem)
+    if ((await countTunnels(deps.db, organizationId)) >= MAX_TUNNELS_PER_ORGANIZATION) return refuse(socket, 'tunnel_limit')
+
+    const id = newId('tun')
+    const webhookUrl = `${deps.publicUrl.replace(/\/+$/, '')}${TUNNEL_HTTP_PREFIX}${id}${path}`
+    const opened = await openTunnel(
+      deps.db,
+      { id, organizationId, agentId, webhookUrl, holder: deps.hub.holder, holderUrl: deps.hub.directUrl, leaseMs: deps.hub.leaseMs },
+      swap,
+    )
+    if (!opened.ok) {
+      if (opened.reason === 'invalid_url') return refuse(socket, 'validation_failed', opened.message)
+      return refuse(socket, opened.reason)
+    }
+    if (socket.destroyed) {
+      await closeTunnel(deps.db, id, swap)
+      return
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      deps.log.info({ tunnel_id: id, agent_id: agentId, organization_id: organizationId }, 'tunnel opened')
+      let alive = true
+      ws.on('pong', () => (alive = true))
+      const ping = setInterval(() => {
+        if (!alive) return ws.terminate()
+        alive = false
+        ws.ping()
+      }, PING_INTERVAL_MS)
+      ping.unref()
+      ws.on('close', () => clearInterval(ping))
+      deps.hub.attach(ws, opened.tunnel, { tail: url.searchParams.get('tail') === '1', previousUrl: opened.previousUrl })
+    })
+  }
+}

@@ -1,0 +1,35 @@
+import { validatePipelineConfig } from '../../pipeline/config/validate.js'
+import { withWebhookUrl } from '../../pipeline/config/templates.js'
+import { pluginStage, type PluginConfig } from '../../pipeline/config/plugins-schema.js'
+import type { PipelineConfig } from '../../pipeline/config/schema.js'
+import type { WebhookSwap } from '../store/tunnels.js'
+
+function agentStep(config: unknown): PluginConfig | undefined {
+  const plugins = (config as PipelineConfig | undefined)?.plugins
+  return Array.isArray(plugins) ? plugins.find((p) => pluginStage(p.use) === 'agent') : undefined
+}
+
+/**
+ * The tunnel's config changes, as `POST /v1/agents/{id}` with `webhook_url` makes them: the agent step becomes
+ * `agent.webhook` with the tunnel URL (other webhook options kept). Restoring puts the saved step back only while
+ * the agent still points at the tunnel: a change made meanwhile (a new webhook URL) wins.
+ */
+export function webhookSwap(allowInsecureLoopback: boolean): WebhookSwap {
+  return {
+    point(config, url) {
+      const previous = agentStep(config)
+      const r = validatePipelineConfig(withWebhookUrl(config as PipelineConfig, url), { allowInsecureLoopback })
+      if (!r.ok) return `the tunnel URL ${url} is not accepted as a webhook URL: ${r.errors.join('; ')}`
+      return { config: r.config, previousStep: previous === undefined ? null : structuredClone(previous) }
+    },
+    restore(config, url, previousStep) {
+      const current = agentStep(config)
+      if (current?.use !== 'agent.webhook' || (current.options as { url?: string }).url !== url) return undefined
+      const copy = structuredClone(config) as PipelineConfig
+      const i = copy.plugins.findIndex((p) => pluginStage(p.use) === 'agent')
+      if (previousStep === null || previousStep === undefined) copy.plugins.splice(i, 1)
+      else copy.plugins[i] = previousStep as PluginConfig
+      return copy
+    },
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * The webhook egress policy: which addresses webhooks may reach (unit), the fetch that enforces it on a real
+ * connection (a host name resolving to the gateway itself or to a denied range never gets a connection), refusals
+ * at configuration time with the SPEC's error body, and at delivery time for a lifecycle webhook (not retried).
+ */
+import t from 'tap'
+import { createServer, type Server } from 'node:http'
+import { hostname } from 'node:os'
+import { lookup } from 'node:dns/promises'
+import type { AddressInfo } from 'node:net'
+import { EgressPolicy, configUrlRefusals } from '../../gateway/webhooks/egress-policy.js'
+import { egressFetch, egressRefusalOf } from '../../gateway/webhooks/egress-fetch.js'
+import { loadConfig } from '../../gateway/config.js'
+import { startTestGateway } from '../helpers/gateway.js'
+import { openBrowserSession } from '../helpers/ws-client.js'
+
+/** An HTTP server answering 200 "ok" and counting requests. */
+async function server(): Promise<{ port: number; hits: number; close(): Promise<void> }> {
+  const s: Server = createServer((_req, res) => {
+    state.hits++
+    res.end('ok')
+  })
+  const state = { port: 0, hits: 0, close: () => new Promise<void>((r) => s.close(() => r())) }
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
+  state.port = (s.address() as AddressInfo).port
+  return state
+}
+
+t.test('the policy: metadata and link-local refused, the gateway itself refused except its tunnel paths', async (t) => {
+  const p = new EgressPolicy({
+    ownPort: 3000,
+    publicUrl: 'https://voice.example.com',
+    selfPathPrefixes: ['/tunnel/'],
+    localAddresses: ['10.1.2.3'],
+  })
+  t.match(p.addressRefusal('169.254.169.254', 80), /link-local/)
+  t.match(p.addressRefusal('::ffff:169.254.169.254', 80), /link-local/, 'IPv4-mapped IPv6 is the IPv4 address')
+  t.match(p.addressRefusal('fd00:ec2::254', 80), /metadata/)
+  t.match(p.addressRefusal('fe80::1', 443), /link-local/)
+  t.match(p.addressRefusal('0.0.0.0', 443), /this network/)
+  t.match(p.addressRefusal('100.100.100.200', 80), /metadata/)
+  t.match(p.addressRefusal('127.0.0.1', 3000), /the gateway itself/)
+  t.match(p.addressRefusal('10.1.2.3', 3000), /the gateway itself/, "an interface's address at the gateway's port")
+  t.equal(p.addressRefusal('127.0.0.1', 3000, true), undefined, 'its tunnel paths')
+  t.equal(p.addressRefusal('127.0.0.1', 8080), undefined, 'another service on this machine (a local backend)')
+  t.equal(p.addressRefusal('10.20.0.5', 443), undefined, 'private networks: contact-centre backends live there')
+  t.equal(p.addressRefusal('93.184.216.34', 443), undefined)
+
+  t.match(p.urlRefusal('https://169.254.169.254/latest/meta-data/'), /link-local/)
+  t.match(p.urlRefusal('http://[::ffff:a9fe:a9fe]/'), /link-local/, 'hex-spelled mapped address')
+  t.match(p.urlRefusal('http://localhost:3000/v1/agents'), /the gateway itself/)
+  t.match(p.urlRefusal('https://voice.example.com/v1/agents'), /PUBLIC_URL/)
+  t.equal(p.urlRefusal('https://voice.example.com/tunnel/tun_1/api/agent'), undefined, 'the tunnel relay')
+  t.equal(p.urlRefusal('http://localhost:3001/api/agent'), undefined)
+  t.equal(p.urlRefusal('https://backend.example.com/agent'), undefined, 'a name is checked when connecting')
+
+  const listed = new EgressPolicy({
+    ownPort: 3000,
+    publicUrl: 'http://localhost:3000',
+    allowCidrs: ['169.254.10.0/24'],
+    denyCidrs: ['10.0.0.0/8', '169.254.10.7'],
+  })
+  t.equal(listed.addressRefusal('169.254.10.1', 80), undefined, 'WEBHOOK_ALLOW_CIDRS lets a range past the built-in rules')
+  t.match(listed.addressRefusal('169.254.10.7', 80), /WEBHOOK_DENY_CIDRS/, 'the deny list wins over the allow list')
+  t.match(listed.addressRefusal('10.20.0.5', 443), /WEBHOOK_DENY_CIDRS/)
+
+  t.same(
+    configUrlRefusals(p, {
+      plugins: [
+        { use: 'turn_manager', options: {} },
+        { use: 'agent.webhook', options: { url: 'https://169.254.169.254/' } },
+      ],
+      session_webhook: { url: 'https://voice.example.com/hooks' },
+    }),
+    [
+      'config.plugins[1].options.url: 169.254.169.254 is link-local (cloud metadata services live at 169.254.169.254)',
+      'config.session_webhook.url: points at the gateway itself (PUBLIC_URL)',
+    ],
+  )
+})
+
+t.test('environment: WEBHOOK_ALLOW_CIDRS and WEBHOOK_DENY_CIDRS are validated lists', async (t) => {
+  t.same(loadConfig({}).webhookDenyCidrs, [])
+  t.same(loadConfig({ WEBHOOK_DENY_CIDRS: '10.0.0.0/8, fd00::/8,192.0.2.1' }).webhookDenyCidrs, ['10.0.0.0/8', 'fd00::/8', '192.0.2.1'])
+  t.throws(() => loadConfig({ WEBHOOK_ALLOW_CIDRS: '10.0.0.0/33' }), /WEBHOOK_ALLOW_CIDRS: "10.0.0.0\/33" has a prefix length outside 0-32/)
+  t.throws(() => loadConfig({ WEBHOOK_DENY_CIDRS: 'intranet' }), /WEBHOOK_DENY_CIDRS: "intranet" is not an IP address/)
+})
+
+t.test('the fetch: a name resolving to the gateway itself or a denied range gets no connection', async (t) => {
+  const own = await server()
+  const other = await server()
+  t.teardown(() => Promise.all([own.close(), other.close()]))
+  const name = hostname()
+  const resolved = await lookup(name)
+  t.ok(resolved.address !== '', `${name} resolves (${resolved.address}) on this machine`)
+  const policy = new EgressPolicy({
+    ownPort: own.port,
+    publicUrl: `http://127.0.0.1:${own.port}`,
+    selfPathPrefixes: ['/tunnel/'],
+    localAddresses: [resolved.address],
+  })
+  const http = egressFetch(policy)
+  t.teardown(() => http.close())
+
+  const refused = await http.fetch(`http://${name}:${own.port}/hook`, { method: 'POST', body: '{}' }).catch((e: unknown) => e)
+  t.match(egressRefusalOf(refused)?.message, /the gateway itself/, 'a host name that resolves to this gateway')
+  t.equal(own.hits, 0, 'no request reached it')
+  const ok = await http.fetch(`http://${name}:${other.port}/hook`, { method: 'POST', body: '{}' })
+  t.equal(ok.status, 200, 'another service through the same name')
+  t.equal(other.hits, 1)
+  const tunnel = await http.fetch(`http://${name}:${own.port}/tunnel/tun_1/api/agent`, { method: 'POST', body: '{}' })
+  t.equal(tunnel.status, 200, 'the tunnel relay on the gateway itself')
+  t.equal(own.hits, 1)
+
+  const denying = egressFetch(
+    new EgressPolicy({ ownPort: own.port, publicUrl: 'http://127.0.0.1:1', denyCidrs: [`${resolved.address}/32`, '::1/128'] }),
+  )
+  t.teardown(() => denying.close())
+  const denied = await denying.fetch(`http://${name}:${other.port}/hook`, { method: 'POST', body: '{}' }).catch((e: unknown) => e)
+  t.match(egressRefusalOf(denied)?.message, /WEBHOOK_DENY_CIDRS/, 'a denied range, found by resolving the name')
+  t.equal(other.hits, 1, 'no request reached it')
+})
+
+t.test('the gateway refuses such URLs when configured, and at delivery when only a connection shows it', async (t) => {
+  const gw = await startTestGateway()
+  t.teardown(() => gw.close())
+  const agent = (await gw.request('POST', '/v1/agents', { body: { template_id: 'voice-agent-webhook' } })).body
+
+  const metadata = await gw.request('POST', `/v1/agents/${agent.id}`, {
+    body: { webhook_url: 'https://169.254.169.254/latest/meta-data/' },
+  })
+  t.equal(metadata.status, 400)
+  t.match(metadata.body, { code: 'validation_failed', error: /link-local/, details: [/options\.url: 169\.254\.169\.254 is link-local/] })
+  const self = await gw.request('POST', `/v1/agents/${agent.id}`, { body: { webhook_url: `${gw.url}/v1/agents` } })
+  t.equal(self.status, 400)
+  t.match(self.body, { code: 'validation_failed', error: /the gateway itself/ })
+  const override = await gw.request('POST', '/v1/agents/web/authorize_session', {
+    body: { agent_id: agent.id, config: { session_webhook: { url: `http://localhost:${new URL(gw.url).port}/hooks` } } },
+  })
+  t.equal(override.status, 400)
+  t.match(override.body, { code: 'validation_failed', details: [/session_webhook\.url: .*the gateway itself/] })
+
+  // A host name is only known to point at the gateway once resolved: the lifecycle webhook fails at delivery,
+  // once (a refusal is final), and says why.
+  const port = new URL(gw.url).port
+  const config = {
+    ...agent.config,
+    clients: { browser: true, carrier: false },
+    plugins: [
+      { use: 'turn_manager', options: { mode: 'automatic' } },
+      { use: 'agent.webhook', options: { url: `https://${hostname()}:${port}/agent` } },
+    ],
+    session_webhook: { url: `https://${hostname()}:${port}/lifecycle`, events: ['session.start'] },
+  }
+  const saved = await gw.request('POST', `/v1/agents/${agent.id}`, { body: { config } })
+  t.equal(saved.status, 200, 'a name passes configuration')
+  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
+  const c = await openBrowserSession(gw.url, auth.body.client_session_key)
+  t.teardown(() => c.close())
+  const session = await gw.store.db
+    .selectFrom('sessions')
+    .select('id')
+    .where('conversation_id', '=', auth.body.conversation_id)
+    .executeTakeFirstOrThrow()
+  const deadline = Date.now() + 10_000
+  let row: { status: string; attempts: number; error: string | null } | undefined
+  while (Date.now() < deadline) {
+    row = await gw.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'attempts', 'error'])
+      .where('session_id', '=', session.id)
+      .executeTakeFirst()
+    if (row?.status === 'failed') break
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  t.match(row, { status: 'failed', attempts: 1, error: /egress policy: .*the gateway itself/ })
+})
