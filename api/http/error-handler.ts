@@ -1,6 +1,10 @@
 import type { Middleware } from 'koa'
 import { isVoxgateError, voxError, type VoxgateError } from '../../core/errors.js'
 import type { Log } from '../../core/log.js'
+import { isDatabaseUnavailable } from '../../gateway/store/database-errors.js'
+
+/** Retry-After of a request refused because the database cannot be reached. */
+const DATABASE_RETRY_AFTER_S = 2
 
 /** The SPEC's error body, with our stable code and, for validation, the list of problems. */
 export interface ErrorBody {
@@ -16,7 +20,8 @@ export function toErrorBody(e: VoxgateError): ErrorBody {
 
 /**
  * Catches everything below it: registered errors become their status and body, koa's own http errors keep
- * their status with the registry's message, anything else is a 500 whose cause goes to the log only.
+ * their status with the registry's message, an unreachable database is a 503 with Retry-After, anything else
+ * is a 500 whose cause goes to the log only.
  */
 export function errorHandler(log: Log): Middleware {
   return async (ctx, next) => {
@@ -31,6 +36,8 @@ export function errorHandler(log: Log): Middleware {
         const status = (e as { status?: number }).status
         if (status === 405) err = voxError('method_not_allowed')
         else if (status === 413) err = voxError('payload_too_large')
+        // A database restart or network cut: worth a retry in a moment, not a 500.
+        else if (isDatabaseUnavailable(e)) err = voxError('database_unavailable', undefined, { retryAfterSeconds: DATABASE_RETRY_AFTER_S })
         else {
           log.error({ err: e, method: ctx.method, path: ctx.path }, 'request failed')
           err = voxError('internal')

@@ -20,6 +20,7 @@ import type { SessionRow } from '../store/schema.js'
 import { rekeyWaitingSession } from '../store/session-states.js'
 import { authorizeSession } from './authorize.js'
 import type { CallDeps } from './call-deps.js'
+import { isDatabaseUnavailable } from '../store/database-errors.js'
 
 /** Why a call was refused at the voice hook. */
 export type CallRefusal =
@@ -132,6 +133,8 @@ export async function admitInboundCall(
     deps.log.info({ ...logFields, session_id: auth.sessionId, direction: call.direction }, 'carrier call authorized')
     return awaitStream(deps, auth.sessionId, auth.clientSessionKey)
   } catch (e) {
+    // The database away (a restart): the voice hook answers 503, which a balancer or the carrier retries.
+    if (isDatabaseUnavailable(e)) throw e
     return refuse(deps.log, refusalFor(e), logFields, e)
   }
 }

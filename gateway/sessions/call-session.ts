@@ -27,6 +27,11 @@ import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import type { CallTransferer } from './call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
+import { TRANSCRIPT_FLUSH_AT_END_MS, TranscriptWriter } from './transcript-writer.js'
+import { isDatabaseUnavailable, retryWhileUnavailable } from '../store/database-errors.js'
+
+/** How long a session's end is retried while the database is unavailable. */
+const SESSION_END_RETRY_MS = 60_000
 
 /** What a transport must offer the session. */
 export interface SessionTransport {
@@ -97,7 +102,7 @@ export class CallSession {
   readonly #timers: NodeJS.Timeout[] = []
   #silenceTimer: NodeJS.Timeout | undefined
   #transcriptSeq = 0
-  #transcriptWrites: Promise<void> = Promise.resolve()
+  readonly #transcript: TranscriptWriter<TranscriptTurn>
   #ending: Promise<void> | undefined
   /** The transport closed itself: it is not told to close again. */
   #transportGone = false
@@ -128,6 +133,12 @@ export class CallSession {
     this.#deps = deps
     this.#recordingEnabled = recordingEnabled
     this.#transport = transport
+    this.#transcript = new TranscriptWriter({
+      write: ({ seq, turn }) => appendTranscript(deps.db, row.id, row.conversation_id, seq, turn),
+      isTransient: isDatabaseUnavailable,
+      log: deps.log,
+      sessionId: row.id,
+    })
     this.ended = new Promise((r) => (this.#resolveEnded = r))
     this.#control = new SessionCallControl(
       {
@@ -235,7 +246,7 @@ export class CallSession {
               const turn = { sessionId: this.row.id, turnId: t.turnId, origin: t.latencyOrigin }
               this.#metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages, turn)
             }
-            void this.addTurn({
+            this.addTurn({
               turnId: t.turnId,
               timestamp: t.timestamp,
               userMessage: t.userMessage,
@@ -327,14 +338,19 @@ export class CallSession {
     this.#silenceTimer = setTimeout(() => void this.end('silence_timeout'), minutes * this.#minuteMs).unref()
   }
 
-  /** Stores one finished turn at once (a crash later loses nothing already said). */
-  addTurn(turn: TranscriptTurn): Promise<void> {
+  /**
+   * Stores one finished turn at once (a crash later loses nothing already said); the call never waits for it,
+   * and a database that is away gets it once back (transcript-writer.ts).
+   */
+  addTurn(turn: TranscriptTurn): void {
     const seq = ++this.#transcriptSeq
     if (turn.latencyMs !== null) this.usage.latencySamples.push(turn.latencyMs)
-    this.#transcriptWrites = this.#transcriptWrites
-      .then(() => appendTranscript(this.#deps.db, this.row.id, this.row.conversation_id, seq, turn))
-      .catch((e: unknown) => this.#deps.log.error({ err: e, session_id: this.row.id }, 'transcript write failed'))
-    return this.#transcriptWrites
+    this.#transcript.add({ seq, turn })
+  }
+
+  /** Stops retrying unwritten turns (process shutdown, after the session ended). */
+  stopTranscriptRetries(): void {
+    this.#transcript.close()
   }
 
   /** The usage so far, rounded as it is stored at the end: session details of a live session report it. */
@@ -378,7 +394,10 @@ export class CallSession {
         this.#deps.log.warn({ err: e, session_id: this.row.id }, 'transport close failed')
       }
     }
-    await this.#transcriptWrites
+    // The session.end webhook carries the transcript: give a database that is away a moment to come back.
+    if (!(await this.#transcript.flushed(TRANSCRIPT_FLUSH_AT_END_MS))) {
+      this.#deps.log.warn({ session_id: this.row.id, pending: this.#transcript.pending }, 'ending with transcript turns unwritten')
+    }
     let row: SessionRow | undefined
     try {
       const end = {
@@ -386,9 +405,13 @@ export class CallSession {
         ...this.usageSoFar(),
         transferredTo: reason === 'transferred' ? this.#control.transferredTo : undefined,
       }
-      row = await endSession(this.#deps.db, this.row.id, end, this.#deps.usageRatePerMinute)
+      // A database that is away (a restart) gets a minute: this process's heartbeat keeps renewing the row's
+      // lease, so no other replica would end it meanwhile.
+      row = await retryWhileUnavailable(
+        () => endSession(this.#deps.db, this.row.id, end, this.#deps.usageRatePerMinute),
+        SESSION_END_RETRY_MS,
+      )
     } catch (e) {
-      // The lease then expires and the sweeper ends the row: nothing stays "connected" forever.
       this.#deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')
     }
     this.#deps.log.info({ session_id: this.row.id, reason, duration_ms: row?.duration_ms }, 'session ended')

@@ -197,6 +197,7 @@ export class SessionManager {
     await Promise.all([...this.live.values()].map((s) => s.end('shutdown')))
     const deadline = Date.now() + webhookDrainMs
     await Promise.all([...seen].map((s) => s.drainWebhooks(Math.max(0, deadline - Date.now()))))
+    for (const s of seen) s.stopTranscriptRetries()
     this.keeper.stop()
     this.#unsubscribe()
   }

@@ -60,13 +60,23 @@ async function pgliteDialect(dataDir: string, templateDir: string | undefined): 
   return { dialect: new PGliteDialect(client), close: async () => undefined }
 }
 
+/** How long a new connection to the database server may take. */
+const CONNECT_TIMEOUT_MS = 5_000
+
 /** Opens the store and runs pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   let dialect: Dialect
   let kind: Store['dialect']
   let notifications: Notifications
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 })
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      // A server that does not answer (a network cut, not a refused port) fails a query in seconds instead of
+      // holding it, and the request behind it, until the kernel gives up.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+    })
     // An idle client's error (server restart) must not crash the process; queries will report it.
     pool.on('error', () => undefined)
     dialect = new PostgresDialect({ pool })

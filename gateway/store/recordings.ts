@@ -62,6 +62,8 @@ export async function appendRecordingChunks(db: Kysely<Database>, sessionId: str
         pcm: c.pcm,
       })),
     )
+    // A batch written again after its answer was lost with the connection: those chunks are there already.
+    .onConflict((oc) => oc.columns(['session_id', 'seq']).doNothing())
     .execute()
 }
 

@@ -47,6 +47,8 @@ export async function appendTranscript(
       latency_ms: turn.latencyMs,
       latency_breakdown: turn.latencyBreakdown == null ? null : JSON.stringify(turn.latencyBreakdown),
     })
+    // A retry of a write whose answer was lost with the connection: the turn is there already.
+    .onConflict((oc) => oc.columns(['session_id', 'seq']).doNothing())
     .execute()
 }
 

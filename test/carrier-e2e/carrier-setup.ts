@@ -5,6 +5,7 @@
  */
 import type { CarrierOptions } from '../../gateway/app.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
+import type { TestDb } from '../helpers/db.js'
 import type { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { newCallSid, placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
 import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
@@ -26,9 +27,9 @@ export interface CarrierGw {
   statusUrl: string
 }
 
-/** Starts a gateway for carrier tests; `carrier` tunes its carrier path (deadlines). */
-export async function startCarrierGateway(env: Record<string, string> = {}, carrier?: CarrierOptions): Promise<CarrierGw> {
-  const gw = await startTestGateway({ PUBLIC_URL, ...env }, { deps: { carrier } })
+/** Starts a gateway for carrier tests; `carrier` tunes its carrier path (deadlines); `db` is its database. */
+export async function startCarrierGateway(env: Record<string, string> = {}, carrier?: CarrierOptions, db?: TestDb): Promise<CarrierGw> {
+  const gw = await startTestGateway({ PUBLIC_URL, ...env }, { deps: { carrier }, ...(db !== undefined && { db }) })
   const wsBase = gw.url.replace(/^http/, 'ws')
   const rewrite = (url: string) => url.replace(PUBLIC_URL, gw.url).replace(PUBLIC_URL.replace(/^https/, 'wss'), wsBase)
   return { gw, rewrite, hookUrl: `${PUBLIC_URL}/v1/agents/carrier/twiml`, statusUrl: `${PUBLIC_URL}/v1/agents/carrier/status` }

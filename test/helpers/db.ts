@@ -62,9 +62,11 @@ export interface TestDb {
   cleanup(): Promise<void>
 }
 
-/** Opens a fresh, migrated database for this test file. */
-export async function testDb(): Promise<TestDb> {
-  const serverUrl = process.env.DATABASE_URL
+/**
+ * Opens a fresh, migrated database for this test file: on `serverUrl` (default DATABASE_URL) when there is one,
+ * else an embedded PGlite.
+ */
+export async function testDb(serverUrl = process.env.DATABASE_URL): Promise<TestDb> {
   const dataDir = mkdtempSync(join(tmpdir(), 'voxgate-test-'))
   if (serverUrl) {
     const name = `voxgate_test_${process.pid}_${randomBytes(4).toString('hex')}`

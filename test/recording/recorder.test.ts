@@ -12,6 +12,7 @@ import { databaseSink } from '../../gateway/sessions/recording/session-recording
 import { EstimatedPlayout, MarkedPlayout } from '../../gateway/sessions/recording/agent-playout.js'
 import { wavBytes, wavSize } from '../../gateway/sessions/recording/wav-stream.js'
 import { findRecording } from '../../gateway/store/recordings.js'
+import { isDatabaseUnavailable } from '../../gateway/store/database-errors.js'
 import type { SessionRow } from '../../gateway/store/schema.js'
 
 const gw = await startTestGateway()
@@ -157,6 +158,50 @@ t.test('a failing store fails the recording, not the caller of the recorder', as
   t.equal((await findRecording(db, gw.orgId, agent.id, row.id))?.status, 'failed')
   const s = await db.selectFrom('sessions').select('recording_status').where('id', '=', row.id).executeTakeFirstOrThrow()
   t.equal(s.recording_status, 'not_available')
+})
+
+t.test('a store that is away for a moment (database restart) loses nothing: batches are written again', async (t) => {
+  const row = await sessionRow()
+  const base = databaseSink(db, row, 8000, 'u')
+  let failures = 0
+  // The first two batches fail the way a restarting server does (and the second had in fact been written:
+  // its answer was lost), then the store is back.
+  const sink: RecordingSink = {
+    ...base,
+    append: async (chunks) => {
+      if (failures === 1) await base.append(chunks)
+      if (failures++ < 2) throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })
+      await base.append(chunks)
+    },
+  }
+  const r = new ChunkRecorder({ sink, sampleRate: 8000, log: silentLogger(), flushIntervalMs: 50, isTransient: isDatabaseUnavailable })
+  r.start()
+  for (let i = 1; i <= 50; i++) r.caller(tone(160, 9), i * 20)
+  const out = await r.finish(1000)
+  t.match(out, { status: 'completed' })
+  t.ok(failures > 2, 'the store failed twice, then took the audio')
+  const wav = await readWav(row.id)
+  t.ok(allEqual(wav.channels[0] as Int16Array, 160, 8000, 9), 'the caller audio of the whole second is there')
+})
+
+t.test('a store that stays away fails the recording once its retry time is spent', async (t) => {
+  const row = await sessionRow()
+  const base = databaseSink(db, row, 8000, 'u')
+  const sink: RecordingSink = {
+    ...base,
+    append: async () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })),
+  }
+  const r = new ChunkRecorder({
+    sink,
+    sampleRate: 8000,
+    log: silentLogger(),
+    flushIntervalMs: 50,
+    isTransient: isDatabaseUnavailable,
+    retryForMs: 300,
+  })
+  r.start()
+  for (let i = 1; i <= 20; i++) r.caller(tone(160, 9), i * 20)
+  t.match(await r.finish(1000), { status: 'failed', error: /ECONNREFUSED/ })
 })
 
 t.test('a store that falls behind fails the recording instead of growing memory', async (t) => {

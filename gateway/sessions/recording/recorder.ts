@@ -5,6 +5,7 @@
  * the call.
  */
 import { endianness } from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Log } from '../../../core/log.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../../store/recordings.js'
 
@@ -42,7 +43,17 @@ export interface ChunkRecorderOptions {
   flushIntervalMs?: number
   /** Bytes waiting for the sink above which the recording fails (the store fell behind). Default 1 MiB. */
   maxQueuedBytes?: number
+  /**
+   * True for a sink failure worth retrying (the database restarting): the batch is kept and written again,
+   * while the queue stays within `maxQueuedBytes` (about 30 s of a call) and for at most `retryForMs`.
+   */
+  isTransient?: (e: unknown) => boolean
+  /** How long transient failures are retried before the recording fails. Default 60 s. */
+  retryForMs?: number
 }
+
+/** Waits between retries of a batch the sink could not take for a transient reason. */
+const RETRY_BACKOFF_MS = [100, 250, 500, 1000, 2000] as const
 
 /** Caller audio this close to where the previous chunk ended continues it. */
 const SNAP_MS = 3
@@ -251,12 +262,23 @@ export class ChunkRecorder implements Recorder {
   async #drain(): Promise<void> {
     try {
       await this.#started
+      let failingSince: number | undefined
+      let retries = 0
       while (this.#queue.length > 0 && this.#error === undefined) {
         const batch = this.#queue
         this.#queue = []
         try {
           await this.#opts.sink.append(batch)
+          failingSince = undefined
+          retries = 0
         } catch (e) {
+          failingSince ??= Date.now()
+          if (this.#opts.isTransient?.(e) === true && Date.now() - failingSince < (this.#opts.retryForMs ?? 60_000)) {
+            // Kept, in order, ahead of what came meanwhile; still counted against the queue's bound.
+            this.#queue = [...batch, ...this.#queue]
+            await sleep(RETRY_BACKOFF_MS[Math.min(retries++, RETRY_BACKOFF_MS.length - 1)])
+            continue
+          }
           this.#fail(`recording storage failed: ${message(e)}`)
         }
         for (const c of batch) this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)

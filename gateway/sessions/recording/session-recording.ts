@@ -13,6 +13,7 @@ import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
 import { bufferToInt16 } from '../../../pipeline/audio/pcm16.js'
 import { Resampler } from '../../../pipeline/audio/resampler.js'
 import { ChunkRecorder, type RecordingOutcome, type RecordingSink } from './recorder.js'
+import { isDatabaseUnavailable } from '../../store/database-errors.js'
 import { EstimatedPlayout, MarkedPlayout, type AgentPlayout } from './agent-playout.js'
 
 /** Both input formats are 8 kHz. */
@@ -81,7 +82,7 @@ export class SessionRecording {
     this.sampleRate = transport.audio.output === 'pcm_16000' ? 16_000 : 8_000
     this.url = recordingUrl(deps.settings.publicUrl, row)
     const sink = deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url)
-    this.#recorder = new ChunkRecorder({ sink, sampleRate: this.sampleRate, log: deps.log })
+    this.#recorder = new ChunkRecorder({ sink, sampleRate: this.sampleRate, log: deps.log, isTransient: isDatabaseUnavailable })
     this.#playout =
       transport.kind === 'carrier'
         ? new MarkedPlayout(this.#recorder, this.sampleRate)
