@@ -154,3 +154,37 @@ t.test('a draining replica refuses a new call with a retryable 503 and still con
   t.equal(row.status, 'connected', 'the admitted call connected during the drain')
   await call.hangup()
 })
+
+t.test('past the grace period a draining replica refuses even an admitted call stream, leaving its key good', async (t) => {
+  const c = await startCarrierGateway()
+  t.teardown(() => c.gw.close())
+  const token = 'closed-token'
+  const tenant = await newTenant(c, { carrier: { authToken: token } })
+  const callSid = newCallSid()
+  const form = {
+    AccountSid: `AC${'0'.repeat(32)}`,
+    CallSid: callSid,
+    CallStatus: 'ringing',
+    Direction: 'inbound',
+    From: '+442071838750',
+    To: tenant.number,
+  }
+  const hook = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: token })
+  const connect = readMarkup(hook.body).find((v) => v.verb === 'Connect')
+  t.ok(connect, 'the call was admitted: its slot is held')
+  if (connect?.verb !== 'Connect') return
+  // The grace period is over (none here) while the server still answers: a session opened now would be cut at once.
+  await c.gw.gateway.sessions.shutdown(0)
+  const stream = SimulatedCall.connect({
+    url: c.rewrite(connect.stream.url),
+    callSid,
+    accountSid: form.AccountSid,
+    customParameters: connect.stream.parameters,
+    realtime: false,
+    silenceWhenIdle: false,
+    playbackSpeed: Infinity,
+  })
+  await t.rejects(stream, /503/, 'the stream upgrade is refused with 503')
+  const row = await sessionOfCall(c, callSid)
+  t.match(row, { status: 'authorized', key_used_at: null }, 'the key is unused: another replica may take the stream')
+})
