@@ -10,7 +10,7 @@ import { onPrimaryCommand, runPrimary } from './serve-workers.js'
 
 /**
  * `voxgate serve`: loads config, opens the store, migrates, seeds, listens. SIGTERM or SIGINT drains (see
- * README, Rolling deploys) and exits; a second one exits at once.
+ * README, Deploy recipe) and exits; a second one exits at once.
  */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let config: GatewayConfig

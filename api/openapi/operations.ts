@@ -249,7 +249,7 @@ export const OPERATIONS: Operation[] = [
     body: voiceHookForm,
     bodyType: 'form',
     ok: { status: 200, description: 'carrier voice markup', contentType: 'text/xml' },
-    errors: [400, 403],
+    errors: [400, 403, 503],
   },
   {
     method: 'post',

@@ -6,7 +6,7 @@
  */
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import type { Carrier } from '../../carrier/carrier.js'
+import type { Carrier, CarrierMarkup } from '../../carrier/carrier.js'
 import { voxError } from '../../core/errors.js'
 import {
   admitInboundCall,
@@ -19,7 +19,7 @@ import type { CallDeps } from '../../gateway/sessions/call-deps.js'
 import { applyCallStatus, findReportedCall } from '../../gateway/sessions/call-progress.js'
 import { readCarrierRequest, requireSignature } from '../http/carrier-request.js'
 import { applyMachineVerdict } from '../../gateway/sessions/machine-detection.js'
-import { REFUSAL_TEXT } from './call-refusals.js'
+import { isRetryableRefusal, REFUSAL_TEXT, RETRYABLE_REFUSALS } from './call-refusals.js'
 
 /** Path of the voice hook (SPEC). */
 export const VOICE_HOOK_PATH = '/v1/agents/carrier/twiml'
@@ -46,7 +46,10 @@ export function carrierHooksRouter(deps: CarrierHooksDeps): Router {
   return r
 }
 
-/** Answers 200 with markup (a stream to connect, or words to speak and hang up); 403 for a bad signature. */
+/**
+ * Answers 200 with markup (a stream to connect, or words to speak and hang up); 403 for a bad signature; 503 with
+ * `Retry-After` while this replica drains, so a balancer or the carrier tries again elsewhere.
+ */
 async function voiceHook(deps: CarrierHooksDeps, ctx: Context): Promise<void> {
   const { calls, carrier } = deps
   const request = await readCarrierRequest(ctx, carrier, deps.publicUrl)
@@ -69,14 +72,22 @@ async function voiceHook(deps: CarrierHooksDeps, ctx: Context): Promise<void> {
 
 function answer(deps: CarrierHooksDeps, ctx: Context, admission: CallAdmission): void {
   const { markup, mediaStream } = deps.carrier
+  if (admission.ok) return answerMarkup(ctx, markup, markup.connectStream(mediaStream.streamUrl(deps.publicUrl, admission.key)))
+  const { refusal } = admission
+  deps.calls.sessions.metrics.sessionRefused('carrier', refusal)
+  if (isRetryableRefusal(refusal)) {
+    const { code, message, retryAfterSeconds } = RETRYABLE_REFUSALS[refusal]
+    throw voxError(code, message, { retryAfterSeconds })
+  }
+  answerMarkup(ctx, markup, markup.sayAndHangup(REFUSAL_TEXT[refusal]))
+}
+
+function answerMarkup(ctx: Context, markup: CarrierMarkup, body: string): void {
   ctx.status = 200
   ctx.type = markup.contentType
   // The stream URL holds a one-time key: no cache may keep or replay it.
   ctx.set('Cache-Control', 'no-store')
-  if (!admission.ok) deps.calls.sessions.metrics.sessionRefused('carrier', admission.refusal)
-  ctx.body = admission.ok
-    ? markup.connectStream(mediaStream.streamUrl(deps.publicUrl, admission.key))
-    : markup.sayAndHangup(REFUSAL_TEXT[admission.refusal])
+  ctx.body = body
 }
 
 /** Answers 204; 403 for a bad signature; 400 for an unreadable callback. */

@@ -49,7 +49,7 @@ export function sessionUpgrade(endpoint: {
     if (!opened.ok) {
       const r = OPEN_REFUSALS[opened.reason]
       log.info({ reason: opened.reason, channel }, 'connection refused')
-      refuseUpgrade(socket, r.status, r.message)
+      refuseUpgrade(socket, r.status, r.message, r.retryAfterSeconds)
       return undefined
     }
     const session = opened.session

@@ -3,7 +3,8 @@
  * number is authorized through the same path as authorize_session, taking its concurrency slot now; a voice
  * hook the carrier repeats re-keys the session the call already has; an answered outbound call re-keys the
  * session initiate_outbound created. Either way the call gets a new one-time stream key and a deadline for
- * its media stream. A call that cannot be taken is refused with a reason, which the route speaks.
+ * its media stream. A call that cannot be taken is refused with a reason, which the route speaks, or, when only
+ * this process cannot take it now (`shutting_down`), answers with a retryable error so another replica does.
  *
  * Finding who a call is for comes first and admitting it second: the route checks the carrier's signature in
  * between, with the credentials of the organization the lookup found.
@@ -30,7 +31,7 @@ export type CallRefusal =
   | 'clients_disabled'
   | 'insufficient_balance'
   | 'concurrency_limit'
-  /** This gateway process is draining for a restart. */
+  /** This gateway process is draining for a restart: retryable, another replica takes the call. */
   | 'shutting_down'
   /** An outbound call answered after voxgate gave up on it (ended, timed out), or one it never placed. */
   | 'call_not_waiting'

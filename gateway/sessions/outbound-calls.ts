@@ -75,7 +75,8 @@ export async function placeOutboundCall(
   if (assignment === undefined || assignment.agent_id !== agent.id) {
     throw voxError('phone_number_not_assigned', `from_phone_number ${from.e164} is not assigned to agent ${agent.id}`)
   }
-  if (deps.sessions.isDraining) throw voxError('shutting_down')
+  // Refused before anything is done, so the same request is safe to send again (another replica places it).
+  if (deps.sessions.isDraining) throw voxError('shutting_down', undefined, { retryAfterSeconds: 1 })
   const org = await getOrganizationRow(deps.db, request.organizationId)
   if (org === undefined) throw voxError('invalid_api_key')
   // What the account allows is said before what its setup lacks: an organization that may not call at all

@@ -26,6 +26,8 @@ export class SessionManager {
   readonly live = new Map<string, CallSession>()
   readonly keeper: LeaseKeeper
   #draining = false
+  /** Set once the grace period is over: from then on no key opens a session here, held slot or not. */
+  #closed = false
   #unsubscribe: () => void = () => undefined
 
   readonly #deps: SessionDeps
@@ -144,6 +146,8 @@ export class SessionManager {
     transport: SessionTransport,
     origin: { ipAddress: string | null; countryCode: string | null },
   ): Promise<OpenResult> {
+    // Past the grace period a session opened here would be cut at once: refused, its key stays good elsewhere.
+    if (this.#closed) return { ok: false, reason: 'shutting_down' }
     const started = await startSessionWithKey(this.#deps.db, {
       key,
       // Draining: only a call admitted before (its slot held since the voice hook) may still connect.
@@ -166,6 +170,8 @@ export class SessionManager {
       // Let the session.end webhook finish in the background; shutdown waits for it.
       void session.drainWebhooks(60_000)
     })
+    // Its key was taken while shutdown ended the live sessions: it ends the same way.
+    if (this.#closed) void session.end('shutdown')
     return { ok: true, session }
   }
 
@@ -175,8 +181,9 @@ export class SessionManager {
   }
 
   /**
-   * Stops new sessions, lets live ones go on for up to `graceMs` (until each ends on its own), then ends the
-   * rest with `shutdown`; waits for their `session.end` webhooks up to `webhookDrainMs` more, and stops the
+   * Stops new sessions, lets live ones go on for up to `graceMs` (until each ends on its own; a carrier call
+   * admitted before the drain may still connect meanwhile), then refuses every key and ends the rest with
+   * `shutdown`; waits for their `session.end` webhooks up to `webhookDrainMs` more, and stops the
    * lease heartbeat. So it returns within `graceMs + webhookDrainMs` plus a database round trip or two.
    */
   async shutdown(graceMs: number, webhookDrainMs = SHUTDOWN_WEBHOOK_DRAIN_MS): Promise<void> {
@@ -192,6 +199,7 @@ export class SessionManager {
       ])
       clearTimeout(timer)
     }
+    this.#closed = true
     // Carrier calls admitted before the drain may have connected during it.
     for (const s of this.live.values()) seen.add(s)
     await Promise.all([...this.live.values()].map((s) => s.end('shutdown')))

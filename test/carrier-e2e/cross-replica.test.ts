@@ -95,7 +95,7 @@ t.test(
   },
 )
 
-t.test('a draining replica still connects the media stream of a call it admitted before the drain', async (t) => {
+t.test('a draining replica refuses a new call with a retryable 503 and still connects the media stream of one it admitted', async (t) => {
   const c = await startCarrierGateway()
   t.teardown(() => c.gw.close())
   const token = 'drain-token'
@@ -114,16 +114,29 @@ t.test('a draining replica still connects the media stream of a call it admitted
   t.ok(connect, 'the call was admitted')
   if (connect?.verb !== 'Connect') return
   c.gw.gateway.sessions.drain()
+  const refusedSid = newCallSid()
   const refusedHook = await postSignedForm({
     postTo: c.rewrite(c.hookUrl),
     signedUrl: c.hookUrl,
-    form: { ...form, CallSid: newCallSid() },
+    form: { ...form, CallSid: refusedSid },
     authToken: token,
   })
-  t.notOk(
-    readMarkup(refusedHook.body).some((v) => v.verb === 'Connect'),
-    'a new call is refused while draining',
-  )
+  t.equal(refusedHook.status, 503, 'a new call is refused while draining, with a status a balancer or carrier retries')
+  t.equal(refusedHook.retryAfter, '1')
+  t.match(JSON.parse(refusedHook.body), { code: 'shutting_down', error: /draining/ }, "the SPEC's error body")
+  t.equal(await sessionOfCall(c, refusedSid), undefined, 'the refused call left no session: a retry elsewhere starts afresh')
+
+  // The REST API keeps serving; a browser session (authorized anywhere) gets a retryable 503 for its upgrade.
+  const auth = await c.gw.request('POST', '/v1/agents/web/authorize_session', { key: tenant.apiKey, body: { agent_id: tenant.agentId } })
+  t.equal(auth.status, 200, 'authorize_session still answers while draining')
+  const browser = await connectBrowser(c.gw.url, auth.body.client_session_key)
+  t.same(browser.ok ? 101 : [browser.status, browser.retryAfter], [503, '1'], 'the browser upgrade is refused with 503 and Retry-After')
+  const unused = await c.gw.store.db
+    .selectFrom('sessions')
+    .select(['status', 'key_used_at'])
+    .where('conversation_id', '=', auth.body.conversation_id)
+    .executeTakeFirstOrThrow()
+  t.same(unused, { status: 'authorized', key_used_at: null }, 'its key is still good for another replica')
   const call = await SimulatedCall.connect({
     url: c.rewrite(connect.stream.url),
     callSid,
@@ -140,4 +153,38 @@ t.test('a draining replica still connects the media stream of a call it admitted
   })
   t.equal(row.status, 'connected', 'the admitted call connected during the drain')
   await call.hangup()
+})
+
+t.test('past the grace period a draining replica refuses even an admitted call stream, leaving its key good', async (t) => {
+  const c = await startCarrierGateway()
+  t.teardown(() => c.gw.close())
+  const token = 'closed-token'
+  const tenant = await newTenant(c, { carrier: { authToken: token } })
+  const callSid = newCallSid()
+  const form = {
+    AccountSid: `AC${'0'.repeat(32)}`,
+    CallSid: callSid,
+    CallStatus: 'ringing',
+    Direction: 'inbound',
+    From: '+442071838750',
+    To: tenant.number,
+  }
+  const hook = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: token })
+  const connect = readMarkup(hook.body).find((v) => v.verb === 'Connect')
+  t.ok(connect, 'the call was admitted: its slot is held')
+  if (connect?.verb !== 'Connect') return
+  // The grace period is over (none here) while the server still answers: a session opened now would be cut at once.
+  await c.gw.gateway.sessions.shutdown(0)
+  const stream = SimulatedCall.connect({
+    url: c.rewrite(connect.stream.url),
+    callSid,
+    accountSid: form.AccountSid,
+    customParameters: connect.stream.parameters,
+    realtime: false,
+    silenceWhenIdle: false,
+    playbackSpeed: Infinity,
+  })
+  await t.rejects(stream, /503/, 'the stream upgrade is refused with 503')
+  const row = await sessionOfCall(c, callSid)
+  t.match(row, { status: 'authorized', key_used_at: null }, 'the key is unused: another replica may take the stream')
 })

@@ -1,6 +1,7 @@
 /**
  * nginx (the Debian package) as a round-robin load balancer in front of gateway replicas: its own config in a
- * temporary folder, on a port of its own, as a child process in the foreground (`daemon off`).
+ * temporary folder, on a port of its own, as a child process in the foreground (`daemon off`). Its proxy settings
+ * are the README's deploy recipe: a replica that drains answers 503 and nginx tries the next one.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -25,16 +26,41 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/**
+ * How long nginx leaves out an upstream after a failed attempt (an error, or a 503 it retried elsewhere). A
+ * rolling restart waits this long after a replacement is ready before draining the next replica, so nginx has
+ * tried the replacement again by then.
+ */
+export const UPSTREAM_FAIL_TIMEOUT_MS = 1_000
+
+/** One request as nginx logged it. */
+export interface AccessLogLine {
+  method: string
+  uri: string
+  /** The upstream whose answer the client got (the last one tried). */
+  upstream: string
+  /** The status the client got. */
+  status: number
+  /** Every upstream tried, in order: more than one when nginx passed the request on (a 503, a refused connection). */
+  tried: string[]
+  /** The status each tried upstream answered (0 where none: a refused connection). */
+  upstreamStatuses: number[]
+}
+
 /** A running balancer. */
 export interface Balancer {
   url: string
   proc: ChildProcess
   /** Requests answered so far (a line is written when the request ends; a WebSocket's when it closes). */
-  accessLog(): { method: string; uri: string; upstream: string; status: number }[]
+  accessLog(): AccessLogLine[]
   close(): Promise<void>
 }
 
-/** Starts nginx on `port`, round-robin over `upstreams` (`host:port`), WebSocket upgrades passed through. */
+/**
+ * Starts nginx on `port`, round-robin over `upstreams` (`host:port`), WebSocket upgrades passed through. A 503 or
+ * a failed connection is passed to the next upstream; a POST that reached an upstream is passed on only on the
+ * carrier's webhook paths, which are safe to repeat.
+ */
 export async function startNginx(port: number, upstreams: string[]): Promise<Balancer> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-nginx-'))
   for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) {
@@ -50,7 +76,7 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
 events { worker_connections 1024; }
 http {
-  log_format voxgate '$request_method $uri $upstream_addr $status';
+  log_format voxgate '$request_method|$uri|$upstream_addr|$status|$upstream_status';
   access_log ${dir}/access.log voxgate;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
@@ -58,19 +84,25 @@ http {
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
   map $http_upgrade $connection_upgrade { default upgrade; '' close; }
-  upstream voxgate { ${upstreams.map((u) => `server ${u};`).join(' ')} }
+  upstream voxgate { ${upstreams.map((u) => `server ${u} max_fails=1 fail_timeout=${UPSTREAM_FAIL_TIMEOUT_MS / 1000}s;`).join(' ')} }
   server {
     listen 127.0.0.1:${port};
+    proxy_http_version 1.1;
+    proxy_set_header Upgrade $http_upgrade;
+    proxy_set_header Connection $connection_upgrade;
+    proxy_set_header Host $host;
+    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    proxy_set_header X-Forwarded-Proto $scheme;
+    proxy_buffering off;
+    proxy_read_timeout 3600s;
+    proxy_connect_timeout 2s;
     location / {
       proxy_pass http://voxgate;
-      proxy_http_version 1.1;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_buffering off;
-      proxy_read_timeout 3600s;
+      proxy_next_upstream error timeout http_503;
+    }
+    location /v1/agents/carrier/ {
+      proxy_pass http://voxgate;
+      proxy_next_upstream error timeout http_503 non_idempotent;
     }
   }
 }
@@ -102,8 +134,11 @@ http {
         .split('\n')
         .filter((l) => l.trim() !== '')
         .map((l) => {
-          const [method = '', uri = '', upstream = '', status = '0'] = l.split(' ')
-          return { method, uri, upstream, status: Number(status) }
+          const [method = '', uri = '', upstreams = '', status = '0', upstreamStatus = ''] = l.split('|')
+          // Several upstreams are listed as "a, b" (and "a : b" across an internal redirect).
+          const tried = upstreams.split(/\s*[,:]\s+/).filter((u) => u !== '')
+          const upstreamStatuses = upstreamStatus.split(/\s*[,:]\s+/).map((s) => (s === '-' ? 0 : Number(s)))
+          return { method, uri, upstream: tried.at(-1) ?? '', status: Number(status), tried, upstreamStatuses }
         })
     },
     async close() {

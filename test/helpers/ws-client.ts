@@ -1,7 +1,7 @@
-/** Opens the browser WebSocket with a key; resolves with the socket or the refusal status and body. */
+/** Opens the browser WebSocket with a key; resolves with the socket or the refusal status, body and Retry-After. */
 import WebSocket from 'ws'
 
-export type WsResult = { ok: true; ws: WebSocket } | { ok: false; status: number; body: any }
+export type WsResult = { ok: true; ws: WebSocket } | { ok: false; status: number; body: any; retryAfter: string | undefined }
 
 export function connectBrowser(baseUrl: string, key: string | undefined): Promise<WsResult> {
   const url = `${baseUrl.replace(/^http/, 'ws')}/v1/agents/web/websocket${key === undefined ? '' : `?client_session_key=${encodeURIComponent(key)}`}`
@@ -19,7 +19,8 @@ export function connectBrowser(baseUrl: string, key: string | undefined): Promis
         } catch {
           body = text
         }
-        resolve({ ok: false, status: res.statusCode ?? 0, body })
+        const retryAfter = res.headers['retry-after']
+        resolve({ ok: false, status: res.statusCode ?? 0, body, retryAfter })
       })
     })
     ws.once('error', () => undefined)

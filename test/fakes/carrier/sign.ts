@@ -32,7 +32,7 @@ export async function postSignedForm(options: {
   authToken: string | undefined
   signatureHeader?: string
   signal?: AbortSignal
-}): Promise<{ status: number; contentType: string; body: string }> {
+}): Promise<{ status: number; contentType: string; body: string; retryAfter: string | null }> {
   const headers: Record<string, string> = {
     'content-type': 'application/x-www-form-urlencoded',
     'user-agent': 'FakeCarrier/1.0',
@@ -43,5 +43,10 @@ export async function postSignedForm(options: {
   const init: RequestInit = { method: 'POST', headers, body: encodeForm(options.form) }
   if (options.signal) init.signal = options.signal
   const response = await fetch(options.postTo, init)
-  return { status: response.status, contentType: response.headers.get('content-type') ?? '', body: await response.text() }
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    body: await response.text(),
+    retryAfter: response.headers.get('retry-after'),
+  }
 }
