@@ -6,6 +6,8 @@
 import type { CarrierOptions } from '../../gateway/app.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { TestDb } from '../helpers/db.js'
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../../gateway/store/schema.js'
 import type { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { newCallSid, placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
 import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
@@ -227,4 +229,16 @@ export function sse(turnId: string, ...texts: string[]): BackendReply {
 export function speech(fixture: string, silenceMs = 1500): Buffer {
   const f = loadFixture(fixture)
   return Buffer.concat([Buffer.from(encodeMulaw(f.samples)), Buffer.alloc((silenceMs / 1000) * 8000, 0xff)])
+}
+
+/** Per session of `ids`: how many turns with both a user and an assistant message are stored. */
+export function finishedTurnsOf(db: Kysely<Database>, ids: string[]) {
+  return db
+    .selectFrom('transcript_entries')
+    .select(['session_id', sql<number>`count(*)::int`.as('n')])
+    .where('session_id', 'in', ids)
+    .where('user_message', 'is not', null)
+    .where('assistant_message', 'is not', null)
+    .groupBy('session_id')
+    .execute()
 }

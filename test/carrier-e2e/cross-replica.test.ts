@@ -96,21 +96,7 @@ t.test(
 )
 
 t.test('a draining replica refuses a new call with a retryable 503 and still connects the media stream of one it admitted', async (t) => {
-  const c = await startCarrierGateway()
-  t.teardown(() => c.gw.close())
-  const token = 'drain-token'
-  const tenant = await newTenant(c, { carrier: { authToken: token } })
-  const callSid = newCallSid()
-  const form = {
-    AccountSid: `AC${'0'.repeat(32)}`,
-    CallSid: callSid,
-    CallStatus: 'ringing',
-    Direction: 'inbound',
-    From: '+442071838750',
-    To: tenant.number,
-  }
-  const hook = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: token })
-  const connect = readMarkup(hook.body).find((v) => v.verb === 'Connect')
+  const { c, tenant, token, callSid, form, connect } = await admittedCall(t, 'drain-token')
   t.ok(connect, 'the call was admitted')
   if (connect?.verb !== 'Connect') return
   c.gw.gateway.sessions.drain()
@@ -156,21 +142,7 @@ t.test('a draining replica refuses a new call with a retryable 503 and still con
 })
 
 t.test('past the grace period a draining replica refuses even an admitted call stream, leaving its key good', async (t) => {
-  const c = await startCarrierGateway()
-  t.teardown(() => c.gw.close())
-  const token = 'closed-token'
-  const tenant = await newTenant(c, { carrier: { authToken: token } })
-  const callSid = newCallSid()
-  const form = {
-    AccountSid: `AC${'0'.repeat(32)}`,
-    CallSid: callSid,
-    CallStatus: 'ringing',
-    Direction: 'inbound',
-    From: '+442071838750',
-    To: tenant.number,
-  }
-  const hook = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: token })
-  const connect = readMarkup(hook.body).find((v) => v.verb === 'Connect')
+  const { c, callSid, form, connect } = await admittedCall(t, 'closed-token')
   t.ok(connect, 'the call was admitted: its slot is held')
   if (connect?.verb !== 'Connect') return
   // The grace period is over (none here) while the server still answers: a session opened now would be cut at once.
@@ -188,3 +160,22 @@ t.test('past the grace period a draining replica refuses even an admitted call s
   const row = await sessionOfCall(c, callSid)
   t.match(row, { status: 'authorized', key_used_at: null }, 'the key is unused: another replica may take the stream')
 })
+
+/** A gateway of its own and an inbound call its voice hook admitted (its slot held, its stream not yet open). */
+async function admittedCall(t: { teardown(fn: () => unknown): void }, token: string) {
+  const c = await startCarrierGateway()
+  t.teardown(() => c.gw.close())
+  const tenant = await newTenant(c, { carrier: { authToken: token } })
+  const callSid = newCallSid()
+  const form = {
+    AccountSid: `AC${'0'.repeat(32)}`,
+    CallSid: callSid,
+    CallStatus: 'ringing',
+    Direction: 'inbound',
+    From: '+442071838750',
+    To: tenant.number,
+  }
+  const hook = await postSignedForm({ postTo: c.rewrite(c.hookUrl), signedUrl: c.hookUrl, form, authToken: token })
+  const connect = readMarkup(hook.body).find((v) => v.verb === 'Connect')
+  return { c, tenant, token, callSid, form, connect }
+}

@@ -6,7 +6,6 @@
  * gateway in a child process, set up through one in this process.
  */
 import t from 'tap'
-import { sql } from 'kysely'
 import { placeCall, newCallSid, type SimulatedCall } from '../fakes/carrier/phone-simulator.js'
 import { startFakeDeepgram, transcriptsInTurn } from '../fakes/deepgram/fake-deepgram.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
@@ -14,7 +13,16 @@ import { testDb } from '../helpers/db.js'
 import { postgresBinDir, startPgCluster } from '../helpers/pg-cluster.js'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
 import { parseScrape } from '../metrics/prom-text.js'
-import { eventually, newBackendTenant, PUBLIC_URL, sessionOfCall, speech, sse, startCarrierGateway } from './carrier-setup.js'
+import {
+  eventually,
+  finishedTurnsOf,
+  newBackendTenant,
+  PUBLIC_URL,
+  sessionOfCall,
+  speech,
+  sse,
+  startCarrierGateway,
+} from './carrier-setup.js'
 
 t.setTimeout(300_000)
 const CALLS = 20
@@ -81,15 +89,7 @@ t.test(`Postgres restarted during ${CALLS} live calls: no call drops, every fini
   const store = setup.gw.store.db
   const rows = await Promise.all(calls.map(({ callSid }) => eventually(async () => sessionOfCall(setup, callSid), 20_000)))
   const ids = rows.map((r) => r.id)
-  const finishedTurns = async () =>
-    store
-      .selectFrom('transcript_entries')
-      .select(['session_id', sql<number>`count(*)::int`.as('n')])
-      .where('session_id', 'in', ids)
-      .where('user_message', 'is not', null)
-      .where('assistant_message', 'is not', null)
-      .groupBy('session_id')
-      .execute()
+  const finishedTurns = () => finishedTurnsOf(store, ids)
   const everyCallHas = (n: number) =>
     eventually(async () => {
       const done = await finishedTurns().catch(() => [])

@@ -5,13 +5,21 @@
  * server: the killed replica is a child process taking the calls through the carrier simulator.
  */
 import t from 'tap'
-import { sql } from 'kysely'
 import { placeCall, newCallSid, type SimulatedCall } from '../fakes/carrier/phone-simulator.js'
 import { startFakeDeepgram, transcriptsInTurn } from '../fakes/deepgram/fake-deepgram.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
-import { eventually, newBackendTenant, PUBLIC_URL, sessionOfCall, speech, sse, startCarrierGateway } from './carrier-setup.js'
+import {
+  eventually,
+  finishedTurnsOf,
+  newBackendTenant,
+  PUBLIC_URL,
+  sessionOfCall,
+  speech,
+  sse,
+  startCarrierGateway,
+} from './carrier-setup.js'
 
 t.setTimeout(240_000)
 const CALLS = 10
@@ -76,15 +84,7 @@ t.test(`SIGKILL of a replica carrying ${CALLS} calls: the survivor ends them, fr
   const ids = rows.map((r) => r.id)
 
   // Each caller says something and hears the answer: a finished turn per call, stored before the kill.
-  const finishedTurns = async () =>
-    db
-      .selectFrom('transcript_entries')
-      .select(['session_id', sql<number>`count(*)::int`.as('n')])
-      .where('session_id', 'in', ids)
-      .where('user_message', 'is not', null)
-      .where('assistant_message', 'is not', null)
-      .groupBy('session_id')
-      .execute()
+  const finishedTurns = () => finishedTurnsOf(db, ids)
   await Promise.all(calls.map(({ call }) => call.sendAudio(speech('two-phrases.wav'))))
   const before = await eventually(async () => {
     const done = await finishedTurns()
