@@ -8,7 +8,7 @@
 // (bench/stall-sentinel.ts) records the moments the whole machine stood still (this VM's host pauses it for 20 to
 // 60 ms about twice a minute; see bench/stalls.ts), and only the part of a gateway stall the sentinel did not
 // share counts. The raw loop maximum and the machine's pauses are reported beside it.
-import { fork, type ChildProcess } from 'node:child_process'
+import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,45 +23,12 @@ import { sharedVadBatcher } from '../pipeline/vad/vad-batcher.js'
 import { sileroFrameSamples } from '../pipeline/vad/silero-model.js'
 import { cpuMs, fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 import { StallRecorder, uncovered, type Stall } from './stalls.js'
+import { apiClient, ask, benchDatabase, CARRIER_NUMBER, PUBLIC_URL, setUpCarrierAgent } from './carrier-bench-setup.js'
 
 const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10)
 const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
 /** `1`: the organization records its calls (issue 14's cost per call: run with and without). */
 const RECORDING = process.env.CARRIER_BENCH_RECORDING === '1'
-const PUBLIC_URL = 'https://voice.example.test'
-
-/**
- * With DATABASE_URL set, a fresh database `voxgate_bench` on that server (a deployment at this scale runs a
- * Postgres server: PGlite executes queries on the gateway's own thread); otherwise the embedded PGlite.
- */
-async function benchDatabase(): Promise<string | undefined> {
-  const url = process.env.DATABASE_URL
-  if (!url) return undefined
-  const pg = (await import('pg')).default
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query('drop database if exists voxgate_bench with (force)')
-  await admin.query('create database voxgate_bench')
-  await admin.end()
-  const u = new URL(url)
-  u.pathname = '/voxgate_bench'
-  return u.toString()
-}
-
-/** Sends a command to the world process and waits for the reply that has `key`. */
-function ask(world: ChildProcess, key: string, message?: unknown): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: any) => {
-      if (m.error) reject(new Error(m.error))
-      else if (key in m) {
-        world.off('message', onMessage)
-        resolve(m)
-      }
-    }
-    world.on('message', onMessage)
-    if (message !== undefined) world.send(message as never)
-  })
-}
 
 /** Starts the stall sentinel, above normal priority where allowed, so only a machine pause can stall it. */
 async function startSentinel(): Promise<{ report(): Promise<Stall[]> }> {
@@ -100,28 +67,8 @@ async function run(calls: number): Promise<BenchRow> {
   })
   const boot = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: PUBLIC_URL })
   const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: (ms) => frameTimes.push(ms) } })
-  const key = boot.firstStart!.apiKey
-  const api = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(gateway.url + path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    return r.json() as Promise<any>
-  }
   await store.db.updateTable('organizations').set({ max_concurrent_sessions: null, recording_enabled: RECORDING }).execute()
-  const agent = await api('POST', '/v1/agents', { template_id: 'voice-agent-webhook' })
-  const cfg = structuredClone(agent.config)
-  cfg.plugins = cfg.plugins.map((p: any) =>
-    p.use === 'agent.webhook'
-      ? { ...p, options: { ...p.options, url: urls.backend } }
-      : p.use === 'stt.vendor_a'
-        ? { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
-        : p,
-  )
-  await api('POST', `/v1/agents/${agent.id}`, { config: cfg })
-  const number = '+14155552671'
-  await api('POST', `/v1/agents/${agent.id}/phone_numbers`, { phone_number: number })
+  await setUpCarrierAgent(apiClient(gateway.url, boot.firstStart!.apiKey), urls.backend)
   const progress = (m: string) => process.stderr.write(`[carrier-calls ${calls}] ${m}\n`)
   // Memory per call: JS heap plus memory outside it (buffers, sockets) with the calls live, minus the same once
   // they have hung up; after a GC when --expose-gc allows one.
@@ -131,7 +78,7 @@ async function run(calls: number): Promise<BenchRow> {
     const m = process.memoryUsage()
     return m.heapUsed + m.external
   }
-  await ask(world, 'connected', { cmd: 'call', calls, gatewayUrl: gateway.url, number, publicUrl: PUBLIC_URL })
+  await ask(world, 'connected', { cmd: 'call', calls, gatewayUrl: gateway.url, number: CARRIER_NUMBER, publicUrl: PUBLIC_URL })
   progress('calls connected')
   await new Promise((r) => setTimeout(r, 1000))
   frameTimes.length = 0

@@ -58,8 +58,9 @@ process.on('message', (m: Command) => {
       }
       send({ connected: phones.length })
     } else if (m.cmd === 'turns') {
-      // Agent webhook requests so far: one per user turn the gateway recognised and sent on.
-      send({ turns: backend.requests.length })
+      // Agent webhook requests so far: one per user turn the gateway recognised and sent on. And the 20 ms audio
+      // frames the phones sent: a world starved of CPU sends fewer than real time, and the load drops with them.
+      send({ turns: backend.requests.length, frames: phones.reduce((n, p) => n + p.framesSent, 0) })
     } else {
       stopping = true
       await Promise.all(phones.map((p) => p.hangup()))
