@@ -1,6 +1,16 @@
 // What the carrier benchmarks share: the fresh database, the IPC with the world process, and the agent the
 // simulated phones dial (webhook to the world's backend, STT vendor A).
-import type { ChildProcess } from 'node:child_process'
+import { fork, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { setPriority, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { loadConfig, vendorAvailability } from '../gateway/config.js'
+import { silentLogger } from '../core/log.js'
+import { bootstrap } from '../gateway/bootstrap.js'
+import { startGateway, type Gateway } from '../gateway/app.js'
+import { openStore, type Store } from '../gateway/store/database.js'
+import type { Stall } from './stalls.js'
 
 /** The address the gateway believes it has: carrier signatures are computed on it, the world rewrites it. */
 export const PUBLIC_URL = 'https://voice.example.test'
@@ -70,4 +80,76 @@ export async function setUpCarrierAgent(api: Api, backendUrl: string): Promise<v
   )
   await api('POST', `/v1/agents/${agent.id}`, { config: cfg })
   await api('POST', `/v1/agents/${agent.id}/phone_numbers`, { phone_number: CARRIER_NUMBER })
+}
+
+/** Starts the stall sentinel, above normal priority where allowed, so only a machine pause can stall it. */
+export async function startSentinel(): Promise<{
+  /** Every stall so far; the sentinel then exits. */
+  report(): Promise<Stall[]>
+  /** The stalls that ended after `from` (a `sharedNow()` time); the sentinel goes on. */
+  since(from: number): Promise<Stall[]>
+}> {
+  const sentinel = fork(fileURLToPath(new URL('./stall-sentinel.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: 'inherit',
+  })
+  try {
+    if (sentinel.pid !== undefined) setPriority(sentinel.pid, -5)
+  } catch {
+    // Not permitted (no root): at normal priority it is still idle, so the scheduler wakes it promptly.
+  }
+  await ask(sentinel, 'ready')
+  return {
+    report: async () => ((await ask(sentinel, 'stalls', { cmd: 'report' })) as { stalls: Stall[] }).stalls,
+    since: async (from: number) => ((await ask(sentinel, 'stalls', { cmd: 'since', from })) as { stalls: Stall[] }).stalls,
+  }
+}
+
+/** The world process and a gateway in this process on a fresh database, its agent on CARRIER_NUMBER. */
+export interface BenchGateway {
+  world: ChildProcess
+  gateway: Gateway
+  store: Store
+  /** Synchronous handling time of each media frame (ms), as the carrier transport reports it. */
+  frameTimes: number[]
+  /** Closes the gateway and the store and removes the data folder (the world is stopped by its caller). */
+  close(): Promise<void>
+}
+
+/** Starts the world (at low priority) and a gateway; `recording` turns call recording on for the organization. */
+export async function startBenchGateway(opts: { recording: boolean }): Promise<BenchGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'))
+  const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  // In production the carrier and the vendors are other machines: here they share the 2 cores, so the world
+  // runs at a lower priority and does not steal the gateway's time slices.
+  if (world.pid !== undefined) setPriority(world.pid, 10)
+  const urls = await ask(world, 'ready')
+  const store = await openStore({ dataDir: dir, databaseUrl: await benchDatabase() })
+  const frameTimes: number[] = []
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    ALLOW_INSECURE_WEBHOOKS: '1',
+    PUBLIC_URL,
+    STT_VENDOR_A_URL: urls.deepgram,
+    STT_VENDOR_A_API_KEY: 'k',
+    TTS_VENDOR_A_URL: urls.elevenlabs,
+    TTS_VENDOR_A_API_KEY: 'k',
+  })
+  const boot = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: PUBLIC_URL })
+  const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: (ms) => frameTimes.push(ms) } })
+  await store.db.updateTable('organizations').set({ max_concurrent_sessions: null, recording_enabled: opts.recording }).execute()
+  await setUpCarrierAgent(apiClient(gateway.url, boot.firstStart!.apiKey), urls.backend)
+  return {
+    world,
+    gateway,
+    store,
+    frameTimes,
+    async close() {
+      await gateway.close()
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
 }

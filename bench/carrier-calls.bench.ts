@@ -8,67 +8,20 @@
 // (bench/stall-sentinel.ts) records the moments the whole machine stood still (this VM's host pauses it for 20 to
 // 60 ms about twice a minute; see bench/stalls.ts), and only the part of a gateway stall the sentinel did not
 // share counts. The raw loop maximum and the machine's pauses are reported beside it.
-import { fork } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { setPriority, tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks'
-import { loadConfig, vendorAvailability } from '../gateway/config.js'
-import { silentLogger } from '../core/log.js'
-import { bootstrap } from '../gateway/bootstrap.js'
-import { startGateway } from '../gateway/app.js'
-import { openStore } from '../gateway/store/database.js'
 import { sharedVadBatcher } from '../pipeline/vad/vad-batcher.js'
 import { sileroFrameSamples } from '../pipeline/vad/silero-model.js'
 import { cpuMs, fmt, type BenchOptions, type BenchRow } from './bench-util.js'
-import { StallRecorder, uncovered, type Stall } from './stalls.js'
-import { apiClient, ask, benchDatabase, CARRIER_NUMBER, PUBLIC_URL, setUpCarrierAgent } from './carrier-bench-setup.js'
+import { StallRecorder, uncovered } from './stalls.js'
+import { ask, CARRIER_NUMBER, PUBLIC_URL, startBenchGateway, startSentinel } from './carrier-bench-setup.js'
 
 const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10)
 const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
 /** `1`: the organization records its calls (issue 14's cost per call: run with and without). */
 const RECORDING = process.env.CARRIER_BENCH_RECORDING === '1'
 
-/** Starts the stall sentinel, above normal priority where allowed, so only a machine pause can stall it. */
-async function startSentinel(): Promise<{ report(): Promise<Stall[]> }> {
-  const sentinel = fork(fileURLToPath(new URL('./stall-sentinel.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
-    stdio: 'inherit',
-  })
-  try {
-    if (sentinel.pid !== undefined) setPriority(sentinel.pid, -5)
-  } catch {
-    // Not permitted (no root): at normal priority it is still idle, so the scheduler wakes it promptly.
-  }
-  await ask(sentinel, 'ready')
-  return { report: async () => ((await ask(sentinel, 'stalls', { cmd: 'report' })) as { stalls: Stall[] }).stalls }
-}
-
 async function run(calls: number): Promise<BenchRow> {
-  const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'))
-  const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
-  // In production the carrier and the vendors are other machines: here they share the 2 cores, so the world
-  // runs at a lower priority and does not steal the gateway's time slices.
-  if (world.pid !== undefined) setPriority(world.pid, 10)
-  const urls = await ask(world, 'ready')
-  const store = await openStore({ dataDir: dir, databaseUrl: await benchDatabase() })
-  const frameTimes: number[] = []
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-    ALLOW_INSECURE_WEBHOOKS: '1',
-    PUBLIC_URL,
-    STT_VENDOR_A_URL: urls.deepgram,
-    STT_VENDOR_A_API_KEY: 'k',
-    TTS_VENDOR_A_URL: urls.elevenlabs,
-    TTS_VENDOR_A_API_KEY: 'k',
-  })
-  const boot = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: PUBLIC_URL })
-  const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: (ms) => frameTimes.push(ms) } })
-  await store.db.updateTable('organizations').set({ max_concurrent_sessions: null, recording_enabled: RECORDING }).execute()
-  await setUpCarrierAgent(apiClient(gateway.url, boot.firstStart!.apiKey), urls.backend)
+  const { world, gateway, close, frameTimes } = await startBenchGateway({ recording: RECORDING })
   const progress = (m: string) => process.stderr.write(`[carrier-calls ${calls}] ${m}\n`)
   // Memory per call: JS heap plus memory outside it (buffers, sockets) with the calls live, minus the same once
   // they have hung up; after a GC when --expose-gc allows one.
@@ -115,9 +68,7 @@ async function run(calls: number): Promise<BenchRow> {
   await ask(world, 'done', { cmd: 'hangup' })
   await new Promise((r) => setTimeout(r, 1000))
   const memPerCall = (memLive - used()) / calls / 1024 / 1024
-  await gateway.close()
-  await store.close()
-  rmSync(dir, { recursive: true, force: true })
+  await close()
   frameTimes.sort((a, b) => a - b)
   const maxLateMs = loop.max / 1e6
   const machineNote = machine.filter((s) => s.to - s.from > 10).length

@@ -7,7 +7,14 @@ import { startFakeElevenLabs } from '../test/fakes/elevenlabs/fake-elevenlabs.js
 import { startFakeBackend } from '../test/fakes/backend/fake-backend.js'
 import { placeCall, type SimulatedCall } from '../test/fakes/carrier/phone-simulator.js'
 
-type Command = { cmd: 'call'; calls: number; gatewayUrl: string; number: string; publicUrl: string } | { cmd: 'turns' } | { cmd: 'hangup' }
+type Target = { gatewayUrl: string; number: string; publicUrl: string }
+type Command =
+  | ({ cmd: 'call'; calls: number } & Target)
+  /** Keeps `calls` calls live: each hangs up after minLifeMs..maxLifeMs and a new one takes its place (the soak). */
+  | ({ cmd: 'churn'; calls: number; minLifeMs: number; maxLifeMs: number } & Target)
+  | { cmd: 'turns' }
+  | { cmd: 'stats' }
+  | { cmd: 'hangup' }
 
 const send = (m: unknown) => process.send?.(m)
 // Every turn the gateway finalizes has words, so it goes on to the backend, TTS and back to the phone.
@@ -29,22 +36,56 @@ const phones: SimulatedCall[] = []
 let stopping = false
 const talking: Promise<void>[] = []
 
+/** Calls the churn placed, those that did not connect, and those the gateway ended before the caller did. */
+const churn = { placed: 0, failed: 0, endedByGateway: 0 }
+
+function dial(m: Target) {
+  const wsBase = m.gatewayUrl.replace(/^http/, 'ws')
+  const rewrite = (u: string) => u.replace(m.publicUrl, m.gatewayUrl).replace(m.publicUrl.replace(/^http/, 'ws'), wsBase)
+  return placeCall({
+    voiceHookUrl: `${m.gatewayUrl}/v1/agents/carrier/twiml`,
+    publicUrl: `${m.publicUrl}/v1/agents/carrier/twiml`,
+    from: '+442071838750',
+    to: m.number,
+    rewriteUrl: rewrite,
+    realtime: true,
+    silenceWhenIdle: true,
+    playbackSpeed: 1,
+  })
+}
+
+/** One slot of the churn: a call that talks for its lifetime, hangs up, and is replaced, until stopping. */
+async function churnSlot(m: Extract<Command, { cmd: 'churn' }>, slot: number): Promise<void> {
+  await new Promise((res) => setTimeout(res, (slot * 97) % 5000))
+  while (!stopping) {
+    churn.placed += 1
+    const r = await dial(m).catch(() => undefined)
+    if (r?.outcome !== 'connected') {
+      churn.failed += 1
+      await new Promise((res) => setTimeout(res, 1000))
+      continue
+    }
+    const phone = r.call
+    phones.push(phone)
+    const life = m.minLifeMs + Math.random() * (m.maxLifeMs - m.minLifeMs)
+    const until = Date.now() + life
+    while (!stopping && phone.isOpen && Date.now() < until) await phone.sendAudio(speech)
+    if (phone.isOpen) await phone.hangup()
+    else if (!stopping) churn.endedByGateway += 1
+    phones.splice(phones.indexOf(phone), 1)
+  }
+}
+
 process.on('message', (m: Command) => {
   void (async () => {
-    if (m.cmd === 'call') {
-      const wsBase = m.gatewayUrl.replace(/^http/, 'ws')
-      const rewrite = (u: string) => u.replace(m.publicUrl, m.gatewayUrl).replace(m.publicUrl.replace(/^http/, 'ws'), wsBase)
+    if (m.cmd === 'churn') {
+      for (let i = 0; i < m.calls; i++) talking.push(churnSlot(m, i))
+      send({ churning: m.calls })
+    } else if (m.cmd === 'stats') {
+      send({ stats: { ...churn, live: phones.filter((p) => p.isOpen).length, turns: backend.requests.length } })
+    } else if (m.cmd === 'call') {
       for (let i = 0; i < m.calls; i++) {
-        const r = await placeCall({
-          voiceHookUrl: `${m.gatewayUrl}/v1/agents/carrier/twiml`,
-          publicUrl: `${m.publicUrl}/v1/agents/carrier/twiml`,
-          from: '+442071838750',
-          to: m.number,
-          rewriteUrl: rewrite,
-          realtime: true,
-          silenceWhenIdle: true,
-          playbackSpeed: 1,
-        })
+        const r = await dial(m)
         if (r.outcome !== 'connected') throw new Error(`call ${i} not connected: ${r.outcome}`)
         const phone = r.call
         phones.push(phone)

@@ -1,10 +1,12 @@
 // Benchmark harness: `npm run bench` runs every module below; `npm run bench -- <filter>...` runs those whose
-// name contains any filter. Add a module by appending to `benches`; each exports `bench(options)` returning rows.
+// name contains any filter (`soak` runs only when named). Add a module by appending to `benches`; each exports `bench(options)` returning rows.
 import type { BenchFn, BenchRow } from './bench-util.js'
 
 interface BenchEntry {
   name: string
   load: () => Promise<{ bench: BenchFn }>
+  /** Runs only when named (the hour-long soak is not part of a plain `npm run bench`). */
+  onlyWhenNamed?: boolean
 }
 
 const benches: BenchEntry[] = [
@@ -19,6 +21,7 @@ const benches: BenchEntry[] = [
   { name: 'pipeline-latency', load: () => import('./pipeline-latency.bench.js') },
   { name: 'startup', load: () => import('./startup.bench.js') },
   { name: 'tunnel-latency', load: () => import('./tunnel-latency.bench.js') },
+  { name: 'soak', load: () => import('./soak.bench.js'), onlyWhenNamed: true },
 ]
 
 function printTable(rows: BenchRow[]): void {
@@ -42,7 +45,8 @@ async function main(): Promise<void> {
   const repeatsArg = args.find((a) => a.startsWith('--repeats='))
   const repeats = repeatsArg === undefined ? 5 : Math.max(1, Number(repeatsArg.slice('--repeats='.length)))
   const filters = args.filter((a) => !a.startsWith('--'))
-  const selected = filters.length === 0 ? benches : benches.filter((b) => filters.some((f) => b.name.includes(f)))
+  const selected =
+    filters.length === 0 ? benches.filter((b) => !b.onlyWhenNamed) : benches.filter((b) => filters.some((f) => b.name.includes(f)))
   if (selected.length === 0) {
     console.error(`no benchmark matches ${filters.join(', ')}; known: ${benches.map((b) => b.name).join(', ')}`)
     process.exitCode = 1
