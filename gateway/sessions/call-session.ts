@@ -407,10 +407,9 @@ export class CallSession {
       }
       // A database that is away (a restart) gets a minute: this process's heartbeat keeps renewing the row's
       // lease, so no other replica would end it meanwhile.
-      row = await retryWhileUnavailable(
-        () => endSession(this.#deps.db, this.row.id, end, this.#deps.usageRatePerMinute),
-        SESSION_END_RETRY_MS,
-      )
+      row = await retryWhileUnavailable(() => endSession(this.#deps.db, this.row.id, end, this.#deps.usageRatePerMinute), {
+        forMs: SESSION_END_RETRY_MS,
+      })
     } catch (e) {
       this.#deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')
     }

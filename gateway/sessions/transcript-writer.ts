@@ -7,8 +7,8 @@
  * and that turn skipped. Writes must be idempotent (the store's insert ignores a turn already there), because a
  * write whose answer was lost with the connection is written again.
  */
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Log } from '../../core/log.js'
+import { RETRY_BACKOFF_MS, retryWhileUnavailable } from '../store/database-errors.js'
 
 export interface TranscriptWriterOptions<T> {
   /** Writes one entry (idempotent). */
@@ -32,7 +32,6 @@ export interface PendingTurn<T> {
 }
 
 export const TRANSCRIPT_MAX_PENDING = 500
-export const TRANSCRIPT_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000] as const
 export const TRANSCRIPT_GIVE_UP_MS = 10 * 60_000
 /** How long a session's end waits for its turns to be written before it goes on without them. */
 export const TRANSCRIPT_FLUSH_AT_END_MS = 10_000
@@ -50,7 +49,7 @@ export class TranscriptWriter<T> {
   constructor(options: TranscriptWriterOptions<T>) {
     this.#o = {
       maxPending: TRANSCRIPT_MAX_PENDING,
-      backoffMs: TRANSCRIPT_BACKOFF_MS,
+      backoffMs: RETRY_BACKOFF_MS,
       giveUpAfterMs: TRANSCRIPT_GIVE_UP_MS,
       ...options,
     }
@@ -105,40 +104,28 @@ export class TranscriptWriter<T> {
   }
 
   async #writeOne(entry: PendingTurn<T>): Promise<void> {
-    let firstFailure: number | undefined
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.#o.write(entry)
-        if (firstFailure !== undefined) {
-          this.#o.log.info({ session_id: this.#o.sessionId, seq: entry.seq, retries: attempt }, 'transcript turn written after retries')
-        }
-        return
-      } catch (e) {
-        const now = Date.now()
-        if (!this.#o.isTransient(e)) {
-          this.#o.log.error({ err: e, session_id: this.#o.sessionId, seq: entry.seq }, 'transcript write failed')
-          return
-        }
-        if (firstFailure === undefined) {
-          firstFailure = now
+    const fields = { session_id: this.#o.sessionId, seq: entry.seq }
+    let retried = false
+    try {
+      await retryWhileUnavailable(() => this.#o.write(entry), {
+        forMs: this.#o.giveUpAfterMs,
+        isTransient: this.#o.isTransient,
+        backoffMs: this.#o.backoffMs,
+        signal: this.#abort.signal,
+        onRetry: (e) => {
+          retried = true
           this.retried += 1
-          this.#o.log.warn(
-            { err: e, session_id: this.#o.sessionId, seq: entry.seq },
-            'database unavailable: transcript turn kept for retry',
-          )
-        }
-        if (now - firstFailure >= this.#o.giveUpAfterMs || this.#abort.signal.aborted) {
-          this.dropped += 1
-          this.#o.log.error({ err: e, session_id: this.#o.sessionId, seq: entry.seq }, 'transcript turn given up')
-          return
-        }
-        const delay = this.#o.backoffMs[Math.min(attempt, this.#o.backoffMs.length - 1)] ?? 1000
-        try {
-          await sleep(delay, undefined, { signal: this.#abort.signal })
-        } catch {
-          // Closed: the next round gives it up.
-        }
+          this.#o.log.warn({ err: e, ...fields }, 'database unavailable: transcript turn kept for retry')
+        },
+      })
+      if (retried) this.#o.log.info(fields, 'transcript turn written after retries')
+    } catch (e) {
+      if (!this.#o.isTransient(e)) {
+        this.#o.log.error({ err: e, ...fields }, 'transcript write failed')
+        return
       }
+      this.dropped += 1
+      this.#o.log.error({ err: e, ...fields }, 'transcript turn given up')
     }
   }
 }

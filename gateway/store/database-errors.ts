@@ -2,6 +2,7 @@
  * Telling "the database is not there right now" (a restart, a network cut, a full connection table) from any
  * other database error: the first is worth a retry and a 503, the second is a bug or bad data.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 
 /** Node's socket errors seen while a server restarts or is unreachable. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
@@ -27,22 +28,47 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   return false
 }
 
-/** Waits between tries of `retryWhileUnavailable`. */
-const RETRY_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000] as const
+/** Waits between tries of `retryWhileUnavailable`, the last one repeated. */
+export const RETRY_BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000] as const
+
+/** How `retryWhileUnavailable` retries. */
+export interface RetryOptions {
+  /** How long after the first failure worth retrying it goes on trying. */
+  forMs: number
+  /** Failures worth another try; default: the database is unavailable. */
+  isTransient?: (e: unknown) => boolean
+  /** Waits between tries, the last one repeated; default RETRY_BACKOFF_MS. */
+  backoffMs?: readonly number[]
+  /** Aborted: no more waiting; the try under way, or the next one, is the last. */
+  signal?: AbortSignal
+  /** Called once, at the first failure that will be retried. */
+  onRetry?: (e: unknown) => void
+}
 
 /**
- * Runs `work`, trying again while the database is unavailable, for up to `forMs`; any other failure, or the
- * last one, is thrown. For writes that must not be lost to a restart and are safe to repeat.
+ * Runs `work`, trying again while its failure is transient (by default: the database is unavailable) for up
+ * to `forMs` after the first one; any other failure, or the last one, is thrown. For writes that must not be
+ * lost to a restart and are safe to repeat.
  */
-export async function retryWhileUnavailable<T>(work: () => Promise<T>, forMs: number): Promise<T> {
-  const deadline = Date.now() + forMs
+export async function retryWhileUnavailable<T>(work: () => Promise<T>, options: RetryOptions): Promise<T> {
+  const { forMs, isTransient = isDatabaseUnavailable, backoffMs = RETRY_BACKOFF_MS, signal, onRetry } = options
+  let deadline: number | undefined
   for (let attempt = 0; ; attempt++) {
     try {
       return await work()
     } catch (e) {
-      const delay = RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)] ?? 1000
-      if (!isDatabaseUnavailable(e) || Date.now() + delay > deadline) throw e
-      await new Promise((resolve) => setTimeout(resolve, delay))
+      if (!isTransient(e) || signal?.aborted === true) throw e
+      if (deadline === undefined) {
+        deadline = Date.now() + forMs
+        onRetry?.(e)
+      } else if (Date.now() >= deadline) {
+        throw e
+      }
+      try {
+        await sleep(backoffMs[Math.min(attempt, backoffMs.length - 1)] ?? 1000, undefined, { signal })
+      } catch {
+        // Aborted while waiting: one more try, then the last failure is thrown.
+      }
     }
   }
 }

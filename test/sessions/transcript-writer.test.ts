@@ -105,23 +105,29 @@ t.test('what counts as the database being away', async (t) => {
 
 t.test('retryWhileUnavailable: tries again while the database is away, not for other failures', async (t) => {
   let tries = 0
-  const value = await retryWhileUnavailable(async () => {
-    if (++tries < 3) throw down()
-    return 'written'
-  }, 5_000)
+  const value = await retryWhileUnavailable(
+    async () => {
+      if (++tries < 3) throw down()
+      return 'written'
+    },
+    { forMs: 5_000 },
+  )
   t.equal(value, 'written')
   t.equal(tries, 3)
   let badTries = 0
   await t.rejects(
-    retryWhileUnavailable(async () => {
-      badTries++
-      throw Object.assign(new Error('duplicate key'), { code: '23505' })
-    }, 5_000),
+    retryWhileUnavailable(
+      async () => {
+        badTries++
+        throw Object.assign(new Error('duplicate key'), { code: '23505' })
+      },
+      { forMs: 5_000 },
+    ),
     /duplicate key/,
   )
   t.equal(badTries, 1, 'bad data is not retried')
   await t.rejects(
-    retryWhileUnavailable(async () => Promise.reject(down()), 300),
+    retryWhileUnavailable(async () => Promise.reject(down()), { forMs: 300 }),
     /ECONNREFUSED/,
     'the last failure once the time is spent',
   )

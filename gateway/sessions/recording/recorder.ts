@@ -5,7 +5,7 @@
  * the call.
  */
 import { endianness } from 'node:os'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { retryWhileUnavailable } from '../../store/database-errors.js'
 import type { Log } from '../../../core/log.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../../store/recordings.js'
 
@@ -262,23 +262,18 @@ export class ChunkRecorder implements Recorder {
   async #drain(): Promise<void> {
     try {
       await this.#started
-      let failingSince: number | undefined
-      let retries = 0
+      const isTransient = this.#opts.isTransient ?? (() => false)
       while (this.#queue.length > 0 && this.#error === undefined) {
         const batch = this.#queue
         this.#queue = []
         try {
-          await this.#opts.sink.append(batch)
-          failingSince = undefined
-          retries = 0
+          // What comes meanwhile waits in the queue behind it, still counted against the queue's bound.
+          await retryWhileUnavailable(() => this.#opts.sink.append(batch), {
+            forMs: this.#opts.retryForMs ?? 60_000,
+            isTransient,
+            backoffMs: RETRY_BACKOFF_MS,
+          })
         } catch (e) {
-          failingSince ??= Date.now()
-          if (this.#opts.isTransient?.(e) === true && Date.now() - failingSince < (this.#opts.retryForMs ?? 60_000)) {
-            // Kept, in order, ahead of what came meanwhile; still counted against the queue's bound.
-            this.#queue = [...batch, ...this.#queue]
-            await sleep(RETRY_BACKOFF_MS[Math.min(retries++, RETRY_BACKOFF_MS.length - 1)])
-            continue
-          }
           this.#fail(`recording storage failed: ${message(e)}`)
         }
         for (const c of batch) this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)
