@@ -79,6 +79,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     })
     // An idle client's error (server restart) must not crash the process; queries will report it.
     pool.on('error', () => undefined)
+    // Nor a checked-out client's: pg-pool listens only while a client is idle, so a connection the server ends
+    // between the statements of a transaction emitted 'error' to nobody and killed the process. The client's
+    // next query fails (database unavailable) and the pool drops it when it comes back.
+    pool.on('connect', (client) => client.on('error', () => undefined))
     dialect = new PostgresDialect({ pool })
     kind = 'pg'
     notifications = new PgNotifications(pool, options.databaseUrl)
