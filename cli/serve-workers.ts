@@ -2,13 +2,15 @@
  * `voxgate serve --workers N`: the primary of a node:cluster whose N workers are full replicas on one port (the
  * primary hands out connections round-robin) and one Postgres server. The primary migrates and seeds once,
  * restarts a worker that dies (its calls end as a crashed replica's do: another worker's sweeper ends them when
- * their leases expire), and on SIGTERM or SIGINT tells every worker to drain; a second signal makes them exit.
+ * their leases expire), answers a scrape with every worker's metrics (cluster-metrics.ts), and on SIGTERM or
+ * SIGINT tells every worker to drain; a second signal makes them exit.
  */
 import cluster, { type Worker } from 'node:cluster'
 import { vendorAvailability, type GatewayConfig } from '../gateway/config.js'
 import type { Log } from '../core/log.js'
 import { openStore } from '../gateway/store/database.js'
 import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
+import { serveClusterMetrics } from './cluster-metrics.js'
 
 /** What the primary tells a worker over the cluster's IPC channel. */
 export type WorkerCommand = { readonly voxgate: 'drain' } | { readonly voxgate: 'exit-now' }
@@ -52,6 +54,7 @@ export async function runPrimary(config: GatewayConfig, log: Log, writeStdout: (
         if (!stopping) fork()
       }, restartMs).unref()
     })
+    serveClusterMetrics()
     for (let i = 0; i < config.workers; i++) fork()
     log.info({ workers: config.workers, port: config.port }, 'voxgate primary started its workers')
 

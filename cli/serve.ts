@@ -7,6 +7,7 @@ import { startGateway } from '../gateway/app.js'
 import { warmUpSpeech } from '../gateway/warm-up.js'
 import cluster from 'node:cluster'
 import { onPrimaryCommand, runPrimary } from './serve-workers.js'
+import { clusterMetricsSource } from './cluster-metrics.js'
 
 /**
  * `voxgate serve`: loads config, opens the store, migrates, seeds, listens. SIGTERM or SIGINT drains (see
@@ -29,7 +30,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
   const first = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: config.publicUrl })
   if (first.firstStart) writeStdout(`${firstStartMessage(first.firstStart, config.publicUrl)}\n`)
-  const gateway = await startGateway({ config, store, log })
+  const gateway = await startGateway({ config, store, log, metricsSource: cluster.isWorker ? clusterMetricsSource : undefined })
   log.info({ url: gateway.url, public_url: config.publicUrl }, 'voxgate listening')
   void warmUpSpeech(log)
 

@@ -82,6 +82,7 @@ export const ERRORS = {
   },
   shutting_down: { status: 503, message: 'the gateway is shutting down' },
   database_unavailable: { status: 503, message: 'database unavailable' },
+  metrics_unavailable: { status: 503, message: 'the metrics of every worker could not be gathered: try again' },
   internal: { status: 500, message: 'internal error' },
 } as const satisfies Record<string, { status: number; message: string }>
 

@@ -60,3 +60,9 @@ export function fanOutMetrics(...targets: Metrics[]): Metrics {
     },
   }
 }
+
+/** What GET /metrics serves: the scrape text and its content type (one process's registry, or a cluster's aggregate). */
+export interface MetricsSource {
+  render(): Promise<string>
+  readonly contentType: string
+}

@@ -39,6 +39,7 @@ import { accountRouter } from '../api/routes/account.js'
 import { sessionListRouter } from '../api/routes/session-list.js'
 import { webhookDeliveriesRouter } from '../api/routes/webhook-deliveries.js'
 import { metricsRouter } from '../api/routes/metrics.js'
+import type { MetricsSource } from '../core/metrics.js'
 import { docsRouter } from '../api/routes/docs.js'
 import { openApiDocument } from '../api/openapi/openapi-document.js'
 import { observeSharedVad } from '../pipeline/contract.js'
@@ -76,6 +77,8 @@ export interface GatewayDeps {
   carrier?: CarrierOptions
   /** Replaces where recordings are written (tests force a storage failure with it). */
   recordingSink?: RecordingSettings['sink']
+  /** What GET /metrics serves, given this process's metrics (default: those; a cluster worker serves all workers'). */
+  metricsSource?: (own: PrometheusMetrics) => MetricsSource
 }
 
 /** A running gateway: its HTTP server and how to stop it. */
@@ -147,7 +150,7 @@ export function buildApp(
 
   const health = healthRouter({ store, isDraining: () => sessions.isDraining })
   app.use(health.routes())
-  app.use(metricsRouter({ source: metrics, token: config.metricsToken }).routes())
+  app.use(metricsRouter({ source: deps.metricsSource?.(metrics) ?? metrics, token: config.metricsToken }).routes())
   app.use(docsRouter({ document: openApiDocument(config.publicUrl) }).routes())
   // The demo page at / and its scripts under /client/ (client/dist).
   app.use(staticClient({ log }))

@@ -31,7 +31,7 @@ export class PrometheusMetrics implements Metrics {
     collectDefaultMetrics({ register: this.registry })
     new Gauge({
       name: 'voxgate_live_sessions',
-      help: 'Sessions connected on this process, by channel',
+      help: 'Sessions connected on this process (on every worker under serve --workers), by channel',
       labelNames: ['channel'],
       registers,
       collect() {

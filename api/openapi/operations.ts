@@ -74,10 +74,10 @@ export const OPERATIONS: Operation[] = [
     method: 'get',
     path: '/metrics',
     tag: 'observability',
-    summary: 'Prometheus metrics (text exposition format)',
+    summary: 'Prometheus metrics (text exposition format); under serve --workers, every worker aggregated',
     auth: 'metrics',
     ok: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' },
-    errors: [401],
+    errors: [401, 503],
   },
   {
     method: 'get',

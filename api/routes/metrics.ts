@@ -1,12 +1,7 @@
 import Router from '@koa/router'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { voxError } from '../../core/errors.js'
-
-/** What the metrics route serves: the scrape text and its content type. */
-export interface MetricsSource {
-  render(): Promise<string>
-  readonly contentType: string
-}
+import type { MetricsSource } from '../../core/metrics.js'
 
 function sameSecret(a: string, b: string): boolean {
   // Hash both sides so the comparison is constant-time whatever the lengths.

@@ -2,6 +2,7 @@
  * `voxgate serve --workers N` as a real process tree on one Postgres server: every worker a full replica on one
  * port, a worker that dies is replaced and its calls end as a crashed replica's do, SIGTERM drains them all.
  */
+import { get } from 'node:http'
 import t from 'tap'
 import { testDb } from '../helpers/db.js'
 import { ADMIN_TOKEN } from '../helpers/gateway.js'
@@ -12,6 +13,18 @@ const onServer = process.env.DATABASE_URL !== undefined
 // A real process tree (tsx compiles each worker, a replacement included): slow on a busy machine.
 t.setTimeout(300_000)
 const LEASE_TTL = 3_000
+
+/** GET `url` on a connection of its own (the primary hands each connection to a worker in turn). */
+function scrape(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => (text += d))
+      res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${res.statusCode}: ${text}`))))
+    }).on('error', reject)
+  })
+}
 
 /** Polls `check` until it returns a value; fails (instead of hanging) after `limitMs`. */
 async function until<T>(what: string, check: () => Promise<T | undefined>, limitMs = 60_000): Promise<T> {
@@ -81,6 +94,14 @@ t.test(
       pids.every((p) => p !== g.proc.pid),
       'served by workers, not by the primary',
     )
+
+    // Whichever worker takes a scrape, it reports the whole machine: the 6 sessions of both workers.
+    const seen = []
+    for (let i = 0; i < 4; i++) {
+      const text = await scrape(`${g.url}/metrics`)
+      seen.push(/^voxgate_live_sessions\{channel="browser"\} (\d+)$/m.exec(text)?.[1])
+    }
+    t.same(seen, ['6', '6', '6', '6'], 'each scrape sums the live sessions of both workers')
 
     const victim = pids[0]!
     const victimSessions = first.filter((r) => r.pid === victim).map((r) => r.id)
