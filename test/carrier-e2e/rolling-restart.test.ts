@@ -8,6 +8,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import t from 'tap'
+import { STREAM_PATH } from '../../carrier/twilio/markup.js'
 import { postSignedForm } from '../fakes/carrier/sign.js'
 import { newCallSid, placeCall, type CallEnd, type PlaceCallResult, type SimulatedCall } from '../fakes/carrier/phone-simulator.js'
 import { spawnGateway, type ChildGateway } from '../helpers/spawn-gateway.js'
@@ -39,6 +40,8 @@ interface Restart {
   readonly old: ChildGateway
   readonly replacement: ChildGateway
   readonly sigtermAt: number
+  /** When the old process had exited: nginx's requests to its port after this went to the replacement. */
+  readonly exitedAt: number
   readonly readyAt: number
 }
 
@@ -124,10 +127,11 @@ t.test('rolling restart of every replica during a steady stream of new calls: no
       t.equal((await held.hangup()).by, 'caller', 'and ends when the caller hangs up')
       t.equal((await admittedElsewhere.hangup()).by, 'caller', 'so does the call admitted elsewhere and streamed here')
       t.same(await old.exited, { code: 0, signal: null }, 'the drained replica exits cleanly')
+      const exitedAt = Date.now()
 
       const replacement = await spawn(ports[i]!)
       t.equal(await readiness(replacement.url, 200), 200, `replacement on port ${ports[i]} is ready`)
-      restarts.push({ old, replacement, sigtermAt, readyAt: Date.now() })
+      restarts.push({ old, replacement, sigtermAt, exitedAt, readyAt: Date.now() })
       current[i] = replacement
       for (const [sid, what] of [
         [held.callSid, 'the call held over the drain'],
@@ -144,22 +148,77 @@ t.test('rolling restart of every replica during a steady stream of new calls: no
     })
   }
 
-  // Until every replacement has taken a call of the stream (round robin does so within a few calls). Only
-  // connected calls count: a call still waiting for its stream has the lease of the replica that answered its
-  // voice hook, and the replica its stream then lands on takes it over.
+  // Until every replacement has taken a call of the stream. nginx sends a restarted port one request per
+  // fail_timeout until one succeeds (within ~2 s of readiness here), then it is back in the round robin. Only
+  // connected calls count: a call waiting for its stream has the lease of the replica that answered its voice
+  // hook, and the replica its stream lands on takes the lease over when it connects. When that first request is a
+  // voice hook, its call streams to another replica: counting waiting calls ended the wait on it, the stream
+  // stopped, and no call of the stream had the replacement's lease in the end.
   const owners = async () =>
     new Set(
       (
         await db.selectFrom('sessions').select('lease_owner').where('call_sid', 'in', sids).where('started_at', 'is not', null).execute()
       ).map((r) => r.lease_owner),
     )
-  await eventually(async () => {
+  const waitFrom = Date.now()
+  const waited = await eventually(async () => {
     const seen = await owners()
     return restarts.every((r) => seen.has(r.replacement.leaseOwner)) ? true : undefined
-  }, 15_000).catch(() => undefined)
+  }, 15_000).then(
+    () => `every replacement had a connected call ${Date.now() - waitFrom} ms into the wait`,
+    () => `timed out after ${Date.now() - waitFrom} ms`,
+  )
   streaming = false
   await stream
   const done = await Promise.all(calls)
+
+  /** Where the stream's calls went around a restart: printed when a replacement took none of them. */
+  const whereCallsWent = async (r: Restart, port: number) => {
+    const ownerOf = new Map<string, string>()
+    for (const [i, x] of replicas.entries()) ownerOf.set(x.leaseOwner, `replica ${i + 1}`)
+    for (const [i, x] of restarts.entries()) ownerOf.set(x.replacement.leaseOwner, `replacement ${i + 1}`)
+    const connected = await db
+      .selectFrom('sessions')
+      .select('lease_owner')
+      .where('call_sid', 'in', sids)
+      .where('started_at', 'is not', null)
+      .execute()
+    const connectedCallsBy: Record<string, number> = {}
+    for (const { lease_owner } of connected) {
+      const who = ownerOf.get(lease_owner ?? '') ?? String(lease_owner)
+      connectedCallsBy[who] = (connectedCallsBy[who] ?? 0) + 1
+    }
+    // The process behind an upstream address at a time: the replacement once the replica it replaced exited.
+    const processAt = (upstream: string, at: number) => {
+      const i = ports.findIndex((p) => upstream === `127.0.0.1:${p}`)
+      if (i < 0) return upstream
+      const restart = restarts[i]
+      return `${restart !== undefined && at >= restart.exitedAt ? 'replacement' : 'replica'} ${i + 1} (port ${ports[i]})`
+    }
+    const kind = (uri: string) => (uri === HOOK ? 'voice hook' : 'media stream')
+    // A WebSocket's line is written when it closes: a stream still open is not listed.
+    const requests = lb
+      .accessLog()
+      .filter((l) => l.startedAt >= r.exitedAt && (l.uri === HOOK || l.uri.startsWith(STREAM_PATH)))
+      .sort((a, b) => a.startedAt - b.startedAt)
+      .slice(0, 80)
+      .map((l) => {
+        const to = l.tried.map((u, k) => `${processAt(u, l.startedAt)}: ${l.upstreamStatuses[k] ?? '?'}`).join(', then ')
+        return `${l.startedAt - r.readyAt} ms ${kind(l.uri)} -> ${to}`
+      })
+    return {
+      port,
+      readyAt: r.readyAt,
+      connectedCallsBy,
+      /** From the old process's exit, in ms from the replacement's readiness (502: connection refused). */
+      requests,
+      nginxErrorsForThisPort: lb
+        .errorLog()
+        .split('\n')
+        .filter((l) => l.includes(`127.0.0.1:${port}/`))
+        .map((l) => l.replace(/, client: .*?, upstream:/, ', upstream:')),
+    }
+  }
 
   const failed = done.filter((c) => c.result.outcome !== 'connected')
   t.equal(restarts.length, 3, 'every replica was restarted')
@@ -173,7 +232,10 @@ t.test('rolling restart of every replica during a steady stream of new calls: no
     t.ok(during >= 3, `${during} calls started while replica ${i + 1} drained and restarted`)
   }
   const seen = await owners()
-  for (const [i, r] of restarts.entries()) t.ok(seen.has(r.replacement.leaseOwner), `calls ran on replacement ${i + 1}`)
+  for (const [i, r] of restarts.entries()) {
+    const ran = seen.has(r.replacement.leaseOwner)
+    t.ok(ran, `calls ran on replacement ${i + 1}`, ran ? {} : { wait: waited, ...(await whereCallsWent(r, ports[i]!)) })
+  }
 
   const connected = done.filter((c) => c.result.outcome === 'connected').map((c) => c.callSid)
   const rows = await eventually(async () => {

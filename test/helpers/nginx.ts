@@ -35,6 +35,10 @@ export const UPSTREAM_FAIL_TIMEOUT_MS = 1_000
 
 /** One request as nginx logged it. */
 export interface AccessLogLine {
+  /** When nginx received the request (ms since the epoch; $msec less $request_time). */
+  startedAt: number
+  /** When the request ended and was logged (ms since the epoch): a WebSocket's when it closed. */
+  endedAt: number
   method: string
   uri: string
   /** The upstream whose answer the client got (the last one tried). */
@@ -43,7 +47,7 @@ export interface AccessLogLine {
   status: number
   /** Every upstream tried, in order: more than one when nginx passed the request on (a 503, a refused connection). */
   tried: string[]
-  /** The status each tried upstream answered (0 where none: a refused connection). */
+  /** The status each tried upstream answered: 502 where nginx could not connect (a refused connection), 0 where it logged none. */
   upstreamStatuses: number[]
 }
 
@@ -53,6 +57,8 @@ export interface Balancer {
   proc: ChildProcess
   /** Requests answered so far (a line is written when the request ends; a WebSocket's when it closes). */
   accessLog(): AccessLogLine[]
+  /** nginx's error log so far (level warn and above: an upstream it took out, a refused connection). */
+  errorLog(): string
   close(): Promise<void>
 }
 
@@ -76,7 +82,7 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
 events { worker_connections 1024; }
 http {
-  log_format voxgate '$request_method|$uri|$upstream_addr|$status|$upstream_status';
+  log_format voxgate '$msec|$request_method|$uri|$upstream_addr|$status|$upstream_status|$request_time';
   access_log ${dir}/access.log voxgate;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
@@ -134,12 +140,18 @@ http {
         .split('\n')
         .filter((l) => l.trim() !== '')
         .map((l) => {
-          const [method = '', uri = '', upstreams = '', status = '0', upstreamStatus = ''] = l.split('|')
+          const [msec = '0', method = '', uri = '', upstreams = '', status = '0', upstreamStatus = '', requestTime = '0'] = l.split('|')
           // Several upstreams are listed as "a, b" (and "a : b" across an internal redirect).
           const tried = upstreams.split(/\s*[,:]\s+/).filter((u) => u !== '')
           const upstreamStatuses = upstreamStatus.split(/\s*[,:]\s+/).map((s) => (s === '-' ? 0 : Number(s)))
-          return { method, uri, upstream: tried.at(-1) ?? '', status: Number(status), tried, upstreamStatuses }
+          const endedAt = Math.round(Number(msec) * 1000)
+          const startedAt = endedAt - Math.round(Number(requestTime) * 1000)
+          return { startedAt, endedAt, method, uri, upstream: tried.at(-1) ?? '', status: Number(status), tried, upstreamStatuses }
         })
+    },
+    errorLog() {
+      const file = join(dir, 'error.log')
+      return existsSync(file) ? readFileSync(file, 'utf8') : ''
     },
     async close() {
       if (proc.exitCode === null) {
