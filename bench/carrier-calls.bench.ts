@@ -21,7 +21,8 @@ const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '50,100,200,300').split(',').
 const RECORDING = process.env.CARRIER_BENCH_RECORDING === '1'
 
 async function run(calls: number): Promise<BenchRow> {
-  const { world, gateway, close, frameTimes } = await startBenchGateway({ recording: RECORDING })
+  const frameTimes: number[] = []
+  const { world, gateway, close } = await startBenchGateway({ recording: RECORDING, frameTiming: (ms) => frameTimes.push(ms) })
   const progress = (m: string) => process.stderr.write(`[carrier-calls ${calls}] ${m}\n`)
   // Memory per call: JS heap plus memory outside it (buffers, sockets) with the calls live, minus the same once
   // they have hung up; after a GC when --expose-gc allows one.

@@ -6,7 +6,7 @@
 // leaked: no session left live in the process or unended in the database, no lease held, handles back to where
 // they were before the first call. The verdict row: RSS growth after the first ten minutes (target < 5%), the
 // 20 ms rule, leaks. Run: `DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench -- soak`.
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 import { sharedNow, StallRecorder, uncovered } from './stalls.js'
 import { ask, CARRIER_NUMBER, PUBLIC_URL, startBenchGateway, startSentinel } from './carrier-bench-setup.js'
@@ -17,6 +17,13 @@ const SAMPLE_S = Number(process.env.SOAK_SAMPLE_SECONDS ?? 60)
 /** RSS is judged from this minute on (start-up, JIT and pools have settled). */
 const SETTLED_MINUTE = Math.min(10, MINUTES / 2)
 const MB = 1024 * 1024
+/** Names of the GC entry kinds (perf_hooks constants). */
+const GC_KINDS = new Map<number, string>([
+  [constants.NODE_PERFORMANCE_GC_MINOR, 'minor'],
+  [constants.NODE_PERFORMANCE_GC_MAJOR, 'major'],
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL, 'incremental'],
+  [constants.NODE_PERFORMANCE_GC_WEAKCB, 'weakcb'],
+])
 
 /** Handles the event loop holds (sockets, timers, servers): Node's own count of active resources. */
 function openHandles(): number {
@@ -31,7 +38,25 @@ function handleKinds(): string {
 }
 
 export async function bench(_: BenchOptions): Promise<BenchRow[]> {
-  const { world, gateway, store, close } = await startBenchGateway({ recording: false })
+  // Per sample: the slowest media frame's synchronous handling and the longest GC pause (maxima, not lists: an
+  // hour at 100 calls is 18 million frames).
+  let frameMax = 0
+  let gcMax = 0
+  const { world, gateway, store, close } = await startBenchGateway({
+    recording: false,
+    frameTiming: (ms) => {
+      if (ms > frameMax) frameMax = ms
+    },
+  })
+  let gcMaxKind = ''
+  const gcWatch = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (e.duration <= gcMax) continue
+      gcMax = e.duration
+      gcMaxKind = GC_KINDS.get((e as { detail?: { kind?: number } }).detail?.kind ?? 0) ?? '?'
+    }
+  })
+  gcWatch.observe({ entryTypes: ['gc'] })
   const progress = (m: string) => process.stderr.write(`[soak] ${m}\n`)
   const db = store.db
   const sentinel = await startSentinel()
@@ -54,6 +79,9 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
     const loop = monitorEventLoopDelay({ resolution: 1 })
     const stalls = new StallRecorder()
     const from = sharedNow()
+    frameMax = 0
+    gcMax = 0
+    gcMaxKind = ''
     loop.enable()
     stalls.start()
     await new Promise((r) => setTimeout(r, SAMPLE_S * 1000))
@@ -81,12 +109,15 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
       'turns in sample': (stats.turns ?? 0) - turnsBefore,
       'worst gateway delay ms': fmt(ownMs),
       'loop delay max ms': fmt(loop.max / 1e6),
+      'slowest frame ms': fmt(frameMax),
+      'longest GC ms': `${fmt(gcMax)} ${gcMaxKind}`,
     }
     turnsBefore = stats.turns ?? 0
     rows.push(row)
     progress(JSON.stringify(row))
   }
 
+  gcWatch.disconnect()
   progress('hanging up')
   await ask(world, 'done', { cmd: 'hangup' })
   // Let the last session.end webhooks and socket closes settle.
