@@ -51,50 +51,53 @@ if (skip !== undefined) {
     const sessionMs = (ended.ended_at?.getTime() ?? 0) - startedAt
     t.ok(Math.abs((left.length * 1000) / RATE - sessionMs) <= 100, `WAV ${(left.length * 1000) / RATE} ms vs session ${sessionMs} ms`)
 
-    // The microphone: half a second of speech as the gateway received it, found in the left channel at its time.
+    // The microphone: a frame of speech as the gateway received it, found in the left channel at its time.
     const frames = e2e.audioIn.filter((f) => f.socket === socket)
     const loud = frames.findIndex((f) => rms(new Int16Array(f.pcm.buffer.slice(f.pcm.byteOffset, f.pcm.byteOffset + f.pcm.length))) > 1000)
     t.ok(loud >= 0, 'speech reached the gateway')
-    const first = frames[loud] as (typeof frames)[number]
-    const joined = Buffer.concat(frames.slice(loud, loud + 40).map((f) => f.pcm))
-    const needle8k = new Int16Array(joined.length / 2)
-    for (let i = 0; i < needle8k.length; i++) needle8k[i] = joined.readInt16LE(i * 2)
     // No timestamps on the browser's wire: the microphone captures continuously, so its media time is the audio
     // received so far, and arrivals can only be late: the stream's zero is the earliest any arrival allows (until a
     // pause of over half a second starts it again). Audio sits at zero + media time; when a later arrival lowers the
-    // zero, audio not yet written moves back with it. So the loud frame sits between zero + media time as of its
-    // arrival and the lowest zero of its stretch of microphone audio + media time.
+    // zero, audio not yet written moves back with it, and audio already written keeps its place, its tail overwritten
+    // by the audio after it (by at most how far the zero fell). So a frame sits between zero + media time as of its
+    // arrival and the lowest zero of its stretch of microphone audio + media time, and only its head is sure to be
+    // there: the frame minus that fall (and the recorder's 3 ms snap).
     let zero = Number.POSITIVE_INFINITY
     let media = 0
-    let atArrival = 0
-    let loudMedia = 0
+    const placed: { k: number; mediaStart: number; zeroAtArrival: number }[] = []
     for (const [k, f] of frames.entries()) {
       media += f.pcm.length / 16
       const arrived = f.at - startedAt
       if (arrived - (zero + media) > 500) {
         if (k > loud) break
         zero = Number.POSITIVE_INFINITY
+        placed.length = 0
       }
       zero = Math.min(zero, arrived - media)
-      if (k === loud) {
-        loudMedia = media - first.pcm.length / 16
-        atArrival = zero + loudMedia
-      }
+      if (k >= loud) placed.push({ k, mediaStart: media - f.pcm.length / 16, zeroAtArrival: zero })
     }
-    const settled = zero + loudMedia
-    const expected = atArrival
+    const pcm8k = (b: Buffer) => new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length))
+    // The first loud frame whose sure head still holds speech (the first loud frame is often the onset, loud only at
+    // its end, which is the part a later arrival may overwrite).
+    const candidate = placed
+      .map((p) => {
+        const samples = pcm8k((frames[p.k] as (typeof frames)[number]).pcm)
+        const head = samples.subarray(0, Math.max(0, samples.length - Math.ceil((p.zeroAtArrival - zero + 3) * 8)))
+        return { ...p, head, settled: zero + p.mediaStart, expected: p.zeroAtArrival + p.mediaStart }
+      })
+      .find((c) => c.head.length >= 8 * 40 && rms(c.head) > 1000)
     if (e2e.throttled.has(socket)) {
       // On a starved machine Chromium sends a backlog faster than real time and the gateway drops some of it: what
       // was received is then not what was recorded, and the comparison below would measure nothing.
       t.comment('microphone audio was throttled on this run: its placement is not compared')
-    } else {
+    } else if (t.ok(candidate !== undefined, 'a loud frame of at least 40 ms that later audio cannot overwrite') && candidate) {
+      const { head: needle8k, settled, expected } = candidate
       // The left channel at 8 kHz (every other sample of the 16 kHz upsampling) against what was received.
       let best = { lagMs: Number.NaN, score: -1 }
-      // The loud frame alone: frames after it may sit a little earlier (a less delayed arrival moves the zero).
-      const n = Math.min(needle8k.length, first.pcm.length / 2)
+      const n = needle8k.length
       let nn = 0
       for (let i = 0; i < n; i++) nn += (needle8k[i] as number) ** 2
-      for (let lag = Math.max(0, at(expected - 300)); lag <= at(expected + 300); lag++) {
+      for (let lag = Math.max(0, at(settled - 300)); lag <= at(expected + 300); lag++) {
         let dot = 0
         let hh = 0
         for (let i = 0; i < n; i++) {
@@ -105,7 +108,7 @@ if (skip !== undefined) {
         const score = hh === 0 ? 0 : dot / Math.sqrt(hh * nn)
         if (score > best.score) best = { lagMs: (lag * 1000) / RATE, score }
       }
-      t.ok(best.score > 0.8, `the microphone audio is in the left channel (correlation ${best.score.toFixed(3)})`)
+      t.ok(best.score > 0.8, `the microphone audio is in the left channel (correlation ${best.score.toFixed(3)}, ${n / 8} ms)`)
       t.ok(
         best.lagMs >= Math.min(settled, expected) - 40 && best.lagMs <= expected + 40,
         `at ${best.lagMs} ms, arrival allows ${settled} to ${expected} ms`,
