@@ -8,7 +8,8 @@
 // 20 ms rule, leaks. Run: `DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench -- soak`.
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
-import { sharedNow, StallRecorder, uncovered } from './stalls.js'
+import { type Stall, sharedNow, StallRecorder, uncovered } from './stalls.js'
+import { sharedVadBatcher } from '../pipeline/vad/vad-batcher.js'
 import { ask, CARRIER_NUMBER, PUBLIC_URL, startBenchGateway, startSentinel } from './carrier-bench-setup.js'
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 60)
@@ -49,8 +50,13 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
     },
   })
   let gcMaxKind = ''
+  // This sample's GC pauses on the shared clock, to tell how much of the worst delay was a collection (bounded: a
+  // minute holds about 150 scavenges and 12 full collections).
+  const gcPauses: Stall[] = []
   const gcWatch = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
+      const from = performance.timeOrigin + e.startTime
+      if (gcPauses.length < 10_000) gcPauses.push({ from, to: from + e.duration })
       if (e.duration <= gcMax) continue
       gcMax = e.duration
       gcMaxKind = GC_KINDS.get((e as { detail?: { kind?: number } }).detail?.kind ?? 0) ?? '?'
@@ -73,6 +79,7 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
   const rows: BenchRow[] = []
   const t0 = performance.now()
   let turnsBefore = 0
+  let vadBefore = { ...sharedVadBatcher().stats }
   let worstOwnMs = 0
   const rss: { minute: number; mb: number }[] = []
   for (let i = 1; i * SAMPLE_S <= MINUTES * 60; i++) {
@@ -81,6 +88,7 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
     const from = sharedNow()
     frameMax = 0
     gcMax = 0
+    gcPauses.length = 0
     gcMaxKind = ''
     loop.enable()
     stalls.start()
@@ -88,13 +96,26 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
     loop.disable()
     const own = stalls.stop()
     const machine = await sentinel.since(from)
-    const ownMs = Math.max(0, ...own.map((s) => uncovered(s, machine) - 1))
+    let ownMs = 0
+    let worst: Stall | undefined
+    for (const s of own) {
+      const ms = uncovered(s, machine) - 1
+      if (ms > ownMs) {
+        ownMs = ms
+        worst = s
+      }
+    }
+    // Of the worst delay, the part V8 spent collecting; the rest is our code, or callbacks a collection queued.
+    const gcInWorst = worst === undefined ? 0 : worst.to - worst.from - uncovered(worst, gcPauses)
     const minuteNow = (performance.now() - t0) / 60_000
     // Judged once settled, as memory is: the first samples hold start-up (model load, JIT, pools).
     if (minuteNow >= SETTLED_MINUTE) worstOwnMs = Math.max(worstOwnMs, ownMs)
     const { stats } = (await ask(world, 'stats', { cmd: 'stats' })) as { stats: Record<string, number> }
     const m = process.memoryUsage()
     const minute = minuteNow
+    // Model calls: each returns its outputs in buffers that V8 tracks with a weak handle until a full GC.
+    const vad = { ...sharedVadBatcher().stats }
+    const batches = vad.batches - vadBefore.batches
     rss.push({ minute, mb: m.rss / MB })
     const row: BenchRow = {
       minute: fmt(minute),
@@ -108,11 +129,15 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
       'ended by gateway': stats.endedByGateway ?? 0,
       'turns in sample': (stats.turns ?? 0) - turnsBefore,
       'worst gateway delay ms': fmt(ownMs),
+      'GC in it ms': fmt(gcInWorst),
       'loop delay max ms': fmt(loop.max / 1e6),
       'slowest frame ms': fmt(frameMax),
+      'VAD calls / s': fmt(batches / SAMPLE_S),
+      'frames per VAD call': fmt(batches === 0 ? 0 : (vad.frames - vadBefore.frames) / batches),
       'longest GC ms': `${fmt(gcMax)} ${gcMaxKind}`,
     }
     turnsBefore = stats.turns ?? 0
+    vadBefore = vad
     rows.push(row)
     progress(JSON.stringify(row))
   }
