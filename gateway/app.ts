@@ -26,6 +26,7 @@ import type { RecordingObjectStore } from './sessions/recording/object-store.js'
 import { EgressPolicy, type WebhookEgress } from './webhooks/egress-policy.js'
 import { egressFetch } from './webhooks/egress-fetch.js'
 import { healthRouter } from '../api/routes/health.js'
+import { tuneGarbageCollection } from './gc-tuning.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
 import { carrierHooksRouter } from '../api/routes/carrier-hooks.js'
 import { outboundCallsRouter } from '../api/routes/outbound-calls.js'
@@ -221,6 +222,7 @@ export function buildApp(
 /** Starts the HTTP server (REST and WebSocket upgrades) and the session manager. */
 export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, store, log } = deps
+  tuneGarbageCollection()
   const metrics = new PrometheusMetrics(() => [...sessions.live.values()].map((s) => s.channel))
   const stopVadMetrics = observeSharedVad(metrics.vad)
   // Loaded only when configured: without an endpoint no OpenTelemetry SDK code is imported.
