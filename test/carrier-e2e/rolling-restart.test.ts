@@ -270,11 +270,15 @@ t.test('rolling restart of every replica during a steady stream of new calls: no
     hooks.every((l) => l.status === 200),
     `nginx answered every voice hook 200 (${hooks.length})`,
   )
-  const passedOn = hooks.filter((l) => l.tried.length > 1)
-  const by503 = passedOn.filter((l) => l.upstreamStatuses.includes(503)).length
+  // Which call starts met a draining or stopped replica is up to round robin, and the stream's requests (hook,
+  // stream, callbacks) alias with it: hooks alone may all miss a draining replica (seen once in CI). A stream or a
+  // hook sent to a stopped one is refused and passed on, and some request reaches each port while it is down.
+  const passedOn = lb.accessLog().filter((l) => (l.uri === HOOK || l.uri.startsWith(STREAM_PATH)) && l.tried.length > 1)
+  const hooksPassedOn = passedOn.filter((l) => l.uri === HOOK)
+  const by503 = hooksPassedOn.filter((l) => l.upstreamStatuses.includes(503)).length
   t.ok(
     passedOn.length > 0,
-    `${passedOn.length} voice hooks passed to another replica (${by503} after a 503, the rest after a refused connection)`,
+    `${passedOn.length} call starts passed to another replica: ${hooksPassedOn.length} voice hooks (${by503} after a 503), ${passedOn.length - hooksPassedOn.length} media streams`,
   )
 })
 
