@@ -1,6 +1,6 @@
 /**
  * Garbage collection tuned for the audio path: V8's old generation may grow to twice its live size before a full
- * (mark-compact) collection, instead of the 10-30% V8 allows a process that spends little time collecting.
+ * (mark-compact) collection, instead of the 10-40% V8 allowed (measured) a process that spends little time collecting.
  *
  * Why: every full collection stops the event loop for 3-12 ms (measured at 100 calls, bench/soak), and frames that
  * arrive meanwhile wait behind it. A gateway's live heap is small and steady (about 46 MB at 100 calls) while it

@@ -53,7 +53,8 @@ if (skip !== undefined) {
 
     // The microphone: a frame of speech as the gateway received it, found in the left channel at its time.
     const frames = e2e.audioIn.filter((f) => f.socket === socket)
-    const loud = frames.findIndex((f) => rms(new Int16Array(f.pcm.buffer.slice(f.pcm.byteOffset, f.pcm.byteOffset + f.pcm.length))) > 1000)
+    const pcm8k = (b: Buffer) => new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length))
+    const loud = frames.findIndex((f) => rms(pcm8k(f.pcm)) > 1000)
     t.ok(loud >= 0, 'speech reached the gateway')
     // No timestamps on the browser's wire: the microphone captures continuously, so its media time is the audio
     // received so far, and arrivals can only be late: the stream's zero is the earliest any arrival allows (until a
@@ -76,7 +77,6 @@ if (skip !== undefined) {
       zero = Math.min(zero, arrived - media)
       if (k >= loud) placed.push({ k, mediaStart: media - f.pcm.length / 16, zeroAtArrival: zero })
     }
-    const pcm8k = (b: Buffer) => new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length))
     // The first loud frame whose sure head still holds speech (the first loud frame is often the onset, loud only at
     // its end, which is the part a later arrival may overwrite).
     const candidate = placed
