@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { parseCidr } from './webhooks/egress-policy.js'
 import type { RecordingObjectStoreConfig } from './sessions/recording/object-store.js'
+import type { UrlPolicy } from '../pipeline/config/webhook-url.js'
 import type { VendorSetting } from '../pipeline/vendor/vendor-transport.js'
 import type { VendorAvailability } from '../pipeline/config/vendor-rewrites.js'
 
@@ -18,6 +19,8 @@ export interface GatewayConfig {
   otlpEndpoint: string | undefined
   logLevel: string
   allowInsecureWebhooks: boolean
+  /** The webhook URL policy every check uses: ALLOW_INSECURE_WEBHOOKS, and the gateway's own tunnel addresses. */
+  webhookPolicy: UrlPolicy
   /** CIDR ranges webhooks may reach although the built-in egress rules refuse them (`WEBHOOK_ALLOW_CIDRS`). */
   webhookAllowCidrs: string[]
   /** CIDR ranges webhooks may never reach (`WEBHOOK_DENY_CIDRS`), on top of the built-in rules. */
@@ -122,9 +125,12 @@ function vendor(env: Env, prefix: string, defUrl: string, schemes: string[], url
   return { url: url(env, urlVar, defUrl, schemes) as string, apiKey: str(env, `${prefix}_API_KEY`) }
 }
 
+/** The gateway's port when PORT is not set: off 3000, which the SPEC gives the developer's own project (`voxgate tunnel --port`). */
+export const DEFAULT_PORT = 8080
+
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): GatewayConfig {
-  const port = int(env, 'PORT', 3000, 0, 65535)
+  const port = int(env, 'PORT', DEFAULT_PORT, 0, 65535)
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase()
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
   const adminToken = str(env, 'ADMIN_TOKEN')
@@ -137,17 +143,24 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
   }
   const host = str(env, 'HOST') ?? '0.0.0.0'
   if (!/^[\w.:-]+$/.test(host)) throw new ConfigError('HOST', `is not a host name or address: "${host}"`)
+  const publicUrl = url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http', 'https']) as string
+  const allowInsecureWebhooks = bool(env, 'ALLOW_INSECURE_WEBHOOKS')
   return {
     port,
     host,
-    publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http', 'https']) as string,
+    publicUrl,
     databaseUrl: url(env, 'DATABASE_URL', undefined, ['postgres', 'postgresql']),
     dataDir: resolve(str(env, 'DATA_DIR') ?? './data'),
     adminToken,
     metricsToken: str(env, 'METRICS_TOKEN'),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', undefined, ['http', 'https']),
     logLevel,
-    allowInsecureWebhooks: bool(env, 'ALLOW_INSECURE_WEBHOOKS'),
+    allowInsecureWebhooks,
+    webhookPolicy: {
+      allowInsecureLoopback: allowInsecureWebhooks,
+      trustedPrefixes: [new URL(`${publicUrl}/tunnel/`).href],
+      insecureHint: 'plain http to a loopback host is accepted when the gateway runs with ALLOW_INSECURE_WEBHOOKS=true',
+    },
     webhookAllowCidrs: cidrs(env, 'WEBHOOK_ALLOW_CIDRS'),
     webhookDenyCidrs: cidrs(env, 'WEBHOOK_DENY_CIDRS'),
     trustProxy: bool(env, 'TRUST_PROXY'),

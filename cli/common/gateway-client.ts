@@ -1,3 +1,4 @@
+import { DEFAULT_PORT } from '../../gateway/config.js'
 import { CliError } from './cli-errors.js'
 import { readLoginConfig } from './config-file.js'
 import type { Parsed } from './args.js'
@@ -10,9 +11,9 @@ export interface Connection {
 }
 
 /** The default gateway: a `voxgate serve` on this machine. */
-export const DEFAULT_GATEWAY = 'http://localhost:3000'
+export const DEFAULT_GATEWAY = `http://localhost:${DEFAULT_PORT}`
 
-/** The gateway URL: `--gateway`, else VOXGATE_GATEWAY, else the login's, else http://localhost:3000. */
+/** The gateway URL: `--gateway`, else VOXGATE_GATEWAY, else the login's, else http://localhost:8080. */
 export function resolveGateway(p: Parsed, env: NodeJS.ProcessEnv): string {
   const raw = stringFlag(p, 'gateway') ?? nonEmpty(env.VOXGATE_GATEWAY) ?? readLoginConfig(env)?.gateway ?? DEFAULT_GATEWAY
   let url: URL

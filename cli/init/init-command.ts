@@ -14,7 +14,7 @@ Then: cd <folder> && npm install && npm start, and \`voxgate tunnel\` in that fo
 
   --agent-id <id>    link an existing agent of your organization instead of creating one
   --port <number>    the port the project listens on (default 3000; the tunnel's default too)
-  --gateway <url>    gateway URL (default: VOXGATE_GATEWAY, the login's, http://localhost:3000)
+  --gateway <url>    gateway URL (default: VOXGATE_GATEWAY, the login's, http://localhost:8080)
   --api-key <key>    organization API key (default: VOXGATE_API_KEY, the key stored by voxgate login)
 `
 

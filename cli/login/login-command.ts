@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import { parseCommand, stringFlag } from '../common/args.js'
 import { CliError } from '../common/cli-errors.js'
-import { api, errorText, resolveConnection, resolveGateway } from '../common/gateway-client.js'
+import { DEFAULT_GATEWAY, api, errorText, resolveConnection, resolveGateway } from '../common/gateway-client.js'
 import { configPath, readLoginConfig, removeLoginConfig, writeLoginConfig } from '../common/config-file.js'
 import { openBrowser } from './open-browser.js'
 
@@ -13,7 +13,7 @@ to act for, check that the page shows the same code, and approve. The CLI then r
 for that organization, stored in $XDG_CONFIG_HOME/voxgate/config.json (else ~/.config/voxgate/config.json) with
 mode 0600. Codes expire after 10 minutes and work once.
 
-  --gateway <url>   the gateway (default: VOXGATE_GATEWAY, then http://localhost:3000)
+  --gateway <url>   the gateway (default: VOXGATE_GATEWAY, then http://localhost:8080)
 `
 export const LOGOUT_USAGE = `usage: voxgate logout
 
@@ -33,7 +33,7 @@ export async function loginCommand(args: string[], env: NodeJS.ProcessEnv, out: 
   }
   // The login's own gateway is not a default for a new login: a new one starts from the flag or the environment.
   const gateway = resolveGateway(
-    { values: { gateway: stringFlag(p, 'gateway') ?? env.VOXGATE_GATEWAY ?? 'http://localhost:3000' }, positionals: [] },
+    { values: { gateway: stringFlag(p, 'gateway') ?? env.VOXGATE_GATEWAY ?? DEFAULT_GATEWAY }, positionals: [] },
     env,
   )
   const start = await api(gateway, 'POST', '/v1/cli/device_authorizations', {

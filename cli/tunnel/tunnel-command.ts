@@ -24,7 +24,7 @@ previous webhook URL is restored; if this process or the gateway dies, the gatew
   --path <path>     the local path webhooks go to (default /api/agent)
   --port <number>   the local port (default 3000)
   --tail            print the agent's sessions, turns and webhook exchanges as they happen
-  --gateway <url>   gateway URL (default: VOXGATE_GATEWAY, the login's, http://localhost:3000)
+  --gateway <url>   gateway URL (default: VOXGATE_GATEWAY, the login's, http://localhost:8080)
   --api-key <key>   organization API key (default: VOXGATE_API_KEY, the key stored by voxgate login)
 `
 

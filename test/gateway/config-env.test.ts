@@ -3,20 +3,25 @@ import { loadConfig, ConfigError } from '../../gateway/config.js'
 
 t.test('defaults on an empty environment', async (t) => {
   const c = loadConfig({})
-  t.equal(c.port, 3000)
+  t.equal(c.port, 8080)
   t.equal(c.host, '0.0.0.0')
-  t.equal(c.publicUrl, 'http://localhost:3000')
+  t.equal(c.publicUrl, 'http://localhost:8080')
   t.equal(c.databaseUrl, undefined)
   t.match(c.dataDir, /\/data$/)
   t.equal(c.adminToken, undefined)
   t.equal(c.logLevel, 'info')
   t.equal(c.allowInsecureWebhooks, false)
+  t.strictSame(c.webhookPolicy.trustedPrefixes, ['http://localhost:8080/tunnel/'], "the gateway's own tunnel addresses")
+  t.equal(c.webhookPolicy.allowInsecureLoopback, false)
   t.equal(c.llm.url, 'https://api.openai.com/v1')
   t.equal(c.sttVendorA.apiKey, undefined)
 })
 
 t.test('PUBLIC_URL follows PORT and trailing slashes are dropped', async (t) => {
-  t.equal(loadConfig({ PORT: '8080' }).publicUrl, 'http://localhost:8080')
+  t.equal(loadConfig({ PORT: '3000' }).publicUrl, 'http://localhost:3000')
+  t.strictSame(loadConfig({ PUBLIC_URL: 'https://gw.example.com/voice/' }).webhookPolicy.trustedPrefixes, [
+    'https://gw.example.com/voice/tunnel/',
+  ])
   t.equal(loadConfig({ PUBLIC_URL: 'https://gw.example.com/voice/' }).publicUrl, 'https://gw.example.com/voice')
 })
 
