@@ -123,7 +123,7 @@ function carrierPath(deps: GatewayDeps, sessions: SessionManager, egress: Webhoo
       log: deps.log,
       carrier,
       sessions,
-      allowInsecureWebhooks: deps.config.allowInsecureWebhooks,
+      webhookPolicy: deps.config.webhookPolicy,
       webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
       egress: egress.policy,
     },
@@ -167,7 +167,7 @@ export function buildApp(
   const linkDeps = {
     db: store.db,
     publicUrl: config.publicUrl,
-    allowInsecureWebhooks: config.allowInsecureWebhooks,
+    webhookPolicy: config.webhookPolicy,
     metrics,
     egress: egress?.policy,
   }
@@ -189,7 +189,7 @@ export function buildApp(
   // Fixed paths (/v1/agents/web/...) are registered before /v1/agents/:agent_id so they win.
   const sessionRoutes = sessionsRouter({
     db: store.db,
-    allowInsecureWebhooks: config.allowInsecureWebhooks,
+    webhookPolicy: config.webhookPolicy,
     liveUsage: (id) => sessions.live.get(id)?.usageSoFar(),
     endSession: (id) => sessions.endAnywhere(id, 'hangup'),
     metrics,
@@ -198,7 +198,7 @@ export function buildApp(
   const agents = agentsRouter({
     db: store.db,
     vendors: vendorAvailability(config),
-    allowInsecureWebhooks: config.allowInsecureWebhooks,
+    webhookPolicy: config.webhookPolicy,
     egress: egress?.policy,
   })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
@@ -211,7 +211,7 @@ export function buildApp(
   v1.use(account.routes(), account.allowedMethods({ throw: true }))
   const sessionList = sessionListRouter({ db: store.db })
   v1.use(sessionList.routes(), sessionList.allowedMethods({ throw: true }))
-  const deliveries = webhookDeliveriesRouter({ db: store.db, allowInsecureWebhooks: config.allowInsecureWebhooks, log, egress })
+  const deliveries = webhookDeliveriesRouter({ db: store.db, webhookPolicy: config.webhookPolicy, log, egress })
   v1.use(deliveries.routes(), deliveries.allowedMethods({ throw: true }))
   const links = agentLinksRouter(linkDeps)
   v1.use(links.routes(), links.allowedMethods({ throw: true }))
@@ -254,7 +254,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       metrics: tracing === undefined ? metrics : fanOutMetrics(metrics, tracing.metrics),
       db: store.db,
       log,
-      allowInsecureWebhooks: config.allowInsecureWebhooks,
+      webhookPolicy: config.webhookPolicy,
       usageRatePerMinute: config.usageRatePerMinute,
       vendors: { sttVendorA: config.sttVendorA, sttVendorB: config.sttVendorB, ttsVendorA: config.ttsVendorA, llm: config.llm },
       recording: {
@@ -283,8 +283,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   mover?.start()
   path = carrierPath(deps, sessions, egress)
   const tunnels =
-    deps.tunnels ??
-    new TunnelHub({ db: store.db, notifications: store.notifications, log, swap: webhookSwap(config.allowInsecureWebhooks) })
+    deps.tunnels ?? new TunnelHub({ db: store.db, notifications: store.notifications, log, swap: webhookSwap(config.webhookPolicy) })
   tunnels.start()
   const app = buildApp({ ...deps, tunnels }, sessions, { path, metrics, recordingObjects, egress })
   const server = createServer(app.callback())

@@ -2,6 +2,7 @@
  * Agent links (an addition to the SPEC): a link opens the demo page at `/` talking to one agent, with no API key
  * in the page or the URL. The link's token sits in the URL fragment, which browsers never send to a server.
  */
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import Router from '@koa/router'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
@@ -33,7 +34,7 @@ export const createLinkSchema = z.strictObject({})
 interface AgentLinkDeps {
   db: Kysely<Database>
   publicUrl: string
-  allowInsecureWebhooks: boolean
+  webhookPolicy: UrlPolicy
   /** Counts sessions refused at authorization. */
   metrics?: RefusalCounter | undefined
   /** Refuses override webhook URLs pointing where webhooks may not go. */
@@ -95,7 +96,7 @@ export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
         origin: { channel: 'browser' },
       },
       {
-        allowInsecureWebhooks: deps.allowInsecureWebhooks,
+        webhookPolicy: deps.webhookPolicy,
         refused: (reason) => deps.metrics?.sessionRefused('browser', reason),
         egress: deps.egress,
       },

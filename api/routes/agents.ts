@@ -1,3 +1,4 @@
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import Router from '@koa/router'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
@@ -45,8 +46,8 @@ function listShape(a: Agent) {
 }
 
 /** Validates a pipeline config or throws 400 with every problem, each naming its field. */
-export function validConfigOr400(config: unknown, allowInsecureLoopback: boolean, egress?: EgressPolicy): unknown {
-  const r = validatePipelineConfig(config, { allowInsecureLoopback })
+export function validConfigOr400(config: unknown, policy: UrlPolicy, egress?: EgressPolicy): unknown {
+  const r = validatePipelineConfig(config, policy)
   if (!r.ok) throw voxError('validation_failed', r.errors.join('; '), { details: r.errors })
   const refused = configUrlRefusals(egress, r.config)
   if (refused.length > 0) throw voxError('validation_failed', refused.join('; '), { details: refused })
@@ -57,7 +58,7 @@ export function validConfigOr400(config: unknown, allowInsecureLoopback: boolean
 export function agentsRouter(deps: {
   db: Kysely<Database>
   vendors: VendorAvailability
-  allowInsecureWebhooks: boolean
+  webhookPolicy: UrlPolicy
   egress?: EgressPolicy | undefined
 }): Router<ApiState> {
   const { db } = deps
@@ -71,7 +72,7 @@ export function agentsRouter(deps: {
     const body = parseOr400(createAgentSchema, await readJsonObject(ctx))
     const template = await getTemplate(db, body.template_id)
     if (template === undefined) throw voxError('template_not_found', `agent template ${body.template_id} not found`)
-    const config = validConfigOr400(withAvailableVendors(template.config as never, deps.vendors), deps.allowInsecureWebhooks, deps.egress)
+    const config = validConfigOr400(withAvailableVendors(template.config as never, deps.vendors), deps.webhookPolicy, deps.egress)
     const agent = await createAgent(db, {
       organizationId: ctx.state.organizationId,
       name: body.name,
@@ -92,11 +93,11 @@ export function agentsRouter(deps: {
     const body = parseOr400(updateAgentSchema, await readJsonObject(ctx))
     const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
     if (row === undefined) throw voxError('agent_not_found')
-    let config: unknown = body.config === undefined ? undefined : validConfigOr400(body.config, deps.allowInsecureWebhooks, deps.egress)
+    let config: unknown = body.config === undefined ? undefined : validConfigOr400(body.config, deps.webhookPolicy, deps.egress)
     let demoMode: boolean | undefined
     if (body.webhook_url !== undefined) {
       const base = (config ?? row.config) as never
-      config = validConfigOr400(withWebhookUrl(base, body.webhook_url), deps.allowInsecureWebhooks, deps.egress)
+      config = validConfigOr400(withWebhookUrl(base, body.webhook_url), deps.webhookPolicy, deps.egress)
       demoMode = false
     }
     const agent = await updateAgent(db, ctx.state.organizationId, row.id, { name: body.name, config, demo_mode: demoMode })

@@ -1,3 +1,4 @@
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import Router from '@koa/router'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
@@ -34,7 +35,7 @@ const MAX_METADATA_BYTES = 16 * 1024
 /** What the sessions routes need; `liveUsage` reads a session running on this process (undefined otherwise). */
 export interface SessionsRouterDeps {
   db: Kysely<Database>
-  allowInsecureWebhooks: boolean
+  webhookPolicy: UrlPolicy
   liveUsage?: ((sessionId: string) => LiveUsage | undefined) | undefined
   /** Ends a connected session wherever it runs (this process or another replica). */
   endSession?: ((sessionId: string) => Promise<void>) | undefined
@@ -71,7 +72,7 @@ export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
         origin: { channel: 'browser' },
       },
       {
-        allowInsecureWebhooks: deps.allowInsecureWebhooks,
+        webhookPolicy: deps.webhookPolicy,
         refused: (reason) => deps.metrics?.sessionRefused('browser', reason),
         egress: deps.egress,
       },

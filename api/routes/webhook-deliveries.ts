@@ -1,3 +1,4 @@
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import Router from '@koa/router'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -29,7 +30,7 @@ const BASE = '/v1/agents/:agent_id/sessions/:session_id/webhook_deliveries'
  */
 export function webhookDeliveriesRouter(deps: {
   db: Kysely<Database>
-  allowInsecureWebhooks: boolean
+  webhookPolicy: UrlPolicy
   log: Log
   egress?: WebhookEgress | undefined
 }): Router<ApiState> {
@@ -57,7 +58,7 @@ export function webhookDeliveriesRouter(deps: {
     if (delivery.body === '') throw voxError('webhook_delivery_not_resendable', 'the body was too large to keep')
     const agent = await getAgentRow(db, organizationId, row.agent_id)
     if (agent === undefined) throw voxError('agent_not_found')
-    const policy = { allowInsecureLoopback: deps.allowInsecureWebhooks }
+    const policy = deps.webhookPolicy
     const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, policy)
     const hook = resolved.ok ? resolved.config.session_webhook : undefined
     const url = hook?.url ?? delivery.url

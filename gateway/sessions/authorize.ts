@@ -1,3 +1,4 @@
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import type { Kysely } from 'kysely'
 import type { Database } from '../store/schema.js'
 import { voxError } from '../../core/errors.js'
@@ -43,7 +44,7 @@ export async function authorizeSession(
   db: Kysely<Database>,
   input: AuthorizeInput,
   options: {
-    allowInsecureWebhooks: boolean
+    webhookPolicy: UrlPolicy
     /** Told when the organization is refused a session (the refusals metric counts it). */
     refused?: ((reason: 'insufficient_balance' | 'concurrency_limit') => void) | undefined
     /** Refuses an override's webhook URLs that point where webhooks may not go (the gateway's egress policy). */
@@ -53,7 +54,7 @@ export async function authorizeSession(
   const agent = await getAgentRow(db, input.organizationId, input.agentId)
   if (agent === undefined) throw voxError('invalid_agent_id', `invalid agent id: ${input.agentId}`)
 
-  const policy = { allowInsecureLoopback: options.allowInsecureWebhooks }
+  const policy = options.webhookPolicy
   let override: unknown
   if (input.configOverride !== undefined && input.configOverride !== null) {
     const checked = validateConfigOverride(input.configOverride, policy)

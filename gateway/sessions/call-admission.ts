@@ -75,7 +75,7 @@ export interface AnsweredCall {
   readonly credentials: CarrierCredentials
 }
 
-type AdmissionDeps = Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'allowInsecureWebhooks' | 'watchdog' | 'streamConnectTimeoutMs'>
+type AdmissionDeps = Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'webhookPolicy' | 'watchdog' | 'streamConnectTimeoutMs'>
 
 /** The agent and organization holding the dialled number; `not_in_service` when none does. */
 export async function findDialledNumber(deps: Pick<CallDeps, 'db' | 'log'>, call: HookCall): Promise<DialledNumber | RefusedCall> {
@@ -129,7 +129,7 @@ export async function admitInboundCall(
         },
         holdLease: { owner: deps.sessions.keeper.owner, ttlMs: deps.sessions.keeper.ttlMs },
       },
-      { allowInsecureWebhooks: deps.allowInsecureWebhooks },
+      { webhookPolicy: deps.webhookPolicy },
     )
     deps.log.info({ ...logFields, session_id: auth.sessionId, direction: call.direction }, 'carrier call authorized')
     return awaitStream(deps, auth.sessionId, auth.clientSessionKey)

@@ -3,6 +3,7 @@
  * process's database, log and sessions, the deadlines of calls that wait, and a narrow view of the carrier.
  * Each function takes only the fields it uses.
  */
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import type { Kysely } from 'kysely'
 import type { CallStatus, FinalCallStatus } from '../../core/call-status.js'
 import type { CarrierCredentials } from '../../core/carrier-credentials.js'
@@ -67,7 +68,7 @@ export interface CallDeps {
   readonly log: Log
   readonly carrier: CallCarrier
   readonly sessions: SessionManager
-  readonly allowInsecureWebhooks: boolean
+  readonly webhookPolicy: UrlPolicy
   readonly webhookDelivery: DeliveryOptions | undefined
   /** Refuses webhook URLs of a call's config override that point where webhooks may not go. */
   readonly egress?: EgressPolicy | undefined
@@ -80,7 +81,7 @@ export interface CallDeps {
 
 /** Builds the call deps of a process; its watchdog ends (and hangs up) a waiting call whose deadline passed. */
 export function createCallDeps(
-  base: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'allowInsecureWebhooks' | 'webhookDelivery' | 'egress'>,
+  base: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'webhookPolicy' | 'webhookDelivery' | 'egress'>,
   timeouts: CallTimeouts = {},
 ): CallDeps {
   // The deps and the watchdog refer to each other: the watchdog ends calls through the deps.

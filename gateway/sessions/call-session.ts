@@ -1,3 +1,4 @@
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { Log } from '../../core/log.js'
@@ -48,7 +49,7 @@ export interface SessionTransport {
 export interface SessionDeps {
   db: Kysely<Database>
   log: Log
-  allowInsecureWebhooks: boolean
+  webhookPolicy: UrlPolicy
   usageRatePerMinute: number
   webhookDelivery?: DeliveryOptions
   /** Length of a "minute" for the SPEC's minute-based timeouts; tests shorten it. */
@@ -159,7 +160,7 @@ export class CallSession {
         { url: hook.url, secret: webhookSecret, customHeaders: hook.custom_headers },
         deps.log.child({ session_id: row.id }),
         {
-          allowInsecureLoopback: deps.allowInsecureWebhooks,
+          policy: deps.webhookPolicy,
           ...deps.webhookDelivery,
           onResult: (r) => this.#metrics.webhookDelivery('lifecycle', deliveryOutcome(r)),
           journal: sessionDeliveryJournal(deps.db, deps.log, row),
@@ -176,9 +177,7 @@ export class CallSession {
     const agent = await getAgentRow(deps.db, row.organization_id, row.agent_id)
     const org = await getOrganizationRow(deps.db, row.organization_id)
     const resolved =
-      agent === undefined
-        ? undefined
-        : resolveSessionConfig(agent.config, row.config_override ?? undefined, { allowInsecureLoopback: deps.allowInsecureWebhooks })
+      agent === undefined ? undefined : resolveSessionConfig(agent.config, row.config_override ?? undefined, deps.webhookPolicy)
     if (agent === undefined || resolved === undefined || !resolved.ok) {
       deps.log.error({ session_id: row.id }, 'session cannot start: agent or config no longer valid')
       await endSession(

@@ -1,3 +1,4 @@
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { Log } from '../../core/log.js'
@@ -24,7 +25,7 @@ export async function sendDetachedSessionEnd(
   deps: {
     db: Kysely<Database>
     log: Log
-    allowInsecureWebhooks: boolean
+    webhookPolicy: UrlPolicy
     webhookDelivery?: DeliveryOptions | undefined
     metrics?: Metrics | undefined
   },
@@ -35,14 +36,12 @@ export async function sendDetachedSessionEnd(
     const orphaned = await failOrphanedRecording(deps.db, row.id, ORPHANED_RECORDING_ERROR)
     const agent = await getAgentRow(deps.db, row.organization_id, row.agent_id)
     if (agent === undefined) return
-    const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, {
-      allowInsecureLoopback: deps.allowInsecureWebhooks,
-    })
+    const resolved = resolveSessionConfig(agent.config, row.config_override ?? undefined, deps.webhookPolicy)
     const hook = resolved.ok ? resolved.config.session_webhook : undefined
     if (hook === undefined || !(hook.events.includes('session.end') || (orphaned && hook.events.includes('session.update')))) return
     const org = await getOrganizationRow(deps.db, row.organization_id)
     const queue = new WebhookQueue({ url: hook.url, secret: agent.webhook_secret, customHeaders: hook.custom_headers }, deps.log, {
-      allowInsecureLoopback: deps.allowInsecureWebhooks,
+      policy: deps.webhookPolicy,
       ...deps.webhookDelivery,
       onResult: (r) => (deps.metrics ?? NO_METRICS).webhookDelivery('lifecycle', deliveryOutcome(r)),
       journal: sessionDeliveryJournal(deps.db, deps.log, row),

@@ -58,7 +58,7 @@ export async function placeOutboundCall(
     | 'carrier'
     | 'sessions'
     | 'watchdog'
-    | 'allowInsecureWebhooks'
+    | 'webhookPolicy'
     | 'webhookDelivery'
     | 'ringTimeoutSec'
     | 'statusGraceMs'
@@ -109,7 +109,7 @@ export async function placeOutboundCall(
       },
       holdLease: { owner: deps.sessions.keeper.owner, ttlMs: deps.sessions.keeper.ttlMs },
     },
-    { allowInsecureWebhooks: deps.allowInsecureWebhooks, egress: deps.egress },
+    { webhookPolicy: deps.webhookPolicy, egress: deps.egress },
   )
   if (request.machineDetectionUrl !== undefined) await setMachineDetection(deps.db, auth.sessionId)
   // Pacing: the carrier account takes so many calls per second. The session is authorized first (a call waiting

@@ -25,10 +25,7 @@ export interface WaitingCallEnd {
 }
 
 /** What ending a waiting call uses. */
-export type WaitingCallDeps = Pick<
-  CallDeps,
-  'db' | 'log' | 'carrier' | 'watchdog' | 'allowInsecureWebhooks' | 'webhookDelivery' | 'sessions'
->
+export type WaitingCallDeps = Pick<CallDeps, 'db' | 'log' | 'carrier' | 'watchdog' | 'webhookPolicy' | 'webhookDelivery' | 'sessions'>
 
 /** Ends a session still waiting for its stream; undefined when it had already connected or ended. */
 export async function endWaitingCall(deps: WaitingCallDeps, sessionId: string, end: WaitingCallEnd): Promise<SessionRow | undefined> {

@@ -2,6 +2,7 @@ import { validatePipelineConfig } from '../../pipeline/config/validate.js'
 import { withWebhookUrl } from '../../pipeline/config/templates.js'
 import { pluginStage, type PluginConfig } from '../../pipeline/config/plugins-schema.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
+import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import type { WebhookSwap } from '../store/tunnels.js'
 
 function agentStep(config: unknown): PluginConfig | undefined {
@@ -14,11 +15,11 @@ function agentStep(config: unknown): PluginConfig | undefined {
  * `agent.webhook` with the tunnel URL (other webhook options kept). Restoring puts the saved step back only while
  * the agent still points at the tunnel: a change made meanwhile (a new webhook URL) wins.
  */
-export function webhookSwap(allowInsecureLoopback: boolean): WebhookSwap {
+export function webhookSwap(policy: UrlPolicy): WebhookSwap {
   return {
     point(config, url) {
       const previous = agentStep(config)
-      const r = validatePipelineConfig(withWebhookUrl(config as PipelineConfig, url), { allowInsecureLoopback })
+      const r = validatePipelineConfig(withWebhookUrl(config as PipelineConfig, url), policy)
       if (!r.ok) return `the tunnel URL ${url} is not accepted as a webhook URL: ${r.errors.join('; ')}`
       return { config: r.config, previousStep: previous === undefined ? null : structuredClone(previous) }
     },

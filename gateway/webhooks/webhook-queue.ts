@@ -1,7 +1,7 @@
 import type { Log } from '../../core/log.js'
 import type { WebhookOutcome } from '../../core/metrics.js'
 import { signedHeaders } from '../../pipeline/webhook/signed-request.js'
-import { webhookUrlProblem } from '../../pipeline/config/webhook-url.js'
+import { webhookUrlProblem, type UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import { globalFetch, type FetchLike } from '../../pipeline/agent/http-exchange.js'
 import { egressRefusalOf } from './egress-fetch.js'
 
@@ -22,7 +22,8 @@ export interface DeliveryOptions {
   backoffMs?: number[]
   /** Events waiting beyond this are dropped (oldest first) and logged. */
   maxPending?: number
-  allowInsecureLoopback?: boolean
+  /** Which target URLs are accepted (http to loopback, the gateway's own tunnel); default: https only. */
+  policy?: UrlPolicy
   /** The fetch deliveries go through (the gateway's egress policy); default: the global fetch. */
   fetch?: FetchLike | undefined
   /** Told each event's final result (after its retries), e.g. for metrics. Must not throw. */
@@ -97,7 +98,7 @@ export class WebhookQueue {
       maxAttempts: options.maxAttempts ?? 4,
       backoffMs: options.backoffMs ?? [500, 2_000, 5_000],
       maxPending: options.maxPending ?? 32,
-      allowInsecureLoopback: options.allowInsecureLoopback ?? false,
+      policy: options.policy ?? {},
       fetch: options.fetch,
     }
     this.#onResult = options.onResult ?? (() => undefined)
@@ -107,7 +108,7 @@ export class WebhookQueue {
   /** Queues an event; returns at once. */
   send(payload: { type: string } & Record<string, unknown>): void {
     if (this.#abort.signal.aborted) return
-    const problem = webhookUrlProblem(this.#target.url, { allowInsecureLoopback: this.#opts.allowInsecureLoopback })
+    const problem = webhookUrlProblem(this.#target.url, this.#opts.policy)
     if (problem !== undefined) {
       this.#log.warn({ type: payload.type, problem }, 'session webhook not sent: url refused')
       this.#record({ type: payload.type, ok: false, attempts: 0, error: `url ${problem}` })

@@ -8,23 +8,31 @@ export type ValidateOptions = UrlPolicy
 /** Outcome of a validation: the normalised value, or every problem found as a human message. */
 export type ValidationResult<T> = { ok: true; config: T } | { ok: false; errors: string[] }
 
-// Schemas are built once per URL policy; building them per call would dominate validation time.
-const configSchemas = {
-  strict: pipelineConfigSchema({ allowInsecureLoopback: false }),
-  loopback: pipelineConfigSchema({ allowInsecureLoopback: true }),
-}
-const overrideSchemas = {
-  strict: configOverrideSchema({ allowInsecureLoopback: false }),
-  loopback: configOverrideSchema({ allowInsecureLoopback: true }),
-}
+// Schemas are built once per URL policy (a process has one or two); building them per call would dominate
+// validation time. The cache is bounded all the same.
+const MAX_POLICIES = 16
+const configSchemas = new Map<string, ReturnType<typeof pipelineConfigSchema>>()
+const overrideSchemas = new Map<string, ReturnType<typeof configOverrideSchema>>()
 
-function policyKey(opts: ValidateOptions | undefined): 'strict' | 'loopback' {
-  return opts?.allowInsecureLoopback === true ? 'loopback' : 'strict'
+function cached<S>(cache: Map<string, S>, opts: ValidateOptions | undefined, build: (policy: UrlPolicy) => S): S {
+  const policy: UrlPolicy = {
+    allowInsecureLoopback: opts?.allowInsecureLoopback === true,
+    trustedPrefixes: opts?.trustedPrefixes ?? [],
+    ...(opts?.insecureHint === undefined ? {} : { insecureHint: opts.insecureHint }),
+  }
+  const key = JSON.stringify(policy)
+  let schema = cache.get(key)
+  if (schema === undefined) {
+    if (cache.size >= MAX_POLICIES) cache.clear()
+    schema = build(policy)
+    cache.set(key, schema)
+  }
+  return schema
 }
 
 /** Validates an agent config, fills every default and normalises `clients` toggles to booleans. */
 export function validatePipelineConfig(input: unknown, opts?: ValidateOptions): ValidationResult<PipelineConfig> {
-  const result = configSchemas[policyKey(opts)].safeParse(input, { error: ruleMessage })
+  const result = cached(configSchemas, opts, pipelineConfigSchema).safeParse(input, { error: ruleMessage })
   return result.success ? { ok: true, config: result.data } : { ok: false, errors: formatIssues(result.error.issues) }
 }
 
@@ -33,7 +41,7 @@ export function validatePipelineConfig(input: unknown, opts?: ValidateOptions): 
  * The merged result still has to pass {@link validatePipelineConfig}.
  */
 export function validateConfigOverride(input: unknown, opts?: ValidateOptions): ValidationResult<ConfigOverride> {
-  const result = overrideSchemas[policyKey(opts)].safeParse(input, { error: ruleMessage })
+  const result = cached(overrideSchemas, opts, configOverrideSchema).safeParse(input, { error: ruleMessage })
   return result.success ? { ok: true, config: result.data } : { ok: false, errors: formatIssues(result.error.issues) }
 }
 

@@ -4,6 +4,13 @@ import { z } from 'zod'
 export interface UrlPolicy {
   /** Accept plain `http://` when the host is a loopback address (local development, tests). */
   allowInsecureLoopback?: boolean
+  /**
+   * URL prefixes accepted whatever their scheme: the gateway's own tunnel addresses (`PUBLIC_URL/tunnel/`), which
+   * it serves itself, so a developer's gateway on plain http needs no switch for `voxgate tunnel`.
+   */
+  trustedPrefixes?: readonly string[]
+  /** Added to the refusal of a plain-http URL that `allowInsecureLoopback` would accept: how to turn it on. */
+  insecureHint?: string
 }
 
 const MAX_URL_LENGTH = 2048
@@ -29,13 +36,18 @@ export function webhookUrlProblem(raw: string, policy: UrlPolicy = {}): string |
   } catch {
     return 'must be a valid absolute URL'
   }
+  if (url.username !== '' || url.password !== '') return 'must not contain credentials'
+  if (policy.trustedPrefixes?.some((prefix) => url.href.startsWith(prefix)) === true) return undefined
   if (url.protocol === 'http:') {
-    if (!policy.allowInsecureLoopback) return 'must use https'
-    if (!isLoopbackHost(url.hostname)) return 'must use https (plain http is accepted only for loopback hosts)'
+    const loopback = isLoopbackHost(url.hostname)
+    if (policy.allowInsecureLoopback !== true) {
+      // Say how to lift the refusal only where lifting it would help: a loopback host.
+      return loopback && policy.insecureHint !== undefined ? `must use https (${policy.insecureHint})` : 'must use https'
+    }
+    if (!loopback) return 'must use https (plain http is accepted only for loopback hosts)'
   } else if (url.protocol !== 'https:') {
     return 'must use https'
   }
-  if (url.username !== '' || url.password !== '') return 'must not contain credentials'
   return undefined
 }
 

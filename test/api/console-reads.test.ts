@@ -189,7 +189,7 @@ t.test('WebhookQueue tells its journal each attempt, the last one final', async 
     },
   }
   const q = new WebhookQueue({ url: backend.url, secret: 's3cret' }, silentLogger(), {
-    allowInsecureLoopback: true,
+    policy: { allowInsecureLoopback: true },
     backoffMs: [5],
     journal,
   })

@@ -241,7 +241,7 @@ t.test("a replica that crashed: any replica's lease sweep restores the previous 
       holder: 'dead-replica',
       leaseMs: 60_000,
     },
-    webhookSwap(true),
+    webhookSwap({ allowInsecureLoopback: true }),
   )
   t.ok(opened.ok)
   t.equal(webhookUrl(await agentConfig(agent.id)), `${publicUrl}/tunnel/tun_crashed/api/agent`)

@@ -62,3 +62,25 @@ t.test('isLoopbackHost', async (t) => {
   t.notOk(isLoopbackHost('0.0.0.0'))
   t.notOk(isLoopbackHost('[::ffff:7f00:1]'), 'IPv4-mapped IPv6 is not treated as loopback')
 })
+
+t.test("the gateway's own tunnel addresses are accepted whatever the scheme", async (t) => {
+  const policy = { trustedPrefixes: ['http://localhost:8080/tunnel/'] }
+  t.strictSame(errorsOf(agent('http://localhost:8080/tunnel/tun_1/api/agent'), policy), [], 'without ALLOW_INSECURE_WEBHOOKS')
+  t.strictSame(errorsOf(agent('http://LOCALHOST:8080/tunnel/tun_1/api/agent'), policy), [], 'as URL normalises it')
+  t.strictSame(
+    errorsOf(agent('http://localhost:8080/v1/agents'), policy),
+    ['plugins[2].options.url must use https'],
+    'another path of the gateway is not a tunnel',
+  )
+  t.strictSame(errorsOf(agent('http://localhost:8081/tunnel/tun_1/x'), policy), ['plugins[2].options.url must use https'], 'another port')
+  t.strictSame(errorsOf(agent('http://u:p@localhost:8080/tunnel/tun_1/x'), policy), ['plugins[2].options.url must not contain credentials'])
+  const gateway = { trustedPrefixes: ['http://gw.internal:8080/tunnel/'] }
+  t.strictSame(errorsOf(session('http://gw.internal:8080/tunnel/tun_2/hooks'), gateway), [], 'a non-loopback plain-http PUBLIC_URL too')
+})
+
+t.test('a refusal that ALLOW_INSECURE_WEBHOOKS would lift says so', async (t) => {
+  const hint = 'plain http to a loopback host is accepted when the gateway runs with ALLOW_INSECURE_WEBHOOKS=true'
+  const policy = { insecureHint: hint }
+  t.strictSame(errorsOf(agent('http://127.0.0.1:3000/api/agent'), policy), [`plugins[2].options.url must use https (${hint})`])
+  t.strictSame(errorsOf(agent('http://example.com/api/agent'), policy), ['plugins[2].options.url must use https'], 'it would not help')
+})

@@ -87,7 +87,7 @@ t.test('lifecycle webhook deliveries are counted by final outcome, after retries
   }
   const metrics = new PrometheusMetrics(() => [])
   const queue = new WebhookQueue({ url: receiver.url, secret: 'whsec_test' }, silentLogger(), {
-    allowInsecureLoopback: true,
+    policy: { allowInsecureLoopback: true },
     maxAttempts: 2,
     backoffMs: [1],
     onResult: (r) => metrics.webhookDelivery('lifecycle', deliveryOutcome(r)),

@@ -256,7 +256,7 @@ t.test('a recording left in progress by a dead process fails when the sweeper en
   const row = await db.selectFrom('sessions').selectAll().where('conversation_id', '=', auth.body.conversation_id).executeTakeFirstOrThrow()
   recorder(databaseSink(db, row, 8000, 'u')).caller(tone(160, 5), 20)
   while ((await findRecording(db, gw.orgId, a.id, row.id)) === undefined) await new Promise((res) => setTimeout(res, 10))
-  await sendDetachedSessionEnd({ db, log: silentLogger(), allowInsecureWebhooks: true }, row)
+  await sendDetachedSessionEnd({ db, log: silentLogger(), webhookPolicy: { allowInsecureLoopback: true } }, row)
   t.equal((await findRecording(db, gw.orgId, a.id, row.id))?.status, 'failed')
   const update = await receiver.waitFor((q) => q.json?.type === 'session.update' && q.json.session_id === row.id)
   t.match(update.json, { recording_status: 'failed', error_message: ORPHANED_RECORDING_ERROR, metadata: {} })

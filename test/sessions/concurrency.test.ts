@@ -77,7 +77,7 @@ t.test("a dead process's lease expires and the sweeper ends its session", async 
     // PGlite is single-process: a second session manager on the same database stands in for the other
     // process; it stops renewing its leases and never ends its session, exactly as a killed process would.
     const other = new SessionManager(
-      { db: gw.store.db, log: silentLogger(), allowInsecureWebhooks: true, usageRatePerMinute: 0 },
+      { db: gw.store.db, log: silentLogger(), webhookPolicy: { allowInsecureLoopback: true }, usageRatePerMinute: 0 },
       LEASE_TTL,
     )
     const r = await other.open(await authorize(), new MemoryTransport(), { ipAddress: null, countryCode: null })

@@ -57,7 +57,10 @@ t.test('a session live on this process reports duration, speech seconds and late
 
 t.test('a session live on another process reports what its row has, duration counted to now', async (t) => {
   // PGlite is single-process: a second session manager on the same database stands in for the other process.
-  const other = new SessionManager({ db: h.gw.store.db, log: silentLogger(), allowInsecureWebhooks: true, usageRatePerMinute: 0 }, 30_000)
+  const other = new SessionManager(
+    { db: h.gw.store.db, log: silentLogger(), webhookPolicy: { allowInsecureLoopback: true }, usageRatePerMinute: 0 },
+    30_000,
+  )
   t.teardown(() => other.shutdown(0))
   h.backend.reply = () => ({ kind: 'status', status: 204 })
   const auth = await h.gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: h.agent.id } })

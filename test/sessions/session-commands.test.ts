@@ -42,7 +42,7 @@ t.test('a payload over the NOTIFY limit is refused before it is sent', async (t)
 /** A second manager on the same store and channel: another replica (on PGlite, in this one process). */
 async function anotherReplica(t: { teardown(fn: () => unknown): void }): Promise<SessionManager> {
   const other = new SessionManager(
-    { db: gw.store.db, log: silentLogger(), allowInsecureWebhooks: true, usageRatePerMinute: 0 },
+    { db: gw.store.db, log: silentLogger(), webhookPolicy: { allowInsecureLoopback: true }, usageRatePerMinute: 0 },
     30_000,
     gw.store.notifications,
   )
