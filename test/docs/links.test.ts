@@ -1,0 +1,111 @@
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+
+// The README is the front door and docs/ holds the rest: the door stays small, and no link in either points
+// at a file or a heading that is not there.
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const README_MAX_BYTES = 20 * 1024
+
+/** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>()
+  const seen = new Map<string, number>()
+  for (const line of prose(markdown)) {
+    const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)
+    if (m === null) continue
+    const base = m[1]
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-')
+    const n = seen.get(base) ?? 0
+    seen.set(base, n + 1)
+    anchors.add(n === 0 ? base : `${base}-${n}`)
+  }
+  return anchors
+}
+
+/** The lines outside fenced code blocks. */
+function prose(markdown: string): string[] {
+  const out: string[] = []
+  let fenced = false
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) {
+      fenced = !fenced
+      continue
+    }
+    if (!fenced) out.push(line)
+  }
+  return out
+}
+
+/** Every `[text](target)` link target in the prose of `markdown`. */
+export function linkTargets(markdown: string): string[] {
+  const targets: string[] = []
+  for (const line of prose(markdown)) {
+    const text = line.replace(/`[^`]*`/g, (s) => ' '.repeat(s.length)) // a link inside code is an example
+    for (const m of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) targets.push(m[1])
+  }
+  return targets
+}
+
+/** Why `target`, linked from `file`, does not resolve; undefined when it does. */
+function brokenLink(file: string, target: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined // http:, https:, mailto:
+  const [path, anchor] = target.split('#', 2) as [string, string | undefined]
+  const dest = path === '' ? file : resolve(dirname(file), decodeURIComponent(path))
+  if (!existsSync(dest)) return 'no such file'
+  if (anchor === undefined || anchor === '') return undefined
+  if (statSync(dest).isDirectory() || !dest.endsWith('.md')) return 'an anchor into something that is not a page'
+  return headingAnchors(readFileSync(dest, 'utf8')).has(anchor.toLowerCase()) ? undefined : `no heading #${anchor}`
+}
+
+function pages(): string[] {
+  const docs = join(ROOT, 'docs')
+  return [
+    join(ROOT, 'README.md'),
+    ...readdirSync(docs)
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => join(docs, f)),
+  ]
+}
+
+t.test('the README is a front door of at most 20 KB', async (t) => {
+  const size = statSync(join(ROOT, 'README.md')).size
+  t.ok(size <= README_MAX_BYTES, `README.md is ${size} bytes (at most ${README_MAX_BYTES}): move detail into docs/`)
+})
+
+t.test('every relative link in the README and docs/ resolves, anchors included', async (t) => {
+  let links = 0
+  for (const file of pages()) {
+    for (const target of linkTargets(readFileSync(file, 'utf8'))) {
+      links++
+      const problem = brokenLink(file, target)
+      t.equal(problem, undefined, `${relative(ROOT, file)}: (${target})`)
+    }
+  }
+  t.ok(links > 20, `${links} links checked`)
+})
+
+t.test('the README links every page in docs/', async (t) => {
+  const readme = linkTargets(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((l) => l.split('#')[0])
+  for (const page of pages().slice(1)) {
+    t.ok(readme.includes(relative(ROOT, page)), `README links ${relative(ROOT, page)}`)
+  }
+})
+
+t.test('the checker itself', async (t) => {
+  t.strictSame(
+    [...headingAnchors('# A `b` c\n## Start-up\n```\n# not a heading\n```\n## Start-up\n### Why: 20 ms?')],
+    ['a-b-c', 'start-up', 'start-up-1', 'why-20-ms'],
+  )
+  t.strictSame(linkTargets('see [x](docs/a.md#b) and `[y](z)`\n```\n[c](d)\n```\n[e](https://e.example "t")'), [
+    'docs/a.md#b',
+    'https://e.example',
+  ])
+  t.equal(brokenLink(join(ROOT, 'README.md'), 'docs/no-such-page.md'), 'no such file')
+  t.equal(brokenLink(join(ROOT, 'README.md'), '#no-such-heading-anywhere'), 'no heading #no-such-heading-anywhere')
+  t.equal(brokenLink(join(ROOT, 'README.md'), 'docs/architecture.md'), undefined)
+})
