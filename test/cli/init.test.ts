@@ -45,6 +45,13 @@ t.test('init creates an agent and a project that installs offline, passes its te
   t.equal(row?.organization_id, gw.orgId, 'in the organization of the key')
   t.equal(env.VOXGATE_WEBHOOK_SECRET, row?.webhook_secret, '.env holds its webhook secret')
   t.equal(env.PORT, '3100')
+  const readme = readFileSync(join(dir, 'README.md'), 'utf8')
+  t.match(readme, /npm start +# http:\/\/localhost:3100\/api\/agent/, "the project's README names its port")
+  t.match(
+    readme,
+    /npx voxgate tunnel +# forwards to http:\/\/localhost:3100\/api\/agent \(PORT in \.env\)/,
+    'and the tunnel forwarding there',
+  )
   t.equal(statSync(join(dir, '.env')).mode & 0o777, 0o600, '.env is readable by its owner only')
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
   t.same(pkg.dependencies ?? {}, {}, 'no runtime dependencies')
