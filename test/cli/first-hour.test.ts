@@ -11,6 +11,10 @@
  * folder (DATA_DIR), the CLI's config folder and npm's cache are temporary, and npm runs offline (the example needs
  * nothing from the registry). The key comes from the banner rather than `voxgate login`, which needs a browser to
  * approve. Ports 8080 and 3000 must be free: the test says so and stops rather than use others.
+ *
+ * Where the time goes (~85 s on a loaded 2-core machine): the gateway's start ~15 s (a dist/ rebuild when sources
+ * changed), the first `npx voxgate` in the checkout ~15-35 s (npm links the checkout into its npx cache once; later
+ * runs take ~4 s), the example's `npm install` 2-3 s, its tests ~4 s, the tunnel ~7 s, the two turns ~8 s.
  */
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
