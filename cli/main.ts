@@ -12,7 +12,8 @@ commands:
   login     sign this terminal in to an organization through the browser (--gateway URL)
   logout    revoke the CLI's key and forget the login
   whoami    print the gateway and organization the CLI acts for
-  init      create an example agent backend project in a new folder (--agent-id <id> to link an existing agent)
+  init      create an example agent backend project in a new folder and print a link to talk to its agent
+            (--agent-id <id> to link an existing agent, --port N for the project)
   tunnel    relay the agent's webhooks to your local project (--agent-id, --path, --port, --tail)
   help      show this text
 

@@ -1,9 +1,10 @@
-// The example project of `voxgate init`. Each file is a String.raw literal (no backticks or ${ inside them).
-// The project uses Node's standard library only, so `npm install` needs no network.
+// The example project of `voxgate init`: its server, signature check and .env reader. Each file is a String.raw
+// literal (no backticks or ${ inside them). The project uses Node's standard library only, so `npm install` needs
+// nothing from the network (its one dev dependency, the voxgate CLI, is a link to the checkout init ran from).
+import { AGENT_SOURCE_FILES } from './project-agent-sources.js'
+import { TEST_SOURCE_FILES } from './project-test-sources.js'
 
-/** The example project's source files (path -> text), besides package.json, README and .env. */
-export const SOURCE_FILES: Record<string, string> = {
-  'server.js': String.raw`// A voxgate agent backend: voxgate POSTs each event of a call to /api/agent, signed with the agent's webhook
+const SERVER_JS = String.raw`// A voxgate agent backend: voxgate POSTs each event of a call to /api/agent, signed with the agent's webhook
 // secret, and speaks what this server answers (Server-Sent Events). Node's standard library only.
 import { createServer } from 'node:http'
 import { pathToFileURL } from 'node:url'
@@ -14,8 +15,11 @@ import { replyTo } from './agent.js'
 /** Webhook bodies are small JSON objects; anything bigger is refused. */
 const MAX_BODY_BYTES = 1024 * 1024
 
-/** The HTTP server: POST /api/agent (signed), GET / (a liveness check). */
-export function createAgentServer({ secret, path = '/api/agent', log = console.log }) {
+/**
+ * The HTTP server: POST /api/agent (signed), GET / (a liveness check). reply(event, { signal }) is agent.js's
+ * replyTo unless a test passes another.
+ */
+export function createAgentServer({ secret, path = '/api/agent', reply = replyTo, log = console.log }) {
   return createServer((req, res) => {
     const url = new URL(req.url || '/', 'http://localhost')
     if (req.method === 'GET' && url.pathname === '/') {
@@ -34,7 +38,8 @@ export function createAgentServer({ secret, path = '/api/agent', log = console.l
     })
     req.on('end', () => {
       if (tooBig) return sendJson(res, 413, { error: 'body too large' })
-      const raw = Buffer.concat(chunks).toString('utf8')
+      // The signature covers the exact bytes received: check them before parsing anything.
+      const raw = Buffer.concat(chunks)
       const check = verifySignature(raw, req.headers['service-signature'], secret)
       if (!check.ok) {
         log('refused an unsigned or badly signed request: ' + check.reason)
@@ -42,21 +47,81 @@ export function createAgentServer({ secret, path = '/api/agent', log = console.l
       }
       let event
       try {
-        event = JSON.parse(raw)
+        event = JSON.parse(raw.toString('utf8'))
       } catch {
         return sendJson(res, 400, { error: 'body is not JSON' })
       }
       log('<- ' + event.type + (event.text ? ': ' + event.text : ''))
-      const reply = replyTo(event)
-      if (reply.kind === 'json') return sendJson(res, 200, reply.body)
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-      for (const e of reply.events) {
-        if (e.type === 'response.tts') log('-> ' + e.content)
-        res.write('data: ' + JSON.stringify(e) + '\n\n')
-      }
-      res.end()
+      answer(event, res, reply, log).catch((err) => {
+        log('reply failed: ' + (err && err.stack ? err.stack : err))
+        if (!res.headersSent) sendJson(res, 500, { error: 'the agent failed' })
+        else res.end()
+      })
     })
   })
+}
+
+/**
+ * Turns what reply() gave into voxgate's answer: a JSON body for data and lifecycle events, else a stream of
+ * Server-Sent Events (response.tts pieces, then response.end or response.hangup), every event with the turn_id.
+ */
+async function answer(event, res, reply, log) {
+  const turn_id = event.turn_id
+  // voxgate cancels the request when the caller interrupts: the signal tells reply() to stop (pass it to fetch).
+  const controller = new AbortController()
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort()
+  })
+  const result = await reply(event, { signal: controller.signal })
+  if (controller.signal.aborted) return res.end()
+
+  if (event.type !== 'message' && event.type !== 'session.start') {
+    // data: a plain JSON reply (its content reaches the browser client); lifecycle events: an acknowledgement.
+    if (result && typeof result === 'object' && 'data' in result) {
+      return sendJson(res, 200, { type: 'response.data', content: result.data, turn_id })
+    }
+    if (typeof result === 'string') return sendJson(res, 200, { type: 'response.tts', content: result, turn_id })
+    return sendJson(res, 200, {})
+  }
+  // A welcome with nothing to say is acknowledged: the agent does not speak first.
+  if (result == null && event.type === 'session.start') return sendJson(res, 200, {})
+
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  const send = (e) => {
+    if (e.type === 'response.tts' || e.type === 'response.hangup') log('-> ' + e.content)
+    res.write('data: ' + JSON.stringify(e) + '\n\n')
+  }
+  if (result && typeof result === 'object' && typeof result.hangup === 'string') {
+    send({ type: 'response.hangup', content: result.hangup, turn_id })
+    return res.end()
+  }
+  if (result && typeof result === 'object' && 'data' in result) {
+    send({ type: 'response.data', content: result.data, turn_id })
+  } else if (typeof result === 'string') {
+    if (result !== '') send({ type: 'response.tts', content: result, turn_id })
+  } else if (result != null && (Symbol.asyncIterator in result || Symbol.iterator in result)) {
+    // A stream of text (an LLM's tokens): spoken in whole words as it comes, never half a word at a time.
+    let pending = ''
+    try {
+      for await (const piece of result) {
+        if (controller.signal.aborted) return res.end()
+        pending += String(piece)
+        const cut = Math.max(pending.lastIndexOf(' '), pending.lastIndexOf('\n')) + 1
+        if (cut > 0) {
+          send({ type: 'response.tts', content: pending.slice(0, cut), turn_id })
+          pending = pending.slice(cut)
+        }
+      }
+    } catch (err) {
+      if (controller.signal.aborted) return res.end()
+      log('reply stream failed: ' + (err && err.message ? err.message : err))
+      send({ type: 'response.error', error: 'the agent failed mid-reply', turn_id })
+      return res.end()
+    }
+    if (pending !== '') send({ type: 'response.tts', content: pending, turn_id })
+  }
+  send({ type: 'response.end', turn_id })
+  res.end()
 }
 
 function sendJson(res, status, body) {
@@ -72,69 +137,55 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exit(1)
   }
   const port = Number(env.PORT || 3000)
-  createAgentServer({ secret }).listen(port, () => {
+  const server = createAgentServer({ secret })
+  server.on('error', (err) => {
+    if (err.code === 'EADDRINUSE') console.error('port ' + port + ' is already in use: stop what runs there, or set another PORT in .env')
+    else console.error('cannot listen on port ' + port + ': ' + err.message)
+    process.exit(1)
+  })
+  server.listen(port, () => {
     console.log('agent backend on http://localhost:' + port + '/api/agent (agent ' + (env.VOXGATE_AGENT_ID || '?') + ')')
-    console.log('next: npx voxgate tunnel in this folder, then call your agent')
+    console.log('next: npx voxgate tunnel in this folder (another terminal), then talk to your agent')
   })
 }
-`,
-  'agent.js': String.raw`// What the agent says. Replace the echo with your own logic (an LLM call, tools, a database): each reply is a
-// list of events voxgate streams to the caller; every event carries the request's turn_id.
+`
 
-/** The reply to one webhook event: { kind: 'sse', events } or { kind: 'json', body }. */
-export function replyTo(event) {
-  const turn_id = event.turn_id
-  switch (event.type) {
-    case 'session.start':
-      return say(turn_id, 'Hello! This is your voxgate agent. Say something and I will repeat it.')
-    case 'message':
-      return say(turn_id, 'You said: ' + (event.text || 'nothing') + '.')
-    case 'data':
-      // A data event is answered with plain JSON; response.data content reaches the browser client.
-      return { kind: 'json', body: { type: 'response.data', content: { received: event.data ?? null }, turn_id } }
-    default:
-      // Lifecycle events (session.end, session.update) need only an acknowledgement.
-      return { kind: 'json', body: {} }
-  }
-}
+const SIGNATURE_JS = String.raw`import { createHmac, timingSafeEqual } from 'node:crypto'
 
-function say(turn_id, text) {
-  return {
-    kind: 'sse',
-    events: [
-      { type: 'response.tts', content: text, turn_id },
-      { type: 'response.end', turn_id },
-    ],
-  }
-}
-`,
-  'signature.js': String.raw`import { createHmac, timingSafeEqual } from 'node:crypto'
-
-/** How old a signed request may be, in seconds (the recommended five minutes). */
+/** How far a signature's timestamp may be from now, in seconds (the recommended five minutes). */
 export const TOLERANCE_SECONDS = 300
 
 /**
- * Checks service-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>"> with the agent's webhook
- * secret, in constant time, and refuses timestamps more than five minutes away.
+ * Checks service-signature, "t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.<raw body>'>" keyed with the agent's
+ * webhook secret: the HMAC of the exact bytes received (a Buffer; a string is taken as UTF-8), compared in
+ * constant time with each v1 of the header; timestamps more than five minutes away are refused (replays).
  */
 export function verifySignature(rawBody, header, secret, nowSeconds = Math.floor(Date.now() / 1000)) {
-  if (typeof header !== 'string') return { ok: false, reason: 'missing service-signature header' }
-  const m = /t=(\d+),v1=([a-fA-F0-9]+)/.exec(header)
-  if (!m) return { ok: false, reason: 'malformed service-signature header' }
-  const t = Number(m[1])
-  if (Math.abs(nowSeconds - t) > TOLERANCE_SECONDS) return { ok: false, reason: 'timestamp outside the tolerance' }
-  const expected = createHmac('sha256', secret).update(m[1] + '.' + rawBody).digest()
-  const given = Buffer.from(m[2], 'hex')
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'signature mismatch' }
+  if (typeof header !== 'string' || header === '') return { ok: false, reason: 'missing service-signature header' }
+  let t
+  const given = []
+  for (const part of header.split(',')) {
+    const eq = part.indexOf('=')
+    if (eq < 1) continue
+    const key = part.slice(0, eq).trim()
+    const value = part.slice(eq + 1).trim()
+    if (key === 't' && /^\d+$/.test(value)) t = value
+    else if (key === 'v1' && /^[0-9a-fA-F]{64}$/.test(value)) given.push(Buffer.from(value, 'hex'))
+  }
+  if (t === undefined || given.length === 0) return { ok: false, reason: 'malformed service-signature header' }
+  if (Math.abs(nowSeconds - Number(t)) > TOLERANCE_SECONDS) return { ok: false, reason: 'timestamp outside the tolerance' }
+  const expected = createHmac('sha256', secret).update(t + '.').update(rawBody).digest()
+  if (!given.some((g) => timingSafeEqual(g, expected))) return { ok: false, reason: 'signature mismatch' }
   return { ok: true }
 }
 
 /** Signs a body as voxgate does (for tests and local experiments). */
 export function sign(rawBody, secret, t = Math.floor(Date.now() / 1000)) {
-  return 't=' + t + ',v1=' + createHmac('sha256', secret).update(t + '.' + rawBody).digest('hex')
+  return 't=' + t + ',v1=' + createHmac('sha256', secret).update(t + '.').update(rawBody).digest('hex')
 }
-`,
-  'env.js': String.raw`import { readFileSync } from 'node:fs'
+`
+
+const ENV_JS = String.raw`import { readFileSync } from 'node:fs'
 
 /** process.env over the NAME=value lines of a .env file (when there is one); process.env wins. */
 export function loadEnv(file) {
@@ -152,67 +203,13 @@ export function loadEnv(file) {
   }
   return { ...out, ...process.env }
 }
-`,
-  'test/server.test.js': String.raw`import { test } from 'node:test'
-import assert from 'node:assert/strict'
-import { createAgentServer } from '../server.js'
-import { sign } from '../signature.js'
+`
 
-const secret = 'whsec_test_secret'
-
-async function withServer(fn) {
-  const server = createAgentServer({ secret, log: () => undefined })
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = 'http://127.0.0.1:' + server.address().port + '/api/agent'
-  try {
-    await fn(url)
-  } finally {
-    server.close()
-  }
-}
-
-function events(text) {
-  return text
-    .split('\n\n')
-    .filter((block) => block.startsWith('data: '))
-    .map((block) => JSON.parse(block.slice('data: '.length)))
-}
-
-test('a signed message gets an SSE echo for its turn', async () => {
-  await withServer(async (url) => {
-    const body = JSON.stringify({ type: 'message', text: 'hello there', turn_id: 't1', session_id: 's', conversation_id: 'c' })
-    const res = await fetch(url, { method: 'POST', headers: { 'service-signature': sign(body, secret) }, body })
-    assert.equal(res.status, 200)
-    assert.match(res.headers.get('content-type'), /text\/event-stream/)
-    assert.deepEqual(events(await res.text()), [
-      { type: 'response.tts', content: 'You said: hello there.', turn_id: 't1' },
-      { type: 'response.end', turn_id: 't1' },
-    ])
-  })
-})
-
-test('session.start is answered with a welcome', async () => {
-  await withServer(async (url) => {
-    const body = JSON.stringify({ type: 'session.start', turn_id: 'w1', session_id: 's', conversation_id: 'c' })
-    const res = await fetch(url, { method: 'POST', headers: { 'service-signature': sign(body, secret) }, body })
-    const got = events(await res.text())
-    assert.equal(got[0].type, 'response.tts')
-    assert.equal(got[0].turn_id, 'w1')
-    assert.equal(got.at(-1).type, 'response.end')
-  })
-})
-
-test('unsigned, wrongly signed and stale requests are refused with 401', async () => {
-  await withServer(async (url) => {
-    const body = JSON.stringify({ type: 'message', text: 'x', turn_id: 't' })
-    const unsigned = await fetch(url, { method: 'POST', body })
-    assert.equal(unsigned.status, 401)
-    const wrong = await fetch(url, { method: 'POST', headers: { 'service-signature': sign(body, 'another-secret') }, body })
-    assert.equal(wrong.status, 401)
-    const stale = sign(body, secret, Math.floor(Date.now() / 1000) - 3600)
-    const old = await fetch(url, { method: 'POST', headers: { 'service-signature': stale }, body })
-    assert.equal(old.status, 401)
-  })
-})
-`,
+/** The example project's source files (path -> text), besides package.json, README and .env. */
+export const SOURCE_FILES: Record<string, string> = {
+  'server.js': SERVER_JS,
+  'signature.js': SIGNATURE_JS,
+  'env.js': ENV_JS,
+  ...AGENT_SOURCE_FILES,
+  ...TEST_SOURCE_FILES,
 }

@@ -14,6 +14,8 @@ interface DemoState {
   transcript: TranscriptLine[]
   audioPlayedMs: number
   lastError: { code: string; message: string } | null
+  /** Informational messages of the gateway (e.g. no speech recognition configured), shown apart from errors. */
+  notices: { code: string; message: string }[]
   conversationId: string | null
   client: VoxgateClient
 }
@@ -44,6 +46,13 @@ const textInput = element<HTMLInputElement>('text')
 const sendButton = element<HTMLButtonElement>('send')
 const statusLine = element<HTMLDivElement>('status')
 const errorLine = element<HTMLDivElement>('error')
+const noticeLine = element<HTMLDivElement>('notice')
+
+/**
+ * Codes the gateway sends as `error` messages that are not failures: the session goes on as expected. A gateway
+ * without an STT key (a fresh machine) says so on every connect; the page shows it as information, not in red.
+ */
+const INFORMATIONAL = new Set(['stt_not_configured'])
 
 const params = new URLSearchParams(location.search)
 baseUrl.value = params.get('base') ?? location.origin
@@ -93,6 +102,11 @@ const client = new VoxgateClient({
     state.audioPlayedMs += ms
   },
   onError: (error) => {
+    if (INFORMATIONAL.has(error.code)) {
+      state.notices.push({ code: error.code, message: error.message })
+      noticeLine.textContent = `Note: ${error.message}`
+      return
+    }
     state.lastError = { code: error.code, message: error.message }
     errorLine.textContent = `${error.code}: ${error.message}`
   },
@@ -107,6 +121,7 @@ const state: DemoState = {
   transcript: [],
   audioPlayedMs: 0,
   lastError: null,
+  notices: [],
   conversationId: null,
   client,
 }
@@ -144,6 +159,7 @@ const connectOptions = {
 
 async function run(action: () => Promise<void>): Promise<void> {
   errorLine.textContent = ''
+  noticeLine.textContent = ''
   state.status = 'connecting'
   setStatus('connecting...')
   updateControls()

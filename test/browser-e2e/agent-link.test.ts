@@ -42,6 +42,13 @@ if (skip !== undefined) {
     const conversationId = await page.evaluate(() => globalThis.voxgateDemo.conversationId)
     const shown = await page.evaluate(() => globalThis.voxgateDemo.transcript.filter((l) => l.role === 'user').map((l) => l.text))
     t.same(shown, ['hello there'], 'the typed line is shown once')
+    // No STT key here, as on a fresh machine: the page says so as information, not as an error in red.
+    t.match(await page.textContent('[data-testid=notice]'), /speech recognition is not configured/)
+    t.equal(await page.textContent('[data-testid=error]'), '', 'no error line')
+    t.equal(await page.evaluate(() => globalThis.voxgateDemo.lastError), null)
+    t.same(await page.evaluate(() => globalThis.voxgateDemo.notices.map((n) => n.code)), ['stt_not_configured'])
+    const colour = await page.$eval('[data-testid=notice]', (e) => (globalThis as any).getComputedStyle(e).color)
+    t.not(colour, 'rgb(198, 40, 40)', 'not in the error colour')
     const session = await gw.store.db
       .selectFrom('sessions')
       .select(['agent_id'])

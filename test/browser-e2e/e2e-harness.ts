@@ -239,6 +239,7 @@ export interface DemoState {
   transcript: { role: 'user' | 'assistant'; turnId: string; text: string; final: boolean }[]
   audioPlayedMs: number
   lastError: { code: string; message: string } | null
+  notices: { code: string; message: string }[]
   conversationId: string | null
   client: { conversationId: string | undefined; pushToTalk: boolean; connected: boolean }
 }
