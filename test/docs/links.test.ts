@@ -16,7 +16,7 @@ export function headingAnchors(markdown: string): Set<string> {
   for (const line of prose(markdown)) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)
     if (m === null) continue
-    const base = m[1]
+    const base = (m[1] ?? '')
       .toLowerCase()
       .replace(/[^\p{L}\p{N}\s_-]/gu, '')
       .replace(/\s/g, '-')
@@ -46,7 +46,7 @@ export function linkTargets(markdown: string): string[] {
   const targets: string[] = []
   for (const line of prose(markdown)) {
     const text = line.replace(/`[^`]*`/g, (s) => ' '.repeat(s.length)) // a link inside code is an example
-    for (const m of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) targets.push(m[1])
+    for (const m of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) targets.push(m[1] ?? '')
   }
   return targets
 }
