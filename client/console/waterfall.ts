@@ -11,7 +11,7 @@ const COLORS: Record<string, string> = {
   reply_first_text: '#8bc34a',
   tts_request: '#f5a623',
   tts_first_audio: '#f0784a',
-  first_audio_sent: '#e05d9c',
+  first_frame_out: '#e05d9c',
   first_audio_heard: '#9b59b6',
 }
 const FALLBACK = '#9aa3b5'
@@ -25,7 +25,7 @@ const LABELS: Record<string, string> = {
   reply_first_text: 'reply first text',
   tts_request: 'TTS request',
   tts_first_audio: 'TTS first audio',
-  first_audio_sent: 'first audio sent',
+  first_frame_out: 'first audio sent',
   first_audio_heard: 'first audio heard',
 }
 
