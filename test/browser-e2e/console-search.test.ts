@@ -92,16 +92,17 @@ if (skip !== undefined) {
   const shot = (p: Page, name: string) => p.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true })
   const listed = (p: Page = page) =>
     p.$$eval('#recent-sessions tr[data-session-id]', (rows) => rows.map((r) => r.getAttribute('data-session-id') ?? ''))
-  /** Waits until the ended list shows exactly `ids`, in order (it refreshes itself). */
+  /** Waits until the ended list shows exactly `ids`, in order (it refreshes itself); fails with what it shows. */
   const waitForList = async (ids: string[], p: Page = page) => {
-    await p.waitForFunction(
-      (want) => {
-        const rows = [...document.querySelectorAll('#recent-sessions tr[data-session-id]')].map((r) => r.getAttribute('data-session-id'))
-        return JSON.stringify(rows) === JSON.stringify(want)
-      },
-      ids,
-      { timeout: 10_000 },
-    )
+    const until = Date.now() + 10_000
+    let shown: string[] = []
+    while (Date.now() < until) {
+      // A reload in between destroys the context of an evaluation: read again.
+      shown = await listed(p).catch(() => shown)
+      if (JSON.stringify(shown) === JSON.stringify(ids)) return
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    throw new Error(`the list shows ${JSON.stringify(shown)}, not ${JSON.stringify(ids)}`)
   }
   const apiIds = async (query: string) =>
     (await gw.request('GET', `/v1/sessions?${query}`, { key: a.key })).body.sessions.map((s: { session_id: string }) => s.session_id)
