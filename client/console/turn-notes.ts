@@ -41,6 +41,7 @@ const CAUSES: Record<string, string> = {
   invalid_stream: 'backend sent an invalid reply stream',
   stream_broken: 'backend reply stream broke off',
   empty_reply: 'backend replied with nothing to say',
+  backend_error: 'backend reported an error',
   tts_failed: 'text-to-speech failed',
 }
 

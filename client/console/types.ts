@@ -57,7 +57,7 @@ export interface LatencyStage {
 
 /**
  * Why a turn failed or went silent: `cause` such as `http_500`, `timeout`, `connect_refused`, `connect_failed`,
- * `invalid_stream`, `stream_broken`, `empty_reply`, `tts_failed`; `waited_ms` from the end of the caller's turn
+ * `invalid_stream`, `stream_broken`, `empty_reply`, `backend_error`, `tts_failed`; `waited_ms` from the end of the caller's turn
  * to the first audio they heard; `heard` the fallback spoken instead (null: nothing).
  */
 export interface TurnFailure {

@@ -57,6 +57,14 @@ t.test('a failed turn: the cause in words, how long the caller waited and what t
       failed({ cause: 'tts_failed', waited_ms: 2000, detail: 'HTTP 401 from the TTS vendor' }),
       'text-to-speech failed (HTTP 401 from the TTS vendor) · caller waited 2.0 s in silence',
     ],
+    [
+      failed({ cause: 'backend_error', waited_ms: 700, detail: 'quota exceeded', heard: 'Sorry.' }),
+      "backend reported an error (quota exceeded) · caller waited 0.7 s, heard: 'Sorry.'",
+    ],
+    [
+      failed({ cause: 'timeout', waited_ms: 3100, detail: 'no speakable reply within 3000 ms' }),
+      'backend timed out (no speakable reply within 3.0 s) · caller waited 3.1 s in silence',
+    ],
     [failed({ cause: 'something_new', waited_ms: 100 }), 'failed: something_new · caller waited 0.1 s in silence'],
   ]
   for (const [entry, text] of cases) {
