@@ -125,7 +125,7 @@ function pager(f: CallsFilter, next: string | null): HTMLElement {
   )
 }
 
-function failure(box: HTMLElement, what: string, e: unknown): void {
+function showLoadError(box: HTMLElement, what: string, e: unknown): void {
   replace(box, h('p', { class: 'error', role: 'alert' }, `Could not load ${what}: ${e instanceof ApiError ? e.message : String(e)}`))
 }
 
@@ -153,12 +153,13 @@ export function sessionsView(el: HTMLElement, api: ConsoleApi, _params: string[]
       ? () => undefined
       : every(LIVE_POLL_MS, async (signal) => {
           try {
-            const { sessions } = await api.v1<SessionListPage>('GET', livePath, undefined, signal)
-            liveCount.textContent = sessions.length === LIVE_LIMIT ? `${LIVE_LIMIT}+` : String(sessions.length)
+            const { sessions, next_cursor } = await api.v1<SessionListPage>('GET', livePath, undefined, signal)
+            // More live calls than one read shows: the count says so rather than understate.
+            liveCount.textContent = next_cursor !== null ? `${LIVE_LIMIT}+` : String(sessions.length)
             const empty = isFiltered(f) ? 'No live call matches.' : 'No call is live. New calls appear here within a second.'
             replace(liveBox, table('live-sessions', sessions, true, empty))
           } catch (e) {
-            if (!signal.aborted) failure(liveBox, 'live calls', e)
+            if (!signal.aborted) showLoadError(liveBox, 'live calls', e)
           }
         })
   const stopRecent =
@@ -170,7 +171,7 @@ export function sessionsView(el: HTMLElement, api: ConsoleApi, _params: string[]
             const empty = isFiltered(f) ? 'No ended call matches.' : 'No calls yet.'
             replace(recentBox, table('recent-sessions', page.sessions, false, empty), pager(f, page.next_cursor))
           } catch (e) {
-            if (!signal.aborted) failure(recentBox, 'calls', e)
+            if (!signal.aborted) showLoadError(recentBox, 'calls', e)
           }
         })
   return () => {
