@@ -38,6 +38,33 @@ const CALL_END_REASONS: Readonly<Record<FinalCallStatus, CallEndReason>> = {
   failed: 'call_failed',
 }
 
+/** Every {@link EndReason}, for validating a filter (the type check below fails when one is missing). */
+export const END_REASONS = [
+  'client_disconnected',
+  'hangup',
+  'caller_hangup',
+  'duration_timeout',
+  'silence_timeout',
+  'shutdown',
+  'error',
+  'transferred',
+  'lease_expired',
+  'superseded',
+  'stream_not_connected',
+  'call_status_timeout',
+  'carrier_error',
+  'dial_queue_full',
+  'call_completed',
+  'call_busy',
+  'call_no_answer',
+  'call_canceled',
+  'call_failed',
+] as const satisfies readonly EndReason[]
+
+// Compile-time: a reason added to the type but not to the list is an error here.
+const everyReasonListed: Record<Exclude<EndReason, (typeof END_REASONS)[number]>, never> = {}
+void everyReasonListed
+
 /** `no-answer` -> `call_no_answer`: the end_reason of a call that ended with this status before connecting. */
 export function callEndReason(status: FinalCallStatus): EndReason {
   return CALL_END_REASONS[status]

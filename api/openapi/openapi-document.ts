@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { LATENCY_STAGES } from '../../pipeline/contract.js'
+import { END_REASONS } from '../../core/end-reason.js'
 import { OPERATIONS, type Auth, type Operation } from './operations.js'
 
 type Json = Record<string, unknown>
@@ -81,6 +82,43 @@ const SESSION_DETAILS_SCHEMA: Json = {
   },
 }
 
+/** One row of GET /v1/sessions. */
+const SESSION_LIST_ITEM_SCHEMA: Json = {
+  type: 'object',
+  required: ['session_id', 'agent_id', 'agent_name', 'conversation_id', 'channel', 'status', 'turns', 'recording_status'],
+  properties: {
+    session_id: { type: 'string' },
+    agent_id: { type: 'string' },
+    agent_name: { type: 'string' },
+    conversation_id: { type: 'string' },
+    channel: { type: 'string', enum: ['browser', 'carrier'] },
+    direction: nullable('string'),
+    status: { type: 'string', enum: ['connected', 'ended'] },
+    from_phone_number: nullable('string'),
+    to_phone_number: nullable('string'),
+    started_at: nullable('string'),
+    ended_at: nullable('string'),
+    duration_ms: nullable('number'),
+    turns: { type: 'integer', description: 'transcript entries stored so far' },
+    latency_ms: { ...nullable('number'), description: 'mean turn latency' },
+    end_reason: { ...nullable('string'), enum: [...END_REASONS, null] },
+    recording_status: { type: 'string' },
+  },
+}
+
+/** The answer of GET /v1/sessions: a page, and where the next one starts. */
+const SESSION_LIST_SCHEMA: Json = {
+  type: 'object',
+  required: ['sessions', 'next_cursor'],
+  properties: {
+    sessions: { type: 'array', items: SESSION_LIST_ITEM_SCHEMA },
+    next_cursor: {
+      ...nullable('string'),
+      description: 'opaque: pass it as `cursor`, with the same filters, for the next page; null on the last page',
+    },
+  },
+}
+
 const SECURITY: Record<Auth, Json[] | undefined> = {
   api_key: [{ apiKey: [] }],
   admin: [{ adminToken: [] }],
@@ -103,13 +141,26 @@ export function openApiPath(koaPath: string): string {
   return koaPath.replace(/\{\*([A-Za-z0-9_]+)\}/g, '{$1}').replace(/:([A-Za-z0-9_]+)/g, '{$1}')
 }
 
+/**
+ * A query schema's parameters, each with the JSON Schema zod derives for it (input side: what the client sends).
+ * Every query parameter is optional; one left out takes its default.
+ */
+function queryParameters(schema: z.ZodType): Json[] {
+  const json = bodySchema(schema) as { properties?: Record<string, Json> }
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description, ...rest } = property
+    return { name, in: 'query', required: false, ...(description !== undefined && { description }), schema: rest }
+  })
+}
+
 function operationObject(op: Operation): Json {
-  const params = [...op.path.matchAll(/:([A-Za-z0-9_]+)|\{\*([A-Za-z0-9_]+)\}/g)].map((m) => ({
+  const params: Json[] = [...op.path.matchAll(/:([A-Za-z0-9_]+)|\{\*([A-Za-z0-9_]+)\}/g)].map((m) => ({
     name: m[1] ?? m[2],
     in: 'path',
     required: true,
     schema: { type: 'string' },
   }))
+  if (op.query !== undefined) params.push(...queryParameters(op.query))
   const ok = op.ok
   const okContent = ok.status === 204 ? undefined : ok.schemaRef !== undefined ? { $ref: `#/components/schemas/${ok.schemaRef}` } : {}
   const responses: Json = {
@@ -172,7 +223,12 @@ export function openApiDocument(serverUrl: string): Json {
           description: "signed by the gateway with the agent's webhook secret; checked by the developer's local server",
         },
       },
-      schemas: { Error: ERROR_SCHEMA, LatencyBreakdown: LATENCY_BREAKDOWN_SCHEMA, SessionDetails: SESSION_DETAILS_SCHEMA },
+      schemas: {
+        Error: ERROR_SCHEMA,
+        LatencyBreakdown: LATENCY_BREAKDOWN_SCHEMA,
+        SessionDetails: SESSION_DETAILS_SCHEMA,
+        SessionList: SESSION_LIST_SCHEMA,
+      },
       responses: {
         Error: { description: 'the error body', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },

@@ -2,6 +2,8 @@ import { z } from 'zod'
 import { carrierSchema, createOrgSchema, patchOrgSchema } from '../routes/admin.js'
 import { createAgentSchema, phoneNumberSchema, updateAgentSchema } from '../routes/agents.js'
 import { authorizeSchema } from '../routes/sessions.js'
+import { sessionListQuery } from '../routes/session-list-query.js'
+import { dailyStatsQuery } from '../routes/session-list.js'
 import { createLinkSchema, linkAuthorizeSchema } from '../routes/agent-links.js'
 import { outboundCallSchema } from '../routes/outbound-calls.js'
 import { deviceApproveSchema, deviceDenySchema, deviceStartSchema, deviceTokenSchema } from '../routes/device-auth.js'
@@ -22,6 +24,8 @@ export interface Operation {
   auth: Auth
   /** The request body's schema: the very object the route parses with. */
   body?: z.ZodType
+  /** The query's schema (an object of optional parameters): the very object the route parses with. */
+  query?: z.ZodType
   /** `form` for the carrier's form-encoded webhooks; default JSON. */
   bodyType?: 'json' | 'form'
   /** Success status and what it returns. */
@@ -335,21 +339,19 @@ export const OPERATIONS: Operation[] = [
     path: '/v1/sessions',
     tag: 'sessions',
     summary:
-      "The organization's sessions, newest first (an addition, for the console): `?status=live|ended|all` (default all), `?limit=1..200` (default 50)",
+      "The organization's sessions, newest first by start (creation for a call that never connected), then id (an addition, for the console): search, outcome filters and cursor paging; every criterion given must hold",
     auth: 'api_key',
-    ok: {
-      status: 200,
-      description:
-        '`{ sessions: [{ session_id, agent_id, agent_name, conversation_id, channel, direction, status, from_phone_number, to_phone_number, started_at, ended_at, duration_ms, turns, latency_ms, end_reason, recording_status }] }`',
-    },
+    query: sessionListQuery,
+    ok: { status: 200, description: 'a page of sessions and the cursor of the next (null on the last page)', schemaRef: 'SessionList' },
     errors: [400],
   },
   {
     method: 'get',
     path: '/v1/stats/daily',
     tag: 'sessions',
-    summary: 'Minutes per UTC day and turn latency percentiles (p50, p90, p99) per day (an addition): `?days=1..366` (default 30)',
+    summary: 'Minutes per UTC day and turn latency percentiles (p50, p90, p99) per day (an addition)',
     auth: 'api_key',
+    query: dailyStatsQuery,
     ok: { status: 200, description: '`{ days: [{ date, sessions, minutes, turns, latency_p50_ms, latency_p90_ms, latency_p99_ms }] }`' },
     errors: [400],
   },

@@ -6,14 +6,12 @@ import { listSessions } from '../../gateway/store/session-list.js'
 import { dailyStats } from '../../gateway/store/daily-stats.js'
 import type { ApiState } from '../auth.js'
 import { parseOr400 } from '../http/validate.js'
+import { encodeCursor, sessionListQuery, storeQuery } from './session-list-query.js'
 
-/** Query of GET /v1/sessions. */
-export const sessionListQuery = z.strictObject({
-  status: z.enum(['live', 'ended', 'all']).default('all'),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-})
 /** Query of GET /v1/stats/daily. */
-export const dailyStatsQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(366).default(30) })
+export const dailyStatsQuery = z.strictObject({
+  days: z.coerce.number().int().min(1).max(366).default(30).describe('UTC days up to today, 1..366 (default 30)'),
+})
 
 /** The organization's sessions and daily figures (additions to the SPEC, for the console). */
 export function sessionListRouter(deps: { db: Kysely<Database> }): Router<ApiState> {
@@ -23,7 +21,8 @@ export function sessionListRouter(deps: { db: Kysely<Database> }): Router<ApiSta
   r.get('/v1/sessions', async (ctx) => {
     const q = parseOr400(sessionListQuery, { ...ctx.query })
     ctx.set('Cache-Control', 'no-store')
-    ctx.body = { sessions: await listSessions(db, ctx.state.organizationId, { filter: q.status, limit: q.limit }) }
+    const page = await listSessions(db, ctx.state.organizationId, storeQuery(q))
+    ctx.body = { sessions: page.sessions, next_cursor: page.next === undefined ? null : encodeCursor(page.next) }
   })
 
   r.get('/v1/stats/daily', async (ctx) => {

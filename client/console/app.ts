@@ -1,4 +1,7 @@
-/** The console shell: header, navigation and the view of the current hash route (`#/<view>/<params…>`). */
+/**
+ * The console shell: header, navigation and the view of the current hash route (`#/<view>/<params…>?<query>`):
+ * a view's state lives in the hash, so any view can be linked.
+ */
 import { ConsoleApi, type Credentials } from './api.js'
 import { h, replace } from './dom.js'
 import { sessionsView } from './sessions.js'
@@ -7,7 +10,7 @@ import { agentsView } from './agents.js'
 import { usageView } from './usage.js'
 
 /** A view draws into `el` and returns how to stop its timers when the route changes. */
-export type View = (el: HTMLElement, api: ConsoleApi, params: string[]) => () => void
+export type View = (el: HTMLElement, api: ConsoleApi, params: string[], query: URLSearchParams) => () => void
 
 /** The routes; a view without a title is reached by links, not the navigation. */
 const VIEWS: Record<string, { title?: string; nav?: string; view: View }> = {
@@ -33,7 +36,10 @@ export function consoleApp(root: HTMLElement, creds: Credentials, signOut: () =>
 
   let stop: () => void = () => undefined
   const route = (): void => {
-    const [first, ...params] = location.hash.replace(/^#\/?/, '').split('/')
+    const hash = location.hash.replace(/^#\/?/, '')
+    const mark = hash.indexOf('?')
+    const [first, ...params] = (mark < 0 ? hash : hash.slice(0, mark)).split('/')
+    const query = new URLSearchParams(mark < 0 ? '' : hash.slice(mark + 1))
     const name = first !== undefined && VIEWS[first] !== undefined ? first : 'sessions'
     const entry = VIEWS[name] as { title?: string; nav?: string; view: View }
     const active = entry.nav ?? name
@@ -45,7 +51,7 @@ export function consoleApp(root: HTMLElement, creds: Credentials, signOut: () =>
     )
     stop()
     replace(content)
-    stop = entry.view(content, api, params.map(decodeURIComponent))
+    stop = entry.view(content, api, params.map(decodeURIComponent), query)
   }
   window.addEventListener('hashchange', route)
   route()

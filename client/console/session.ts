@@ -30,9 +30,15 @@ function turnsTable(d: SessionDetails): HTMLElement {
     'div',
     { class: 'turns-grid', id: 'turns' },
     h('div', { class: 'turns-head' }, h('div', {}, h('h3', {}, 'Transcript')), h('div', {}, h('h3', {}, 'Latency per turn'), axisRow(end))),
-    ...d.transcript.map((t, i) =>
-      h('div', { class: 'turn-row', 'data-turn': i }, transcriptCell(t), h('div', { class: 'turn-wf' }, turnWaterfall(t, i, end))),
-    ),
+    ...d.transcript.map((t, i) => {
+      const failed = (t.failure ?? null) !== null
+      return h(
+        'div',
+        { class: failed ? 'turn-row failed' : 'turn-row', 'data-turn': i, 'data-failed': failed },
+        transcriptCell(t),
+        h('div', { class: 'turn-wf' }, turnWaterfall(t, i, end)),
+      )
+    }),
     legend(),
   )
 }
@@ -103,6 +109,7 @@ export function sessionView(el: HTMLElement, api: ConsoleApi, params: string[]):
       fact('Started', formatTime(d.started_at)),
       fact('Duration', formatDuration(duration)),
       fact('Turns', d.transcript.length),
+      fact('Failed turns', d.transcript.filter((t) => (t.failure ?? null) !== null).length, 'failed-turns'),
       fact('Mean latency', d.latency_ms === null ? null : `${Math.round(d.latency_ms)} ms`),
       fact('Speech in', d.transcription_duration_seconds === null ? null : `${d.transcription_duration_seconds.toFixed(1)} s`),
       fact('Speech out', d.tts_duration_seconds === null ? null : `${d.tts_duration_seconds.toFixed(1)} s`),

@@ -1,8 +1,24 @@
-/** Calls: live sessions (refreshed every second from the database, so any replica's calls show) and recent ones. */
-import type { ConsoleApi } from './api.js'
+/**
+ * Calls: live sessions (refreshed every second from the database, so any replica's calls show) and ended ones a
+ * page at a time, both narrowed by the search and outcome in the URL hash.
+ */
+import { ApiError, type ConsoleApi } from './api.js'
 import { every } from './app.js'
+import {
+  PAGE_SIZES,
+  LIVE_LIMIT,
+  callsHash,
+  endedListPath,
+  isFiltered,
+  liveListPath,
+  outcomeLabel,
+  outcomes,
+  parseCallsFilter,
+  type CallsFilter,
+  type Outcome,
+} from './calls-filter.js'
 import { formatDuration, formatTime, h, replace } from './dom.js'
-import type { SessionListItem } from './types.js'
+import type { SessionListItem, SessionListPage } from './types.js'
 
 /** How often the live list is read (the issue: a new call shows within a second). */
 const LIVE_POLL_MS = 750
@@ -57,20 +73,107 @@ function table(id: string, items: SessionListItem[], live: boolean, empty: strin
   )
 }
 
-export function sessionsView(el: HTMLElement, api: ConsoleApi): () => void {
+/** The search bar: typing changes nothing until Search (or Enter); then the hash, and so the view, follows. */
+function searchBar(f: CallsFilter): HTMLElement {
+  const input = h('input', {
+    id: 'call-search',
+    type: 'search',
+    value: f.q,
+    maxlength: 200,
+    placeholder: 'Phone number, conversation or session id, agent',
+    'aria-label': 'Search calls',
+  })
+  const outcome = h(
+    'select',
+    { id: 'outcome-filter', 'aria-label': 'Outcome' },
+    ...outcomes().map((o) => h('option', { value: o, selected: o === f.outcome }, outcomeLabel(o))),
+  )
+  const size = h(
+    'select',
+    { id: 'page-size', 'aria-label': 'Calls per page' },
+    ...PAGE_SIZES.map((n) => h('option', { value: n, selected: n === f.limit }, `${n} per page`)),
+  )
+  const go = (): void => {
+    // A new search starts from the newest calls.
+    location.hash = callsHash({ q: input.value.trim(), outcome: outcome.value as Outcome, limit: Number(size.value), cursor: undefined })
+  }
+  outcome.addEventListener('change', go)
+  size.addEventListener('change', go)
+  const form = h(
+    'form',
+    { class: 'card search-bar', id: 'call-search-form', role: 'search' },
+    input,
+    outcome,
+    size,
+    h('button', { type: 'submit', class: 'primary', id: 'search-submit' }, 'Search'),
+    isFiltered(f) && h('a', { href: '#/sessions', id: 'search-clear', class: 'small' }, 'Clear'),
+  )
+  form.addEventListener('submit', (e) => {
+    e.preventDefault()
+    go()
+  })
+  return form
+}
+
+/** Links to the newest page (when on a later one) and the next (when there is one). */
+function pager(f: CallsFilter, next: string | null): HTMLElement {
+  return h(
+    'div',
+    { class: 'pager', id: 'pager' },
+    f.cursor !== undefined ? h('a', { href: callsHash({ ...f, cursor: undefined }), id: 'newest-calls' }, '← Newest') : h('span', {}),
+    next !== null ? h('a', { href: callsHash({ ...f, cursor: next }), id: 'older-calls' }, 'Older calls →') : h('span', {}),
+  )
+}
+
+function showLoadError(box: HTMLElement, what: string, e: unknown): void {
+  replace(box, h('p', { class: 'error', role: 'alert' }, `Could not load ${what}: ${e instanceof ApiError ? e.message : String(e)}`))
+}
+
+export function sessionsView(el: HTMLElement, api: ConsoleApi, _params: string[], query: URLSearchParams): () => void {
+  const f = parseCallsFilter(query)
+  const livePath = liveListPath(f)
+  const endedPath = endedListPath(f)
   const liveBox = h('div', { id: 'live-box' })
   const recentBox = h('div', { id: 'recent-box' })
   const liveCount = h('span', { class: 'pill live', id: 'live-count' }, '0')
-  el.append(h('div', { class: 'stack' }, h('h2', {}, 'Live now ', liveCount), liveBox, h('h2', {}, 'Recent calls'), recentBox))
-  const stopLive = every(LIVE_POLL_MS, async (signal) => {
-    const { sessions } = await api.v1<{ sessions: SessionListItem[] }>('GET', '/v1/sessions?status=live&limit=100', undefined, signal)
-    liveCount.textContent = String(sessions.length)
-    replace(liveBox, table('live-sessions', sessions, true, 'No call is live. New calls appear here within a second.'))
-  })
-  const stopRecent = every(RECENT_POLL_MS, async (signal) => {
-    const { sessions } = await api.v1<{ sessions: SessionListItem[] }>('GET', '/v1/sessions?status=ended&limit=50', undefined, signal)
-    replace(recentBox, table('recent-sessions', sessions, false, 'No calls yet.'))
-  })
+  const endedTitle = isFiltered(f) ? 'Ended calls matching' : 'Recent calls'
+  el.append(
+    h(
+      'div',
+      { class: 'stack' },
+      searchBar(f),
+      livePath !== undefined && h('h2', {}, 'Live now ', liveCount),
+      livePath !== undefined && liveBox,
+      endedPath !== undefined && h('h2', {}, f.cursor === undefined ? endedTitle : `${endedTitle} (older)`),
+      endedPath !== undefined && recentBox,
+    ),
+  )
+  const stopLive =
+    livePath === undefined
+      ? () => undefined
+      : every(LIVE_POLL_MS, async (signal) => {
+          try {
+            const { sessions, next_cursor } = await api.v1<SessionListPage>('GET', livePath, undefined, signal)
+            // More live calls than one read shows: the count says so rather than understate.
+            liveCount.textContent = next_cursor !== null ? `${LIVE_LIMIT}+` : String(sessions.length)
+            const empty = isFiltered(f) ? 'No live call matches.' : 'No call is live. New calls appear here within a second.'
+            replace(liveBox, table('live-sessions', sessions, true, empty))
+          } catch (e) {
+            if (!signal.aborted) showLoadError(liveBox, 'live calls', e)
+          }
+        })
+  const stopRecent =
+    endedPath === undefined
+      ? () => undefined
+      : every(RECENT_POLL_MS, async (signal) => {
+          try {
+            const page = await api.v1<SessionListPage>('GET', endedPath, undefined, signal)
+            const empty = isFiltered(f) ? 'No ended call matches.' : 'No calls yet.'
+            replace(recentBox, table('recent-sessions', page.sessions, false, empty), pager(f, page.next_cursor))
+          } catch (e) {
+            if (!signal.aborted) showLoadError(recentBox, 'calls', e)
+          }
+        })
   return () => {
     stopLive()
     stopRecent()

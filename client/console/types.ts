@@ -19,10 +19,52 @@ export interface SessionListItem {
   recording_status: string
 }
 
+/** A page of GET /v1/sessions. */
+export interface SessionListPage {
+  sessions: SessionListItem[]
+  /** Pass as `cursor` for the next page; null on the last. */
+  next_cursor: string | null
+}
+
+/** Why a session ended (core/end-reason.ts; client/test checks the two lists agree). */
+export const END_REASONS = [
+  'client_disconnected',
+  'hangup',
+  'caller_hangup',
+  'duration_timeout',
+  'silence_timeout',
+  'shutdown',
+  'error',
+  'transferred',
+  'lease_expired',
+  'superseded',
+  'stream_not_connected',
+  'call_status_timeout',
+  'carrier_error',
+  'dial_queue_full',
+  'call_completed',
+  'call_busy',
+  'call_no_answer',
+  'call_canceled',
+  'call_failed',
+] as const
+
 export interface LatencyStage {
   name: string
   at_ms: number
   duration_ms: number
+}
+
+/**
+ * Why a turn failed or went silent: `cause` such as `http_500`, `timeout`, `connect_refused`, `connect_failed`,
+ * `invalid_stream`, `stream_broken`, `empty_reply`, `backend_error`, `tts_failed`; `waited_ms` from the end of the caller's turn
+ * to the first audio they heard; `heard` the fallback spoken instead (null: nothing).
+ */
+export interface TurnFailure {
+  cause: string
+  waited_ms: number
+  heard: string | null
+  detail: string | null
 }
 
 export interface TranscriptEntry {
@@ -31,6 +73,8 @@ export interface TranscriptEntry {
   assistant_message: string | null
   latency_ms: number | null
   latency_breakdown: { stages: LatencyStage[] } | null
+  /** Null for a good turn. Absent from gateways older than the field: read it as null. */
+  failure?: TurnFailure | null
 }
 
 export interface SessionDetails {

@@ -1,5 +1,6 @@
 /** A turn's latency stages as bars on one time axis shared by every turn of the session. */
 import { h } from './dom.js'
+import { turnNote } from './turn-notes.js'
 import type { LatencyStage, TranscriptEntry } from './types.js'
 
 /** Stage colours, in pipeline order (user_speech_end is the origin and has no bar). */
@@ -10,7 +11,7 @@ const COLORS: Record<string, string> = {
   reply_first_text: '#8bc34a',
   tts_request: '#f5a623',
   tts_first_audio: '#f0784a',
-  first_audio_sent: '#e05d9c',
+  first_frame_out: '#e05d9c',
   first_audio_heard: '#9b59b6',
 }
 const FALLBACK = '#9aa3b5'
@@ -24,7 +25,7 @@ const LABELS: Record<string, string> = {
   reply_first_text: 'reply first text',
   tts_request: 'TTS request',
   tts_first_audio: 'TTS first audio',
-  first_audio_sent: 'first audio sent',
+  first_frame_out: 'first audio sent',
   first_audio_heard: 'first audio heard',
 }
 
@@ -69,23 +70,41 @@ function bar(stage: LatencyStage, end: number): HTMLElement {
   return el
 }
 
-/** One turn's waterfall: the stage bars, and the turn's total at the end. */
+/** One turn's waterfall: the stage bars and the turn's total; a failed turn's cause and wait above any bars. */
 export function turnWaterfall(entry: TranscriptEntry, index: number, end: number): HTMLElement {
   // The end of speech is the origin (0 ms): every other stage is a bar.
   const stages = (entry.latency_breakdown?.stages ?? []).filter((s) => s.name !== 'user_speech_end')
-  if (stages.length === 0) {
+  const note = turnNote(entry)
+  const failure = entry.failure ?? null
+  if (note !== null && (note.kind === 'unmeasured' || stages.length === 0)) {
     return h(
       'div',
-      { class: 'wf-turn empty-turn', 'data-turn': index },
-      h('span', { class: 'muted small' }, 'no latency measured (welcome or typed turn)'),
+      { class: `wf-turn empty-turn${note.kind === 'failed' ? ' failed-turn' : ''}`, 'data-turn': index, title: note.text },
+      noteBlock(note, failure?.cause),
     )
   }
   const grid = [0.25, 0.5, 0.75].map((f) => h('span', { class: 'wf-grid', style: `left:${f * 100}%` }))
   return h(
     'div',
-    { class: 'wf-turn', 'data-turn': index, 'data-latency-ms': entry.latency_ms ?? '' },
+    {
+      class: `wf-turn${note !== null ? ' failed-turn' : ''}`,
+      'data-turn': index,
+      'data-latency-ms': entry.latency_ms ?? '',
+    },
+    note !== null && noteBlock(note, failure?.cause),
     h('div', { class: 'wf-track' }, ...grid, ...stages.map((s) => bar(s, end))),
     h('div', { class: 'wf-total' }, entry.latency_ms === null ? '—' : `${Math.round(entry.latency_ms)} ms`),
+  )
+}
+
+/** A turn note: a failed turn's cause and wait (marked), or why nothing was measured (muted). */
+function noteBlock(note: NonNullable<ReturnType<typeof turnNote>>, cause: string | undefined): HTMLElement {
+  if (note.kind === 'unmeasured') return h('span', { class: 'muted small turn-note' }, note.cause)
+  return h(
+    'div',
+    { class: 'turn-failure', 'data-cause': cause, role: 'note' },
+    h('div', { class: 'failure-cause' }, h('b', {}, 'Failed: '), note.cause),
+    h('div', { class: 'failure-wait' }, note.waited),
   )
 }
 

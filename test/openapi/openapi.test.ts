@@ -6,6 +6,7 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import { startTestGateway } from '../helpers/gateway.js'
 import { openApiPath } from '../../api/openapi/openapi-document.js'
 import { authorizeSchema } from '../../api/routes/sessions.js'
+import { sessionListQuery } from '../../api/routes/session-list-query.js'
 
 const gw = await startTestGateway()
 t.teardown(() => gw.close())
@@ -71,6 +72,39 @@ t.test('request bodies are the zod schemas the routes validate with', async (t) 
   )
   const stages = doc.components.schemas.LatencyBreakdown.properties.stages.items.properties.name.enum
   t.same(stages.at(-1), 'first_audio_heard', 'latency_breakdown is documented')
+})
+
+t.test('query parameters are the zod schemas the routes validate with; the session list answer is described', async (t) => {
+  const list = doc.paths['/v1/sessions'].get
+  t.same(
+    list.parameters.map((p: { name: string }) => p.name),
+    Object.keys(sessionListQuery.shape),
+    "every query parameter the route accepts, in the schema's order",
+  )
+  t.ok(
+    list.parameters.every((p: { in: string; required: boolean }) => p.in === 'query' && p.required === false),
+    'all optional',
+  )
+  const limit = list.parameters.find((p: { name: string }) => p.name === 'limit')
+  t.same([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 200, 50])
+  t.same(
+    doc.paths['/v1/stats/daily'].get.parameters.map((p: { name: string }) => p.name),
+    ['days'],
+  )
+  const schema = doc.components.schemas.SessionList
+  t.equal(list.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/SessionList')
+  // A real answer has exactly the documented fields.
+  await gw.request('POST', '/v1/agents/web/authorize_session', {
+    body: { agent_id: (await gw.request('GET', '/v1/agents')).body.agents[0].id },
+  })
+  const answer = (await gw.request('GET', '/v1/sessions?status=all')).body
+  t.same(Object.keys(answer).sort(), Object.keys(schema.properties).sort())
+  const item = schema.properties.sessions.items
+  const listed = await gw.store.db.updateTable('sessions').set({ status: 'connected', started_at: new Date() }).returning('id').execute()
+  t.ok(listed.length > 0, 'a session to list')
+  const row = (await gw.request('GET', '/v1/sessions')).body.sessions[0]
+  t.same(Object.keys(row).sort(), Object.keys(item.properties).sort(), 'an item has exactly the documented fields')
+  for (const field of item.required) t.ok(row[field] !== undefined && row[field] !== null, `${field} is always there`)
 })
 
 t.test('/docs is a reference page served from local files', async (t) => {
