@@ -284,7 +284,13 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   path = carrierPath(deps, sessions, egress)
   const tunnels =
     deps.tunnels ??
-    new TunnelHub({ db: store.db, notifications: store.notifications, log, swap: webhookSwap(config.allowInsecureWebhooks) })
+    new TunnelHub({
+      db: store.db,
+      notifications: store.notifications,
+      log,
+      swap: webhookSwap(config.allowInsecureWebhooks),
+      leaseMs: config.tunnelLeaseMs,
+    })
   tunnels.start()
   const app = buildApp({ ...deps, tunnels }, sessions, { path, metrics, recordingObjects, egress })
   const server = createServer(app.callback())
@@ -356,9 +362,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     tunnels,
     close(graceMs = 0) {
       closing ??= (async () => {
+        tunnels.drain()
         await sessions.shutdown(graceMs)
-        // After the sessions: their last webhooks may still go through a tunnel. Then the agents get their
-        // previous webhook back.
+        // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect
+        // and take them back; the lease sweep restores the agents of those that do not.
         await tunnels.stop()
         path.calls.watchdog.stop()
         retention?.stop()
