@@ -49,6 +49,7 @@ import { withCarrierMetrics } from './carrier-metrics.js'
 import { TunnelHub } from './tunnels/tunnel-hub.js'
 import { webhookSwap } from './tunnels/webhook-swap.js'
 import { TUNNEL_HTTP_PREFIX, TUNNEL_WS_PATH, tunnelUpgradeHandler } from './tunnels/tunnel-upgrade.js'
+import { SENT_AT_HEADER } from './tunnels/tunnel-codec.js'
 import { tunnelRequestsRouter } from '../api/routes/tunnel-requests.js'
 import { networkInterfaces } from 'node:os'
 
@@ -238,7 +239,9 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     // The tunnel relay: a webhook may call the gateway itself there (it reaches a connected CLI).
     selfPathPrefixes: [TUNNEL_HTTP_PREFIX],
   })
-  const egressHttp = egressFetch(egressPolicy)
+  // A request to the gateway's own tunnel says when it left, so a cancel at the agent step's deadline is named a
+  // timeout on the developer's screen (the tunnel route does not pass the header on).
+  const egressHttp = egressFetch(egressPolicy, () => ({ [SENT_AT_HEADER]: String(Date.now()) }))
   const egress: WebhookEgress = { policy: egressPolicy, fetch: egressHttp.fetch }
   // Loaded only when configured, like tracing: without RECORDING_S3_BUCKET no AWS SDK code is imported.
   const objectConfig = config.recordingObjectStore

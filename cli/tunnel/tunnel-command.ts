@@ -43,8 +43,14 @@ function clock(): string {
   return new Date().toISOString().slice(11, 23)
 }
 
+/** A wait that does not hold the process open (a connection does, while it matters). */
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref())
+}
+
+/** The wait before reconnecting: it holds the process open, as nothing else does then. */
+function backoffWait(ms: number): Promise<'go'> {
+  return new Promise((r) => setTimeout(() => r('go'), ms))
 }
 
 /** SIGINT/SIGTERM (or the caller's signal): the first stops gracefully, the second at once. */
@@ -224,7 +230,7 @@ export async function tunnelCommand(
       const wait = backoff.next()
       const what = end.opened ? 'tunnel connection lost' : tunnelId === undefined ? 'cannot open the tunnel' : 'cannot reconnect'
       out(`${clock()} ${what}: ${end.why}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${backoff.attempt})\n`)
-      if ((await Promise.race([sleep(wait).then(() => 'go' as const), stopper.stopped])) === 'stop') return await stopWhileAway()
+      if ((await Promise.race([backoffWait(wait), stopper.stopped])) === 'stop') return await stopWhileAway()
     }
   } finally {
     stopper.dispose()

@@ -20,6 +20,8 @@ export interface RelayRequest {
   path: string
   headers: HeaderPairs
   body: Buffer
+  /** When the gateway's webhook client sent it (epoch ms), when it said so. */
+  sentAt?: number | undefined
 }
 
 /** Where a relayed response goes: the HTTP response on this replica, or the relay back to another one. */
@@ -45,10 +47,11 @@ export interface WebhookDeadlines {
 }
 
 /**
- * How close to a deadline a cancel counts as that deadline's: the gateway's timer starts when it sends the request
- * and the cancel takes about as long to come as the request did, so it lands within transit jitter of the deadline.
+ * How close to a deadline a cancel counts as that deadline's: measured from the request's send time (or its
+ * arrival here, when the sender did not say), so what is left is the cancel's own transit, clock skew between
+ * replicas, and timers firing a little early.
  */
-export const DEADLINE_SLACK_MS = 500
+export const DEADLINE_SLACK_MS = 250
 
 /** Why a request was cancelled, from the abort's own reason when it is one, else from the deadlines. */
 export function cancelReason(
@@ -116,7 +119,8 @@ export class LocalTunnel {
     }
     this.#seq += 1
     const id = String(this.#seq)
-    const sentAt = performance.now()
+    // The agent step's deadlines run from when it sent the request, which may be a while before it got here.
+    const sentAt = req.sentAt !== undefined && req.sentAt <= Date.now() ? req.sentAt : Date.now()
     return new Promise<void>((resolve) => {
       const pending: Pending = {
         sink,
@@ -129,7 +133,7 @@ export class LocalTunnel {
       }
       const onAbort = () => {
         if (!this.#pending.delete(id)) return
-        const why = cancelReason(signal?.reason, performance.now() - sentAt, pending.bytes, this.deadlines)
+        const why = cancelReason(signal?.reason, Date.now() - sentAt, pending.bytes, this.deadlines)
         this.send({ type: 'request.cancel', id, ...why })
         resolve()
       }

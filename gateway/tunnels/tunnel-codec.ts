@@ -18,6 +18,12 @@ export const TUNNEL_BODY_SLICE_BYTES = 256 * 1024
 /** Header pairs in wire order (repeated names allowed). */
 export type HeaderPairs = [string, string][]
 
+/**
+ * Set by the gateway's own webhook client on requests to its tunnel addresses: when the request was sent (epoch
+ * ms), so a cancel can be told apart from the agent step's deadline. Not relayed to the local server.
+ */
+export const SENT_AT_HEADER = 'x-voxgate-sent-at'
+
 /** Where webhook requests for a tunnel arrive: `<PUBLIC_URL>/tunnel/<tunnel_id><path>`. */
 export const TUNNEL_HTTP_PREFIX = '/tunnel/'
 

@@ -232,7 +232,13 @@ export class TunnelHub {
         { once: true },
       )
     })
-    const event = JSON.stringify({ method: req.method, path: req.path, headers: req.headers, body: req.body.toString('base64') })
+    const event = JSON.stringify({
+      method: req.method,
+      path: req.path,
+      headers: req.headers,
+      body: req.body.toString('base64'),
+      sentAt: req.sentAt,
+    })
     try {
       await this.#publish(splitEvent('req', rid, tunnelId, event, 0))
     } catch (e) {
@@ -293,12 +299,22 @@ export class TunnelHub {
       return
     }
     for (const text of events) {
-      const r = JSON.parse(text) as { method: string; path: string; headers: [string, string][]; body: string }
+      const r = JSON.parse(text) as { method: string; path: string; headers: [string, string][]; body: string; sentAt?: unknown }
       const h = held
       h.started = true
       const sink = this.#remoteSink(p.rid, p.tunnel)
       void local
-        .forward({ method: r.method, path: r.path, headers: r.headers, body: Buffer.from(r.body, 'base64') }, sink, h.abort.signal)
+        .forward(
+          {
+            method: r.method,
+            path: r.path,
+            headers: r.headers,
+            body: Buffer.from(r.body, 'base64'),
+            sentAt: typeof r.sentAt === 'number' ? r.sentAt : undefined,
+          },
+          sink,
+          h.abort.signal,
+        )
         .finally(() => this.#held.delete(p.rid))
     }
   }
