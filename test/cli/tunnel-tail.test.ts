@@ -161,3 +161,31 @@ t.test('exit codes: a refused key or an unknown agent exits 1 at once; an unreac
   t.match(help.stdout, /Retried: .*connection refused/)
   t.match(help.stdout, /Exit 1, no retry: API key refused/)
 })
+
+t.test('a gateway shutting down mid-request: the request is cancelled as the shutdown, and the tunnel retries', async (t) => {
+  const otherPort = await freePort()
+  const other = await startTestGateway({ PORT: String(otherPort), PUBLIC_URL: `http://127.0.0.1:${otherPort}` })
+  let closed = false
+  t.teardown(() => (closed ? undefined : other.close()))
+  const agent = (await other.request('POST', '/v1/agents', { body: {} })).body
+  const backend = await holdingBackend(t)
+  const cli = spawnCli(['tunnel', `--agent-id=${agent.id}`, `--port=${backend.port}`, '--tail'], {
+    env: { VOXGATE_GATEWAY: other.url, VOXGATE_API_KEY: other.apiKey, VOXGATE_TUNNEL_RETRY_MAX_MS: '500' },
+  })
+  t.teardown(() => cli.proc.kill('SIGKILL'))
+  await cli.waitFor(/webhook URL: /)
+  const auth = await other.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
+  const b = await openBrowserSession(other.url, auth.body.client_session_key as string)
+  t.teardown(() => b.close())
+  b.send({ type: 'client.response.text', content: 'hold this' })
+  const s = await cli.waitFor(/-> POST \/api\/agent message session \S+ turn (\S+) user: "hold this"\n/)
+  await backend.waitFor('hold this')
+  closed = true
+  await other.close()
+  await cli.waitFor(new RegExp(`<- turn ${s[1]} cancelled after \\d+ ms: the gateway is shutting down`))
+  await cli.waitFor(/tunnel connection lost: the connection closed \(1012 the gateway is restarting\); retrying/)
+  await cli.waitFor(/cannot reconnect: .*\(attempt 2\)/)
+  cli.proc.kill('SIGINT')
+  t.equal(await cli.exited, 0, 'stopped while its gateway is gone: exit 0')
+  t.match(cli.stdout(), /the gateway could not be reached; it restores the previous webhook URL when the tunnel's lease runs out/)
+})
