@@ -3,14 +3,17 @@
  * database, or the test Postgres server with DATABASE_URL) is stopped with SIGTERM and started again on the same
  * port. The CLI prints a line per reconnection attempt, gets the same tunnel address back, and a browser session's
  * typed text made after the restart reaches the local backend through it. Ctrl-C then exits 0 and restores the
- * previous webhook URL.
+ * previous webhook URL. And a network that drops under a gateway that stays up (and does not notice at once): the
+ * CLI takes its live tunnel back, and the agent never points anywhere else meanwhile.
  */
 import t from 'tap'
 import { createServer } from 'node:http'
+import { connect, createServer as createTcpServer, type Socket } from 'node:net'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ADMIN_TOKEN } from '../helpers/gateway.js'
+import { ADMIN_TOKEN, startTestGateway } from '../helpers/gateway.js'
+import { signWebhook } from '../../pipeline/webhook/signature.js'
 import { testDb } from '../helpers/db.js'
 import { freePort } from '../helpers/nginx.js'
 import { spawnServe, type ServeProcess } from '../helpers/spawn-serve.js'
@@ -114,4 +117,58 @@ t.test('the tunnel reconnects after its gateway restarts and carries the next tu
     'http://127.0.0.1:9/prod',
     'the previous webhook is back',
   )
+})
+
+t.test('the network drops while the gateway stays up: the CLI takes its live tunnel back', async (t) => {
+  const gwPort = await freePort()
+  const gw = await startTestGateway({ PORT: String(gwPort), PUBLIC_URL: `http://127.0.0.1:${gwPort}` })
+  t.teardown(() => gw.close())
+  // A TCP hop between the CLI and the gateway whose client side can be cut while the gateway's side stays open.
+  const clientSides = new Set<Socket>()
+  const proxy = createTcpServer((client) => {
+    const upstream = connect(gwPort, '127.0.0.1')
+    clientSides.add(client)
+    client.on('close', () => clientSides.delete(client))
+    client.on('error', () => undefined)
+    upstream.on('error', () => undefined)
+    client.pipe(upstream)
+    upstream.pipe(client)
+  })
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+  t.teardown(() => proxy.close())
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
+
+  const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
+  const local = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":"response.end"}'))
+  })
+  await new Promise<void>((r) => local.listen(0, '127.0.0.1', r))
+  t.teardown(() => local.close())
+  const cli = spawnCli(['tunnel', '--agent-id', agent.id, '--port', String((local.address() as { port: number }).port)], {
+    env: { VOXGATE_GATEWAY: proxyUrl, VOXGATE_API_KEY: gw.apiKey, VOXGATE_TUNNEL_RETRY_MAX_MS: '1000' },
+  })
+  t.teardown(() => cli.proc.kill('SIGKILL'))
+  const tunnelUrl = (await cli.waitFor(/webhook URL: (\S+)/))[1] as string
+
+  for (const c of clientSides) c.destroy()
+  await cli.waitFor(/tunnel connection lost: .*; retrying in/)
+  t.equal(
+    webhookUrl((await gw.request('GET', `/v1/agents/${agent.id}`)).body.config),
+    tunnelUrl,
+    'meanwhile the agent points at the tunnel',
+  )
+  const back = await cli.waitFor(/tunnel back \(the same tunnel\): (\S+)/)
+  t.equal(back[1], tunnelUrl, 'the same address, taken back from the socket the gateway still held')
+  const body = JSON.stringify({ type: 'message', text: 'still there?', turn_id: 't', session_id: 's', conversation_id: 'c' })
+  const res = await fetch(tunnelUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'service-signature': signWebhook(agent.webhook_secret, body) },
+    body,
+  })
+  t.equal(res.status, 200, 'a webhook request reaches the local server through the new connection')
+  t.equal(await res.text(), '{"type":"response.end"}')
+  cli.proc.kill('SIGINT')
+  t.equal(await cli.exited, 0)
+  t.equal(webhookUrl((await gw.request('GET', `/v1/agents/${agent.id}`)).body.config), undefined, 'the built-in step is back')
 })
