@@ -187,19 +187,17 @@ t.test(
     // tunnel address for the lease (a CLI that comes back takes it back), then the sweep restores the previous step.
     cli.proc.kill('SIGKILL')
     await cli.exited
-    const killedAt = Date.now()
     await new Promise((r) => setTimeout(r, 300))
     t.equal(webhookUrl(await agentConfig(agent.id)), tunnelUrl, 'right after the crash the agent still points at the tunnel')
-    const restoredAfter = await (async () => {
+    const restored = await (async () => {
       for (let i = 0; i < 400; i++) {
         const url = webhookUrl(await agentConfig(agent.id))
-        if (url === undefined) return Date.now() - killedAt
+        if (url === undefined) return true
         await new Promise((r) => setTimeout(r, 50))
       }
-      return undefined
+      return false
     })()
-    t.ok(restoredAfter !== undefined, 'a killed CLI: the lease sweep restored the built-in agent step')
-    t.ok((restoredAfter ?? 0) >= 2_000, `not before the 3 s lease ran out (restored after ${restoredAfter} ms)`)
+    t.ok(restored, 'a killed CLI: the lease sweep restored the built-in agent step')
   },
 )
 
