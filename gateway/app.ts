@@ -49,6 +49,7 @@ import { withCarrierMetrics } from './carrier-metrics.js'
 import { TunnelHub } from './tunnels/tunnel-hub.js'
 import { webhookSwap } from './tunnels/webhook-swap.js'
 import { TUNNEL_HTTP_PREFIX, TUNNEL_WS_PATH, tunnelUpgradeHandler } from './tunnels/tunnel-upgrade.js'
+import { SENT_AT_HEADER } from './tunnels/tunnel-codec.js'
 import { tunnelRequestsRouter } from '../api/routes/tunnel-requests.js'
 import { networkInterfaces } from 'node:os'
 
@@ -238,7 +239,9 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     // The tunnel relay: a webhook may call the gateway itself there (it reaches a connected CLI).
     selfPathPrefixes: [TUNNEL_HTTP_PREFIX],
   })
-  const egressHttp = egressFetch(egressPolicy)
+  // A request to the gateway's own tunnel says when it left, so a cancel at the agent step's deadline is named a
+  // timeout on the developer's screen (the tunnel route does not pass the header on).
+  const egressHttp = egressFetch(egressPolicy, () => ({ [SENT_AT_HEADER]: String(Date.now()) }))
   const egress: WebhookEgress = { policy: egressPolicy, fetch: egressHttp.fetch }
   // Loaded only when configured, like tracing: without RECORDING_S3_BUCKET no AWS SDK code is imported.
   const objectConfig = config.recordingObjectStore
@@ -283,7 +286,14 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   mover?.start()
   path = carrierPath(deps, sessions, egress)
   const tunnels =
-    deps.tunnels ?? new TunnelHub({ db: store.db, notifications: store.notifications, log, swap: webhookSwap(config.webhookPolicy) })
+    deps.tunnels ??
+    new TunnelHub({
+      db: store.db,
+      notifications: store.notifications,
+      log,
+      swap: webhookSwap(config.webhookPolicy),
+      leaseMs: config.tunnelLeaseMs,
+    })
   tunnels.start()
   const app = buildApp({ ...deps, tunnels }, sessions, { path, metrics, recordingObjects, egress })
   const server = createServer(app.callback())
@@ -355,9 +365,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     tunnels,
     close(graceMs = 0) {
       closing ??= (async () => {
+        tunnels.drain()
         await sessions.shutdown(graceMs)
-        // After the sessions: their last webhooks may still go through a tunnel. Then the agents get their
-        // previous webhook back.
+        // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect
+        // and take them back; the lease sweep restores the agents of those that do not.
         await tunnels.stop()
         path.calls.watchdog.stop()
         retention?.stop()

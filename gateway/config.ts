@@ -31,6 +31,11 @@ export interface GatewayConfig {
   usageRatePerMinute: number
   /** How long a concurrency lease lives without a heartbeat. */
   leaseTtlMs: number
+  /**
+   * How long a `voxgate tunnel` whose connection dropped keeps its address (the agent pointing at it) before any
+   * replica restores the agent's previous webhook (`TUNNEL_LEASE_MS`); the holder renews it every third.
+   */
+  tunnelLeaseMs: number
   /** Longest an initiate_outbound request waits for its organization's dial slot before 503 (OUTBOUND_QUEUE_MAX_WAIT_MS). */
   outboundQueueMaxWaitMs: number
   /**
@@ -166,6 +171,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     trustProxy: bool(env, 'TRUST_PROXY'),
     usageRatePerMinute: num(env, 'USAGE_RATE_PER_MINUTE', 0, 0),
     leaseTtlMs: int(env, 'LEASE_TTL_MS', 30_000, 3_000, 600_000),
+    tunnelLeaseMs: int(env, 'TUNNEL_LEASE_MS', 15_000, 1_500, 600_000),
     outboundQueueMaxWaitMs: int(env, 'OUTBOUND_QUEUE_MAX_WAIT_MS', 30_000, 0, 50_000),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 20_000, 0, 600_000),
     workers,

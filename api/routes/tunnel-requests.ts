@@ -4,7 +4,7 @@ import { ERRORS } from '../../core/errors.js'
 import { readRaw, MAX_BODY_BYTES } from '../http/body.js'
 import type { TunnelHub } from '../../gateway/tunnels/tunnel-hub.js'
 import type { ResponseSink } from '../../gateway/tunnels/local-tunnel.js'
-import { endToEndHeaders } from '../../gateway/tunnels/tunnel-codec.js'
+import { SENT_AT_HEADER, endToEndHeaders } from '../../gateway/tunnels/tunnel-codec.js'
 import { TUNNEL_HTTP_PREFIX } from '../../gateway/tunnels/tunnel-upgrade.js'
 import { FORWARDED_HEADER } from '../../gateway/tunnels/direct-forward.js'
 
@@ -30,14 +30,16 @@ export function tunnelRequestsRouter(deps: { hub: TunnelHub }): Router {
         string,
         string,
       ][],
-    ).filter(([name]) => name.toLowerCase() !== FORWARDED_HEADER)
+    ).filter(([name]) => name !== FORWARDED_HEADER && name !== SENT_AT_HEADER)
+    const sentAt = Number(ctx.get(SENT_AT_HEADER))
     const abort = new AbortController()
     // The response's close (not the request's, which fires once the body is read) tells a caller that went away.
     ctx.res.once('close', () => {
       if (!ctx.res.writableFinished) abort.abort()
     })
     ctx.respond = false
-    await deps.hub.relay(tunnelId, { method: ctx.method, path, headers, body }, httpSink(ctx), abort.signal, { forwarded })
+    const req = { method: ctx.method, path, headers, body, sentAt: Number.isSafeInteger(sentAt) && sentAt > 0 ? sentAt : undefined }
+    await deps.hub.relay(tunnelId, req, httpSink(ctx), abort.signal, { forwarded })
   })
   return r
 }

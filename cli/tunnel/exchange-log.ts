@@ -1,5 +1,5 @@
 import type { GatewayMessage } from '../../gateway/tunnels/tunnel-codec.js'
-import type { Exchange } from './local-forwarder.js'
+import type { Cancel, Exchange } from './local-forwarder.js'
 
 function clock(at: Date = new Date()): string {
   return at.toISOString().slice(11, 23)
@@ -29,42 +29,118 @@ function sseEvents(text: string): Record<string, unknown>[] {
   return out
 }
 
-/**
- * `--tail` lines for one webhook exchange: the event (and what the user said), then the local server's answer
- * (status, time, and what the agent said).
- */
-export function exchangeLines(e: Exchange): string[] {
+/** What a webhook request is about, from its JSON body: event type, session, turn and what the user said. */
+interface Subject {
+  type: string | undefined
+  session: string | undefined
+  turn: string | undefined
+  text: string | undefined
+}
+
+function subject(e: Exchange): Subject {
   let event: Record<string, unknown> = {}
   try {
     event = JSON.parse(e.requestBody.toString('utf8')) as Record<string, unknown>
   } catch {
     event = {}
   }
-  const type = typeof event.type === 'string' ? event.type : `${e.method} ${e.path}`
-  const session = typeof event.session_id === 'string' ? ` session ${event.session_id}` : ''
-  const turn = typeof event.turn_id === 'string' ? ` turn ${event.turn_id}` : ''
-  const lines = [`${clock()} -> ${type}${session}${turn}${typeof event.text === 'string' ? ` user: ${quote(event.text)}` : ''}`]
-  if (e.error !== undefined) {
-    lines.push(`${clock()} <- failed after ${e.ms.toFixed(0)} ms: ${e.error}`)
-    return lines
-  }
-  const said = (e.contentType ?? '').includes('text/event-stream')
-    ? sseEvents(e.responseHead.toString('utf8'))
-        .filter((x) => (x.type === 'response.tts' || x.type === 'response.hangup') && typeof x.content === 'string')
-        .map((x) => String(x.content))
-        .join(' ')
-    : ''
-  lines.push(`${clock()} <- ${e.status} in ${e.ms.toFixed(0)} ms${said === '' ? '' : ` agent: ${quote(said)}`}`)
-  return lines
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined)
+  return { type: str(event.type), session: str(event.session_id), turn: str(event.turn_id), text: str(event.text) }
 }
 
-/** A `--tail` line for a session that started or ended. */
-export function tailLine(m: Extract<GatewayMessage, { type: 'tail' }>): string {
-  const d = m.detail ?? {}
-  const extra =
-    m.event === 'session.started'
-      ? [d.channel, d.from === undefined ? undefined : `from ${String(d.from)}`]
-      : [d.end_reason, typeof d.duration_ms === 'number' ? `${(d.duration_ms / 1000).toFixed(1)} s` : undefined]
+/** How an end line names its request: the turn, else the session, else method and path. */
+function endLabel(e: Exchange): string {
+  const s = subject(e)
+  if (s.turn !== undefined) return `turn ${s.turn}`
+  if (s.session !== undefined) return `${s.type ?? 'request'} session ${s.session}`
+  return `${e.method} ${e.path}`
+}
+
+/** `--tail`: a webhook request arrived and is being replayed on the local server. */
+export function requestStartedLine(e: Exchange): string {
+  const s = subject(e)
+  const parts = [`${clock()} -> ${e.method} ${e.path}`]
+  if (s.type !== undefined) parts.push(s.type)
+  if (s.session !== undefined) parts.push(`session ${s.session}`)
+  if (s.turn !== undefined) parts.push(`turn ${s.turn}`)
+  if (s.text !== undefined) parts.push(`user: ${quote(s.text)}`)
+  return parts.join(' ')
+}
+
+/** `--tail`: the local server answered; status, time, size and what the agent said. */
+export function requestAnsweredLine(e: Exchange): string {
+  const sse = (e.contentType ?? '').includes('text/event-stream')
+  const events = sse ? sseEvents(e.responseHead.toString('utf8')) : []
+  const said = events
+    .filter((x) => (x.type === 'response.tts' || x.type === 'response.hangup') && typeof x.content === 'string')
+    .map((x) => String(x.content))
+    .join(' ')
+  const size = [`${e.bytes} bytes`, ...(sse ? [`${events.length} events`] : [])].join(', ')
+  return `${clock()} <- ${endLabel(e)} ${e.status} in ${e.ms.toFixed(0)} ms (${size})${said === '' ? '' : ` agent: ${quote(said)}`}`
+}
+
+/** `--tail`: the local server did not answer, or its response broke off. */
+export function requestFailedLine(e: Exchange): string {
+  return `${clock()} <- ${endLabel(e)} failed after ${e.ms.toFixed(0)} ms: ${e.error ?? 'unknown error'}`
+}
+
+/** Why the gateway stopped waiting, in words. */
+export function cancelText(c: Cancel): string {
+  switch (c.reason) {
+    case 'timeout':
+      return `the backend took too long${c.detail === undefined ? '' : `: ${c.detail}`}`
+    case 'caller_gone':
+      return 'the caller stopped waiting (the user interrupted or the call ended)'
+    case 'shutdown':
+      return 'the gateway is shutting down'
+    case 'connection_lost':
+      return 'the tunnel connection to the gateway was lost'
+    default:
+      return 'the gateway stopped waiting (it did not say why)'
+  }
+}
+
+/** `--tail`: the gateway cancelled the request (a timeout is named as one), or the tunnel's connection was lost. */
+export function requestCancelledLine(e: Exchange): string {
+  const c = e.cancel ?? { reason: undefined }
+  const what = c.reason === 'timeout' ? 'timed out' : 'cancelled'
+  return `${clock()} <- ${endLabel(e)} ${what} after ${e.ms.toFixed(0)} ms: ${cancelText(c)}`
+}
+
+/** The line for an exchange that ended, whichever way it ended. */
+export function requestEndedLine(e: Exchange): string {
+  if (e.cancel !== undefined) return requestCancelledLine(e)
+  if (e.error !== undefined) return requestFailedLine(e)
+  return requestAnsweredLine(e)
+}
+
+type TailMessage = Extract<GatewayMessage, { type: 'tail' }>
+
+function tailText(m: TailMessage, extra: unknown[]): string {
   const text = extra.filter((x) => x !== undefined && x !== null).join(', ')
   return `${clock(new Date(m.at))} ${m.event} ${m.session_id}${text === '' ? '' : ` (${text})`}`
+}
+
+/** `--tail`: a session of the agent started (channel, caller). */
+export function sessionStartedLine(m: TailMessage): string {
+  const d = m.detail ?? {}
+  return tailText(m, [d.channel, d.from === undefined ? undefined : `from ${String(d.from)}`])
+}
+
+/** `--tail`: a session of the agent ended (why, how long). */
+export function sessionEndedLine(m: TailMessage): string {
+  const d = m.detail ?? {}
+  return tailText(m, [d.end_reason, typeof d.duration_ms === 'number' ? `${(d.duration_ms / 1000).toFixed(1)} s` : undefined])
+}
+
+/** A `--tail` line for a session event the gateway sent (one function per kind above). */
+export function tailLine(m: TailMessage): string {
+  switch (m.event) {
+    case 'session.started':
+      return sessionStartedLine(m)
+    case 'session.ended':
+      return sessionEndedLine(m)
+    default:
+      return tailText(m, [])
+  }
 }

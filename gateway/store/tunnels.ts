@@ -11,13 +11,23 @@ export interface WebhookSwap {
 
 /** Outcome of opening a tunnel. */
 export type OpenTunnelResult =
-  | { ok: true; tunnel: TunnelRow; previousUrl: string | null }
+  | {
+      ok: true
+      tunnel: TunnelRow
+      previousUrl: string | null
+      /** The agent's config as it is now (pointing at the tunnel unless changed meanwhile). */
+      config: unknown
+      /** A reconnecting CLI took its live tunnel back (nothing was changed but the holder). */
+      resumed: boolean
+    }
   | { ok: false; reason: 'agent_not_found' | 'tunnel_exists' }
   | { ok: false; reason: 'invalid_url'; message: string }
 
 /**
  * Points the organization's agent at a new tunnel in one transaction (the agent row locked): refused while
  * another live tunnel holds the agent; one whose lease ran out is closed (its previous URL restored) first.
+ * A tunnel of this agent with the same id (a CLI reconnecting after its replica restarted or its network dropped)
+ * is taken over, expired or not: the new holder renews it and the agent keeps pointing where it points.
  */
 export async function openTunnel(
   db: Kysely<Database>,
@@ -44,6 +54,18 @@ export async function openTunnel(
     let config = agent.config
     let demoMode = agent.demo_mode
     const old = await tx.selectFrom('tunnels').selectAll().where('agent_id', '=', agent.id).executeTakeFirst()
+    if (old !== undefined && old.id === input.id) {
+      const tunnel = await tx
+        .updateTable('tunnels')
+        .set({ holder: input.holder, holder_url: input.holderUrl ?? null, lease_expires_at: new Date(Date.now() + input.leaseMs) })
+        .where('id', '=', old.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      return { ok: true, tunnel, previousUrl: webhookUrlOf(old.previous_agent_step), config, resumed: true } as const
+    }
+    // The id of another agent's tunnel is not this agent's to take.
+    const taken = await tx.selectFrom('tunnels').select('id').where('id', '=', input.id).executeTakeFirst()
+    if (taken !== undefined) return { ok: false, reason: 'tunnel_exists' } as const
     if (old !== undefined) {
       if (old.lease_expires_at.getTime() > Date.now()) return { ok: false, reason: 'tunnel_exists' } as const
       const restored = swap.restore(config, old.webhook_url, old.previous_agent_step)
@@ -75,7 +97,7 @@ export async function openTunnel(
       })
       .returningAll()
       .executeTakeFirstOrThrow()
-    return { ok: true, tunnel, previousUrl: webhookUrlOf(pointed.previousStep) }
+    return { ok: true, tunnel, previousUrl: webhookUrlOf(pointed.previousStep), config: pointed.config, resumed: false } as const
   })
 }
 
@@ -96,17 +118,19 @@ export interface ClosedTunnel {
 
 /**
  * Deletes the tunnel and restores the agent's previous agent step, in one transaction; `onlyIfExpired` (the
- * sweep) leaves a tunnel whose holder renewed its lease meanwhile. Undefined when there was nothing to close.
+ * sweep) leaves a tunnel whose holder renewed its lease meanwhile; `holder` one held elsewhere now. Undefined when there was nothing to close.
  */
 export async function closeTunnel(
   db: Kysely<Database>,
   id: string,
   swap: WebhookSwap,
-  opts: { onlyIfExpired?: boolean } = {},
+  opts: { onlyIfExpired?: boolean; holder?: string } = {},
 ): Promise<ClosedTunnel | undefined> {
   return db.transaction().execute(async (tx) => {
     let q = tx.deleteFrom('tunnels').where('id', '=', id)
     if (opts.onlyIfExpired) q = q.where('lease_expires_at', '<', new Date())
+    // A replica closing what it holds: not a tunnel another replica took over meanwhile.
+    if (opts.holder !== undefined) q = q.where('holder', '=', opts.holder)
     const tunnel = await q.returningAll().executeTakeFirst()
     if (tunnel === undefined) return undefined
     const restored = await restoreAgent(tx, tunnel, swap)

@@ -5,7 +5,7 @@
  */
 import { Agent, request } from 'undici'
 import type { RelayRequest, ResponseSink } from './local-tunnel.js'
-import { TUNNEL_HTTP_PREFIX, type HeaderPairs } from './tunnel-codec.js'
+import { SENT_AT_HEADER, TUNNEL_HTTP_PREFIX, type HeaderPairs } from './tunnel-codec.js'
 
 /** Set on a forwarded request; its receiver does not forward it again. */
 export const FORWARDED_HEADER = 'x-voxgate-tunnel-forwarded'
@@ -28,7 +28,7 @@ export async function forwardToHolder(
   try {
     res = await request(`${holderUrl}${TUNNEL_HTTP_PREFIX}${tunnelId}${req.path}`, {
       method: req.method as 'POST',
-      headers: [...req.headers.flat(), FORWARDED_HEADER, '1'],
+      headers: [...req.headers.flat(), FORWARDED_HEADER, '1', ...(req.sentAt === undefined ? [] : [SENT_AT_HEADER, String(req.sentAt)])],
       body: req.body,
       signal,
       dispatcher,

@@ -1,5 +1,12 @@
 import type { WebSocket } from 'ws'
-import { decodeClientMessage, encodeTunnelMessage, type GatewayMessage, type HeaderPairs } from './tunnel-codec.js'
+import {
+  CANCEL_REASONS,
+  decodeClientMessage,
+  encodeTunnelMessage,
+  type CancelReason,
+  type GatewayMessage,
+  type HeaderPairs,
+} from './tunnel-codec.js'
 
 /** Most requests one tunnel carries at once; more get 503 (a local server that never answers cannot pile them up). */
 export const MAX_IN_FLIGHT = 32
@@ -13,6 +20,8 @@ export interface RelayRequest {
   path: string
   headers: HeaderPairs
   body: Buffer
+  /** When the gateway's webhook client sent it (epoch ms), when it said so. */
+  sentAt?: number | undefined
 }
 
 /** Where a relayed response goes: the HTTP response on this replica, or the relay back to another one. */
@@ -31,6 +40,40 @@ interface Pending {
   done: () => void
 }
 
+/** The agent step's deadlines for the requests the tunnel carries (its `agent.webhook` options). */
+export interface WebhookDeadlines {
+  firstByteMs: number
+  totalMs: number
+}
+
+/**
+ * How close to a deadline a cancel counts as that deadline's: measured from the request's send time (or its
+ * arrival here, when the sender did not say), so what is left is the cancel's own transit, clock skew between
+ * replicas, and timers firing a little early.
+ */
+export const DEADLINE_SLACK_MS = 250
+
+/** Why a request was cancelled, from the abort's own reason when it is one, else from the deadlines. */
+export function cancelReason(
+  abortReason: unknown,
+  elapsedMs: number,
+  bodyBytes: number,
+  deadlines: WebhookDeadlines | undefined,
+): { reason: CancelReason; detail?: string } {
+  if (typeof abortReason === 'string' && (CANCEL_REASONS as readonly string[]).includes(abortReason) && abortReason !== 'caller_gone') {
+    return { reason: abortReason as CancelReason }
+  }
+  if (deadlines !== undefined) {
+    if (elapsedMs >= deadlines.totalMs - DEADLINE_SLACK_MS) {
+      return { reason: 'timeout', detail: `the reply took longer than timeout_ms (${deadlines.totalMs} ms)` }
+    }
+    if (bodyBytes === 0 && elapsedMs >= deadlines.firstByteMs - DEADLINE_SLACK_MS) {
+      return { reason: 'timeout', detail: `no byte of the reply within time_to_first_byte_ms (${deadlines.firstByteMs} ms)` }
+    }
+  }
+  return { reason: 'caller_gone' }
+}
+
 /**
  * One `voxgate tunnel` connected to this replica: its WebSocket and the requests in flight on it. Responses are
  * handed to each request's sink as their frames arrive, so an SSE reply streams event by event.
@@ -46,6 +89,8 @@ export class LocalTunnel {
     readonly ws: WebSocket,
     /** Called for a `close` frame (the CLI stops). */
     readonly onCloseRequest: () => void,
+    /** The agent step's deadlines, to tell a timeout from a caller that went away. */
+    readonly deadlines?: WebhookDeadlines,
   ) {
     ws.on('message', (data, isBinary) => {
       if (isBinary) return this.ws.close(1003, 'text frames only')
@@ -74,13 +119,10 @@ export class LocalTunnel {
     }
     this.#seq += 1
     const id = String(this.#seq)
+    // The agent step's deadlines run from when it sent the request, which may be a while before it got here.
+    const sentAt = req.sentAt !== undefined && req.sentAt <= Date.now() ? req.sentAt : Date.now()
     return new Promise<void>((resolve) => {
-      const onAbort = () => {
-        if (!this.#pending.delete(id)) return
-        this.send({ type: 'request.cancel', id })
-        resolve()
-      }
-      this.#pending.set(id, {
+      const pending: Pending = {
         sink,
         started: false,
         bytes: 0,
@@ -88,7 +130,14 @@ export class LocalTunnel {
           signal?.removeEventListener('abort', onAbort)
           resolve()
         },
-      })
+      }
+      const onAbort = () => {
+        if (!this.#pending.delete(id)) return
+        const why = cancelReason(signal?.reason, Date.now() - sentAt, pending.bytes, this.deadlines)
+        this.send({ type: 'request.cancel', id, ...why })
+        resolve()
+      }
+      this.#pending.set(id, pending)
       signal?.addEventListener('abort', onAbort, { once: true })
       this.send({ type: 'request', id, method: req.method, path: req.path, headers: req.headers, body: req.body.toString('base64') })
     })
@@ -142,11 +191,12 @@ export class LocalTunnel {
     }
   }
 
-  /** Fails what is in flight; idempotent. */
-  closed(): void {
+  /** Fails what is in flight; idempotent. `reason`: also tell the CLI why each request is dropped. */
+  closed(reason?: CancelReason): void {
     if (this.#closed) return
     this.#closed = true
     for (const [id, p] of this.#pending) {
+      if (reason !== undefined) this.send({ type: 'request.cancel', id, reason })
       p.sink.fail('tunnel_unavailable', 'the tunnel closed')
       this.#finish(id, p)
     }

@@ -2,8 +2,9 @@
  * The tunnel's WebSocket protocol between the gateway and `voxgate tunnel` (JSON text frames; bodies base64).
  * Pure: no I/O. The CLI encodes and decodes the same messages.
  *
- * gateway -> CLI: `tunnel.ready`, `request` (a webhook request to replay locally), `request.cancel` (the caller
- * gave up, e.g. a barge-in), `tail` (a live session event when asked for), `tunnel.closed` (after `close`).
+ * gateway -> CLI: `tunnel.ready`, `request` (a webhook request to replay locally), `request.cancel` (the gateway
+ * stopped waiting; its optional `reason` says why: older CLIs ignore it), `tail` (a live session event when asked
+ * for), `tunnel.closed` (after `close`).
  * CLI -> gateway: `response.start`, `response.body` (any number, in order), `response.end`, `response.error`
  * (the local server failed), `close` (stop: restore the previous webhook URL and answer `tunnel.closed`).
  */
@@ -17,14 +18,38 @@ export const TUNNEL_BODY_SLICE_BYTES = 256 * 1024
 /** Header pairs in wire order (repeated names allowed). */
 export type HeaderPairs = [string, string][]
 
+/**
+ * Set by the gateway's own webhook client on requests to its tunnel addresses: when the request was sent (epoch
+ * ms), so a cancel can be told apart from the agent step's deadline. Not relayed to the local server.
+ */
+export const SENT_AT_HEADER = 'x-voxgate-sent-at'
+
 /** Where webhook requests for a tunnel arrive: `<PUBLIC_URL>/tunnel/<tunnel_id><path>`. */
 export const TUNNEL_HTTP_PREFIX = '/tunnel/'
 
+/**
+ * Why the gateway cancels a relayed request: `timeout` (the agent step's time_to_first_byte_ms or timeout_ms ran
+ * out), `shutdown` (the gateway is shutting down), `caller_gone` (the caller stopped waiting: over HTTP a barge-in
+ * and an ended call look alike, so both are this).
+ */
+export type CancelReason = 'caller_gone' | 'timeout' | 'shutdown'
+
+/** The cancel reasons, for decoding one that crossed replicas. */
+export const CANCEL_REASONS: readonly CancelReason[] = ['caller_gone', 'timeout', 'shutdown']
+
 /** What the gateway sends. */
 export type GatewayMessage =
-  | { type: 'tunnel.ready'; tunnel_id: string; agent_id: string; webhook_url: string; previous_webhook_url: string | null }
+  | {
+      type: 'tunnel.ready'
+      tunnel_id: string
+      agent_id: string
+      webhook_url: string
+      previous_webhook_url: string | null
+      /** True when a reconnecting CLI got its tunnel (and address) back. */
+      resumed?: boolean
+    }
   | { type: 'request'; id: string; method: string; path: string; headers: HeaderPairs; body: string }
-  | { type: 'request.cancel'; id: string }
+  | { type: 'request.cancel'; id: string; reason?: CancelReason; detail?: string }
   | { type: 'tail'; event: 'session.started' | 'session.ended'; session_id: string; at: string; detail?: Record<string, unknown> }
   | { type: 'tunnel.closed'; restored: boolean; webhook_url: string | null }
 

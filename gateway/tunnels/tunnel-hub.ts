@@ -6,7 +6,7 @@ import type { Database, TunnelRow } from '../store/schema.js'
 import type { Notifications } from '../store/notifications.js'
 import { closeTunnel, expiredTunnelIds, getTunnel, renewTunnels, type WebhookSwap } from '../store/tunnels.js'
 import type { Log } from '../../core/log.js'
-import { LocalTunnel, type RelayRequest, type ResponseSink } from './local-tunnel.js'
+import { LocalTunnel, type RelayRequest, type ResponseSink, type WebhookDeadlines } from './local-tunnel.js'
 import { decodeRelayPart, encodeRelayPart, newRelayId, PartAssembler, splitEvent, type RelayPart } from './relay-codec.js'
 import { SessionTail } from './session-tail.js'
 import { forwardToHolder } from './direct-forward.js'
@@ -52,8 +52,10 @@ interface HeldRemote {
  * The tunnels of this replica and the relay between replicas. A webhook request for a tunnel held here goes
  * straight to its WebSocket; one held by another replica goes out on the store's notification channel (Postgres
  * NOTIFY with a server; in-process with PGlite) and the response comes back the same way, event by event.
- * The holder renews each tunnel's lease; every replica sweeps tunnels whose lease ran out (their holder crashed)
- * and restores the agent's previous webhook.
+ * The holder renews each tunnel's lease; every replica sweeps tunnels whose lease ran out (their holder crashed,
+ * or their CLI went away without `close`) and restores the agent's previous webhook. A CLI whose connection
+ * dropped (or whose replica shut down) keeps its tunnel for the lease: it reconnects with the tunnel's id and takes
+ * it back, address and all, so the agent's webhook never points elsewhere meanwhile.
  */
 export class TunnelHub {
   readonly holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
@@ -70,6 +72,8 @@ export class TunnelHub {
   #unsubscribe: () => void = () => undefined
   #timer: NodeJS.Timeout | undefined
   #stopped = false
+  /** The gateway is shutting down: a caller that stops waiting now is the shutdown. */
+  #draining = false
 
   constructor(
     readonly deps: {
@@ -93,17 +97,31 @@ export class TunnelHub {
     this.#timer.unref()
   }
 
-  /** Takes a connected CLI's socket for the tunnel just opened; closing the socket closes the tunnel. */
-  attach(ws: WebSocket, tunnel: TunnelRow, opts: { tail: boolean; previousUrl: string | null }): LocalTunnel {
-    const local = new LocalTunnel(tunnel.id, tunnel.agent_id, ws, () => void this.#close(local, true))
+  /**
+   * Takes a connected CLI's socket for the tunnel just opened (or taken back). A `close` frame closes the tunnel
+   * and restores the previous webhook; a socket that closes without one leaves the tunnel to its lease.
+   */
+  attach(
+    ws: WebSocket,
+    tunnel: TunnelRow,
+    opts: { tail: boolean; previousUrl: string | null; deadlines?: WebhookDeadlines | undefined; resumed?: boolean },
+  ): LocalTunnel {
+    const stale = this.#local.get(tunnel.id)
+    if (stale !== undefined) {
+      // The CLI reconnected before this replica noticed its old socket was dead.
+      this.#detach(stale)
+      stale.ws.terminate()
+    }
+    const local = new LocalTunnel(tunnel.id, tunnel.agent_id, ws, () => void this.#close(local, true), opts.deadlines)
     this.#local.set(tunnel.id, local)
-    ws.on('close', () => void this.#close(local, false))
+    ws.on('close', () => this.#detach(local))
     local.send({
       type: 'tunnel.ready',
       tunnel_id: tunnel.id,
       agent_id: tunnel.agent_id,
       webhook_url: tunnel.webhook_url,
       previous_webhook_url: opts.previousUrl,
+      resumed: opts.resumed === true,
     })
     if (opts.tail) {
       const tail = new SessionTail(this.deps.db, tunnel.agent_id, tunnel.created_at, (m) => local.send(m), this.deps.log)
@@ -113,6 +131,23 @@ export class TunnelHub {
     return local
   }
 
+  /** Forgets a tunnel's socket; its row stays until its CLI takes it back or its lease runs out. */
+  #detach(local: LocalTunnel): boolean {
+    if (this.#local.get(local.id) !== local) return false
+    this.#local.delete(local.id)
+    this.#tails.get(local.id)?.stop()
+    this.#tails.delete(local.id)
+    local.closed(this.#draining ? 'shutdown' : undefined)
+    if (!this.#stopped) {
+      this.deps.log.info(
+        { tunnel_id: local.id, agent_id: local.agentId },
+        'tunnel connection lost; the agent keeps the tunnel address until the CLI is back or the lease runs out',
+      )
+    }
+    return true
+  }
+
+  /** The CLI asked to stop: close the tunnel and restore the agent's previous webhook. */
   async #close(local: LocalTunnel, answer: boolean): Promise<void> {
     if (this.#local.get(local.id) !== local) return
     this.#local.delete(local.id)
@@ -121,7 +156,7 @@ export class TunnelHub {
     local.closed()
     let closed: Awaited<ReturnType<typeof closeTunnel>>
     try {
-      closed = await closeTunnel(this.deps.db, local.id, this.deps.swap)
+      closed = await closeTunnel(this.deps.db, local.id, this.deps.swap, { holder: this.holder })
     } catch (e) {
       // The lease runs out and a sweep restores it.
       this.deps.log.warn({ err: e, tunnel_id: local.id }, 'tunnel close failed; the lease sweep restores the webhook')
@@ -145,6 +180,7 @@ export class TunnelHub {
     signal: AbortSignal,
     opts: { forwarded?: boolean } = {},
   ): Promise<void> {
+    signal = this.#withShutdownReason(signal)
     const local = this.#local.get(tunnelId)
     if (local !== undefined) return local.forward(req, sink, signal)
     let known = this.#knownLive.get(tunnelId)
@@ -189,13 +225,20 @@ export class TunnelHub {
         () => {
           if (this.#waiting.get(rid) !== wait) return
           this.#waiting.delete(rid)
-          void this.#publish([{ topic: 'tunnel', k: 'cancel', rid, tunnel: tunnelId, seq: 0, last: true, part: '' }])
+          const part = typeof signal.reason === 'string' ? signal.reason : ''
+          void this.#publish([{ topic: 'tunnel', k: 'cancel', rid, tunnel: tunnelId, seq: 0, last: true, part }])
           resolve()
         },
         { once: true },
       )
     })
-    const event = JSON.stringify({ method: req.method, path: req.path, headers: req.headers, body: req.body.toString('base64') })
+    const event = JSON.stringify({
+      method: req.method,
+      path: req.path,
+      headers: req.headers,
+      body: req.body.toString('base64'),
+      sentAt: req.sentAt,
+    })
     try {
       await this.#publish(splitEvent('req', rid, tunnelId, event, 0))
     } catch (e) {
@@ -209,6 +252,20 @@ export class TunnelHub {
     return done
   }
 
+  /** `signal`, aborted with the reason `shutdown` when the caller stops waiting while the gateway drains. */
+  #withShutdownReason(signal: AbortSignal): AbortSignal {
+    const c = new AbortController()
+    const pass = () => c.abort(this.#draining ? 'shutdown' : signal.reason)
+    if (signal.aborted) pass()
+    else signal.addEventListener('abort', pass, { once: true })
+    return c.signal
+  }
+
+  /** The gateway starts shutting down: requests it stops waiting for are cancelled as the shutdown. */
+  drain(): void {
+    this.#draining = true
+  }
+
   /** Publishes parts one after another: each waits for the previous, so NOTIFY delivers them in order. */
   async #publish(parts: RelayPart[]): Promise<void> {
     for (const p of parts) await this.deps.notifications.publish(encodeRelayPart(p))
@@ -218,7 +275,7 @@ export class TunnelHub {
     const p = decodeRelayPart(payload)
     if (p === undefined) return
     if (p.k === 'req') this.#onRemoteRequest(p)
-    else if (p.k === 'cancel') this.#held.get(p.rid)?.abort.abort()
+    else if (p.k === 'cancel') this.#held.get(p.rid)?.abort.abort(p.part === '' ? undefined : p.part)
     else this.#onRemoteResponse(p)
   }
 
@@ -242,12 +299,22 @@ export class TunnelHub {
       return
     }
     for (const text of events) {
-      const r = JSON.parse(text) as { method: string; path: string; headers: [string, string][]; body: string }
+      const r = JSON.parse(text) as { method: string; path: string; headers: [string, string][]; body: string; sentAt?: unknown }
       const h = held
       h.started = true
       const sink = this.#remoteSink(p.rid, p.tunnel)
       void local
-        .forward({ method: r.method, path: r.path, headers: r.headers, body: Buffer.from(r.body, 'base64') }, sink, h.abort.signal)
+        .forward(
+          {
+            method: r.method,
+            path: r.path,
+            headers: r.headers,
+            body: Buffer.from(r.body, 'base64'),
+            sentAt: typeof r.sentAt === 'number' ? r.sentAt : undefined,
+          },
+          sink,
+          h.abort.signal,
+        )
         .finally(() => this.#held.delete(p.rid))
     }
   }
@@ -372,14 +439,20 @@ export class TunnelHub {
     return this.#tick()
   }
 
-  /** Closes every tunnel held here (their agents get their previous webhook back) and stops listening. */
+  /**
+   * Lets go of every tunnel held here and stops listening. The tunnels stay, their agents pointing at them: their
+   * CLIs reconnect (to another replica, or this one restarted) and take them back; one that does not come back
+   * within the lease is swept by any replica (or this one's next start) and its agent's previous webhook restored.
+   */
   async stop(): Promise<void> {
     if (this.#stopped) return
+    this.#draining = true
     this.#stopped = true
     clearInterval(this.#timer)
     this.#unsubscribe()
     for (const local of [...this.#local.values()]) {
-      await this.#close(local, true)
+      this.#detach(local)
+      local.ws.close(1012, 'the gateway is restarting')
     }
     for (const w of this.#waiting.values()) {
       w.sink.fail('tunnel_unavailable', 'the gateway is shutting down')

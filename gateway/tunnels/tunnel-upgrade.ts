@@ -11,6 +11,7 @@ import { newId } from '../../core/ids.js'
 import type { Log } from '../../core/log.js'
 import type { TunnelHub } from './tunnel-hub.js'
 import { TUNNEL_MAX_FRAME_BYTES } from './tunnel-codec.js'
+import { webhookDeadlines } from './webhook-swap.js'
 import { TUNNEL_HTTP_PREFIX } from './tunnel-codec.js'
 
 /** The tunnel WebSocket endpoint `voxgate tunnel` connects to. */
@@ -37,10 +38,15 @@ export function tunnelPathProblem(path: string): string | undefined {
   return undefined
 }
 
+/** What a tunnel id looks like (`resume` is checked against it before it reaches the database). */
+const TUNNEL_ID = /^tun_[A-Za-z0-9_-]{1,64}$/
+
 /**
- * `GET /v1/tunnels?agent_id=<id>&path=/api/agent[&tail=1]` upgraded to a WebSocket, authorized with the
- * organization's API key (`Authorization: Bearer`). Before the 101 the agent's webhook URL is pointed at the new
- * tunnel (so every refusal is a plain HTTP error with the SPEC's body); then the hub carries it.
+ * `GET /v1/tunnels?agent_id=<id>&path=/api/agent[&tail=1][&resume=<tunnel_id>]` upgraded to a WebSocket,
+ * authorized with the organization's API key (`Authorization: Bearer`). Before the 101 the agent's webhook URL is
+ * pointed at the new tunnel (so every refusal is a plain HTTP error with the SPEC's body); then the hub carries it.
+ * `resume`: a reconnecting CLI's tunnel id; it gets that tunnel back (still live, or its lease ran out and the
+ * agent is pointed at the same address again), so the address never changes while the CLI runs.
  */
 export function tunnelUpgradeHandler(deps: {
   db: Kysely<Database>
@@ -62,9 +68,13 @@ export function tunnelUpgradeHandler(deps: {
     const path = url.searchParams.get('path') ?? '/api/agent'
     const problem = tunnelPathProblem(path)
     if (problem !== undefined) return refuse(socket, 'validation_failed', problem)
-    if ((await countTunnels(deps.db, organizationId)) >= MAX_TUNNELS_PER_ORGANIZATION) return refuse(socket, 'tunnel_limit')
+    const resume = url.searchParams.get('resume')
+    if (resume !== null && !TUNNEL_ID.test(resume)) return refuse(socket, 'validation_failed', 'resume must be a tunnel id')
+    if (resume === null && (await countTunnels(deps.db, organizationId)) >= MAX_TUNNELS_PER_ORGANIZATION) {
+      return refuse(socket, 'tunnel_limit')
+    }
 
-    const id = newId('tun')
+    const id = resume ?? newId('tun')
     const webhookUrl = `${deps.publicUrl.replace(/\/+$/, '')}${TUNNEL_HTTP_PREFIX}${id}${path}`
     const opened = await openTunnel(
       deps.db,
@@ -76,11 +86,15 @@ export function tunnelUpgradeHandler(deps: {
       return refuse(socket, opened.reason)
     }
     if (socket.destroyed) {
-      await closeTunnel(deps.db, id, swap)
+      // A tunnel taken back stays to its lease (the CLI tries again); a new one is closed at once.
+      if (!opened.resumed) await closeTunnel(deps.db, id, swap)
       return
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      deps.log.info({ tunnel_id: id, agent_id: agentId, organization_id: organizationId }, 'tunnel opened')
+      deps.log.info(
+        { tunnel_id: id, agent_id: agentId, organization_id: organizationId, resumed: opened.resumed },
+        opened.resumed ? 'tunnel taken back by its CLI' : 'tunnel opened',
+      )
       let alive = true
       ws.on('pong', () => (alive = true))
       const ping = setInterval(() => {
@@ -90,7 +104,12 @@ export function tunnelUpgradeHandler(deps: {
       }, PING_INTERVAL_MS)
       ping.unref()
       ws.on('close', () => clearInterval(ping))
-      deps.hub.attach(ws, opened.tunnel, { tail: url.searchParams.get('tail') === '1', previousUrl: opened.previousUrl })
+      deps.hub.attach(ws, opened.tunnel, {
+        tail: url.searchParams.get('tail') === '1',
+        previousUrl: opened.previousUrl,
+        deadlines: webhookDeadlines(opened.config, opened.tunnel.webhook_url),
+        resumed: opened.resumed,
+      })
     })
   }
 }

@@ -3,7 +3,9 @@ import { withWebhookUrl } from '../../pipeline/config/templates.js'
 import { pluginStage, type PluginConfig } from '../../pipeline/config/plugins-schema.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import { AGENT_WEBHOOK_DEFAULTS } from '../../pipeline/config/agent-options.js'
 import type { WebhookSwap } from '../store/tunnels.js'
+import type { WebhookDeadlines } from './local-tunnel.js'
 
 function agentStep(config: unknown): PluginConfig | undefined {
   const plugins = (config as PipelineConfig | undefined)?.plugins
@@ -32,5 +34,20 @@ export function webhookSwap(policy: UrlPolicy): WebhookSwap {
       else copy.plugins[i] = previousStep as PluginConfig
       return copy
     },
+  }
+}
+
+/**
+ * The deadlines of the agent step that calls `url` (its `time_to_first_byte_ms` and `timeout_ms`, defaults where
+ * unset), or undefined when the agent no longer calls it.
+ */
+export function webhookDeadlines(config: unknown, url: string): WebhookDeadlines | undefined {
+  const step = agentStep(config)
+  const options = step?.options as { url?: unknown; time_to_first_byte_ms?: unknown; timeout_ms?: unknown } | undefined
+  if (step?.use !== 'agent.webhook' || options?.url !== url) return undefined
+  const n = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback)
+  return {
+    firstByteMs: n(options.time_to_first_byte_ms, AGENT_WEBHOOK_DEFAULTS.time_to_first_byte_ms),
+    totalMs: n(options.timeout_ms, AGENT_WEBHOOK_DEFAULTS.timeout_ms),
   }
 }

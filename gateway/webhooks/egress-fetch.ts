@@ -56,8 +56,14 @@ function agentFor(policy: EgressPolicy, selfAllowed: boolean): Agent {
   })
 }
 
-/** The policy's fetch and a way to close its connection pools. */
-export function egressFetch(policy: EgressPolicy): { fetch: FetchLike; close(): Promise<void> } {
+/**
+ * The policy's fetch and a way to close its connection pools. `ownHeaders`: headers added to requests for the
+ * gateway's own addresses (its PUBLIC_URL origin, on the paths it may call itself), made fresh for each request.
+ */
+export function egressFetch(
+  policy: EgressPolicy,
+  ownHeaders: () => Record<string, string> = () => ({}),
+): { fetch: FetchLike; close(): Promise<void> } {
   const strict = agentFor(policy, false)
   const self = agentFor(policy, true)
   return {
@@ -67,8 +73,10 @@ export function egressFetch(policy: EgressPolicy): { fetch: FetchLike; close(): 
       if (refusal !== undefined) {
         throw new TypeError('fetch failed', { cause: new EgressRefusedError(`webhook refused by the egress policy: ${refusal}`) })
       }
-      const dispatcher = policy.selfAllowed(url) ? self : strict
-      return fetch(input, { ...init, dispatcher } as RequestInit)
+      if (!policy.selfAllowed(url)) return fetch(input, { ...init, dispatcher: strict } as RequestInit)
+      const headers = new Headers(init?.headers)
+      if (policy.isOwnOrigin(url)) for (const [name, value] of Object.entries(ownHeaders())) headers.set(name, value)
+      return fetch(input, { ...init, headers, dispatcher: self } as RequestInit)
     },
     close: async () => {
       await Promise.all([strict.close(), self.close()])

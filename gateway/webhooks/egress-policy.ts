@@ -93,6 +93,11 @@ export class EgressPolicy {
     this.#local = blockList(local)
   }
 
+  /** Whether `url` is on the gateway's own PUBLIC_URL origin. */
+  isOwnOrigin(url: URL): boolean {
+    return url.origin === this.#publicOrigin
+  }
+
   /** Whether a webhook to `url` may reach the gateway itself (its tunnel relay paths only). */
   selfAllowed(url: URL): boolean {
     return this.#selfPaths.some((p) => url.pathname.startsWith(p))

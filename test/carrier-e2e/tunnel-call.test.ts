@@ -84,9 +84,11 @@ t.test('a phone call reaches the init project through the tunnel, on two replica
     return new Promise<typeof p>((resolve) => p.stdout!.on('data', (b: Buffer) => b.toString().includes('agent backend on') && resolve(p)))
   }
   const project = await startProject()
-  const tunnel = spawnCli(['tunnel', '--port', String(localPort), '--tail'], { env: cliEnv, cwd: dir })
+  // No --port: the tunnel forwards to the PORT that init wrote to the project's .env.
+  const tunnel = spawnCli(['tunnel', '--tail'], { env: cliEnv, cwd: dir })
   t.teardown(() => tunnel.proc.kill('SIGKILL'))
   await tunnel.waitFor(/webhook URL: http:\/\/127\.0\.0\.1:\d+\/tunnel\//)
+  t.match(tunnel.stdout(), `forwarding to: http://localhost:${localPort}/api/agent (port from PORT in`)
 
   /** Everything the TTS fake was asked to say, spaces dropped (the text arrives in pieces). */
   const spoken = () =>
@@ -136,7 +138,9 @@ t.test('a phone call reaches the init project through the tunnel, on two replica
   )
   t.equal(new Set(relayed.map((l) => l.upstream)).size, 2, 'they landed on both replicas, holder of the tunnel or not')
   await tunnel.waitFor(/session\.started sess_\S+ \(carrier, from \+442071838750\)/)
-  await tunnel.waitFor(/-> message session \S+ turn \S+ user: "and on sundays"\n\S+ <- 200 in \d+ ms agent: "You said: and on sundays."/)
+  await tunnel.waitFor(
+    /-> POST \/api\/agent message session \S+ turn (\S+) user: "and on sundays"\n\S+ <- turn \1 200 in \d+ ms \(\d+ bytes, 2 events\) agent: "You said: and on sundays."/,
+  )
   await tunnel.waitFor(/session\.ended sess_\S+ \(caller_hangup/)
 
   // The local server goes down mid-call: the webhook fails, the tunnel reports it, the call goes on.
@@ -146,7 +150,7 @@ t.test('a phone call reaches the init project through the tunnel, on two replica
   await new Promise((r) => project.once('exit', r))
   await third.sendAudio(speech('two-phrases.wav'))
   await tunnel.waitFor(
-    /user: "is anybody there"\n\S+ <- failed after \d+ ms: the local server at http:\/\/localhost:\d+\/api\/agent did not answer \(ECONNREFUSED\)/,
+    /user: "is anybody there"\n\S+ <- turn \S+ failed after \d+ ms: the local server at http:\/\/localhost:\d+\/api\/agent did not answer \(ECONNREFUSED\)/,
   )
   await new Promise((r) => setTimeout(r, 1_500))
   t.equal((await sessionOfCall(c, callSid))?.status, 'connected', 'the call goes on after the failed turn')

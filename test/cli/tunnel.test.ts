@@ -2,7 +2,8 @@
  * `voxgate tunnel` end to end on loopback: the CLI (bin/voxgate.js, a real process) connected to one gateway
  * replica; webhook requests sent to that replica and to a second one on the same database (relayed between them
  * through the store's notification channel); streaming, the local server down, the ownership failure, the agent
- * id's sources, and the previous webhook restored on close, on a CLI crash and by the lease sweep.
+ * id's and the local port's sources, and the previous webhook restored on close, and by the lease sweep after a
+ * CLI crash (the tunnel keeps its address for the lease, which TUNNEL_LEASE_MS shortens here).
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
@@ -22,10 +23,10 @@ t.setTimeout(240_000)
 
 const port = await freePort()
 const publicUrl = `http://127.0.0.1:${port}`
-const a = await startTestGateway({ PORT: String(port), PUBLIC_URL: publicUrl })
+const a = await startTestGateway({ PORT: String(port), PUBLIC_URL: publicUrl, TUNNEL_LEASE_MS: '3000' })
 t.teardown(() => a.close())
 // A second replica on the same database: the webhook may land on it while the tunnel is held by the first.
-const b = await startTestGateway({ PORT: '0', PUBLIC_URL: publicUrl }, { db: a.db })
+const b = await startTestGateway({ PORT: '0', PUBLIC_URL: publicUrl, TUNNEL_LEASE_MS: '3000' }, { db: a.db })
 t.teardown(() => b.close())
 const cliEnv = { VOXGATE_GATEWAY: a.url, VOXGATE_API_KEY: a.apiKey }
 
@@ -58,11 +59,16 @@ t.test('the init project behind the tunnel answers webhooks on either replica; C
   t.teardown(() => project.kill('SIGKILL'))
   await new Promise<void>((resolve) => project.stdout!.on('data', (c: Buffer) => c.toString().includes('agent backend on') && resolve()))
 
-  // Agent id and port from the project's .env? The id yes; the port is the flag's (the .env PORT is the project's).
-  const cli = spawnCli(['tunnel', '--port', String(localPort), '--tail'], { env: cliEnv, cwd: dir })
+  // Agent id and port from the project's .env (init --port wrote PORT there).
+  const cli = spawnCli(['tunnel', '--tail'], { env: cliEnv, cwd: dir })
   t.teardown(() => cli.proc.kill('SIGKILL'))
   const ready = await cli.waitFor(/webhook URL: (\S+)/)
   t.match(cli.stdout(), /from VOXGATE_AGENT_ID in .*\.env/, 'the agent id came from the .env file')
+  t.match(
+    cli.stdout(),
+    new RegExp(`forwarding to: http://localhost:${localPort}/api/agent \\(port from PORT in .*\\.env\\)`),
+    "the port came from the project's .env",
+  )
   const tunnelUrl = ready[1] as string
   t.match(tunnelUrl, new RegExp(`^${publicUrl}/tunnel/tun_[A-Za-z0-9_-]+/api/agent$`), 'PUBLIC_URL plus a tunnel path')
   t.equal(webhookUrl(await agentConfig(agentId)), tunnelUrl, "the agent's webhook URL is the tunnel's")
@@ -99,7 +105,7 @@ t.test('the init project behind the tunnel answers webhooks on either replica; C
   const unsigned = await fetch(`${b.url}${path}`, { method: 'POST', body: '{"type":"message"}' })
   t.equal(unsigned.status, 401, "the project's own 401 for an unsigned request is relayed")
   await cli.waitFor(
-    /-> message session s1 turn u1 user: "hi from another replica"\n.*<- 200 in \d+ ms agent: "You said: hi from another replica."/,
+    /-> POST \/api\/agent message session s1 turn u1 user: "hi from another replica"\n.*<- turn u1 200 in \d+ ms \(\d+ bytes, 2 events\) agent: "You said: hi from another replica."/,
   )
 
   cli.proc.kill('SIGINT')
@@ -155,39 +161,45 @@ t.test('an SSE reply streams through the tunnel event by event, on both replicas
   t.equal(webhookUrl(await agentConfig(agent.id)), 'http://127.0.0.1:9/old-hook', 'the previous webhook URL is back')
 })
 
-t.test('a local server that is down: the webhook gets 502, the tunnel says so and stays up', async (t) => {
-  const agent = (await a.request('POST', '/v1/agents', { body: {} })).body
-  const deadPort = await freePort()
-  const cli = spawnCli(['tunnel', '--port', String(deadPort)], { env: { ...cliEnv, VOXGATE_AGENT_ID: agent.id } })
-  t.teardown(() => cli.proc.kill('SIGKILL'))
-  const tunnelUrl = (await cli.waitFor(/webhook URL: (\S+)/))[1] as string
-  t.match(cli.stdout(), /from the VOXGATE_AGENT_ID environment variable/)
-  const res = await signedPost(tunnelUrl.replace(publicUrl, b.url), agent.webhook_secret, {
-    type: 'message',
-    text: 'anyone?',
-    turn_id: 't',
-    session_id: 's',
-    conversation_id: 'c',
-  })
-  t.equal(res.status, 502)
-  const body = (await res.json()) as { code: string; error: string }
-  t.equal(body.code, 'tunnel_local_error')
-  t.match(body.error, /did not answer \(ECONNREFUSED\)/)
-  await cli.waitFor(/did not answer \(ECONNREFUSED\)[\s\S]*the call goes on/)
-  t.equal(cli.proc.exitCode, null, 'the tunnel is still running')
-  // The CLI dies without a goodbye: its socket closes and the gateway restores the webhook at once.
-  cli.proc.kill('SIGKILL')
-  await cli.exited
-  const restored = await (async () => {
-    for (let i = 0; i < 100; i++) {
-      const url = webhookUrl(await agentConfig(agent.id))
-      if (url === undefined) return true
-      await new Promise((r) => setTimeout(r, 50))
-    }
-    return false
-  })()
-  t.ok(restored, 'a killed CLI: the gateway restored the built-in agent step')
-})
+t.test(
+  'a local server that is down: the webhook gets 502, the tunnel says so and stays up; a killed CLI keeps its address for the lease',
+  async (t) => {
+    const agent = (await a.request('POST', '/v1/agents', { body: {} })).body
+    const deadPort = await freePort()
+    const cli = spawnCli(['tunnel', '--port', String(deadPort)], { env: { ...cliEnv, VOXGATE_AGENT_ID: agent.id } })
+    t.teardown(() => cli.proc.kill('SIGKILL'))
+    const tunnelUrl = (await cli.waitFor(/webhook URL: (\S+)/))[1] as string
+    t.match(cli.stdout(), /from the VOXGATE_AGENT_ID environment variable/)
+    const res = await signedPost(tunnelUrl.replace(publicUrl, b.url), agent.webhook_secret, {
+      type: 'message',
+      text: 'anyone?',
+      turn_id: 't',
+      session_id: 's',
+      conversation_id: 'c',
+    })
+    t.equal(res.status, 502)
+    const body = (await res.json()) as { code: string; error: string }
+    t.equal(body.code, 'tunnel_local_error')
+    t.match(body.error, /did not answer \(ECONNREFUSED\)/)
+    await cli.waitFor(/did not answer \(ECONNREFUSED\)[\s\S]*the call goes on/)
+    t.equal(cli.proc.exitCode, null, 'the tunnel is still running')
+    // The CLI dies without a goodbye: the gateway cannot tell that from a dropped network, so the agent keeps the
+    // tunnel address for the lease (a CLI that comes back takes it back), then the sweep restores the previous step.
+    cli.proc.kill('SIGKILL')
+    await cli.exited
+    await new Promise((r) => setTimeout(r, 300))
+    t.equal(webhookUrl(await agentConfig(agent.id)), tunnelUrl, 'right after the crash the agent still points at the tunnel')
+    const restored = await (async () => {
+      for (let i = 0; i < 400; i++) {
+        const url = webhookUrl(await agentConfig(agent.id))
+        if (url === undefined) return true
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      return false
+    })()
+    t.ok(restored, 'a killed CLI: the lease sweep restored the built-in agent step')
+  },
+)
 
 t.test("another organization's agent: the SPEC's failure text, exit 1; a second tunnel for one agent is refused", async (t) => {
   const other = await a.request('POST', '/admin/v1/organizations', { admin: true, body: { name: 'tunnel-other' } })
@@ -195,6 +207,7 @@ t.test("another organization's agent: the SPEC's failure text, exit 1; a second 
   const r = await runCli(['tunnel', '--agent-id', theirs.id], { env: cliEnv })
   t.equal(r.code, 1)
   t.match(r.stderr, /Failed to retrieve Agent information/)
+  t.notMatch(r.stdout, /retrying/, 'not retried')
   const row = await a.store.db.selectFrom('agents').select('config').where('id', '=', theirs.id).executeTakeFirstOrThrow()
   t.equal(webhookUrl(row.config), undefined, "their agent's webhook was not touched")
 

@@ -32,10 +32,11 @@ async function freePort(): Promise<number> {
 /**
  * Starts `voxgate serve` on the test's database (DATABASE_URL given, or a fresh embedded one) and resolves once
  * `/healthz` answers. `closedStdout`: the reading end of its stdout pipe is closed before it writes anything.
+ * `port`: listen there (a restarted gateway takes its predecessor's place); else any free port.
  */
-export async function spawnServe(env: Record<string, string>, opts: { closedStdout?: boolean } = {}): Promise<ServeProcess> {
+export async function spawnServe(env: Record<string, string>, opts: { closedStdout?: boolean; port?: number } = {}): Promise<ServeProcess> {
   const main = fileURLToPath(new URL('../../cli/main.ts', import.meta.url))
-  const port = await freePort()
+  const port = opts.port ?? (await freePort())
   const proc = spawn(process.execPath, ['--import', 'tsx', main, 'serve'], {
     env: {
       ...process.env,
