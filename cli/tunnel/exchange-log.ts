@@ -58,6 +58,15 @@ export function exchangeLines(e: Exchange): string[] {
   return lines
 }
 
+/** A `--tail` line for a turn that failed: its cause, how long the caller waited, and what they heard instead. */
+export function turnFailedLine(m: Extract<GatewayMessage, { type: 'tail' }>): string {
+  const d = m.detail ?? {}
+  const waited = typeof d.waited_ms === 'number' ? `, caller waited ${(d.waited_ms / 1000).toFixed(1)} s` : ''
+  const heard = typeof d.heard === 'string' ? `, heard ${quote(d.heard, 80)}` : ''
+  const turn = typeof d.turn_id === 'string' ? ` turn ${d.turn_id}` : ''
+  return `${clock(new Date(m.at))} turn.failed ${m.session_id}${turn} (${String(d.cause ?? 'unknown')}${waited}${heard})`
+}
+
 /** A `--tail` line for a session that started or ended. */
 export function tailLine(m: Extract<GatewayMessage, { type: 'tail' }>): string {
   const d = m.detail ?? {}

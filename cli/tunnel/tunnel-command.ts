@@ -11,7 +11,7 @@ import {
   type ClientMessage,
 } from '../../gateway/tunnels/tunnel-codec.js'
 import { LocalForwarder } from './local-forwarder.js'
-import { exchangeLines, tailLine } from './exchange-log.js'
+import { exchangeLines, tailLine, turnFailedLine } from './exchange-log.js'
 
 export const TUNNEL_USAGE = `usage: voxgate tunnel [--agent-id=<id>] [--path=/api/agent] [--port=3000] [--tail] [--gateway <url>] [--api-key <key>]
 
@@ -157,7 +157,7 @@ export async function tunnelCommand(
           forwarder.cancel(m.id)
           return
         case 'tail':
-          if (tail) out(`${tailLine(m)}\n`)
+          if (tail) out(`${m.event === 'turn.failed' ? turnFailedLine(m) : tailLine(m)}\n`)
           return
         case 'tunnel.closed':
           out(

@@ -9,6 +9,7 @@ import { consoleReads } from './migrations/0007-webhook-deliveries.js'
 import { tunnels } from './migrations/0008-tunnels.js'
 import { callControl } from './migrations/0009-call-control.js'
 import { tunnelHolderUrl } from './migrations/0010-tunnel-holder-url.js'
+import { turnFailures } from './migrations/0011-turn-failures.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008-tunnels': tunnels,
   '0009-call-control': callControl,
   '0010-tunnel-holder-url': tunnelHolderUrl,
+  '0011-turn-failures': turnFailures,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

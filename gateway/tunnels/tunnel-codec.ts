@@ -25,7 +25,13 @@ export type GatewayMessage =
   | { type: 'tunnel.ready'; tunnel_id: string; agent_id: string; webhook_url: string; previous_webhook_url: string | null }
   | { type: 'request'; id: string; method: string; path: string; headers: HeaderPairs; body: string }
   | { type: 'request.cancel'; id: string }
-  | { type: 'tail'; event: 'session.started' | 'session.ended'; session_id: string; at: string; detail?: Record<string, unknown> }
+  | {
+      type: 'tail'
+      event: 'session.started' | 'session.ended' | 'turn.failed'
+      session_id: string
+      at: string
+      detail?: Record<string, unknown>
+    }
   | { type: 'tunnel.closed'; restored: boolean; webhook_url: string | null }
 
 const id = z.string().min(1).max(100)
