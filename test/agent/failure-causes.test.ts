@@ -30,7 +30,12 @@ const ROWS: { name: string; reply: BackendReply; cause: string; spoke?: boolean 
   },
   { name: 'a malformed event', reply: sse([{ data: '{not json' }]), cause: 'invalid_stream' },
   { name: 'an event for another turn', reply: sse([tts('hi', 'other-turn'), end()]), cause: 'invalid_stream' },
-  { name: 'a stream broken after text', reply: sse([tts('Let me '), { delayMs: 100 }, { destroy: true }]), cause: 'stream_broken', spoke: true },
+  {
+    name: 'a stream broken after text',
+    reply: sse([tts('Let me '), { delayMs: 100 }, { destroy: true }]),
+    cause: 'stream_broken',
+    spoke: true,
+  },
   { name: 'a stream broken before text', reply: sse([{ comment: 'hello' }, { destroy: true }]), cause: 'stream_broken' },
   { name: 'an empty body', reply: sse([]), cause: 'empty_reply' },
   { name: 'only keep-alives', reply: sse([{ comment: 'ping' }]), cause: 'empty_reply' },
