@@ -146,15 +146,9 @@ t.test('barge-in during a holding phrase cancels it and the request; during a fa
 
   const mark = b.received.length
   b.send({ type: 'client.response.text', content: 'broken' })
-  const fallback = await b.waitFor((m) => m.type === 'response.text.delta' && m.content.startsWith('I am sorry'), 5_000)
+  await b.waitFor((m) => m.type === 'response.text.delta' && m.content.startsWith('I am sorry'), 5_000)
   b.send({ type: 'client.response.text', content: 'what?' })
   await b.waitFor((m) => m.type === 'response.text' && m.content === 'Sure.' && b.messages.indexOf(m) > mark, 5_000)
-  t.notOk(
-    b.messages.some(
-      (m) => m.type === 'turn.end' && m.role === 'assistant' && m.turn_id === fallback.m.turn_id && b.messages.indexOf(m) < mark,
-    ),
-    'sanity: the fallback turn was still playing',
-  )
   const sessionId = (await h.backend.request(before)).json.session_id
   const details = await eventuallyDetails(sessionId, (d) => d.transcript.some((e: any) => e.user_message === 'what?'))
   const failed = details.transcript.find((e: any) => e.user_message === 'broken')
