@@ -4,6 +4,10 @@
  * session details name the cause. One gateway for the whole file; each row is one session.
  */
 import t from 'tap'
+import { turnFailedLine } from '../../cli/tunnel/exchange-log.js'
+import { silentLogger } from '../../core/log.js'
+import { SessionTail } from '../../gateway/tunnels/session-tail.js'
+import type { GatewayMessage } from '../../gateway/tunnels/tunnel-codec.js'
 import { startFakeBackend, type FakeBackend } from '../fakes/backend/fake-backend.js'
 import { closedPort, DEFAULT_FALLBACK, entryFor, FAILURE_ROWS } from '../helpers/failure-rows.js'
 import { startVoiceHarness } from '../helpers/voice-harness.js'
@@ -11,6 +15,7 @@ import { type BrowserSession, openBrowserSession } from '../helpers/ws-client.js
 
 const h = await startVoiceHarness()
 t.teardown(() => h.close())
+const fileStart = new Date()
 
 /** The harness agent pointed at `url` instead (the defaults of the fallback settings unchanged). */
 async function agentAt(url: string): Promise<{ id: string; webhook_secret: string }> {
@@ -103,6 +108,28 @@ function playsInstantly(b: BrowserSession): void {
     setTimeout(() => b.send({ type: 'trigger.response.audio.replay_finished', reason: 'completed', turn_id: m.turn_id }), 300)
   })
 }
+
+t.test('--tail: each failed turn is one line with its cause, the wait and what the caller heard', async (t) => {
+  const got: Extract<GatewayMessage, { type: 'tail' }>[] = []
+  const tail = new SessionTail(h.gw.store.db, h.agent.id, fileStart, (m) => m.type === 'tail' && got.push(m), silentLogger())
+  tail.start()
+  t.teardown(() => tail.stop())
+  // The refused row used an agent of its own; every other row failed on the harness agent.
+  const causes = FAILURE_ROWS.filter((r) => r.reply !== undefined).map((r) => r.cause)
+  const failed = await eventually(async () => {
+    const f = got.filter((m) => m.event === 'turn.failed')
+    return f.length >= causes.length ? f : undefined
+  }, 5_000)
+  t.same(
+    failed.map((m) => m.detail?.cause),
+    causes,
+    'one event per failed turn, in order',
+  )
+  const line = turnFailedLine(failed[0] as (typeof failed)[number])
+  t.match(line, /^\d\d:\d\d:\d\d\.\d{3} turn\.failed sess_\S+ turn assistant-\S+ \(http_500, caller waited \d+\.\d s, heard "I'm sorry/)
+  await new Promise((r) => setTimeout(r, 1_200))
+  t.equal(got.filter((m) => m.event === 'turn.failed').length, causes.length, 'each is reported once')
+})
 
 function sse(turnId: string, text: string) {
   return {
