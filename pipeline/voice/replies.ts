@@ -9,7 +9,7 @@ import { int16ToBuffer } from '../audio/pcm16.js'
 import { dtmfTones, MAX_DTMF_DIGITS, parseDtmfDigits } from '../dtmf/dtmf-tones.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 import { agentFailureCause, failureDetail } from '../agent/turn-failure.js'
-import { FailureStreak, HoldingPhrases, type ReplySafety } from './reply-safety.js'
+import { FailureStreak, guardReply, HoldingPhrases, type ReplySafety } from './reply-safety.js'
 
 const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_16000: 32 }
 /** After a reply's audio should have been heard, how long to wait for the transport's reports before moving on. */
@@ -106,7 +106,16 @@ export class Replies {
     const request = new AbortController()
     const onTurnAbort = () => request.abort()
     a.abort.signal.addEventListener('abort', onTurnAbort, { once: true })
-    const timers = requestKind === 'message' ? this.#guard(a, request) : []
+    const safety = requestKind === 'message' ? this.#d.safety : undefined
+    const timers =
+      safety === undefined
+        ? []
+        : guardReply(a, safety, {
+            elapsedMs: this.#d.now() - (a.timings.userEndAt ?? this.#d.now()),
+            holding: this.#holding,
+            abortRequest: () => request.abort(),
+            say: (text) => this.#say(a, text, false),
+          })
     let failed = false
     try {
       for await (const e of events(request.signal)) {
@@ -170,39 +179,6 @@ export class Replies {
       else this.#d.tts?.flush(a.turnId)
     }
     this.#maybeFinish(a)
-  }
-
-  /**
-   * Arms a message turn's reply timeout (no speakable text by then: the request ends, the turn fails with `timeout`)
-   * and its holding phrase; both count from the end of the caller's turn.
-   */
-  #guard(a: AssistantTurn, request: AbortController): NodeJS.Timeout[] {
-    const safety = this.#d.safety
-    if (safety === undefined) return []
-    const elapsed = this.#d.now() - (a.timings.userEndAt ?? this.#d.now())
-    const waiting = () => !a.agentSpoke && !a.interrupted && !a.finished && !a.agentDone && a.failure === undefined
-    // A caller's turn that took long to transcribe still leaves the backend half a second.
-    const timeout = setTimeout(
-      () => {
-        if (!waiting()) return
-        a.failure = { cause: 'timeout', detail: `no speakable reply within ${safety.replyTimeoutMs} ms`, heard: null }
-        request.abort()
-      },
-      Math.max(500, safety.replyTimeoutMs - elapsed),
-    )
-    const timers = [timeout]
-    const holding = this.#holding
-    if (holding !== undefined && safety.holding.after_ms < safety.replyTimeoutMs) {
-      const hold = setTimeout(
-        () => {
-          if (waiting()) this.#say(a, holding.next(), false)
-        },
-        Math.max(0, safety.holding.after_ms - elapsed),
-      )
-      timers.push(hold)
-    }
-    for (const timer of timers) timer.unref()
-    return timers
   }
 
   /** A message turn is over on the agent's side: count it, and say the fallback when it failed. */

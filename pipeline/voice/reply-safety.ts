@@ -1,5 +1,6 @@
 import type { FallbackOptions, HoldingOptions } from '../config/fallback-options.js'
 import type { PipelineConfig } from '../config/schema.js'
+import type { AssistantTurn } from './assistant-turn.js'
 
 /** How a pipeline keeps a caller from silence when the agent fails or is slow (agent.webhook's settings). */
 export interface ReplySafety {
@@ -78,4 +79,45 @@ export class HoldingPhrases {
     this.#next += 1
     return text
   }
+}
+
+/** What {@link guardReply} needs from the reply side. */
+export interface GuardHooks {
+  /** How long ago the caller's turn ended. */
+  elapsedMs: number
+  holding: HoldingPhrases | undefined
+  /** Ends the agent request (not the turn). */
+  abortRequest(): void
+  /** Says the gateway's own words in the turn. */
+  say(text: string): void
+}
+
+/**
+ * Arms a message turn's reply timeout (no speakable text by then: the request ends and the turn fails with
+ * `timeout`) and its holding phrase; both count from the end of the caller's turn. Returns the timers to clear.
+ */
+export function guardReply(a: AssistantTurn, safety: ReplySafety, hooks: GuardHooks): NodeJS.Timeout[] {
+  const waiting = () => !a.agentSpoke && !a.interrupted && !a.finished && !a.agentDone && a.failure === undefined
+  // A caller's turn that took long to transcribe still leaves the backend half a second.
+  const timeout = setTimeout(
+    () => {
+      if (!waiting()) return
+      a.failure = { cause: 'timeout', detail: `no speakable reply within ${safety.replyTimeoutMs} ms`, heard: null }
+      hooks.abortRequest()
+    },
+    Math.max(500, safety.replyTimeoutMs - hooks.elapsedMs),
+  )
+  const timers = [timeout]
+  const holding = hooks.holding
+  if (holding !== undefined && safety.holding.after_ms < safety.replyTimeoutMs) {
+    const hold = setTimeout(
+      () => {
+        if (waiting()) hooks.say(holding.next())
+      },
+      Math.max(0, safety.holding.after_ms - hooks.elapsedMs),
+    )
+    timers.push(hold)
+  }
+  for (const timer of timers) timer.unref()
+  return timers
 }
