@@ -6,6 +6,7 @@
  */
 import t from 'tap'
 import { startFakeBackend, type FakeBackend } from '../fakes/backend/fake-backend.js'
+import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 import { closedPort, DEFAULT_FALLBACK, entryFor, FAILURE_ROWS } from '../helpers/failure-rows.js'
 import { callTenant, eventually, newTenant, sessionOfCall, sse, startVoiceWorld, type CarrierTenant } from './carrier-setup.js'
@@ -15,15 +16,15 @@ const backend = await startFakeBackend({ secret: 'not-checked-here' })
 t.teardown(() => backend.close())
 
 /** A tenant whose agent posts to `url`; turns end on the STT's end of turn (no VAD), the fallback settings as defaulted. */
-function tenantAt(url: string): Promise<CarrierTenant> {
+function tenantAt(url: string, extra: Record<string, unknown> = {}, api?: FakeCallsApi): Promise<CarrierTenant> {
   return newTenant(c, {
     template: 'voice-agent-webhook',
-    carrier: { authToken: 'fallback-token' },
+    carrier: api === undefined ? { authToken: 'fallback-token' } : { authToken: api.authToken, api },
     config: (config) => ({
       ...config,
       vad: { ...config.vad, enabled: false },
       plugins: config.plugins.map((p: { use: string; options: Record<string, unknown> }) => {
-        if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url } }
+        if (p.use === 'agent.webhook') return { ...p, options: { ...p.options, url, ...extra } }
         if (p.use === 'stt.vendor_a') return { use: 'stt.vendor_a', options: { model_id: 'nova-3', language: 'en' } }
         if (p.use === 'turn_manager') return { ...p, options: { ...p.options, base_timeout_ms: 800 } }
         return p
@@ -103,3 +104,63 @@ for (const row of FAILURE_ROWS) {
     await call.hangup()
   })
 }
+
+t.test('after N failures in a row with on_max_failures transfer, the caller hears the transfer message and is transferred', async (t) => {
+  const api = await FakeCallsApi.start({ authToken: 'fallback-transfer-token' })
+  t.teardown(() => api.close())
+  const fallback = {
+    max_consecutive_failures: 2,
+    on_max_failures: 'transfer',
+    transfer_to: '+14155550100',
+    transfer_message: 'Let me pass you on.',
+  }
+  const callee = await tenantAt(backend.url, { fallback }, api)
+  backend.reply = (req) => (req.json.type === 'session.start' ? sse(req.json.turn_id, 'Hello.') : { kind: 'status', status: 500 })
+  const callSid = newCallSid()
+  const sttBefore = deepgram.connections.length
+  const r = await callTenant(c, callee, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 4 })
+  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
+  api.addInbound(callSid, r.call)
+  const stt = await eventually(async () => (deepgram.connections.length > sttBefore ? deepgram.connections.at(-1) : undefined))
+  const say = async (text: string) => {
+    await eventually(async () => (r.call.marks.length > 0 && r.call.earpiece.pendingMarks().length === 0 ? true : undefined), 10_000)
+    stt.sendSpeechStarted()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    stt.sendResults(text, { isFinal: true, speechFinal: true })
+  }
+  await say('hello?')
+  // The fallback is heard to its end (its turn is stored) before the caller speaks again.
+  const sessionId = (await eventually(async () => sessionOfCall(c, callSid))).id
+  await eventually(
+    () =>
+      c.gw.store.db
+        .selectFrom('transcript_entries')
+        .select('id')
+        .where('session_id', '=', sessionId)
+        .where('user_message', '=', 'hello?')
+        .executeTakeFirst(),
+    10_000,
+  )
+  await say('is anyone there?')
+  const row = await eventually(async () => {
+    const s = await sessionOfCall(c, callSid)
+    return s?.status === 'ended' ? s : undefined
+  }, 15_000)
+  t.equal(row.end_reason, 'transferred')
+  t.equal(row.transferred_to, '+14155550100')
+  t.same(api.updates[0]?.verbs, [{ verb: 'Dial', targets: [{ kind: 'Number', value: '+14155550100' }] }], 'Dial markup')
+  const transcript = await c.gw.store.db
+    .selectFrom('transcript_entries')
+    .select(['user_message', 'assistant_message', 'failure'])
+    .where('session_id', '=', row.id)
+    .orderBy('seq')
+    .execute()
+  t.match(
+    transcript.map((e) => [e.user_message, e.assistant_message, e.failure?.cause]),
+    [
+      [null, 'Hello.', undefined],
+      ['hello?', DEFAULT_FALLBACK, 'http_500'],
+      ['is anyone there?', 'Let me pass you on.', 'http_500'],
+    ],
+  )
+})
