@@ -185,7 +185,8 @@ export class Replies {
   #fallBack(a: AssistantTurn): void {
     const streak = this.#streak
     if (streak === undefined) return
-    if (a.failure === undefined) {
+    // Speech synthesis failing is not the agent's failure, and a fallback could not be spoken anyway.
+    if (a.failure === undefined || a.failure.cause === 'tts_failed') {
       streak.succeeded()
       return
     }

@@ -158,3 +158,23 @@ t.test('barge-in during a holding phrase cancels it and the request; during a fa
   t.equal(held?.failure, null, 'a barge-in during the wait is not a failure')
   t.not(held?.assistant_message, HOLD, 'the holding phrase was cut off too')
 })
+
+t.test('speech synthesis failing for a reply is recorded as tts_failed', async (t) => {
+  await webhookOptions({})
+  h.backend.reply = (req) =>
+    WELCOME(req) ?? {
+      kind: 'sse',
+      steps: [{ data: { type: 'response.tts', content: 'Your order ships today.', turn_id: req.json.turn_id } }, { delayMs: 600 }],
+    }
+  const b = await session(t)
+  const before = h.backend.requests.length
+  b.send({ type: 'client.response.text', content: 'my order?' })
+  const delta = await b.waitFor((m) => m.type === 'response.text.delta' && m.content === 'Your order ships today.', 5_000)
+  // The vendor refuses the reply's context before it produced any audio (audio comes on flush, after the reply ends).
+  h.elevenlabs.connections.at(-1)?.sendError('quota exceeded', 'quota_exceeded', delta.m.turn_id)
+  await b.waitFor((m) => m.type === 'turn.end' && m.role === 'assistant' && m.turn_id === delta.m.turn_id, 10_000)
+  const sessionId = (await h.backend.request(before)).json.session_id
+  const details = await eventuallyDetails(sessionId, (d) => d.transcript.some((e: any) => e.user_message === 'my order?'))
+  const failed = details.transcript.find((e: any) => e.user_message === 'my order?')
+  t.match(failed?.failure, { cause: 'tts_failed', heard: null, detail: /quota exceeded/ })
+})
