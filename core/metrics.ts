@@ -11,6 +11,14 @@ export interface TurnStage {
   duration_ms: number
 }
 
+/** The turn a latency belongs to; `failureCause` when it failed (its latency then runs to the fallback heard). */
+export interface TurnIdentity {
+  sessionId: string
+  turnId: string
+  origin: Date
+  failureCause?: string | undefined
+}
+
 /** How one agent or lifecycle webhook request ended. */
 export type WebhookOutcome = 'delivered' | 'failed' | 'cancelled'
 
@@ -24,7 +32,9 @@ export interface Metrics {
    * A turn finished with a latency: its total and its stages (ms after `turn.origin`, the end of the user's
    * speech, and after the stage before).
    */
-  turnLatency(totalMs: number, stages: readonly TurnStage[], turn: { sessionId: string; turnId: string; origin: Date }): void
+  turnLatency(totalMs: number, stages: readonly TurnStage[], turn: TurnIdentity): void
+  /** A turn failed (the agent's backend, or speech synthesis), by cause (`http_500`, `timeout`, ...). */
+  turnFailed(cause: string): void
   /** A webhook request finished: `kind` is `agent` (turn requests) or `lifecycle` (session.* events). */
   webhookDelivery(kind: 'agent' | 'lifecycle', outcome: WebhookOutcome): void
   /** A call to the carrier's REST API failed, by operation and error code. */
@@ -36,6 +46,7 @@ export const NO_METRICS: Metrics = {
   sessionStarted: () => undefined,
   sessionRefused: () => undefined,
   turnLatency: () => undefined,
+  turnFailed: () => undefined,
   webhookDelivery: () => undefined,
   carrierApiError: () => undefined,
 }
@@ -51,6 +62,9 @@ export function fanOutMetrics(...targets: Metrics[]): Metrics {
     },
     turnLatency: (totalMs, stages, turn) => {
       for (const m of targets) m.turnLatency(totalMs, stages, turn)
+    },
+    turnFailed: (cause) => {
+      for (const m of targets) m.turnFailed(cause)
     },
     webhookDelivery: (kind, outcome) => {
       for (const m of targets) m.webhookDelivery(kind, outcome)

@@ -3,11 +3,11 @@
  * speech to the first audio heard, with a child span per latency stage. The wiring imports this module only when
  * OTEL_EXPORTER_OTLP_ENDPOINT is set, so without it no OpenTelemetry SDK code is loaded.
  */
-import { ROOT_CONTEXT, type Tracer, trace } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { NO_METRICS, type Metrics, type TurnStage } from '../core/metrics.js'
+import { NO_METRICS, type Metrics, type TurnIdentity, type TurnStage } from '../core/metrics.js'
 
 /** The traces side of the metrics, and how to flush and stop it. */
 export interface TurnTracing {
@@ -36,17 +36,17 @@ export function startTurnTracing(endpoint: string): TurnTracing {
 }
 
 /** One turn as a span with a child per stage, placed on the wall clock from the turn's origin. */
-function traceTurn(
-  tracer: Tracer,
-  totalMs: number,
-  stages: readonly TurnStage[],
-  turn: { sessionId: string; turnId: string; origin: Date },
-) {
+function traceTurn(tracer: Tracer, totalMs: number, stages: readonly TurnStage[], turn: TurnIdentity) {
   const origin = turn.origin.getTime()
   const root = tracer.startSpan('voice.turn', {
     startTime: origin,
     attributes: { 'voxgate.session_id': turn.sessionId, 'voxgate.turn_id': turn.turnId, 'voxgate.latency_ms': totalMs },
   })
+  if (turn.failureCause !== undefined) {
+    // A failed turn: its span runs to the fallback the caller heard, and says why.
+    root.setAttribute('voxgate.failure_cause', turn.failureCause)
+    root.setStatus({ code: SpanStatusCode.ERROR, message: turn.failureCause })
+  }
   const parent = trace.setSpan(ROOT_CONTEXT, root)
   // The origin stage is the turn span's start; every later stage runs from the stage before to its own moment.
   for (const s of stages.slice(1)) {

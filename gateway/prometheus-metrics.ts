@@ -21,6 +21,7 @@ export class PrometheusMetrics implements Metrics {
   readonly #turnLatency: Histogram
   readonly #stageDuration: Histogram<'stage'>
   readonly #webhooks: Counter<'kind' | 'outcome'>
+  readonly #turnFailures: Counter<'cause'>
   readonly #carrierErrors: Counter<'operation' | 'code'>
   readonly #vadBatch: Histogram
   readonly #vadSkipped: Counter
@@ -71,6 +72,12 @@ export class PrometheusMetrics implements Metrics {
       labelNames: ['kind', 'outcome'],
       registers,
     })
+    this.#turnFailures = new Counter({
+      name: 'voxgate_turn_failures_total',
+      help: 'Turns that failed and got a fallback instead of the agent reply, by cause (http_500, timeout, connect_refused, ...)',
+      labelNames: ['cause'],
+      registers,
+    })
     this.#carrierErrors = new Counter({
       name: 'voxgate_carrier_api_errors_total',
       help: "Failed calls to the carrier's REST API, by operation and error code",
@@ -102,6 +109,10 @@ export class PrometheusMetrics implements Metrics {
     this.#turnLatency.observe(totalMs / 1000)
     // The origin stage (always 0) says nothing.
     for (const s of stages.slice(1)) this.#stageDuration.observe({ stage: s.name }, s.duration_ms / 1000)
+  }
+
+  turnFailed(cause: string): void {
+    this.#turnFailures.inc({ cause })
   }
 
   webhookDelivery(kind: 'agent' | 'lifecycle', outcome: WebhookOutcome): void {

@@ -39,6 +39,25 @@ const LATENCY_BREAKDOWN_SCHEMA: Json = {
 
 const nullable = (type: string): Json => ({ type: [type, 'null'] })
 
+/** `failure` (an addition to the SPEC): why a turn failed and what the caller heard instead; null for a good turn. */
+const TURN_FAILURE_SCHEMA: Json = {
+  type: ['object', 'null'],
+  description: "Why the turn failed and what the caller heard instead of the agent's reply; null for a good turn",
+  required: ['cause', 'waited_ms', 'heard', 'detail'],
+  properties: {
+    cause: {
+      type: 'string',
+      description:
+        'http_<status> (http_500), timeout, connect_refused, connect_failed, invalid_stream, stream_broken, empty_reply, ' +
+        'backend_error (the backend sent response.error), tts_failed',
+      pattern: '^(http_[0-9]{3}|timeout|connect_refused|connect_failed|invalid_stream|stream_broken|empty_reply|backend_error|tts_failed)$',
+    },
+    waited_ms: { type: 'number', description: "ms from the end of the caller's turn to the first audio the caller heard in the turn" },
+    heard: { ...nullable('string'), description: 'the fallback text spoken instead, or null' },
+    detail: { ...nullable('string'), description: 'one short line on what went wrong (at most 200 characters)' },
+  },
+}
+
 const SESSION_DETAILS_SCHEMA: Json = {
   type: 'object',
   required: ['session_id', 'agent_id'],
@@ -70,6 +89,7 @@ const SESSION_DETAILS_SCHEMA: Json = {
           assistant_message: nullable('string'),
           latency_ms: nullable('number'),
           latency_breakdown: { $ref: '#/components/schemas/LatencyBreakdown' },
+          failure: { $ref: '#/components/schemas/TurnFailure' },
         },
       },
     },
@@ -226,6 +246,7 @@ export function openApiDocument(serverUrl: string): Json {
       schemas: {
         Error: ERROR_SCHEMA,
         LatencyBreakdown: LATENCY_BREAKDOWN_SCHEMA,
+        TurnFailure: TURN_FAILURE_SCHEMA,
         SessionDetails: SESSION_DETAILS_SCHEMA,
         SessionList: SESSION_LIST_SCHEMA,
       },

@@ -133,6 +133,15 @@ export function sessionEndedLine(m: TailMessage): string {
   return tailText(m, [d.end_reason, typeof d.duration_ms === 'number' ? `${(d.duration_ms / 1000).toFixed(1)} s` : undefined])
 }
 
+/** `--tail`: a turn that failed: its cause, how long the caller waited, and what they heard instead. */
+export function turnFailedLine(m: TailMessage): string {
+  const d = m.detail ?? {}
+  const waited = typeof d.waited_ms === 'number' ? `, caller waited ${(d.waited_ms / 1000).toFixed(1)} s` : ''
+  const heard = typeof d.heard === 'string' ? `, heard ${quote(d.heard, 80)}` : ''
+  const turn = typeof d.turn_id === 'string' ? ` turn ${d.turn_id}` : ''
+  return `${clock(new Date(m.at))} turn.failed ${m.session_id}${turn} (${String(d.cause ?? 'unknown')}${waited}${heard})`
+}
+
 /** A `--tail` line for a session event the gateway sent (one function per kind above). */
 export function tailLine(m: TailMessage): string {
   switch (m.event) {
@@ -140,6 +149,8 @@ export function tailLine(m: TailMessage): string {
       return sessionStartedLine(m)
     case 'session.ended':
       return sessionEndedLine(m)
+    case 'turn.failed':
+      return turnFailedLine(m)
     default:
       return tailText(m, [])
   }

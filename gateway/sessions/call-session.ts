@@ -1,6 +1,6 @@
 import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import type { Kysely } from 'kysely'
-import type { Database, SessionRow } from '../store/schema.js'
+import type { Database, SessionRow, StoredTurnFailure } from '../store/schema.js'
 import type { Log } from '../../core/log.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
@@ -12,6 +12,7 @@ import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
 import {
   newTurnId,
+  type CompletedTurn,
   type InputAudioFormat,
   type OutputAudioFormat,
   type PipelineEvent,
@@ -242,7 +243,7 @@ export class CallSession {
           turnCompleted: (t) => {
             log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
             if (t.latencyMs !== null && t.latencyBreakdown !== null && t.latencyOrigin !== null) {
-              const turn = { sessionId: this.row.id, turnId: t.turnId, origin: t.latencyOrigin }
+              const turn = { sessionId: this.row.id, turnId: t.turnId, origin: t.latencyOrigin, failureCause: t.failure?.cause }
               this.#metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages, turn)
             }
             this.addTurn({
@@ -252,7 +253,12 @@ export class CallSession {
               assistantMessage: t.assistantMessage,
               latencyMs: t.latencyMs,
               latencyBreakdown: t.latencyBreakdown,
+              failure: storedFailure(t.failure),
             })
+            if (t.failure !== null) {
+              log.info({ turn_id: t.turnId, cause: t.failure.cause, waited_ms: t.failure.waitedMs }, 'turn failed')
+              this.#metrics.turnFailed(t.failure.cause)
+            }
           },
           userActivity: () => this.noteUserActivity(),
           agentRequestDone: (e) => {
@@ -456,4 +462,9 @@ export class CallSession {
 
 function round(n: number): number {
   return Math.round(n * 1000) / 1000
+}
+
+/** A pipeline's turn failure in the stored shape (the session details' `failure`). */
+function storedFailure(f: CompletedTurn['failure']): StoredTurnFailure | null {
+  return f === null ? null : { cause: f.cause, waited_ms: f.waitedMs, heard: f.heard, detail: f.detail }
 }

@@ -1,5 +1,5 @@
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionRow, StoredLatencyBreakdown, TranscriptEntryRow } from '../store/schema.js'
+import type { SessionRow, StoredLatencyBreakdown, StoredTurnFailure, TranscriptEntryRow } from '../store/schema.js'
 
 /**
  * One transcript entry of the session details (SPEC: timestamp, user_message, assistant_message, latency_ms;
@@ -11,6 +11,8 @@ export interface TranscriptEntry {
   assistant_message: string | null
   latency_ms: number | null
   latency_breakdown: StoredLatencyBreakdown | null
+  /** An addition: why the turn failed (`cause`, `waited_ms`, `heard`, `detail`); null for a good turn. */
+  failure: StoredTurnFailure | null
 }
 
 /** The SPEC's session details record. */
@@ -93,6 +95,7 @@ export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[]
       assistant_message: t.assistant_message,
       latency_ms: t.latency_ms,
       latency_breakdown: t.latency_breakdown,
+      failure: t.failure ?? null,
     })),
     recording_status: row.recording_status,
     ...(row.recording_status === 'completed' && options.recordingUrl !== undefined && { recording_url: options.recordingUrl }),

@@ -9,6 +9,7 @@ import { consoleReads } from './migrations/0007-webhook-deliveries.js'
 import { tunnels } from './migrations/0008-tunnels.js'
 import { callControl } from './migrations/0009-call-control.js'
 import { tunnelHolderUrl } from './migrations/0010-tunnel-holder-url.js'
+import { turnFailures } from './migrations/0011-turn-failures.js'
 import { sessionListOrder } from './migrations/0012-session-list-order.js'
 
 /** Every migration, in order; names sort the way they must run. */
@@ -23,6 +24,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008-tunnels': tunnels,
   '0009-call-control': callControl,
   '0010-tunnel-holder-url': tunnelHolderUrl,
+  '0011-turn-failures': turnFailures,
   '0012-session-list-order': sessionListOrder,
 }
 

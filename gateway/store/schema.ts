@@ -163,6 +163,16 @@ export interface TranscriptEntriesTable {
   latency_ms: number | null
   /** The stages of `latency_ms` (see StoredLatencyBreakdown); null when the turn has no latency. */
   latency_breakdown: NullableJson<StoredLatencyBreakdown>
+  /** Why the turn failed and what the caller heard instead; null for a good turn. */
+  failure: NullableJson<StoredTurnFailure>
+}
+
+/** A failed turn as stored: the session details' `failure`, field for field. */
+export interface StoredTurnFailure {
+  cause: string
+  waited_ms: number
+  heard: string | null
+  detail: string | null
 }
 
 /**

@@ -1,6 +1,6 @@
 /** Conversations, transcripts and reading a session; a session row's state is written by session-states.ts only. */
 import type { Kysely } from 'kysely'
-import type { Database, StoredLatencyBreakdown } from './schema.js'
+import type { Database, StoredLatencyBreakdown, StoredTurnFailure } from './schema.js'
 import { newId } from '../../core/ids.js'
 
 /** A conversation owned by the organization, or undefined. */
@@ -24,6 +24,8 @@ export interface TranscriptTurn {
   latencyMs: number | null
   /** Where `latencyMs` went; absent or null when the turn has none. */
   latencyBreakdown?: StoredLatencyBreakdown | null | undefined
+  /** Why the turn failed; absent or null for a good turn. */
+  failure?: StoredTurnFailure | null | undefined
 }
 
 /** Appends a turn to a session's transcript. */
@@ -46,6 +48,7 @@ export async function appendTranscript(
       assistant_message: turn.assistantMessage,
       latency_ms: turn.latencyMs,
       latency_breakdown: turn.latencyBreakdown == null ? null : JSON.stringify(turn.latencyBreakdown),
+      failure: turn.failure == null ? null : JSON.stringify(turn.failure),
     })
     // A retry of a write whose answer was lost with the connection: the turn is there already.
     .onConflict((oc) => oc.columns(['session_id', 'seq']).doNothing())

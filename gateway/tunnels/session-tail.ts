@@ -12,6 +12,8 @@ const TAIL_POLL_MS = 1_000
  */
 export class SessionTail {
   readonly #seen = new Map<string, 'started' | 'ended'>()
+  /** The last failed turn reported (transcript entry id). */
+  #lastFailureId = 0
   #timer: NodeJS.Timeout | undefined
   #busy = false
 
@@ -30,6 +32,32 @@ export class SessionTail {
 
   stop(): void {
     clearInterval(this.#timer)
+  }
+
+  /** Turns of the agent's sessions that failed (stored with a cause), each reported once. */
+  async #pollFailures(): Promise<void> {
+    const rows = await this.db
+      .selectFrom('transcript_entries as t')
+      .innerJoin('sessions as s', 's.id', 't.session_id')
+      .select(['t.id', 't.session_id', 't.turn_id', 't.timestamp', 't.failure'])
+      .where('s.agent_id', '=', this.agentId)
+      .where('s.created_at', '>=', this.since)
+      .where('t.failure', 'is not', null)
+      .where('t.id', '>', this.#lastFailureId)
+      .orderBy('t.id')
+      .limit(200)
+      .execute()
+    for (const r of rows) {
+      this.#lastFailureId = r.id
+      if (r.failure === null) continue
+      this.send({
+        type: 'tail',
+        event: 'turn.failed',
+        session_id: r.session_id,
+        at: r.timestamp.toISOString(),
+        detail: { turn_id: r.turn_id, cause: r.failure.cause, waited_ms: r.failure.waited_ms, heard: r.failure.heard },
+      })
+    }
   }
 
   async #poll(): Promise<void> {
@@ -68,6 +96,7 @@ export class SessionTail {
           })
         }
       }
+      await this.#pollFailures()
     } catch (e) {
       this.log.debug({ err: e }, 'tunnel tail poll failed')
     } finally {

@@ -50,7 +50,13 @@ export type GatewayMessage =
     }
   | { type: 'request'; id: string; method: string; path: string; headers: HeaderPairs; body: string }
   | { type: 'request.cancel'; id: string; reason?: CancelReason; detail?: string }
-  | { type: 'tail'; event: 'session.started' | 'session.ended'; session_id: string; at: string; detail?: Record<string, unknown> }
+  | {
+      type: 'tail'
+      event: 'session.started' | 'session.ended' | 'turn.failed'
+      session_id: string
+      at: string
+      detail?: Record<string, unknown>
+    }
   | { type: 'tunnel.closed'; restored: boolean; webhook_url: string | null }
 
 const id = z.string().min(1).max(100)

@@ -1,4 +1,5 @@
 import type { PreviousTurnLatency } from '../latency/latency-breakdown.js'
+import type { TurnFailureCause } from './turn-failure.js'
 
 /**
  * The agent step contract: a turn's input in, an async stream of response events out, cancellable with the
@@ -70,8 +71,11 @@ export type AgentEvent =
   | { type: 'transfer'; text: string; to: string; callerId?: string | undefined; headers?: Record<string, string> | undefined }
   /** Play keypad tones after the speech before them (`response.dtmf`, an addition); `digits` as given. */
   | { type: 'dtmf'; digits: string; toneMs?: number | undefined; gapMs?: number | undefined }
-  /** The turn failed (backend error, timeout, malformed reply); the turn ends, the session goes on. */
-  | { type: 'error'; code: string; message: string }
+  /**
+   * The turn failed (backend error, timeout, malformed reply); the turn ends, the session goes on. `cause` is the
+   * failure's stored name when the step knows it better than its code says (see agentFailureCause).
+   */
+  | { type: 'error'; code: string; message: string; cause?: TurnFailureCause | undefined }
 
 /** An agent step (`agent.webhook`, `agent.llm`). */
 export interface AgentStep {

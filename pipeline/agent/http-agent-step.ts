@@ -3,6 +3,7 @@ import type { AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'
 import { ExchangeError, type ExchangeErrorCode, type ExchangeLimits, type FetchLike, globalFetch, HttpExchange } from './http-exchange.js'
 import { SseDecoder, sseBatches } from './sse-decoder.js'
+import { exchangeFailureCause, type TurnFailureCause } from './turn-failure.js'
 
 /** What an HTTP agent step takes besides its own settings; all optional, for tests and embedders. */
 export interface HttpAgentStepDeps<Limits> {
@@ -72,14 +73,14 @@ export abstract class HttpAgentStep<Limits extends object> implements AgentStep 
         exchange.markFirstByte()
         const text = await exchange.peek(response, wire.errorBodyChars)
         if (signal.aborted) return
-        yield wire.httpError(response.status, text)
+        yield withCause(wire.httpError(response.status, text), `http_${response.status}`)
         return
       }
       yield* wire.reply(exchange, response)
     } catch (error) {
       if (!(error instanceof ExchangeError)) throw error
       if (error.code === 'aborted' || signal.aborted) return
-      yield wire.fail(wire.failureCodes[error.code], error.message)
+      yield withCause(wire.fail(wire.failureCodes[error.code], error.message), exchangeFailureCause(error.code, error.errno))
     } finally {
       exchange.close()
     }
@@ -118,4 +119,9 @@ export async function* sseReply(
       return
     }
   }
+}
+
+/** `event` with the failure's cause, when it is an error. */
+function withCause(event: AgentEvent, cause: TurnFailureCause): AgentEvent {
+  return event.type === 'error' ? { ...event, cause } : event
 }

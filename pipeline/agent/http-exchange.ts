@@ -23,10 +23,13 @@ export type ExchangeErrorCode =
 export class ExchangeError extends Error {
   override readonly name = 'ExchangeError'
   readonly code: ExchangeErrorCode
+  /** The socket error's code behind an `unreachable` or `cut_off` failure (`ECONNREFUSED`), when there is one. */
+  readonly errno: string | undefined
 
-  constructor(code: ExchangeErrorCode, message: string) {
+  constructor(code: ExchangeErrorCode, message: string, errno?: string) {
     super(message)
     this.code = code
+    this.errno = errno
   }
 }
 
@@ -176,6 +179,7 @@ export class HttpExchange {
           : error instanceof Error
             ? error.message
             : String(error)
-    return new ExchangeError(code, code === 'unreachable' ? `request failed: ${detail}` : `connection lost: ${detail}`)
+    const errno = typeof cause?.code === 'string' ? cause.code : undefined
+    return new ExchangeError(code, code === 'unreachable' ? `request failed: ${detail}` : `connection lost: ${detail}`, errno)
   }
 }

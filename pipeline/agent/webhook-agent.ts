@@ -1,10 +1,11 @@
-import type { AgentWebhookOptions } from '../config/agent-options.js'
+import type { WebhookStepOptions } from '../config/agent-options.js'
 import { signedHeaders } from '../webhook/signed-request.js'
 import { AgentErrorCode, snippet, type AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest } from './agent-step.js'
 import { decodeBackendEvent, decodeBackendEventText, isTerminal, type BackendEventResult } from './backend-event.js'
 import { type ExchangeFailureCodes, HttpAgentStep, type HttpAgentStepDeps, sseReply } from './http-agent-step.js'
 import type { HttpExchange } from './http-exchange.js'
+import type { TurnFailureCause } from './turn-failure.js'
 import { webhookRequestBody } from './webhook-body.js'
 
 /** Size limits of a backend reply. */
@@ -59,11 +60,11 @@ interface Turn {
 export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
   /** @inheritdoc */
   readonly handles: ReadonlySet<AgentRequest['kind']>
-  readonly #options: AgentWebhookOptions
+  readonly #options: WebhookStepOptions
   readonly #secret: string
   readonly #customHeaders: Record<string, string>
 
-  constructor(options: AgentWebhookOptions, deps: WebhookAgentDeps) {
+  constructor(options: WebhookStepOptions, deps: WebhookAgentDeps) {
     super(deps, WEBHOOK_REPLY_LIMITS)
     this.#options = options
     this.#secret = deps.webhookSecret
@@ -158,8 +159,15 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
       yield { type: 'end' }
       return
     }
+    const type = response.headers.get('content-type') ?? ''
+    if (!type.toLowerCase().startsWith('text/event-stream') && gotBytes) {
+      // Read leniently as SSE in case it was one, but nothing in it was: a body of another kind.
+      const what = `reply is ${type === '' ? 'without a content type' : snippet(type, 60)}, not text/event-stream`
+      yield fail(log, AgentErrorCode.BadEvent, what, 'invalid_stream')
+      return
+    }
     const what = gotBytes ? 'without response.end or response.hangup' : 'with an empty body'
-    yield fail(log, AgentErrorCode.Incomplete, `reply stream ended ${what}`)
+    yield fail(log, AgentErrorCode.Incomplete, `reply stream ended ${what}`, 'empty_reply')
   }
 
   *#replayJson(text: string, turn: Turn): Generator<AgentEvent> {
@@ -223,8 +231,8 @@ function accept(result: BackendEventResult, log: Log): AgentEvent | undefined {
   return result.event
 }
 
-function fail(log: Log, code: AgentErrorCodeValue, message: string): AgentEvent {
+function fail(log: Log, code: AgentErrorCodeValue, message: string, cause?: TurnFailureCause): AgentEvent {
   // The backend's own error is logged by accept(); everything else is logged here, once.
   if (code !== AgentErrorCode.BackendError) log('warn', { code }, message)
-  return { type: 'error', code, message }
+  return cause === undefined ? { type: 'error', code, message } : { type: 'error', code, message, cause }
 }

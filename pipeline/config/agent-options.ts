@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { FALLBACK_DEFAULTS, fallbackOptionsSchema, holdingOptionsSchema } from './fallback-options.js'
 import { customHeaders } from './http-headers.js'
 import { distinctList, integerBetween, nonEmptyString, numberBetween } from './rules.js'
 import { webhookUrl, type UrlPolicy } from './webhook-url.js'
@@ -37,6 +38,7 @@ export type AgentWebhookEvent = (typeof AGENT_WEBHOOK_EVENTS)[number]
 export const AGENT_WEBHOOK_DEFAULTS = {
   time_to_first_byte_ms: 10000,
   timeout_ms: 120000,
+  reply_timeout_ms: FALLBACK_DEFAULTS.reply_timeout_ms,
 } as const
 
 /** Options of `agent.webhook`, which routes turns to the customer backend; built per URL policy. */
@@ -50,6 +52,10 @@ export function agentWebhookOptionsSchema(policy: UrlPolicy) {
       custom_headers: customHeaders().optional(),
       time_to_first_byte_ms: numberBetween(500, 60000).default(AGENT_WEBHOOK_DEFAULTS.time_to_first_byte_ms),
       timeout_ms: numberBetween(1000, 600000).default(AGENT_WEBHOOK_DEFAULTS.timeout_ms),
+      // An addition: end of the caller's turn -> the first speakable text; past it the fallback is spoken.
+      reply_timeout_ms: integerBetween(1000, 60000).default(AGENT_WEBHOOK_DEFAULTS.reply_timeout_ms),
+      fallback: fallbackOptionsSchema,
+      holding: holdingOptionsSchema,
     })
     .superRefine((options, ctx) => {
       if (options.time_to_first_byte_ms > options.timeout_ms) {
@@ -66,3 +72,6 @@ export function agentWebhookOptionsSchema(policy: UrlPolicy) {
 
 /** Options of `agent.webhook` after defaults are filled. */
 export type AgentWebhookOptions = z.output<ReturnType<typeof agentWebhookOptionsSchema>>
+
+/** The options the webhook step itself reads (the fallback and holding settings are the pipeline's). */
+export type WebhookStepOptions = Pick<AgentWebhookOptions, 'url' | 'events' | 'custom_headers' | 'time_to_first_byte_ms' | 'timeout_ms'>

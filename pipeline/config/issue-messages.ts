@@ -66,7 +66,10 @@ function sizeMessage(origin: unknown, relation: 'least' | 'most', bound: number,
     if (relation === 'least' && bound === 1) return 'must not be empty'
     return `must be at ${relation} ${bound} characters`
   }
-  if (origin === 'array' || origin === 'set') return `must contain at ${relation} ${bound} items`
+  if (origin === 'array' || origin === 'set') {
+    if (relation === 'least' && bound === 1) return 'must not be empty'
+    return `must contain at ${relation} ${bound} items`
+  }
   if (!inclusive) return `must be ${relation === 'least' ? 'greater' : 'less'} than ${bound}`
   return `must be at ${relation} ${bound}`
 }

@@ -1,4 +1,5 @@
 import { AGENT_WEBHOOK_DEFAULTS, AGENT_WEBHOOK_EVENTS, type AgentWebhookOptions } from './agent-options.js'
+import { fallbackOptionsSchema, holdingOptionsSchema } from './fallback-options.js'
 import { pluginStage, type PluginConfig } from './plugins-schema.js'
 import type { PipelineConfig } from './schema.js'
 import { sttVendorAOptionsSchema, sttVendorBOptionsSchema } from './stt-options.js'
@@ -21,6 +22,8 @@ export function withWebhookUrl(config: PipelineConfig, url: string): PipelineCon
   const options: AgentWebhookOptions = {
     events: [...AGENT_WEBHOOK_EVENTS],
     ...AGENT_WEBHOOK_DEFAULTS,
+    fallback: fallbackOptionsSchema.parse(undefined),
+    holding: holdingOptionsSchema.parse(undefined),
     ...existing?.options,
     url,
   }

@@ -1,4 +1,5 @@
 import { breakdownTotalMs, type LatencyBreakdown, latencyBreakdown } from '../latency/latency-breakdown.js'
+import type { TurnFailure, TurnFailureCause } from '../agent/turn-failure.js'
 import type { TurnLatency } from './pipeline-io.js'
 import { Playback, heardText } from './playback.js'
 
@@ -45,6 +46,12 @@ export class AssistantTurn {
   interrupted = false
   finished = false
   safetyTimer: NodeJS.Timeout | undefined
+  /** The agent itself said something speakable (a holding phrase or fallback does not count). */
+  agentSpoke = false
+  /** Why the turn failed, once known; `heard` is the fallback said instead. */
+  failure: { cause: TurnFailureCause; detail: string | null; heard: string | null } | undefined
+  /** When the turn opened (pipeline clock): a failed welcome's wait is counted from here. */
+  openedAt = 0
 
   constructor(
     readonly turnId: string,
@@ -67,6 +74,18 @@ export class AssistantTurn {
         ? this.text.trim()
         : heardText(this.text.trim(), this.playback.heardMs(now), this.ttsDone ? this.playback.totalMs : undefined)
     return [said, tones].filter((t) => t !== '').join(' ')
+  }
+
+  /**
+   * The failure as stored, or null: the wait runs from the end of the caller's turn (the opening, for a welcome) to
+   * the first audio the caller heard (the first text, without speech), or to `now` when there was none.
+   */
+  failureRecord(now: number, hasSpeech: boolean): TurnFailure | null {
+    if (this.failure === undefined) return null
+    const t = this.timings
+    const origin = t.userEndAt ?? this.openedAt
+    const heardAt = t.firstHeardAt ?? t.firstFrameOutAt ?? t.firstAudioAt ?? (hasSpeech ? now : (t.firstTextAt ?? now))
+    return { ...this.failure, waitedMs: Math.max(0, Math.round(heardAt - origin)) }
   }
 
   /** The turn's stages, from the end of user speech to the furthest output reached; null without both ends. */

@@ -1,3 +1,4 @@
+import type { TurnFailure } from '../agent/turn-failure.js'
 import type { LatencyBreakdown } from '../latency/latency-breakdown.js'
 
 /**
@@ -116,6 +117,8 @@ export interface CompletedTurn {
   /** Wall-clock time of the breakdown's origin (the end of the user's speech); null without a breakdown. */
   latencyOrigin: Date | null
   interrupted: boolean
+  /** Why the turn failed and what the caller heard instead; null for a good turn. */
+  failure: TurnFailure | null
 }
 
 /** What the pipeline reports to its session. */

@@ -8,6 +8,8 @@ import { encodeMulaw } from '../audio/g711-mulaw.js'
 import { int16ToBuffer } from '../audio/pcm16.js'
 import { dtmfTones, MAX_DTMF_DIGITS, parseDtmfDigits } from '../dtmf/dtmf-tones.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
+import { agentFailureCause, failureDetail } from '../agent/turn-failure.js'
+import { FailureStreak, guardReply, HoldingPhrases, type ReplySafety } from './reply-safety.js'
 
 const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_16000: 32 }
 /** After a reply's audio should have been heard, how long to wait for the transport's reports before moving on. */
@@ -29,6 +31,8 @@ export interface RepliesDeps {
   notice(code: string, message: string): void
   /** A reply is over (heard in full, interrupted, or failed): the pipeline decides what comes next. */
   onFinished(turn: AssistantTurn): void
+  /** Fallback speech, the reply timeout and the holding phrase; undefined: failures are only recorded. */
+  safety?: ReplySafety | undefined
 }
 
 /**
@@ -43,9 +47,13 @@ export class Replies {
   #closed = false
   /** The last finished turn's latency, offered on the next `message` request; undefined when it had none. */
   #previous: PreviousTurnLatency | undefined
+  readonly #streak: FailureStreak | undefined
+  readonly #holding: HoldingPhrases | undefined
 
   constructor(d: RepliesDeps) {
     this.#d = d
+    this.#streak = d.safety === undefined ? undefined : new FailureStreak(d.safety.fallback)
+    this.#holding = d.safety?.holding.enabled ? new HoldingPhrases(d.safety.holding.messages) : undefined
   }
 
   get #hasSpeech(): boolean {
@@ -78,6 +86,7 @@ export class Replies {
   #open(turnId: string, kind: AssistantTurn['kind'], userText: string | null, userEnd: UserEnd): AssistantTurn {
     const a = new AssistantTurn(turnId, kind, userText, this.#hasSpeech, this.#d.output === 'ulaw_8000')
     Object.assign(a.timings, userEnd)
+    a.openedAt = this.#d.now()
     this.#turn = a
     this.#d.emit({ type: 'turn.start', role: 'assistant', turnId: a.turnId })
     return a
@@ -91,12 +100,25 @@ export class Replies {
   ): Promise<void> {
     // The turn's own controller, also aborted with the session (AbortSignal.any's composite signals can be
     // collected on Node 20 and then never fire).
-    const signal = a.abort.signal
     const onSessionAbort = () => a.abort.abort()
     this.#d.signal.addEventListener('abort', onSessionAbort, { once: true })
+    // The agent request's own controller: the reply timeout ends the request without ending the turn.
+    const request = new AbortController()
+    const onTurnAbort = () => request.abort()
+    a.abort.signal.addEventListener('abort', onTurnAbort, { once: true })
+    const safety = requestKind === 'message' ? this.#d.safety : undefined
+    const timers =
+      safety === undefined
+        ? []
+        : guardReply(a, safety, {
+            elapsedMs: this.#d.now() - (a.timings.userEndAt ?? this.#d.now()),
+            holding: this.#holding,
+            abortRequest: () => request.abort(),
+            say: (text) => this.#say(a, text, false),
+          })
     let failed = false
     try {
-      for await (const e of events(signal)) {
+      for await (const e of events(request.signal)) {
         if (a.interrupted || this.#closed) break
         switch (e.type) {
           case 'sent':
@@ -110,7 +132,7 @@ export class Replies {
           case 'transfer':
             if (e.type === 'hangup') a.hangup = true
             if (e.type === 'transfer') a.transfer = { to: e.to, callerId: e.callerId, headers: e.headers }
-            if (e.text !== '') this.#say(a, e.text)
+            if (e.text !== '') this.#say(a, e.text, true)
             break
           case 'dtmf':
             this.#queueDtmf(a, e)
@@ -120,6 +142,7 @@ export class Replies {
             break
           case 'error':
             failed = true
+            a.failure ??= { cause: agentFailureCause(e), detail: failureDetail(e.message), heard: null }
             this.#d.logger.warn({ code: e.code, turn_id: a.turnId }, `agent turn failed: ${e.message}`)
             break
           case 'end':
@@ -128,14 +151,25 @@ export class Replies {
       }
     } catch (err) {
       failed = true
-      if (!signal.aborted) this.#d.logger.error({ err, turn_id: a.turnId }, 'agent step failed')
+      if (!request.signal.aborted) {
+        this.#d.logger.error({ err, turn_id: a.turnId }, 'agent step failed')
+        a.failure ??= { cause: 'invalid_stream', detail: 'the agent step failed', heard: null }
+      }
     }
+    for (const timer of timers) clearTimeout(timer)
     this.#d.signal.removeEventListener('abort', onSessionAbort)
+    a.abort.signal.removeEventListener('abort', onTurnAbort)
+    const cancelled = a.abort.signal.aborted || a.interrupted || this.#closed
+    if (!cancelled && requestKind === 'message' && a.failure === undefined && !a.agentSpoke && !a.hangup && a.transfer === undefined) {
+      // Only keypad tones or data, or nothing at all: the caller would be left in silence.
+      if (a.dtmf.length === 0) a.failure = { cause: 'empty_reply', detail: 'the reply ended with nothing to speak', heard: null }
+    }
     if (requestKind !== undefined) {
-      const outcome = signal.aborted || a.interrupted || this.#closed ? 'cancelled' : failed ? 'failed' : 'delivered'
+      const outcome = cancelled ? 'cancelled' : failed || a.failure !== undefined ? 'failed' : 'delivered'
       this.#d.hooks.agentRequestDone?.({ kind: requestKind, outcome })
     }
     if (a.interrupted || this.#closed) return
+    if (requestKind === 'message') this.#fallBack(a)
     a.agentDone = true
     const text = a.text.trim()
     if (text !== '') this.#d.emit({ type: 'assistant.text', turnId: a.turnId, content: text })
@@ -147,7 +181,29 @@ export class Replies {
     this.#maybeFinish(a)
   }
 
-  #say(a: AssistantTurn, text: string): void {
+  /** A message turn is over on the agent's side: count it, and say the fallback when it failed. */
+  #fallBack(a: AssistantTurn): void {
+    const streak = this.#streak
+    if (streak === undefined) return
+    // Speech synthesis failing is not the agent's failure, and a fallback could not be spoken anyway.
+    if (a.failure === undefined || a.failure.cause === 'tts_failed') {
+      streak.succeeded()
+      return
+    }
+    const speech = streak.failed()
+    if (speech.next === 'hangup') a.hangup = true
+    if (speech.next === 'transfer') a.transfer = { to: speech.to }
+    this.#d.logger.info(
+      { turn_id: a.turnId, cause: a.failure.cause, consecutive: streak.consecutive, next: speech.next },
+      'agent turn failed: fallback spoken',
+    )
+    this.#say(a, speech.text, false)
+    a.failure.heard = speech.text
+  }
+
+  /** Says `text` in turn `a`; `fromAgent` false for the gateway's own words (holding phrase, fallback). */
+  #say(a: AssistantTurn, text: string, fromAgent: boolean): void {
+    if (fromAgent) a.agentSpoke = true
     a.timings.firstTextAt ??= this.#d.now()
     const sep = a.text === '' || /\s$/.test(a.text) || /^\s/.test(text) ? '' : ' '
     a.text += sep + text
@@ -206,7 +262,10 @@ export class Replies {
       if (a && a.turnId === e.contextId) this.#speechDone(a)
     } else if (e.type === 'error') {
       this.#d.logger.warn({ code: e.code, fatal: e.fatal }, `speech synthesis: ${e.message}`)
-      if (a && (e.fatal || e.contextId === a.turnId)) this.#speechDone(a)
+      if (a && (e.fatal || e.contextId === a.turnId)) {
+        if (a.text !== '' && !a.ttsDone) a.failure ??= { cause: 'tts_failed', detail: failureDetail(e.message), heard: null }
+        this.#speechDone(a)
+      }
       if (e.fatal) this.#d.notice('tts_unavailable', 'speech synthesis is unavailable for this call: replies come as text only')
     }
   }
@@ -307,8 +366,9 @@ export class Replies {
     if (a.userText) this.#d.context.history.push({ role: 'user', text: a.userText })
     if (said !== '') this.#d.context.history.push({ role: 'assistant', text: said })
     this.#d.emit({ type: 'turn.end', role: 'assistant', turnId: a.turnId })
-    // A turn in which nobody said anything (a silent welcome, a reply cut off before any audio) is not stored.
-    if (a.userText !== null || said !== '')
+    const failure = a.failureRecord(this.#d.now(), this.#hasSpeech)
+    // A turn in which nobody said anything (a silent welcome, a reply cut off before any audio) is not stored, unless it failed.
+    if (a.userText !== null || said !== '' || failure !== null)
       this.#d.hooks.turnCompleted({
         turnId: a.turnId,
         timestamp: new Date(),
@@ -321,6 +381,7 @@ export class Replies {
         latencyOrigin:
           breakdown === null || a.timings.userEndAt === undefined ? null : new Date(Date.now() - (this.#d.now() - a.timings.userEndAt)),
         interrupted: a.interrupted,
+        failure,
       })
     if (this.#turn === a) this.#turn = undefined
     this.#d.onFinished(a)

@@ -14,6 +14,7 @@ import { CallerAudio, type VadFactory } from './caller-audio.js'
 import { joinSpeech, relayData } from './data-relay.js'
 import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
+import { replySafetyOf } from './reply-safety.js'
 
 /** Everything a pipeline is built from; the gateway creates the streams from the validated config. */
 export interface VoicePipelineDeps {
@@ -98,6 +99,7 @@ export class VoicePipeline implements PipelineInput {
       now: this.#now,
       notice: (code, message) => this.#notice(code, message),
       onFinished: (a) => this.#replyFinished(a),
+      safety: replySafetyOf(deps.config),
     })
     if (deps.audio !== undefined) {
       this.#caller = new CallerAudio({
@@ -275,6 +277,7 @@ export class VoicePipeline implements PipelineInput {
         latencyBreakdown: null,
         latencyOrigin: null,
         interrupted: false,
+        failure: null,
       })
     }
     this.#pending = undefined

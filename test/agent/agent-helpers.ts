@@ -2,7 +2,7 @@
 import type { Test } from 'tap'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from '../../pipeline/agent/agent-step.js'
 import { WebhookAgentStep, type WebhookAgentDeps } from '../../pipeline/agent/webhook-agent.js'
-import { agentWebhookOptionsSchema, type AgentWebhookOptions } from '../../pipeline/config/agent-options.js'
+import { agentWebhookOptionsSchema, type WebhookStepOptions } from '../../pipeline/config/agent-options.js'
 import type { PipelineLogger } from '../../pipeline/runtime/logger.js'
 import { startFakeBackend, type BackendReply, type BackendRequest } from '../fakes/backend/fake-backend.js'
 
@@ -70,7 +70,7 @@ export async function webhookHarness(t: Test, raw: Record<string, unknown> = {},
 }
 
 /** Options with deadlines below the schema's minimums, to keep timeout tests fast. */
-export function fastOptions(backend: { url: string }, ttfb: number, total: number): AgentWebhookOptions {
+export function fastOptions(backend: { url: string }, ttfb: number, total: number): WebhookStepOptions {
   return { url: backend.url, events: ['message', 'data', 'welcome'], time_to_first_byte_ms: ttfb, timeout_ms: total }
 }
 

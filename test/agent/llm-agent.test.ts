@@ -99,7 +99,10 @@ t.test('a wrong key -> llm_http_error 401 without echoing the key', async (t) =>
     apiKey: 'sk-wrong-key',
   })
   const got = await events(step, MESSAGE, context())
-  t.same(got, [{ type: 'sent' }, { type: 'error', code: 'llm_http_error', message: 'LLM endpoint replied HTTP 401 (invalid_api_key)' }])
+  t.same(got, [
+    { type: 'sent' },
+    { type: 'error', code: 'llm_http_error', message: 'LLM endpoint replied HTTP 401 (invalid_api_key)', cause: 'http_401' },
+  ])
   t.notMatch(JSON.stringify(got), /sk-|wrong/)
 })
 

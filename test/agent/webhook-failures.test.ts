@@ -80,7 +80,7 @@ t.test('non-2xx replies -> agent_http_error with the status and a bounded body e
 
   script({ kind: 'status', status: 404 })
   t.same(replyOf(await events(step, MESSAGE, context())), [
-    { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 404' },
+    { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 404', cause: 'http_404' },
   ])
 })
 

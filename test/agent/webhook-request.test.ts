@@ -119,7 +119,7 @@ t.test('redirects are not followed', async (t) => {
       : { kind: 'sse', steps: [tts('followed'), end()] },
   )
   t.same(replyOf(await events(step, MESSAGE, context())), [
-    { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 307 (redirects are not followed)' },
+    { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 307 (redirects are not followed)', cause: 'http_307' },
   ])
   await sleep(100)
   t.equal(backend.requests.length, 1)

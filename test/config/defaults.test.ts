@@ -87,6 +87,15 @@ t.test('agent.webhook defaults', async (t) => {
       events: ['message', 'data', 'welcome'],
       time_to_first_byte_ms: 10000,
       timeout_ms: 120000,
+      reply_timeout_ms: 2500,
+      fallback: {
+        messages: ["I'm sorry, I'm having trouble answering right now. Could you say that again?"],
+        max_consecutive_failures: 3,
+        on_max_failures: 'continue',
+        farewell_message: "I'm sorry, I can't help you right now. Please call again later. Goodbye.",
+        transfer_message: 'Let me transfer you to a colleague.',
+      },
+      holding: { enabled: false, after_ms: 1500, messages: ['One moment.'] },
     },
   })
 })

@@ -6,6 +6,19 @@ import { errorsOf, validOf } from './fixtures/config-fixtures.js'
 const ALL = { stt: { vendor_a: true, vendor_b: true }, tts: { vendor_a: true } }
 const NONE = { stt: { vendor_a: false, vendor_b: false }, tts: { vendor_a: false } }
 
+/** The fallback settings every agent.webhook gets (issue 25). */
+const WEBHOOK_SAFETY_DEFAULTS = {
+  reply_timeout_ms: 2500,
+  fallback: {
+    messages: ["I'm sorry, I'm having trouble answering right now. Could you say that again?"],
+    max_consecutive_failures: 3,
+    on_max_failures: 'continue',
+    farewell_message: "I'm sorry, I can't help you right now. Please call again later. Goodbye.",
+    transfer_message: 'Let me transfer you to a colleague.',
+  },
+  holding: { enabled: false, after_ms: 1500, messages: ['One moment.'] },
+}
+
 t.test('every template validates and is already complete', async (t) => {
   t.ok(TEMPLATES.length >= 3)
   t.equal(new Set(TEMPLATES.map((x) => x.id)).size, TEMPLATES.length, 'ids are unique')
@@ -56,6 +69,7 @@ t.test('withWebhookUrl replaces agent.llm with agent.webhook', async (t) => {
       events: ['message', 'data', 'welcome'],
       time_to_first_byte_ms: 10000,
       timeout_ms: 120000,
+      ...WEBHOOK_SAFETY_DEFAULTS,
       url: 'https://backend.example.com/api/agent',
     },
   })
@@ -83,6 +97,7 @@ t.test('withWebhookUrl keeps the other options of an existing agent.webhook', as
       custom_headers: { 'X-A': '1' },
       time_to_first_byte_ms: 10000,
       timeout_ms: 30000,
+      ...WEBHOOK_SAFETY_DEFAULTS,
     },
   })
 })

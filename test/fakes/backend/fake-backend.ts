@@ -14,6 +14,8 @@ export type SseStep =
   | { raw: string }
   /** A pause before the next step. */
   | { delayMs: number }
+  /** Break the connection here (no terminating chunk): the stream breaks after it started. */
+  | { destroy: true }
 
 /** How the fake answers one request. */
 export type BackendReply =
@@ -34,6 +36,8 @@ export type BackendReply =
   | { kind: 'status'; status: number; body?: string; headers?: Record<string, string> }
   /** Accept the request and never send a byte. */
   | { kind: 'hang' }
+  /** Reset the connection before any response. */
+  | { kind: 'reset' }
 
 /** A request the fake received. */
 export interface BackendRequest {
@@ -75,7 +79,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 function sseLines(step: SseStep, eol: string): string {
   if ('raw' in step) return step.raw
   if ('comment' in step) return `:${step.comment}${eol}`
-  if ('delayMs' in step) return ''
+  if ('delayMs' in step || 'destroy' in step) return ''
   const lines: string[] = []
   if (step.event !== undefined) lines.push(`event: ${step.event}`)
   if (step.id !== undefined) lines.push(`id: ${step.id}`)
@@ -95,6 +99,10 @@ async function writeSse(res: ServerResponse, reply: Extract<BackendReply, { kind
       await sleep(step.delayMs)
       continue
     }
+    if ('destroy' in step) {
+      res.destroy()
+      return
+    }
     const bytes = Buffer.from(sseLines(step, eol), 'utf8')
     const size = reply.splitEvery ?? bytes.length
     for (let i = 0; i < bytes.length; i += size) {
@@ -108,7 +116,7 @@ async function writeSse(res: ServerResponse, reply: Extract<BackendReply, { kind
 }
 
 /** Starts the fake on 127.0.0.1, port 0. */
-export async function startFakeBackend(options: { secret: string; path?: string }): Promise<FakeBackend> {
+export async function startFakeBackend(options: { secret: string; path?: string; port?: number }): Promise<FakeBackend> {
   const requests: BackendRequest[] = []
   const waiters: Array<() => void> = []
   const server = createServer((req, res) => {
@@ -147,6 +155,9 @@ export async function startFakeBackend(options: { secret: string; path?: string 
     switch (reply.kind) {
       case 'hang':
         return
+      case 'reset':
+        res.socket?.resetAndDestroy()
+        return
       case 'status':
         res.writeHead(reply.status, reply.headers ?? {})
         res.end(reply.body ?? '')
@@ -162,7 +173,7 @@ export async function startFakeBackend(options: { secret: string; path?: string 
     }
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   const backend: FakeBackend = {
     url: `http://127.0.0.1:${port}${options.path ?? '/api/agent'}`,
