@@ -105,7 +105,7 @@ const SESSION_DETAILS_SCHEMA: Json = {
 /** One row of GET /v1/sessions. */
 const SESSION_LIST_ITEM_SCHEMA: Json = {
   type: 'object',
-  required: ['session_id', 'agent_id', 'agent_name', 'conversation_id', 'channel', 'status', 'turns', 'recording_status'],
+  required: ['session_id', 'agent_id', 'agent_name', 'conversation_id', 'channel', 'status', 'turns', 'failed_turns', 'recording_status'],
   properties: {
     session_id: { type: 'string' },
     agent_id: { type: 'string' },
@@ -120,6 +120,7 @@ const SESSION_LIST_ITEM_SCHEMA: Json = {
     ended_at: nullable('string'),
     duration_ms: nullable('number'),
     turns: { type: 'integer', description: 'transcript entries stored so far' },
+    failed_turns: { type: 'integer', description: 'turns with a failure (see TurnFailure)' },
     latency_ms: { ...nullable('number'), description: 'mean turn latency' },
     end_reason: { ...nullable('string'), enum: [...END_REASONS, null] },
     recording_status: { type: 'string' },

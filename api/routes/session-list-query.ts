@@ -76,6 +76,11 @@ export const sessionListQuery = z
       })
       .optional()
       .describe('only sessions that ended with one of these reasons, comma-separated (e.g. call_busy,call_no_answer)'),
+    failed_turns: z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .optional()
+      .describe('true: only sessions with at least one failed turn (a transcript entry with a failure)'),
     q: text('search: a session, conversation, agent or carrier call id (exact), part of an agent name, or digits of either phone number'),
     phone: z
       .string()
@@ -125,6 +130,7 @@ export function storeQuery(q: z.output<typeof sessionListQuery>): SessionListQue
     filter: q.status,
     limit: q.limit,
     endReasons: q.end_reason,
+    failedTurns: q.failed_turns,
     phoneDigits: q.phone,
     conversationId: q.conversation_id,
     sessionId: q.session_id,

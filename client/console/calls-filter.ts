@@ -4,8 +4,8 @@
  */
 import { END_REASONS } from './types.js'
 
-/** `''` every call, `live`, `ended` (any reason), or one end reason. */
-export type Outcome = '' | 'live' | 'ended' | (typeof END_REASONS)[number]
+/** `''` every call, `live`, `ended` (any reason), `failed` (a failed turn, live or ended), or one end reason. */
+export type Outcome = '' | 'live' | 'ended' | 'failed' | (typeof END_REASONS)[number]
 
 export interface CallsFilter {
   /** Phone number, conversation, session, agent or call id, or part of an agent name; '' for none. */
@@ -22,7 +22,7 @@ export const DEFAULT_PAGE_SIZE = 50
 /** Live calls are one list, refreshed every second; more than this many at once are counted, not all shown. */
 export const LIVE_LIMIT = 100
 
-const OUTCOMES: readonly string[] = ['', 'live', 'ended', ...END_REASONS]
+const OUTCOMES: readonly string[] = ['', 'live', 'ended', 'failed', ...END_REASONS]
 
 /** The filter a hash's query holds; values it does not know fall back to the defaults. */
 export function parseCallsFilter(query: URLSearchParams): CallsFilter {
@@ -55,8 +55,9 @@ export function isFiltered(f: CallsFilter): boolean {
 
 /** GET /v1/sessions for the live list, or undefined when the outcome leaves live calls out. */
 export function liveListPath(f: CallsFilter): string | undefined {
-  if (f.outcome !== '' && f.outcome !== 'live') return undefined
+  if (f.outcome !== '' && f.outcome !== 'live' && f.outcome !== 'failed') return undefined
   const p = new URLSearchParams({ status: 'live', limit: String(LIVE_LIMIT) })
+  if (f.outcome === 'failed') p.set('failed_turns', 'true')
   if (f.q !== '') p.set('q', f.q)
   return `/v1/sessions?${p}`
 }
@@ -65,7 +66,8 @@ export function liveListPath(f: CallsFilter): string | undefined {
 export function endedListPath(f: CallsFilter): string | undefined {
   if (f.outcome === 'live') return undefined
   const p = new URLSearchParams({ status: 'ended', limit: String(f.limit) })
-  if (f.outcome !== '' && f.outcome !== 'ended') p.set('end_reason', f.outcome)
+  if (f.outcome === 'failed') p.set('failed_turns', 'true')
+  else if (f.outcome !== '' && f.outcome !== 'ended') p.set('end_reason', f.outcome)
   if (f.q !== '') p.set('q', f.q)
   if (f.cursor !== undefined) p.set('cursor', f.cursor)
   return `/v1/sessions?${p}`
@@ -76,6 +78,7 @@ export function outcomeLabel(o: Outcome): string {
   if (o === '') return 'All calls'
   if (o === 'live') return 'Live now'
   if (o === 'ended') return 'Ended (any reason)'
+  if (o === 'failed') return 'With failed turns'
   return `Ended: ${o.replace(/_/g, ' ')}`
 }
 

@@ -50,7 +50,13 @@ function row(s: SessionListItem, live: boolean): HTMLTableRowElement {
     h('td', {}, s.agent_name),
     h('td', {}, formatTime(s.started_at)),
     h('td', { class: 'duration' }, formatDuration(duration)),
-    h('td', { class: 'turns' }, s.turns),
+    h(
+      'td',
+      { class: 'turns' },
+      s.turns,
+      s.failed_turns > 0 && ' ',
+      s.failed_turns > 0 && h('span', { class: 'pill failed', title: 'turns that failed' }, `${s.failed_turns} failed`),
+    ),
     h('td', {}, s.latency_ms === null ? '—' : `${Math.round(s.latency_ms)} ms`),
   )
   tr.addEventListener('click', () => {

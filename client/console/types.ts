@@ -14,6 +14,8 @@ export interface SessionListItem {
   ended_at: string | null
   duration_ms: number | null
   turns: number
+  /** Turns with a failure. */
+  failed_turns: number
   latency_ms: number | null
   end_reason: string | null
   recording_status: string

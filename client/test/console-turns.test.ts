@@ -128,6 +128,9 @@ t.test('the calls list state: from the hash, to the hash, to the API', async (t)
   t.equal(endedListPath(live), undefined, 'live only: no ended list')
   t.equal(liveListPath(live), '/v1/sessions?status=live&limit=100&q=sales')
   t.equal(endedListPath(parseCallsFilter(new URLSearchParams('outcome=ended'))), '/v1/sessions?status=ended&limit=50')
+  const failed = parseCallsFilter(new URLSearchParams('outcome=failed'))
+  t.equal(liveListPath(failed), '/v1/sessions?status=live&limit=100&failed_turns=true', 'failed turns: live ones too')
+  t.equal(endedListPath(failed), '/v1/sessions?status=ended&limit=50&failed_turns=true')
 
   t.same(
     parseCallsFilter(new URLSearchParams('outcome=bogus&limit=7&cursor=')),

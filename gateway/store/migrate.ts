@@ -11,6 +11,7 @@ import { callControl } from './migrations/0009-call-control.js'
 import { tunnelHolderUrl } from './migrations/0010-tunnel-holder-url.js'
 import { turnFailures } from './migrations/0011-turn-failures.js'
 import { sessionListOrder } from './migrations/0012-session-list-order.js'
+import { failedTurnsIndex } from './migrations/0013-failed-turns-index.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0010-tunnel-holder-url': tunnelHolderUrl,
   '0011-turn-failures': turnFailures,
   '0012-session-list-order': sessionListOrder,
+  '0013-failed-turns-index': failedTurnsIndex,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

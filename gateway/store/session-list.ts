@@ -17,6 +17,8 @@ export interface SessionListItem {
   ended_at: string | null
   duration_ms: number | null
   turns: number
+  /** Turns that failed (a transcript entry with a `failure`). */
+  failed_turns: number
   latency_ms: number | null
   end_reason: string | null
   recording_status: string
@@ -39,6 +41,8 @@ export interface SessionListQuery {
   filter: SessionListFilter
   /** At most this many rows. */
   limit: number
+  /** Only sessions with at least one failed turn. */
+  failedTurns?: boolean | undefined
   /** Only these end reasons (ended sessions). */
   endReasons?: readonly EndReason[] | undefined
   /** Digits (1-15) found anywhere in the caller's or the called number. */
@@ -73,6 +77,11 @@ function likeLiteral(text: string): string {
 }
 
 type Eb = ExpressionBuilder<Database & { s: Database['sessions']; a: Database['agents'] }, 's' | 'a'>
+
+/** The session's failed turns (served by the partial index of turns with a failure). */
+function failedTurns(eb: Eb) {
+  return eb.selectFrom('transcript_entries as f').whereRef('f.session_id', '=', 's.id').where('f.failure', 'is not', null)
+}
 
 function phoneMatch(eb: Eb, digits: string): Expression<SqlBool> {
   const pattern = `%${digits}%`
@@ -113,11 +122,13 @@ export async function listSessions(db: Kysely<Database>, organizationId: string,
     .select((eb) =>
       eb.selectFrom('transcript_entries as t').whereRef('t.session_id', '=', 's.id').select(sql<number>`count(*)`.as('n')).as('turns'),
     )
+    .select((eb) => failedTurns(eb).select(sql<number>`count(*)`.as('n')).as('failed_turns'))
     .where('s.organization_id', '=', organizationId)
   if (query.filter === 'live') q = q.where('s.status', '=', 'connected')
   else if (query.filter === 'ended') q = q.where('s.status', '=', 'ended')
   else q = q.where('s.status', 'in', ['connected', 'ended'])
   if (query.endReasons !== undefined && query.endReasons.length > 0) q = q.where('s.end_reason', 'in', [...query.endReasons])
+  if (query.failedTurns === true) q = q.where((eb) => eb.exists(failedTurns(eb).select(sql<number>`1`.as('one'))))
   const { phoneDigits, conversationId, sessionId, agent, text, after } = query
   if (phoneDigits !== undefined) q = q.where((eb) => phoneMatch(eb, phoneDigits))
   if (conversationId !== undefined) q = q.where('s.conversation_id', '=', conversationId)
@@ -158,6 +169,7 @@ export async function listSessions(db: Kysely<Database>, organizationId: string,
       ended_at: r.ended_at?.toISOString() ?? null,
       duration_ms: r.duration_ms === null ? null : Number(r.duration_ms),
       turns: Number(r.turns ?? 0),
+      failed_turns: Number(r.failed_turns ?? 0),
       latency_ms: r.latency_ms === null ? null : Number(r.latency_ms),
       end_reason: r.end_reason,
       recording_status: r.recording_status,

@@ -101,6 +101,31 @@ const B = {
 }
 const theirIds = Object.values(B).map((s) => s.id)
 
+/** Turns of a session; `failed` marks which carry a failure. */
+async function turns(sessionId: string, failed: boolean[]) {
+  const row = await db.selectFrom('sessions').select('conversation_id').where('id', '=', sessionId).executeTakeFirstOrThrow()
+  for (const [i, f] of failed.entries()) {
+    await db
+      .insertInto('transcript_entries')
+      .values({
+        session_id: sessionId,
+        conversation_id: row.conversation_id,
+        seq: i + 1,
+        turn_id: `t${i}`,
+        timestamp: new Date(),
+        user_message: 'hello?',
+        assistant_message: f ? 'Sorry, one moment.' : 'Hi.',
+        latency_ms: null,
+        failure: f ? JSON.stringify({ cause: 'timeout', waited_ms: 3100, heard: 'Sorry, one moment.', detail: null }) : null,
+      })
+      .execute()
+  }
+}
+await turns(A.first.id, [false, true, true])
+await turns(A.tieOne.id, [true])
+await turns(A.busy.id, [false, false])
+await turns(B.one.id, [true])
+
 async function ids(query: string, key = a.key): Promise<string[]> {
   const r = await gw.request('GET', `/v1/sessions${query === '' ? '' : `?${query}`}`, { key })
   if (r.status !== 200) throw new Error(`${query}: ${r.status} ${r.text}`)
@@ -168,6 +193,34 @@ t.test('outcome: status and end reasons', async (t) => {
   t.same(await ids('end_reason=transferred'), [], 'a reason no session has: none')
 })
 
+t.test('failed turns: only sessions with one, and how many each has', async (t) => {
+  t.same(await ids('failed_turns=true'), [A.tieOne.id, A.first.id])
+  t.same(await ids('failed_turns=false'), newestFirst, 'false: no filter')
+  t.same(await ids('failed_turns=true&status=live'), [])
+  t.same(
+    await ids(
+      'failed_turns=true&limit=1&cursor=' +
+        (await gw.request('GET', '/v1/sessions?failed_turns=true&limit=1', { key: a.key })).body.next_cursor,
+    ),
+    [A.first.id],
+    'paged',
+  )
+  const all = (await gw.request('GET', '/v1/sessions', { key: a.key })).body.sessions
+  const counts = Object.fromEntries(
+    all.map((s: { session_id: string; failed_turns: number; turns: number }) => [s.session_id, [s.failed_turns, s.turns]]),
+  )
+  t.same(
+    [counts[A.first.id], counts[A.tieOne.id], counts[A.busy.id], counts[A.live.id]],
+    [
+      [2, 3],
+      [1, 1],
+      [0, 2],
+      [0, 0],
+    ],
+  )
+  t.same(await ids('failed_turns=true', b.key), [B.one.id], 'B sees its own')
+})
+
 t.test('phone: E.164, typed with separators, or partial digits; from or to', async (t) => {
   t.same(await ids(`phone=${encodeURIComponent('+15551230001')}`), [A.first.id], 'E.164: only A’s call, not B’s same number')
   t.same(await ids(`phone=${encodeURIComponent('+1 (555) 123-0002')}`), [A.busy.id])
@@ -231,7 +284,8 @@ t.test('bad parameters: 400 with the error body naming the parameter', async (t)
     [`q=${'x'.repeat(201)}`, /^q must be at most 200 characters/],
     ['q=a&q=b', /^q must be a string/],
     ['status=bogus', /^status must be one of live, ended, all/],
-    ['failed=1', /^failed is not a known field/],
+    ['failed_turns=yes', /^failed_turns must be one of true, false/],
+    ['failed=1', /^failed is not a known field \(did you mean failed_turns\?\)/],
   ]
   for (const [q, message] of cases) {
     const r = await gw.request('GET', `/v1/sessions?${q}`, { key: a.key })

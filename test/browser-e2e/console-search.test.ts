@@ -77,6 +77,28 @@ if (skip !== undefined) {
     })
     .execute()
 
+  // The busy call had a turn whose backend timed out: the caller waited 3.4 s and heard the fallback.
+  const busyRow = await db.selectFrom('sessions').selectAll().where('id', '=', busy).executeTakeFirstOrThrow()
+  await db
+    .insertInto('transcript_entries')
+    .values({
+      session_id: busy,
+      conversation_id: busyRow.conversation_id,
+      seq: 1,
+      turn_id: 'timed-out',
+      timestamp: new Date(),
+      user_message: 'are you open on sundays',
+      assistant_message: 'Sorry, one moment please.',
+      latency_ms: null,
+      failure: JSON.stringify({
+        cause: 'timeout',
+        waited_ms: 3400,
+        heard: 'Sorry, one moment please.',
+        detail: 'no speakable reply within 3000 ms',
+      }),
+    })
+    .execute()
+
   const browser: Browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -185,9 +207,25 @@ if (skip !== undefined) {
     t.equal(await page.inputValue('#outcome-filter'), 'ended')
   })
 
-  t.test('a turn without latency says why', async (t) => {
+  t.test('calls with failed turns; a timed-out turn shows its cause and the wait', async (t) => {
+    await page.goto(`${gw.url}/console#/sessions`)
+    await page.selectOption('#outcome-filter', 'failed')
+    await waitForList([busy])
+    t.match(await page.textContent(`#recent-sessions tr[data-session-id="${busy}"] .turns`), /1 failed/)
     await page.click(`#recent-sessions tr[data-session-id="${busy}"]`)
-    await page.waitForSelector('#turns-box .empty')
+    await page.waitForSelector('.turn-row[data-turn="0"].failed')
+    t.equal(await page.getAttribute('.turn-row[data-turn="0"] .turn-failure', 'data-cause'), 'timeout')
+    t.equal(
+      await page.textContent('.turn-row[data-turn="0"] .failure-cause'),
+      'Failed: backend timed out (no speakable reply within 3.0 s)',
+    )
+    t.equal(await page.textContent('.turn-row[data-turn="0"] .failure-wait'), "caller waited 3.4 s, heard: 'Sorry, one moment please.'")
+    t.notMatch(await page.textContent('#turns-box'), /no latency measured/)
+    t.equal(await page.textContent('#failed-turns'), '1')
+    await shot(page, 'console-failed-turn')
+  })
+
+  t.test('a turn without latency says why', async (t) => {
     await page.goto(`${gw.url}/console#/session/${a.agentId}/${wanted}`)
     await page.waitForSelector('.turn-row[data-turn="0"]')
     const note = await page.textContent('.turn-row[data-turn="0"] .wf-turn')
