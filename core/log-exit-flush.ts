@@ -29,7 +29,8 @@ export function boundedFlushSync(dest: object): void {
   const bufs = s._bufs
   const writing = s._writingBuf
   if (!Array.isArray(bufs) || typeof writing !== 'string' || !bufs.every((b) => typeof b === 'string')) return
-  // A chunk an asynchronous write holds (`_writing`) is the kernel's already or will never be: not written twice.
+  // A chunk an asynchronous write holds (`_writing`) is left to it (it may land after these lines, or be lost at
+  // exit, as with sonic-boom's own flush): never written twice.
   const pending = [...(s._writing === true || writing === '' ? [] : [writing]), ...(bufs as string[])].join('')
   bufs.length = 0
   if (s._writing !== true) s._writingBuf = ''
