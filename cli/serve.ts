@@ -6,7 +6,7 @@ import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
 import { startGateway } from '../gateway/app.js'
 import { warmUpSpeech } from '../gateway/warm-up.js'
 import cluster from 'node:cluster'
-import { onPrimaryCommand, runPrimary } from './serve-workers.js'
+import { onPrimaryCommand, runPrimary, type WorkerCommand } from './serve-workers.js'
 import { clusterMetricsSource } from './cluster-metrics.js'
 
 /**
@@ -26,6 +26,18 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   }
   const log = createLogger(config.logLevel)
   if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log, writeStdout)
+  // A worker listens to its primary from the start: a shutdown told while it was still starting would otherwise be
+  // lost, and the worker (and the primary waiting for it) would run for good. Exit-now ends a starting worker at
+  // once; a drain is kept and applied once it serves.
+  let onCommand: ((cmd: WorkerCommand['voxgate']) => void) | undefined
+  let drainWhenUp = false
+  if (cluster.isWorker) {
+    onPrimaryCommand((cmd) => {
+      if (onCommand !== undefined) onCommand(cmd)
+      else if (cmd === 'exit-now') process.exit(1)
+      else drainWhenUp = true
+    })
+  }
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
   const first = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: config.publicUrl })
@@ -66,13 +78,20 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
           },
         )
     }
-    process.on('SIGTERM', () => stop('SIGTERM'))
     if (cluster.isWorker) {
       // A terminal's Ctrl-C reaches the whole process group: the primary alone decides, and tells the workers.
       process.on('SIGINT', () => undefined)
-      // A SIGTERM sent to the whole group reaches a worker twice (itself, then the primary's drain): not an escalation.
-      onPrimaryCommand((cmd) => (cmd === 'drain' ? stop('primary drain', false) : stop('primary exit-now')))
+      // A SIGTERM sent to the whole group reaches a worker twice, its own and the primary's drain, in either order:
+      // together one drain. A worker's own second SIGTERM, or the primary's exit-now, is the escalation.
+      let ownSignals = 0
+      process.on('SIGTERM', () => {
+        ownSignals++
+        stop('SIGTERM', ownSignals > 1)
+      })
+      onCommand = (cmd) => (cmd === 'drain' ? stop('primary drain', false) : stop('primary exit-now'))
+      if (drainWhenUp) onCommand('drain')
     } else {
+      process.on('SIGTERM', () => stop('SIGTERM'))
       process.on('SIGINT', () => stop('SIGINT'))
     }
   })

@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from 'pino'
+import { boundedFlushSync } from './log-exit-flush.js'
 
 /** Log paths that may hold secrets; pino replaces their values before anything is written. */
 export const REDACT_PATHS = [
@@ -33,7 +34,8 @@ const LOG_FULL_PIPE_RETRIES = 20
  * The process's log destination: stdout, written asynchronously, so a log collector that stalls costs log
  * lines, never the event loop (the audio path must not wait on logs): at most LOG_BUFFER_BYTES wait, newer lines
  * are dropped beyond. A collector that went away (EPIPE) turns logging off instead of crashing the process
- * (pino's own filter), and a full pipe is retried a bounded number of times, so even the flush at exit ends.
+ * (pino's own filter), and a full pipe is retried a bounded number of times. The flush pino runs at exit is
+ * bounded too (`boundedFlushSync`): a process whose stdout reader is gone still exits.
  */
 export function stdoutLogDestination(fd = 1): ReturnType<typeof pino.destination> {
   let retries = 0
@@ -51,6 +53,8 @@ export function stdoutLogDestination(fd = 1): ReturnType<typeof pino.destination
   })
   // Every other write error (a full pipe given up, EPIPE after pino's filter) only costs log lines.
   dest.on('error', () => undefined)
+  // sonic-boom's own flushSync retries EPIPE every 100 ms for ever: at exit, with the reader gone, a hang.
+  dest.flushSync = () => boundedFlushSync(dest)
   return dest
 }
 

@@ -43,6 +43,11 @@ export class Playback {
     this.#playedMs = this.#sentMs
   }
 
+  /** At least `ms` of what was sent has been played (a report that cannot cover more than real time allows). */
+  playedAtLeast(ms: number): void {
+    this.#playedMs = Math.max(this.#playedMs, Math.min(this.#sentMs, ms))
+  }
+
   /** Milliseconds heard by `now`. */
   heardMs(now: number): number {
     if (this.#precise || this.#firstSentAt === undefined) return this.#playedMs

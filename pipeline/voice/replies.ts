@@ -15,6 +15,12 @@ const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_1600
 /** After a reply's audio should have been heard, how long to wait for the transport's reports before moving on. */
 const PLAYBACK_REPORT_GRACE_MS = 3_000
 
+/**
+ * A `replay_finished` without a turn id this soon after the turn's first audio was written may be about an older
+ * turn (its player stopped before this turn's audio reached it): a round trip, with room for a slow network.
+ */
+const ANONYMOUS_REPORT_WINDOW_MS = 1_000
+
 /** What the reply side needs from its pipeline. */
 export interface RepliesDeps {
   agent: AgentStep
@@ -290,13 +296,26 @@ export class Replies {
     if (a?.playback.has(chunkId)) a.timings.firstFrameOutAt ??= this.#d.now()
   }
 
-  /** Browser replay_finished: everything sent for `turnId` (or, without one, for the current turn) was played. */
+  /**
+   * Browser replay_finished: everything sent for `turnId` was played. A report without a turn id (what the
+   * published browser SDK sends, whenever its player runs dry or is stopped) may be about an older turn, sent
+   * before the client had any of this one's audio; such a report arrives at most a round trip after this turn's
+   * first audio was written. So within ANONYMOUS_REPORT_WINDOW_MS of that write it covers no more of this turn
+   * than real time allows, none at all before that write, and it covers everything sent after.
+   */
   replayFinished(turnId: string | undefined): void {
     const a = this.#turn
-    if (a && (turnId === undefined || a.turnId === turnId)) {
+    if (a === undefined || (turnId !== undefined && a.turnId !== turnId)) return
+    if (turnId !== undefined) {
       a.playback.allPlayed()
-      this.#maybeFinish(a)
+    } else {
+      const firstOut = a.timings.firstFrameOutAt
+      if (firstOut === undefined) return
+      const elapsed = this.#d.now() - firstOut
+      if (elapsed >= ANONYMOUS_REPORT_WINDOW_MS) a.playback.allPlayed()
+      else a.playback.playedAtLeast(elapsed)
     }
+    this.#maybeFinish(a)
   }
 
   /**

@@ -3,10 +3,12 @@ import type { PipelineEvent } from './pipeline-io.js'
 /**
  * One user turn's transcript with the SPEC's delta_counter rules: an interim delta replaces the previous
  * interim with the same counter; a (final) delta stabilises that segment and the counter moves on, so later
- * interims are appended after it.
+ * interims are appended after it. Nothing of a turn reaches the client before its `turn.start`: words heard
+ * while the turn is not announced (the assistant is speaking and may not be interrupted yet) are kept, and sent
+ * as deltas right after `turn.start` (a browser SDK stops its playback on a user `turn.start`).
  */
 export class UserTurn {
-  readonly #finals: string[] = []
+  readonly #finals: { text: string; counter: number }[] = []
   #interim = ''
   #counter = 0
   readonly #emit: (e: PipelineEvent) => void
@@ -26,11 +28,16 @@ export class UserTurn {
     this.#emit = emit
   }
 
-  /** Sends `turn.start` for this turn once. */
+  /** Sends `turn.start` for this turn once, then the words heard before it. */
   announce(): void {
     if (this.announced) return
     this.announced = true
     this.#emit({ type: 'turn.start', role: 'user', turnId: this.turnId })
+    for (const f of this.#finals)
+      this.#emit({ type: 'user.transcript.delta', turnId: this.turnId, content: f.text, deltaCounter: f.counter })
+    if (this.#interim !== '') {
+      this.#emit({ type: 'user.transcript.interim_delta', turnId: this.turnId, content: this.#interim, deltaCounter: this.#counter })
+    }
   }
 
   /** Partial text of the current segment. */
@@ -38,7 +45,7 @@ export class UserTurn {
     const t = text.trim()
     if (t === '' || t === this.#interim) return
     this.#interim = t
-    this.#emit({ type: 'user.transcript.interim_delta', turnId: this.turnId, content: t, deltaCounter: this.#counter })
+    if (this.announced) this.#emit({ type: 'user.transcript.interim_delta', turnId: this.turnId, content: t, deltaCounter: this.#counter })
   }
 
   /** A stabilised segment. */
@@ -46,8 +53,8 @@ export class UserTurn {
     const t = text.trim()
     this.#interim = ''
     if (t === '') return
-    this.#finals.push(t)
-    this.#emit({ type: 'user.transcript.delta', turnId: this.turnId, content: t, deltaCounter: this.#counter })
+    this.#finals.push({ text: t, counter: this.#counter })
+    if (this.announced) this.#emit({ type: 'user.transcript.delta', turnId: this.turnId, content: t, deltaCounter: this.#counter })
     this.#counter++
   }
 
@@ -65,7 +72,8 @@ export class UserTurn {
 
   /** The turn's text: finals joined, plus the pending interim when `withInterim`. */
   text(withInterim = true): string {
-    const parts = withInterim && this.#interim !== '' ? [...this.#finals, this.#interim] : this.#finals
+    const finals = this.#finals.map((f) => f.text)
+    const parts = withInterim && this.#interim !== '' ? [...finals, this.#interim] : finals
     return parts.join(' ').trim()
   }
 

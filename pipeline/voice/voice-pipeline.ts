@@ -16,6 +16,9 @@ import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.
 import { Replies } from './replies.js'
 import { replySafetyOf } from './reply-safety.js'
 
+/** User turns said over a reply that may not be interrupted, kept apart to be announced after it. */
+const MAX_HELD_TURNS = 20
+
 /** Everything a pipeline is built from; the gateway creates the streams from the validated config. */
 export interface VoicePipelineDeps {
   config: PipelineConfig
@@ -52,7 +55,11 @@ export class VoicePipeline implements PipelineInput {
   readonly #sttTurns: boolean
   #user: UserTurn | undefined
   readonly #replies: Replies
-  #pending: { text: string; userEnd: UserEnd } | undefined
+  /**
+   * Words to answer once the reply in progress is over, with the user turns that said them: a turn committed
+   * while the reply may not be interrupted is announced only when the reply has been heard.
+   */
+  #pending: { text: string; userEnd: UserEnd; turns: { turn: UserTurn; text: string }[] } | undefined
   /** A machine detection verdict waiting for the reply in progress to finish. */
   #pendingVerdict: { kind: 'machine_detection'; turnId: string; answeredBy: string } | undefined
   /** Speech from data replies waiting for the reply in progress to finish (bounded). */
@@ -432,20 +439,33 @@ export class VoicePipeline implements PipelineInput {
       this.#holdUnanswered(text, userEnd)
       return
     }
-    turn.announce()
-    this.#deps.emit({ type: 'user.transcript', turnId: turn.turnId, content: text })
-    this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
     if (this.#isAssistantActive()) {
-      // The reply may not be interrupted: the user's words wait for it to finish.
-      this.#holdUnanswered(text, userEnd)
+      // The reply may not be interrupted: the user's words wait for it to be heard, and so does their turn, whose
+      // `turn.start` would make a browser SDK stop playing the reply.
+      this.#holdUnanswered(text, userEnd, turn)
       return
     }
+    this.#endUserTurn(turn, text)
     this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text }, text, userEnd)
   }
 
-  /** Words to answer once the reply in progress is over, added to any already waiting. */
-  #holdUnanswered(text: string, userEnd: UserEnd): void {
-    this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEnd }
+  /** Tells the client a user turn is over: its `turn.start` (and words) if not sent yet, the transcript, the end. */
+  #endUserTurn(turn: UserTurn, text: string): void {
+    turn.announce()
+    this.#deps.emit({ type: 'user.transcript', turnId: turn.turnId, content: text })
+    this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
+  }
+
+  /** Words to answer once the reply in progress is over, added to any already waiting (and their turn, if any). */
+  #holdUnanswered(text: string, userEnd: UserEnd, turn?: UserTurn): void {
+    const turns = this.#pending?.turns ?? []
+    if (turn !== undefined) {
+      // Bounded: beyond MAX_HELD_TURNS, a turn's words join the last held turn's (each turn is announced once).
+      const last = turns.at(-1)
+      if (turns.length >= MAX_HELD_TURNS && last !== undefined) last.text = `${last.text} ${text}`
+      else turns.push({ turn, text })
+    }
+    this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEnd, turns }
   }
 
   // ---- assistant side -------------------------------------------------------------------------------------
@@ -491,8 +511,13 @@ export class VoicePipeline implements PipelineInput {
     const queued = this.#pending
     if (queued && !this.#closed) {
       this.#pending = undefined
+      // The reply has been heard: now the user turns said over it may be announced, then answered.
+      for (const held of queued.turns) this.#endUserTurn(held.turn, held.text)
       this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text: queued.text }, queued.text, queued.userEnd)
+      return
     }
+    // The user is still speaking as the reply ends: their turn can be announced now.
+    if (this.#user !== undefined && !this.#closed && (this.#speaking || this.#user.text() !== '')) this.#user.announce()
   }
 
   /** Barge-in: the reply stops and the user's turn is announced (which tells a browser to stop playing). */

@@ -61,9 +61,11 @@ t.test('replay_finished without turn_id applies to the current assistant turn', 
   await b.waitFor((m) => m.type === 'response.end' && m.turn_id === turnId)
   await b.waitFor((m) => m.type === 'response.audio')
   // The welcome is ~2 s of speech (the fake speaks 20 ms per character); the gateway would otherwise wait for it.
-  await sleep(200)
+  // A report without turn_id counts in full once the turn's audio has been out for a second (sooner, it could be
+  // about an older turn: see the next test).
+  await sleep(700)
   b.send({ type: 'trigger.response.audio.replay_finished', reason: 'completed', turn_id: 'assistant-not-this-one' })
-  await sleep(300)
+  await sleep(400)
   t.notOk(
     b.messages.some((m) => m.type === 'turn.end' && m.role === 'assistant'),
     'a report naming another turn is ignored',

@@ -147,3 +147,23 @@ t.test('a closed stdout pipe: first start survives it, browser and phone session
   t.same(await g.exited, { code: 0, signal: null }, 'exited cleanly on SIGTERM')
   t.notMatch(g.stderr(), /EPIPE|Unhandled/, 'no crash report')
 })
+
+t.test('closed stdout, a live session, two SIGTERMs at once (a group signal plus npm forwarding it): the process exits', async (t) => {
+  // Trace logging keeps lines buffered for the exit flush, which must give them up instead of retrying EPIPE.
+  const g = await spawnServe(await serveEnv(t, { SHUTDOWN_GRACE_MS: '600000', LOG_LEVEL: 'trace' }), { closedStdout: true })
+  t.teardown(() => g.proc.kill('SIGKILL'))
+  const key = await tenant(g, 'epipe-twice')
+  const live = await connectBrowser(g.url, await key())
+  t.ok(live.ok, 'a live session')
+  const sentAt = Date.now()
+  g.proc.kill('SIGTERM')
+  // Two signals sent back to back can merge into one pending signal: the second follows the first's effect.
+  await notReady(g)
+  g.proc.kill('SIGTERM')
+  const hung = setTimeout(() => g.proc.kill('SIGKILL'), 30_000)
+  const e = await g.exited
+  clearTimeout(hung)
+  t.same(e, { code: 1, signal: null }, `exited at once, not after the grace period (${Date.now() - sentAt} ms)`)
+  t.notMatch(g.stderr(), /EPIPE|Unhandled/, 'no crash report')
+  if (live.ok) live.ws.terminate()
+})

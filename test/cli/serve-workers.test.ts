@@ -133,3 +133,69 @@ t.test(
     for (const ws of sockets) ws.terminate()
   },
 )
+
+t.test(
+  'closed stdout, a live session: SIGTERM to the primary and the worker (a process group) drains, a second one: all exit',
+  { skip: !onServer && 'needs DATABASE_URL: workers share a Postgres server', timeout: 240_000 },
+  async (t) => {
+    const db = await testDb()
+    t.teardown(() => db.cleanup())
+    const g = await spawnServe(
+      { DATABASE_URL: db.options.databaseUrl!, WORKERS: '2', SHUTDOWN_GRACE_MS: '600000', LOG_LEVEL: 'trace', ADMIN_TOKEN },
+      { closedStdout: true },
+    )
+    t.teardown(() => g.proc.kill('SIGKILL'))
+    const call = async (path: string, key: string, body: unknown) => {
+      const r = await fetch(g.url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      return (await r.json()) as any
+    }
+    const org = await call('/admin/v1/organizations', ADMIN_TOKEN, { name: 'workers-epipe' })
+    const agent = await call('/v1/agents', org.api_key, {})
+    const key = (await call('/v1/agents/web/authorize_session', org.api_key, { agent_id: agent.id })).client_session_key
+    const live = await connectBrowser(g.url, key)
+    t.ok(live.ok, 'a live session')
+    const owner = await until('the session has a lease', async () => {
+      const row = await db.store.db
+        .selectFrom('sessions')
+        .select('lease_owner')
+        .where('organization_id', '=', org.id)
+        .where('lease_owner', 'is not', null)
+        .executeTakeFirst()
+      return row ? Number(String(row.lease_owner).split(':').at(-2)) : undefined
+    })
+    const sentAt = Date.now()
+    g.proc.kill('SIGTERM')
+    process.kill(owner, 'SIGTERM')
+    await until('draining', async () =>
+      (await fetch(`${g.url}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+        ? undefined
+        : true,
+    )
+    // The worker heard the signal twice (its own, the primary's drain), in either order: one drain, not an exit.
+    await new Promise((r) => setTimeout(r, 500))
+    t.equal(g.proc.exitCode, null, 'one group SIGTERM drains: the gateway still runs')
+    if (live.ok) t.equal(live.ws.readyState, live.ws.OPEN, 'and the live session goes on')
+    g.proc.kill('SIGTERM')
+    const hung = setTimeout(() => g.proc.kill('SIGKILL'), 60_000)
+    const e = await g.exited
+    clearTimeout(hung)
+    t.same(e, { code: 1, signal: null }, `the primary and its workers exited at once (${Date.now() - sentAt} ms)`)
+    const alive = (() => {
+      try {
+        process.kill(owner, 0)
+        return true
+      } catch {
+        return false
+      }
+    })()
+    t.notOk(alive, 'the worker is gone too')
+    if (live.ok) live.ws.terminate()
+  },
+)

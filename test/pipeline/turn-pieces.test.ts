@@ -7,6 +7,8 @@ import type { PipelineEvent } from '../../pipeline/voice/pipeline-io.js'
 t.test('user transcript follows the delta_counter rules', async (t) => {
   const out: PipelineEvent[] = []
   const u = new UserTurn('user-1', 0, (e) => out.push(e))
+  u.announce()
+  out.length = 0
   u.addInterim('hel')
   u.addInterim('hello')
   u.addInterim('hello') // unchanged: not repeated
@@ -31,10 +33,42 @@ t.test('user transcript follows the delta_counter rules', async (t) => {
   t.equal(u.complete('Hello there, how are you?'), 'Hello there, how are you?', 'a fuller vendor text wins')
   t.equal(u.complete('hi'), 'hello there how are you', 'a shorter vendor text does not')
   u.announce()
-  u.announce()
-  t.equal(out.filter((e) => e.type === 'turn.start').length, 1, 'announced once')
+  t.equal(out.filter((e) => e.type === 'turn.start').length, 0, 'announced once (at the start)')
   u.restart()
   t.equal(u.text(), '', 'a vendor reconnect restarts the segments')
+})
+
+t.test('a user turn says nothing before its turn.start, then everything it heard, with the same counters', async (t) => {
+  const out: PipelineEvent[] = []
+  const u = new UserTurn('user-2', 0, (e) => out.push(e))
+  u.addInterim('when')
+  u.addFinal('when does it')
+  u.addInterim('ship')
+  t.same(out, [], 'nothing while the turn is not announced (a browser SDK stops playback on a user turn.start)')
+  t.equal(u.text(), 'when does it ship', 'the words are kept')
+  u.announce()
+  t.same(
+    out.map((e) => [e.type, 'content' in e ? e.content : '', 'deltaCounter' in e ? e.deltaCounter : -1]),
+    [
+      ['turn.start', '', -1],
+      ['user.transcript.delta', 'when does it', 0],
+      ['user.transcript.interim_delta', 'ship', 1],
+    ],
+  )
+  u.addFinal('ship tomorrow')
+  t.same(out.at(-1), { type: 'user.transcript.delta', turnId: 'user-2', content: 'ship tomorrow', deltaCounter: 1 }, 'then live')
+})
+
+t.test('playback: a report can only cover what real time allows', async (t) => {
+  const p = new Playback(false)
+  p.sent(1, 1_000, 0)
+  p.sent(2, 1_000, 0)
+  p.playedAtLeast(300)
+  t.equal(p.heardMs(0), 300, 'credited the 300 ms that could have played')
+  p.playedAtLeast(5_000)
+  t.equal(p.heardMs(0), 2_000, 'never more than was sent')
+  p.playedAtLeast(100)
+  t.equal(p.heardMs(0), 2_000, 'never less than before')
 })
 
 t.test('playback: marks are exact, browsers are estimated by the clock', async (t) => {
