@@ -109,3 +109,17 @@ t.test('the checker itself', async (t) => {
   t.equal(brokenLink(join(ROOT, 'README.md'), '#no-such-heading-anywhere'), 'no heading #no-such-heading-anywhere')
   t.equal(brokenLink(join(ROOT, 'README.md'), 'docs/architecture.md'), undefined)
 })
+
+t.test("the README's first hour names the commands test/cli/first-hour.test.ts runs", async (t) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const firstHour = readme.slice(readme.indexOf('## Your first hour'))
+  // The commands, in order, as the test runs them (the folder is a temporary one there).
+  const commands = ['npx voxgate init ../my-agent', 'cd ../my-agent', 'npm install && npm start', 'npx voxgate tunnel']
+  let from = 0
+  for (const command of commands) {
+    const at = firstHour.indexOf(command, from)
+    t.ok(at >= 0, `"${command}" in the first hour, after the one before`)
+    from = Math.max(from, at)
+  }
+  t.match(readme, /npm install && npm start\s+# the gateway on http:\/\/localhost:8080/, 'the Quick start runs the gateway on 8080')
+})
