@@ -34,7 +34,7 @@ const ENTRY_POINTS = { voxgate: 'cli/main.ts', 'pglite-template': 'gateway/store
  * speed-ups), packages that find WebAssembly or data files next to themselves (PGlite, espeak-ng), pino (its
  * transports run files of their own in worker threads), the OpenTelemetry SDK and tsx.
  */
-const EXTERNAL = [
+export const EXTERNAL = [
   '@electric-sql/pglite',
   'kysely-pglite-dialect',
   'onnxruntime-node',
@@ -50,6 +50,12 @@ const EXTERNAL = [
   'utf-8-validate',
   '@echogarden/espeak-ng-emscripten',
 ]
+
+/** Bundled CommonJS packages call require(): the banner gives the ESM bundle one. */
+export const REQUIRE_BANNER =
+  "import { createRequire as __voxgateCreateRequire } from 'node:module'; const require = __voxgateCreateRequire(import.meta.url);"
+/** The tsconfig settings that change emitted code, as tsx (and tsc) apply them. */
+export const TSCONFIG_RAW = { compilerOptions: { verbatimModuleSyntax: true, useDefineForClassFields: true } }
 
 /** Every .ts source (not .d.ts) as path relative to the root -> "size:mtime". */
 function scanSources() {
@@ -105,7 +111,7 @@ function writeAtomic(file, text) {
 }
 
 /** esbuild, resolved from tsx (which depends on it), so the build works wherever tsx is installed. */
-async function loadEsbuild() {
+export async function loadEsbuild() {
   const fromTsx = createRequire(createRequire(import.meta.url).resolve('tsx/package.json'))
   return import(pathToFileURL(fromTsx.resolve('esbuild')).href)
 }
@@ -127,14 +133,10 @@ export async function ensureBuilt({ clean = false } = {}) {
     platform: 'node',
     target: 'node20',
     external: EXTERNAL,
-    // Bundled CommonJS packages call require(): give the ESM bundle one.
-    banner: {
-      js: "import { createRequire as __voxgateCreateRequire } from 'node:module'; const require = __voxgateCreateRequire(import.meta.url);",
-    },
+    banner: { js: REQUIRE_BANNER },
     sourcemap: 'linked',
     logLevel: 'error',
-    // The tsconfig settings that change emitted code, as tsx (and tsc) apply them.
-    tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, useDefineForClassFields: true } },
+    tsconfigRaw: TSCONFIG_RAW,
   })
   // Stamps are those seen before building: a file edited during the build is built again next time.
   writeAtomic(join(tmp, '.build-manifest.json'), `${JSON.stringify({ format: BUILD_FORMAT, files: Object.fromEntries(plan.sources) })}\n`)

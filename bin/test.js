@@ -1,0 +1,286 @@
+#!/usr/bin/env node
+// Runs the test files under tap, faster than `tap` alone and with the same tests and assertions:
+//
+// - The test files are bundled with esbuild first (one ESM file each, our code and the pure-JavaScript packages in
+//   it, shared code in chunks; the same packages stay external as in dist/, see bin/build.js). Loading the sources
+//   through tsx cost each test process 1.5-2.5 s of CPU more (measured on this 2-core machine: a codec test 3.75 s
+//   wall with tsx, 1.3 s bundled), ~4 minutes of CPU over the suite. `import.meta.url` keeps naming the source file,
+//   so fixtures and helpers are found where they are. Children a test spawns with `--import tsx` still run the
+//   sources.
+// - Temporary files (each test's copy of the PGlite template, recordings, Chromium profiles, npm caches) go to
+//   /dev/shm when it is a tmpfs with room: copying the 39 MB, 1,000-file template took ~1.2 s on the ext4 disk and
+//   0.1 s there, and a test file copies it once per gateway it starts.
+// - Files start longest first (the wall times of the last run, kept in .cache/test-times.json; folders known to be
+//   slow first when there is none), so a long file does not start last and hold the run up alone.
+// - tap's job count follows the machine's cores.
+// - `--database` runs only the files whose behaviour depends on the database (DATABASE_SUITE below): the second
+//   half of CI, against the PostgreSQL server, runs those rather than everything again.
+//
+// Usage: node bin/test.js [--database] [--jobs N] [--list] [--times] [files or folders...]
+//   --list   print the files that would run, in run order, and exit
+//   --times  print the 20 slowest files of the last run (wall and CPU time) and exit
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { availableParallelism, tmpdir } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { EXTERNAL, loadEsbuild, REQUIRE_BANNER, TSCONFIG_RAW } from './build.js'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+/** Each run bundles into a folder of its own (two runs in one checkout must not swap each other's files). */
+const BUILDS = join(root, '.cache', 'tests')
+const BUILD_DIR = join(BUILDS, String(process.pid))
+const TIMES_FILE = join(root, '.cache', 'test-times.json')
+/** Where test files are found (tap's `include` in package.json says the same) and the folders skipped in them. */
+const TEST_ROOTS = ['test', 'client/test']
+const NOT_TESTS = new Set(['fakes', 'fixtures', 'helpers', 'artifacts', 'node_modules'])
+
+/**
+ * The files the PostgreSQL half of CI runs: those whose behaviour depends on the database (the store, sessions,
+ * replicas and fleets, recording, the API's queries). test/architecture/test-runner.test.ts holds this list to a
+ * rule: a test file that imports the store or the test database helper, or reads DATABASE_URL, is in it.
+ * Prefixes of paths from the checkout's root.
+ */
+export const DATABASE_SUITE = [
+  'test/api/',
+  'test/sessions/',
+  'test/recording/',
+  'test/gateway/store.test.ts',
+  'test/gateway/connection-loss.test.ts',
+  'test/gateway/pglite-template.test.ts',
+  'test/carrier-e2e/balancer.test.ts',
+  'test/carrier-e2e/call-transfer.test.ts',
+  'test/carrier-e2e/cross-replica.test.ts',
+  'test/carrier-e2e/db-outage.test.ts',
+  'test/carrier-e2e/machine-detection.test.ts',
+  'test/carrier-e2e/outbound-balancer.test.ts',
+  'test/carrier-e2e/outbound-pacing.test.ts',
+  'test/carrier-e2e/replica-kill.test.ts',
+  'test/carrier-e2e/rolling-restart.test.ts',
+  'test/carrier-e2e/tunnel-call.test.ts',
+  'test/cli/serve-shutdown.test.ts',
+  'test/cli/serve-workers.test.ts',
+  'test/cli/tunnel.test.ts',
+  'test/cli/tunnel-reconnect.test.ts',
+]
+
+/** The tests' own programs that tests run as child processes (test/helpers/node-script.ts finds their bundles). */
+const SCRIPTS = ['test/helpers/child-gateway.ts', 'test/helpers/log-exit-child.ts', 'test/fakes/carrier/calls-api-process.ts']
+
+/** Without a last run's times: files in these folders are the slow ones (browsers, processes, calls). */
+const SLOW_FOLDERS = ['test/cli/', 'test/browser-e2e/', 'test/carrier-e2e/', 'test/browser/']
+
+/** Every test file, as a path from the root with forward slashes, sorted. */
+export function testFiles() {
+  const found = []
+  const walk = (dir) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const rel = `${dir}/${entry.name}`
+      if (entry.isDirectory()) {
+        if (!NOT_TESTS.has(entry.name)) walk(rel)
+      } else if (entry.name.endsWith('.test.ts')) found.push(rel)
+    }
+  }
+  for (const dir of TEST_ROOTS) if (existsSync(join(root, dir))) walk(dir)
+  return found.sort()
+}
+
+/** Whether a file belongs to the database suite. */
+export function inDatabaseSuite(file) {
+  return DATABASE_SUITE.some((prefix) => file === prefix || (prefix.endsWith('/') && file.startsWith(prefix)))
+}
+
+function readTimes() {
+  try {
+    return JSON.parse(readFileSync(TIMES_FILE, 'utf8'))
+  } catch {
+    return {}
+  }
+}
+
+/** Longest first: last run's wall time, else a guess from the folder. */
+function longestFirst(files, times) {
+  const guess = (f) => times[f]?.wallMs ?? (SLOW_FOLDERS.some((p) => f.startsWith(p)) ? 20_000 : 3_000)
+  return [...files].sort((a, b) => guess(b) - guess(a) || a.localeCompare(b))
+}
+
+/**
+ * Keeps each bundled file's idea of where it is: `import.meta.url` (and `.dirname`, `.filename`) become the
+ * source file's own, and a CommonJS file that reads `__dirname` or `__filename` gets its own. Code that finds a
+ * fixture, a helper, the checkout's root or a package's data file next to itself finds it from inside the bundle.
+ */
+const sourceLocations = {
+  name: 'source-locations',
+  setup(build) {
+    build.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8')
+      const meta = text.includes('import.meta.')
+      const cjs = text.includes('__dirname') || text.includes('__filename')
+      if (!meta && !cjs) return undefined
+      let contents = text
+      if (meta) {
+        contents = contents
+          .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
+          .replaceAll('import.meta.dirname', JSON.stringify(dirname(args.path)))
+          .replaceAll('import.meta.filename', JSON.stringify(args.path))
+      }
+      if (cjs) contents = `var __filename = ${JSON.stringify(args.path)}, __dirname = ${JSON.stringify(dirname(args.path))};\n${contents}`
+      return { contents, loader: /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js' }
+    })
+  },
+}
+
+/** Removes the bundles of earlier runs whose process is gone (a run removes its own when it ends). */
+function removeOldBuilds() {
+  if (!existsSync(BUILDS)) return
+  for (const entry of readdirSync(BUILDS)) {
+    const pid = Number(entry)
+    let alive = false
+    try {
+      alive = Number.isInteger(pid) && pid !== process.pid && process.kill(pid, 0)
+    } catch {
+      alive = false
+    }
+    if (!alive) rmSync(join(BUILDS, entry), { recursive: true, force: true })
+  }
+}
+
+/** Bundles `files` (in run order) into BUILD_DIR; returns the bundle of each file by its source path. */
+async function bundle(files) {
+  const esbuild = await loadEsbuild()
+  removeOldBuilds()
+  // The run order is in the names: tap starts files in the order of their names.
+  const names = files.map((f, i) => `${String(i).padStart(3, '0')}.${f.replace(/\.ts$/, '').replaceAll('/', '.')}`)
+  await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: {
+      ...Object.fromEntries(files.map((f, i) => [names[i], f])),
+      ...Object.fromEntries(SCRIPTS.map((f) => [`scripts/${f.replace(/\.ts$/, '')}`, f])),
+    },
+    outdir: BUILD_DIR,
+    chunkNames: 'chunks/[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // tap must be the one the runner loads; playwright-core finds its own files; typescript is one 9 MB file.
+    external: [...EXTERNAL, 'tap', '@tapjs/*', 'playwright-core', 'esbuild', 'typescript'],
+    banner: { js: REQUIRE_BANNER },
+    sourcemap: 'linked',
+    logLevel: 'error',
+    plugins: [sourceLocations],
+    tsconfigRaw: TSCONFIG_RAW,
+  })
+  // The service process esbuild keeps holds ~600 MB for nothing while the tests run.
+  await esbuild.stop()
+  return new Map(files.map((f, i) => [f, join(BUILD_DIR, `${names[i]}.js`)]))
+}
+
+/** A scratch folder on /dev/shm when that is a tmpfs with room (2 GB free), else undefined (the usual tmpdir). */
+function fastTmpdir() {
+  try {
+    const fs = statfsSync('/dev/shm')
+    if (fs.bavail * fs.bsize < 2 * 1024 ** 3) return undefined
+    return mkdtempSync('/dev/shm/voxgate-tests-')
+  } catch {
+    return undefined
+  }
+}
+
+function printTimes(times, limit = 20) {
+  const rows = Object.entries(times).sort((a, b) => b[1].wallMs - a[1].wallMs)
+  const total = (k) => rows.reduce((s, [, t]) => s + (t[k] ?? 0), 0) / 1000
+  console.log(
+    `# ${rows.length} files: ${total('wallMs').toFixed(0)} s of process wall time, CPU ${total('cpuMs').toFixed(0)} s (+${total('childCpuMs').toFixed(0)} s in children)`,
+  )
+  console.log('#  wall s   CPU s  child s  file')
+  for (const [file, t] of rows.slice(0, limit)) {
+    const cell = (ms) => (ms / 1000).toFixed(1).padStart(7)
+    console.log(`# ${cell(t.wallMs)} ${cell(t.cpuMs)}  ${cell(t.childCpuMs)}  ${file}`)
+  }
+}
+
+async function main(argv) {
+  const flag = (name) => argv.includes(name)
+  const jobsAt = argv.indexOf('--jobs')
+  if (flag('--times')) {
+    printTimes(readTimes())
+    return 0
+  }
+  // Files and folders named on the command line (paths from here), else every test file.
+  const named = argv.filter((a, i) => !a.startsWith('--') && (jobsAt < 0 || i !== jobsAt + 1))
+  const wanted = named.map((f) => relative(root, resolve(f)).replaceAll('\\', '/'))
+  let files = named.length === 0 ? testFiles() : testFiles().filter((f) => wanted.some((w) => f === w || f.startsWith(`${w}/`)))
+  if (flag('--database')) files = files.filter(inDatabaseSuite)
+  if (files.length === 0) {
+    console.error(`no test files match ${named.join(' ')}`)
+    return 1
+  }
+  const times = readTimes()
+  files = longestFirst(files, times)
+  if (flag('--list')) {
+    console.log(files.join('\n'))
+    return 0
+  }
+  const started = performance.now()
+  const bundles = await bundle(files)
+  console.log(`# ${files.length} test files bundled in ${Math.round(performance.now() - started)} ms`)
+
+  // Twice the cores: a test file spends much of its time waiting on sockets, timers and child processes.
+  const jobs = jobsAt >= 0 ? Number(argv[jobsAt + 1]) : Math.max(2, availableParallelism() * 2)
+  const scratch = fastTmpdir()
+  const timingFile = join(scratch ?? tmpdir(), `voxgate-test-times-${process.pid}.jsonl`)
+  const require = createRequire(import.meta.url)
+  const tapPackage = require.resolve('tap/package.json')
+  const tapBin = join(dirname(tapPackage), JSON.parse(readFileSync(tapPackage, 'utf8')).bin.tap)
+  const args = [
+    tapBin,
+    `--jobs=${jobs}`,
+    // Replaces package.json's `--import=tsx`: the bundles need no loader. Stack traces point into the sources.
+    '--node-arg=--enable-source-maps',
+    // WebAssembly (PGlite's Postgres, the fake TTS's espeak-ng) runs on V8's baseline compiler only: optimising the
+    // hot functions in the background cost a short test process more CPU than it ever saved (PGlite opened and
+    // queried 200 times: 2.4 s of CPU by default, 1.3 s like this, the queries 3 times faster).
+    '--node-arg=--liftoff-only',
+    `--node-arg=--import=${pathToFileURL(join(root, 'bin', 'test-timing.js')).href}`,
+    ...bundles.values(),
+  ]
+  const env = {
+    ...process.env,
+    VOXGATE_TEST_TIMING: timingFile,
+    VOXGATE_TEST_SCRIPTS: join(BUILD_DIR, 'scripts'),
+    ...(scratch !== undefined && { TMPDIR: scratch }),
+  }
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env })
+  const forward = (signal) => child.kill(signal)
+  process.on('SIGINT', forward)
+  process.on('SIGTERM', forward)
+  const code = await new Promise((done) => child.on('exit', (c, signal) => done(c ?? (signal ? 1 : 0))))
+
+  const sourceOf = new Map([...bundles].map(([src, out]) => [out, src]))
+  const ran = {}
+  if (existsSync(timingFile)) {
+    for (const line of readFileSync(timingFile, 'utf8').split('\n')) {
+      if (line === '') continue
+      const t = JSON.parse(line)
+      const src = sourceOf.get(t.file)
+      if (src !== undefined) ran[src] = { wallMs: t.wallMs, cpuMs: t.cpuMs, childCpuMs: t.childCpuMs, rssMb: t.rssMb }
+    }
+  }
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
+  else rmSync(timingFile, { force: true })
+  rmSync(BUILD_DIR, { recursive: true, force: true })
+  mkdirSync(dirname(TIMES_FILE), { recursive: true })
+  writeFileSync(TIMES_FILE, `${JSON.stringify({ ...times, ...ran }, null, 1)}\n`)
+  console.log(
+    `# test run: ${((performance.now() - started) / 1000).toFixed(1)} s, ${jobs} jobs${scratch ? ', temporary files on /dev/shm' : ''}`,
+  )
+  printTimes(ran, 10)
+  return code
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  process.exitCode = await main(process.argv.slice(2))
+}

@@ -1,0 +1,51 @@
+// bin/test.js picks the files the PostgreSQL half of CI runs (`--database`) from a list: this holds the list to its
+// rule, so a new test of the store, of replicas or of the API's queries cannot miss the server half.
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+const list = (...args: string[]) =>
+  execFileSync(process.execPath, ['bin/test.js', '--list', ...args], { cwd: root, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+
+const all = list()
+const database = list('--database')
+
+t.ok(all.length > 100, `every test file is found (${all.length})`)
+t.ok(all.includes('test/architecture/test-runner.test.ts'), 'this file among them')
+t.ok(all.includes('client/test/units.test.ts'), 'client tests among them')
+t.notOk(
+  all.some((f) => /\/(fakes|fixtures|helpers)\//.test(f)),
+  'no fake, fixture or helper is run as a test file',
+)
+t.ok(database.length > 10 && database.length < all.length / 2, `the database suite is a part (${database.length} files)`)
+t.ok(
+  database.every((f) => all.includes(f)),
+  'the database suite is made of test files',
+)
+
+t.test('a file that uses the store, the test database or DATABASE_URL is in the database suite', async (t) => {
+  const rule = /from '(\.\.\/)+(helpers\/db|gateway\/store\/[\w-]+)\.js'|process\.env\.DATABASE_URL/
+  const missing = all.filter((f) => rule.test(readFileSync(`${root}${f}`, 'utf8')) && !database.includes(f))
+  t.same(missing, [], 'add them to DATABASE_SUITE in bin/test.js')
+  const found = all.filter((f) => rule.test(readFileSync(`${root}${f}`, 'utf8')))
+  t.ok(found.length >= 20, `the rule finds such files (${found.length})`)
+})
+
+t.test('the runner says so when nothing matches', async (t) => {
+  let err = ''
+  try {
+    execFileSync(process.execPath, ['bin/test.js', '--list', 'test/no-such-folder'], { cwd: root, encoding: 'utf8', stdio: 'pipe' })
+  } catch (e) {
+    err = String((e as { stderr?: string }).stderr)
+  }
+  t.match(err, /no test files match test\/no-such-folder/)
+})
+
+t.test('naming a folder runs the files in it', async (t) => {
+  const some = list('test/architecture')
+  t.ok(some.length >= 2 && some.every((f) => f.startsWith('test/architecture/')), some.join(', '))
+})
