@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely'
 import pg from 'pg'
+import type { PGlite } from '@electric-sql/pglite'
 import type { Database } from './schema.js'
 import { migrateToLatest } from './migrate.js'
 import { copyPgliteTemplate, ensurePgliteTemplate } from './pglite-template.js'
@@ -29,6 +30,11 @@ export interface StoreOptions {
    * instead of running initdb, and the template is made first when it is missing. Unset: PGlite runs initdb.
    */
   pgliteTemplateDir?: string | undefined
+  /**
+   * An embedded database that is already open, used instead of opening `dataDir`; the store leaves it open when it
+   * closes. The tests keep one open per process this way (test/helpers/db.ts): starting PGlite costs ~1 s of CPU.
+   */
+  pglite?: PGlite | undefined
 }
 
 // Postgres int8 (count(*), bigserial) comes back as a string from `pg`; our counts and ids fit in a double.
@@ -40,7 +46,22 @@ function isNewDataDir(dataDir: string): boolean {
   return !existsSync(dataDir) || readdirSync(dataDir).length === 0
 }
 
-async function pgliteDialect(dataDir: string, templateDir: string | undefined): Promise<{ dialect: Dialect; close: () => Promise<void> }> {
+/** `client` with a `close` that does nothing: Kysely's PGlite driver closes its client when the store closes. */
+function leftOpen(client: PGlite): PGlite {
+  return new Proxy(client, {
+    get(target, key) {
+      if (key === 'close') return async () => undefined
+      const value = Reflect.get(target, key, target) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+async function pgliteDialect(dataDir: string, templateDir: string | undefined, open: PGlite | undefined): Promise<{ dialect: Dialect }> {
+  if (open !== undefined) {
+    const { PGliteDialect } = await import('kysely-pglite-dialect')
+    return { dialect: new PGliteDialect(leftOpen(open)) }
+  }
   // PGlite is loaded lazily: a server deployment never pays for the WASM module.
   const loading = Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')])
   // Awaited below; until then a failed import must not count as an unhandled rejection.
@@ -57,7 +78,7 @@ async function pgliteDialect(dataDir: string, templateDir: string | undefined): 
   // PGlite creates only the last folder level itself.
   mkdirSync(dirname(dataDir), { recursive: true })
   const client = await PGlite.create(dataDir)
-  return { dialect: new PGliteDialect(client), close: async () => undefined }
+  return { dialect: new PGliteDialect(client) }
 }
 
 /** How long a new connection to the database server may take. */
@@ -87,7 +108,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     kind = 'pg'
     notifications = new PgNotifications(pool, options.databaseUrl)
   } else {
-    dialect = (await pgliteDialect(`${options.dataDir}/pg`, options.pgliteTemplateDir)).dialect
+    dialect = (await pgliteDialect(`${options.dataDir}/pg`, options.pgliteTemplateDir, options.pglite)).dialect
     kind = 'pglite'
     notifications = new LocalNotifications()
   }

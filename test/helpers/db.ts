@@ -3,12 +3,18 @@
  * created from a migrated template database (`CREATE DATABASE ... TEMPLATE`: ~0.1 s instead of ~1 s of migrations
  * per file); otherwise an embedded PGlite copied from the migrated template `npm start` uses too, because creating a
  * PGlite database costs seconds and ~800 MB (STACK-NOTES), while copying a prepared one is cheap.
+ *
+ * Starting PGlite on a copy still costs ~1 s of CPU, and many test files start several gateways one after another,
+ * so an embedded database a test has finished with stays open in this process, is emptied back to the migrated
+ * template's state (every table truncated, identities restarted, advisory locks released) and is what the next
+ * `testDb()` of this process gets. A test that needs a real restart has `reopen()`.
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { PGlite } from '@electric-sql/pglite'
 import { openStore, type Store } from '../../gateway/store/database.js'
 import { defaultPgliteTemplateDir, ensurePgliteTemplate, migrationsHash } from '../../gateway/store/pglite-template.js'
 
@@ -67,8 +73,8 @@ export interface TestDb {
  * else an embedded PGlite.
  */
 export async function testDb(serverUrl = process.env.DATABASE_URL): Promise<TestDb> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'voxgate-test-'))
   if (serverUrl) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'voxgate-test-'))
     const name = `voxgate_test_${process.pid}_${randomBytes(4).toString('hex')}`
     const admin = new pg.Client({ connectionString: serverUrl })
     await admin.connect()
@@ -93,16 +99,76 @@ export async function testDb(serverUrl = process.env.DATABASE_URL): Promise<Test
     }
     return handle
   }
-  cpSync(await pgliteTemplate(), join(dataDir, 'pg'), { recursive: true })
-  const options = { dataDir }
+  let embedded = idle.pop() ?? (await openEmbedded())
+  const options = { dataDir: embedded.dataDir }
+  let released = false
   const handle: TestDb = {
-    store: await openStore(options),
+    store: await openStore({ ...options, pglite: embedded.client }),
     options,
-    reopen: () => openStore(options),
+    async reopen() {
+      // A real restart: PGlite closes and starts again on the same files.
+      await embedded.client.close()
+      embedded = { client: await PGlite.create(join(embedded.dataDir, 'pg')), dataDir: embedded.dataDir }
+      return openStore({ ...options, pglite: embedded.client })
+    },
     async cleanup() {
+      if (released) return
+      released = true
       await handle.store.close()
-      rmSync(dataDir, { recursive: true, force: true })
+      try {
+        await resetEmbedded(embedded.client)
+        giveBack(embedded)
+      } catch {
+        await embedded.client.close().catch(() => undefined)
+        rmSync(embedded.dataDir, { recursive: true, force: true })
+      }
     },
   }
   return handle
+}
+
+/** An open embedded database and the folder that holds it (`<dataDir>/pg`). */
+interface Embedded {
+  client: PGlite
+  dataDir: string
+}
+
+/** This process's embedded databases that no test holds, each as the migrated template left it. */
+const idle: Embedded[] = []
+/**
+ * How long a database nobody holds stays open for the next test. An open PGlite keeps the process alive (Postgres
+ * arms a ~10 s statistics timer after each transaction), so one left open would hold every test file's exit up
+ * by seconds; the next test of a file asks for its database well within this.
+ */
+const IDLE_CLOSE_MS = 500
+
+function giveBack(embedded: Embedded): void {
+  idle.push(embedded)
+  setTimeout(() => {
+    const at = idle.indexOf(embedded)
+    if (at < 0) return
+    idle.splice(at, 1)
+    void embedded.client.close().catch(() => undefined)
+  }, IDLE_CLOSE_MS).unref()
+}
+const made: string[] = []
+process.once('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true })
+})
+
+async function openEmbedded(): Promise<Embedded> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'voxgate-test-'))
+  made.push(dataDir)
+  cpSync(await pgliteTemplate(), join(dataDir, 'pg'), { recursive: true })
+  return { client: await PGlite.create(join(dataDir, 'pg')), dataDir }
+}
+
+/** Empties every table but the migrator's, restarts identities and drops session state a test left behind. */
+async function resetEmbedded(client: PGlite): Promise<void> {
+  if (client.closed) throw new Error('closed')
+  const tables = await client.query<{ name: string }>(
+    "select quote_ident(tablename) as name from pg_tables where schemaname = 'public' and tablename not like 'kysely_migration%'",
+  )
+  const names = tables.rows.map((r) => r.name)
+  await client.exec(`select pg_advisory_unlock_all(); truncate ${names.join(', ')} restart identity cascade;`)
 }
