@@ -8,8 +8,8 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
+import { nodeScript } from '../helpers/node-script.js'
 import { newTenant, PUBLIC_URL, startCarrierGateway } from './carrier-setup.js'
 
 const CALLEE = '+12025550143'
@@ -88,8 +88,8 @@ async function dialTimes(db: Kysely<Database>, agentId: string): Promise<number[
 
 /** The fake Calls API in a child process (test/fakes/carrier/calls-api-process.ts). */
 async function carrierProcess(authToken: string) {
-  const script = fileURLToPath(new URL('../fakes/carrier/calls-api-process.ts', import.meta.url))
-  const proc = spawn(process.execPath, ['--import', 'tsx', script], {
+  const script = new URL('../fakes/carrier/calls-api-process.ts', import.meta.url)
+  const proc = spawn(process.execPath, nodeScript(script), {
     env: { ...process.env, FAKE_AUTH_TOKEN: authToken, FAKE_OUTCOME: 'busy' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

@@ -5,17 +5,17 @@
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { boundedFlushSync } from '../../core/log-exit-flush.js'
 import { stdoutLogDestination } from '../../core/log.js'
+import { nodeScript } from '../helpers/node-script.js'
 
-const child = fileURLToPath(new URL('../helpers/log-exit-child.ts', import.meta.url))
+const child = new URL('../helpers/log-exit-child.ts', import.meta.url)
 // Each case starts a node process through tsx: seconds on a busy machine. A child that hangs is killed at 90 s.
 t.setTimeout(240_000)
 
 /** Starts the child; `readerGone`: its stdout's reading end is closed before it logs anything. */
 function run(readerGone: boolean, lines: number) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', child], {
+  const proc = spawn(process.execPath, nodeScript(child), {
     env: { ...process.env, LINES: String(lines), EXIT_CODE: '3' },
     stdio: ['pipe', 'pipe', 'pipe'],
   })

@@ -1,6 +1,6 @@
 /** Runs test/helpers/child-gateway.ts as a separate OS process on the same database server. */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { nodeScript } from './node-script.js'
 
 export interface ChildGateway {
   url: string
@@ -14,8 +14,8 @@ export interface ChildGateway {
 
 /** Starts a child gateway with `env` added to this process's; `port` makes it listen there instead of on any free port. */
 export async function spawnGateway(env: Record<string, string>, options: { port?: number } = {}): Promise<ChildGateway> {
-  const script = fileURLToPath(new URL('./child-gateway.ts', import.meta.url))
-  const proc = spawn(process.execPath, ['--import', 'tsx', script], {
+  const script = new URL('./child-gateway.ts', import.meta.url)
+  const proc = spawn(process.execPath, nodeScript(script), {
     env: { ...process.env, ...env, ...(options.port !== undefined && { CHILD_GATEWAY_PORT: String(options.port) }) },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

@@ -1,6 +1,6 @@
 /**
- * Runs `voxgate serve` (cli/main.ts through tsx) as a real process: signals, stdout and exit codes are the
- * production ones. Its stdout may be a pipe the test reads, or one whose reader is already gone.
+ * Runs `voxgate serve` as `npm start` does (bin/voxgate.js, the bundle in dist/) as a real process: signals,
+ * stdout and exit codes are the production ones. Its stdout may be a pipe the test reads, or one whose reader is already gone.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
@@ -8,6 +8,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { TEST_NODE_FLAGS } from './node-script.js'
 
 /** A `voxgate serve` process. */
 export interface ServeProcess {
@@ -35,9 +36,9 @@ async function freePort(): Promise<number> {
  * `port`: listen there (a restarted gateway takes its predecessor's place); else any free port.
  */
 export async function spawnServe(env: Record<string, string>, opts: { closedStdout?: boolean; port?: number } = {}): Promise<ServeProcess> {
-  const main = fileURLToPath(new URL('../../cli/main.ts', import.meta.url))
+  const bin = fileURLToPath(new URL('../../bin/voxgate.js', import.meta.url))
   const port = opts.port ?? (await freePort())
-  const proc = spawn(process.execPath, ['--import', 'tsx', main, 'serve'], {
+  const proc = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, 'serve'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
