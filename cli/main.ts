@@ -1,8 +1,6 @@
-import { serve } from './serve.js'
+// Each command's code is loaded when it runs: `voxgate --help`, a usage error or `voxgate login` do not load the
+// gateway (the store, the pipeline, the HTTP server), which `serve` alone needs.
 import { CliError } from './common/cli-errors.js'
-import { initCommand } from './init/init-command.js'
-import { tunnelCommand } from './tunnel/tunnel-command.js'
-import { loginCommand, logoutCommand, whoamiCommand } from './login/login-command.js'
 
 const USAGE = `usage: voxgate <command> [options]   (voxgate <command> --help for its options)
 
@@ -26,13 +24,18 @@ Runs the gateway; its configuration comes from the environment (see README, Conf
   --workers N   N processes on one port (node:cluster; needs DATABASE_URL); WORKERS in the environment
 `
 
-/** The commands that talk to a gateway: each returns its exit code or throws a CliError. */
-const COMMANDS: Record<string, (args: string[], env: NodeJS.ProcessEnv, out: (s: string) => void) => Promise<number>> = {
-  login: loginCommand,
-  logout: logoutCommand,
-  whoami: whoamiCommand,
-  init: initCommand,
-  tunnel: (args, env, out) => tunnelCommand(args, env, out),
+type Command = (args: string[], env: NodeJS.ProcessEnv, out: (s: string) => void) => Promise<number>
+
+/** The commands that talk to a gateway, loaded when run: each returns its exit code or throws a CliError. */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  login: async () => (await import('./login/login-command.js')).loginCommand,
+  logout: async () => (await import('./login/login-command.js')).logoutCommand,
+  whoami: async () => (await import('./login/login-command.js')).whoamiCommand,
+  init: async () => (await import('./init/init-command.js')).initCommand,
+  tunnel: async () => {
+    const { tunnelCommand } = await import('./tunnel/tunnel-command.js')
+    return (args, env, out) => tunnelCommand(args, env, out)
+  },
 }
 
 /** The value of `--workers N` or `--workers=N` (validated with the configuration); null for other arguments. */
@@ -58,6 +61,7 @@ export async function main(argv: string[]): Promise<number> {
         process.stderr.write(`voxgate: serve takes only --workers N\n${USAGE}`)
         return 2
       }
+      const { serve } = await import('./serve.js')
       return serve(workers === undefined ? process.env : { ...process.env, WORKERS: workers })
     }
     case undefined:
@@ -67,12 +71,13 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(USAGE)
       return 0
     default: {
-      const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
-      if (run === undefined) {
+      const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
+      if (load === undefined) {
         process.stderr.write(`voxgate: unknown command "${command}"\n${USAGE}`)
         return 2
       }
       try {
+        const run = await load()
         return await run(rest, process.env, writeOut)
       } catch (e) {
         if (!(e instanceof CliError)) throw e
