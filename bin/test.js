@@ -68,8 +68,13 @@ export const DATABASE_SUITE = [
 /** The tests' own programs that tests run as child processes (test/helpers/node-script.ts finds their bundles). */
 const SCRIPTS = ['test/helpers/child-gateway.ts', 'test/helpers/log-exit-child.ts', 'test/fakes/carrier/calls-api-process.ts']
 
-/** Without a last run's times: files in these folders are the slow ones (browsers, processes, calls). */
-const SLOW_FOLDERS = ['test/cli/', 'test/browser-e2e/', 'test/carrier-e2e/', 'test/browser/']
+/**
+ * The files whose assertions are about real time (audio placed to 40 ms in a recording, calls paced 500 ms apart,
+ * 20 ms frames, barge-in while a reply plays, processes and their signals): they run at the usual CPU priority,
+ * every other file at nice 10 (bin/test-preload.js), so the run can keep both cores busy without starving them.
+ * These are also the slow ones, started first when there are no times from a last run.
+ */
+const REALTIME = ['test/cli/', 'test/browser-e2e/', 'test/carrier-e2e/', 'test/browser/', 'test/latency/', 'test/pipeline/turns.test.ts']
 
 /** Every test file, as a path from the root with forward slashes, sorted. */
 export function testFiles() {
@@ -84,6 +89,10 @@ export function testFiles() {
   }
   for (const dir of TEST_ROOTS) if (existsSync(join(root, dir))) walk(dir)
   return found.sort()
+}
+
+function isRealtime(file) {
+  return REALTIME.some((prefix) => file === prefix || (prefix.endsWith('/') && file.startsWith(prefix)))
 }
 
 /** Whether a file belongs to the database suite. */
@@ -101,7 +110,7 @@ function readTimes() {
 
 /** Longest first: last run's wall time, else a guess from the folder. */
 function longestFirst(files, times) {
-  const guess = (f) => times[f]?.wallMs ?? (SLOW_FOLDERS.some((p) => f.startsWith(p)) ? 20_000 : 3_000)
+  const guess = (f) => times[f]?.wallMs ?? (isRealtime(f) ? 20_000 : 3_000)
   return [...files].sort((a, b) => guess(b) - guess(a) || a.localeCompare(b))
 }
 
@@ -244,12 +253,16 @@ async function main(argv) {
     // hot functions in the background cost a short test process more CPU than it ever saved (PGlite opened and
     // queried 200 times: 2.4 s of CPU by default, 1.3 s like this, the queries 3 times faster).
     '--node-arg=--liftoff-only',
-    `--node-arg=--import=${pathToFileURL(join(root, 'bin', 'test-timing.js')).href}`,
+    `--node-arg=--import=${pathToFileURL(join(root, 'bin', 'test-preload.js')).href}`,
     ...bundles.values(),
   ]
   const env = {
     ...process.env,
     VOXGATE_TEST_TIMING: timingFile,
+    VOXGATE_TEST_REALTIME: [...bundles]
+      .filter(([src]) => isRealtime(src))
+      .map(([, out]) => out)
+      .join('\n'),
     VOXGATE_TEST_SCRIPTS: join(BUILD_DIR, 'scripts'),
     ...(scratch !== undefined && { TMPDIR: scratch }),
   }
