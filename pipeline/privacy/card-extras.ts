@@ -73,3 +73,9 @@ export function findSlashExpiries(text: string): DetectedSpan[] {
   for (const m of text.matchAll(SLASH_EXPIRY)) spans.push({ kind: 'expiry', start: m.index, end: m.index + m[0].length })
   return spans
 }
+
+/** Where a month name said right before `offset` starts ("april twenty twenty seven"), or undefined. */
+export function monthStartBefore(text: string, offset: number): number | undefined {
+  const m = MONTH_BEFORE.exec(text.slice(Math.max(0, offset - 16), offset))
+  return m === null ? undefined : Math.max(0, offset - 16) + m.index
+}

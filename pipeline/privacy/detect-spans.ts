@@ -1,9 +1,9 @@
 import { findCardGroups, splitSpokenCards } from './card-number.js'
 import { findCardExtras, findSlashExpiries } from './card-extras.js'
-import { type DigitGroup, type DigitRun, findDigitRuns } from './digit-runs.js'
+import { type DigitGroup, type DigitRun, findDigitRuns, runStart } from './digit-runs.js'
 import { contextBefore, digitsOf, groupsEnd, groupsStart } from './digit-segment.js'
 import { findEmails } from './email-address.js'
-import { findIbans } from './iban.js'
+import { endsInIbanStart, findIbans } from './iban.js'
 import { isPhoneDigits } from './phone-number.js'
 import type { DetectedSpan } from './redaction-span.js'
 import { namedAsReference } from './reference-numbers.js'
@@ -72,9 +72,11 @@ export function detectSpans(text: string, context: DetectContext = {}): Detectio
   const runs = findDigitRuns(text)
   const found: DetectedSpan[] = [...findIbans(text), ...findEmails(text)]
   const perRun = runs.map((run) => ({ run, ...cardsOf(run) }))
-  const cardSeen = perRun.some((r) => r.cards.length > 0)
+  const cardSeen = perRun.some((r) => r.cards.length > 0 && !endsInIbanStart(contextBefore(text, runStart(r.run), 8)))
   const cardNear = cardSeen || context.cardBefore === true
   for (const { run, cards, leftovers } of perRun) {
+    // "DE89 3704 0044 ...": an IBAN's digits, valid or not, are not read as a card or a phone number.
+    if (endsInIbanStart(contextBefore(text, runStart(run), 8))) continue
     found.push(...cards)
     for (const part of leftovers) found.push(...readLeftover(text, run, part, cardNear))
   }

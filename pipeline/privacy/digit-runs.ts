@@ -34,10 +34,17 @@ interface Token {
 // "12/28") are single tokens that end a run, so a price, a time, a date or a code is never part of a number.
 const TOKEN = /([A-Za-z0-9]*(?:[A-Za-z]\d|\d[A-Za-z])[A-Za-z0-9]*)|(\d+(?:[.,:/]\d+)+)|(\d+)|([A-Za-z]+)|(\s+)|([\s\S])/g
 
+// "212.555.0175" is how some vendors write a phone number; read it as three groups, not as a decimal.
+const DOTTED_PHONE = /^\d{3}\.\d{3}\.\d{4}$/
+
 function tokenize(text: string): Token[] {
   const tokens: Token[] = []
   for (const m of text.matchAll(TOKEN)) {
     const start = m.index
+    if (m[2] !== undefined && DOTTED_PHONE.test(m[0])) {
+      tokens.push(...tokenize(m[0].replaceAll('.', ' ')).map((t) => ({ ...t, start: t.start + start, end: t.end + start })))
+      continue
+    }
     const type = m[1] || m[2] ? 'blocker' : m[3] ? 'digits' : m[4] ? 'word' : m[5] ? 'space' : 'punct'
     tokens.push({ type, text: m[0], start, end: start + m[0].length })
   }

@@ -103,3 +103,23 @@ export function findIbans(text: string): DetectedSpan[] {
   }
   return spans
 }
+
+const TAIL = /\b([A-Za-z]{2})\d{2}(?: ?[A-Za-z0-9])*[ ]?$/
+
+/**
+ * The IBAN `text` ends with (a known country code, two check digits, then letters and digits): where it starts
+ * and whether it has its country's length yet. The streaming redactor holds an incomplete one for the next piece.
+ */
+export function ibanTail(text: string): { start: number; complete: boolean } | undefined {
+  const m = TAIL.exec(text)
+  if (m === null) return undefined
+  const length = IBAN_LENGTHS[m[1]!.toUpperCase()]
+  if (length === undefined) return undefined
+  return { start: m.index, complete: m[0].replaceAll(' ', '').length >= length }
+}
+
+/** True when `context` ends in a country code and check digits ("DE89 "): the digits after them are an IBAN's. */
+export function endsInIbanStart(context: string): boolean {
+  const m = /\b([A-Za-z]{2})\d{2}\s*$/.exec(context)
+  return m !== null && IBAN_LENGTHS[m[1]!.toUpperCase()] !== undefined
+}

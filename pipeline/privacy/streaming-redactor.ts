@@ -1,5 +1,7 @@
+import { monthStartBefore } from './card-extras.js'
 import { detectSpans } from './detect-spans.js'
 import { findDigitRuns, runStart } from './digit-runs.js'
+import { ibanTail } from './iban.js'
 import { applySpans, enabledSpans } from './redact.js'
 import { type RedactOptions, resolveRedactOptions } from './redaction-options.js'
 import type { RedactionSpan } from './redaction-span.js'
@@ -77,13 +79,20 @@ export function createRedactor(options: RedactOptions = {}): StreamingRedactor {
     return { text: result.text, spans, words: wordsInSpans(decidedWords, spans) }
   }
 
+  // Where the held tail starts in the buffer, or the buffer's length when nothing is held.
   const heldFrom = (): number => {
     const full = context + buffer
     const last = findDigitRuns(full).at(-1)
-    if (last === undefined || !last.open) return buffer.length
-    const start = (last.plusAt ?? runStart(last)) - context.length
-    const digits = last.groups.reduce((n, g) => n + g.digits.length, 0)
-    if (start < 0 || digits > MAX_HELD_DIGITS || heldPushes >= MAX_HELD_PUSHES || buffer.length - start > MAX_HELD_CHARS) {
+    const iban = ibanTail(full)
+    let start = Number.POSITIVE_INFINITY
+    // A complete IBAN is decided now, its digits are not a number that may go on.
+    if (iban?.complete !== true && last?.open === true && last.groups.reduce((n, g) => n + g.digits.length, 0) <= MAX_HELD_DIGITS) {
+      // A month name said before the number goes with it: "expires april" + "twenty twenty seven".
+      start = last.plusAt ?? monthStartBefore(full, runStart(last)) ?? runStart(last)
+    }
+    if (iban?.complete === false) start = Math.min(start, iban.start)
+    start -= context.length
+    if (!Number.isFinite(start) || start < 0 || heldPushes >= MAX_HELD_PUSHES || buffer.length - start > MAX_HELD_CHARS) {
       return buffer.length
     }
     return start
