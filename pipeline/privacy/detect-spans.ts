@@ -13,6 +13,11 @@ import { isSsnGroups } from './ssn.js'
 export interface DetectContext {
   /** A card number was said in the previous utterance, so a code or expiry in this one belongs to it. */
   readonly cardBefore?: boolean
+  /**
+   * Text before this offset is only context (for keywords such as "social" or "expires"): a card in it was
+   * already counted for its own utterance and does not make this one "near a card" again.
+   */
+  readonly from?: number
 }
 
 /** Every sensitive span of `text`, of every kind, without overlaps, in order; and whether a card was said. */
@@ -72,7 +77,8 @@ export function detectSpans(text: string, context: DetectContext = {}): Detectio
   const runs = findDigitRuns(text)
   const found: DetectedSpan[] = [...findIbans(text), ...findEmails(text)]
   const perRun = runs.map((run) => ({ run, ...cardsOf(run) }))
-  const cardSeen = perRun.some((r) => r.cards.length > 0 && !endsInIbanStart(contextBefore(text, runStart(r.run), 8)))
+  const from = context.from ?? 0
+  const cardSeen = perRun.some((r) => r.cards.some((c) => c.start >= from) && !endsInIbanStart(contextBefore(text, runStart(r.run), 8)))
   const cardNear = cardSeen || context.cardBefore === true
   for (const { run, cards, leftovers } of perRun) {
     // "DE89 3704 0044 ...": an IBAN's digits, valid or not, are not read as a card or a phone number.

@@ -57,7 +57,7 @@ export function createRedactor(options: RedactOptions = {}): StreamingRedactor {
 
   const decide = (length: number): RedactedPiece => {
     const piece = buffer.slice(0, length)
-    const detection = detectSpans(context + piece, { cardBefore: pushesSinceCard <= 1 })
+    const detection = detectSpans(context + piece, { cardBefore: pushesSinceCard <= 1, from: context.length })
     if (detection.cardSeen) pushesSinceCard = 0
     const own = detection.spans
       .filter((s) => s.start >= context.length)
