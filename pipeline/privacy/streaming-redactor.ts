@@ -56,6 +56,7 @@ export function createRedactor(options: RedactOptions = {}): StreamingRedactor {
   let pushesSinceCard = Number.POSITIVE_INFINITY
 
   const decide = (length: number): RedactedPiece => {
+    if (length === 0) return { text: '', spans: [], words: [] }
     const piece = buffer.slice(0, length)
     const detection = detectSpans(context + piece, { cardBefore: pushesSinceCard <= 1, from: context.length })
     if (detection.cardSeen) pushesSinceCard = 0
