@@ -1,5 +1,5 @@
 import type { DigitGroup } from './digit-runs.js'
-import { digitsOf } from './digit-segment.js'
+import { digitsOf } from './digit-groups.js'
 import type { DetectedSpan } from './redaction-span.js'
 
 const EXPIRY_WORD = /(expir\w*|\bexp\b|valid (thru|through|until)|good (thru|through))/g

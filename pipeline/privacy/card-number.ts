@@ -1,5 +1,5 @@
 import type { DigitGroup } from './digit-runs.js'
-import { digitsOf } from './digit-segment.js'
+import { digitsOf } from './digit-groups.js'
 import { isCardNumber } from './luhn.js'
 
 // Preferred lengths when several windows of one run pass: 16 is most cards, 15 Amex, 19 and 13 rarer.

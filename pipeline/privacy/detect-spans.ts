@@ -1,7 +1,7 @@
 import { findCardGroups, splitSpokenCards } from './card-number.js'
 import { findCardExtras, findSlashExpiries } from './card-extras.js'
 import { type DigitGroup, type DigitRun, findDigitRuns, runStart } from './digit-runs.js'
-import { contextBefore, digitsOf, groupsEnd, groupsStart } from './digit-segment.js'
+import { contextBefore, digitsOf, groupsEnd, groupsStart } from './digit-groups.js'
 import { findEmails } from './email-address.js'
 import { endsInIbanStart, findIbans } from './iban.js'
 import { isPhoneDigits } from './phone-number.js'
@@ -76,13 +76,12 @@ function readLeftover(text: string, run: DigitRun, part: Leftover, cardNear: boo
 export function detectSpans(text: string, context: DetectContext = {}): Detection {
   const runs = findDigitRuns(text)
   const found: DetectedSpan[] = [...findIbans(text), ...findEmails(text)]
-  const perRun = runs.map((run) => ({ run, ...cardsOf(run) }))
+  // "DE89 3704 0044 ...": an IBAN's digits, valid or not, are not read as a card or a phone number.
+  const perRun = runs.filter((run) => !endsInIbanStart(contextBefore(text, runStart(run), 8))).map((run) => ({ run, ...cardsOf(run) }))
   const from = context.from ?? 0
-  const cardSeen = perRun.some((r) => r.cards.some((c) => c.start >= from) && !endsInIbanStart(contextBefore(text, runStart(r.run), 8)))
+  const cardSeen = perRun.some((r) => r.cards.some((c) => c.start >= from))
   const cardNear = cardSeen || context.cardBefore === true
   for (const { run, cards, leftovers } of perRun) {
-    // "DE89 3704 0044 ...": an IBAN's digits, valid or not, are not read as a card or a phone number.
-    if (endsInIbanStart(contextBefore(text, runStart(run), 8))) continue
     found.push(...cards)
     for (const part of leftovers) found.push(...readLeftover(text, run, part, cardNear))
   }

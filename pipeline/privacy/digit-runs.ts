@@ -160,9 +160,3 @@ export function findDigitRuns(text: string): DigitRun[] {
 export function runStart(run: DigitRun): number {
   return run.groups[0]!.ranges[0]![0]
 }
-
-/** End offset (exclusive) of a run's last digit. */
-export function runEnd(run: DigitRun): number {
-  const last = run.groups[run.groups.length - 1]!
-  return last.ranges[last.ranges.length - 1]![1]
-}

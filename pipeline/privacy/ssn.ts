@@ -1,5 +1,5 @@
 import type { DigitGroup } from './digit-runs.js'
-import { digitsOf } from './digit-segment.js'
+import { digitsOf } from './digit-groups.js'
 
 // Published as examples (the Woolworth wallet card, an advertising number) and never issued.
 const NEVER_ISSUED = new Set(['078051120', '219099999'])

@@ -1,14 +1,5 @@
 import type { DigitGroup } from './digit-runs.js'
 
-/** Consecutive groups of one run, looked at as one number candidate. */
-export interface DigitSegment {
-  readonly groups: readonly DigitGroup[]
-  /** The segment starts its run (a "+" said before it belongs to it). */
-  readonly first: boolean
-  /** The segment comes right after a card number in the same run (no word in between). */
-  readonly afterCard: boolean
-}
-
 /** The digits of groups, joined. */
 export function digitsOf(groups: readonly DigitGroup[]): string {
   let out = ''
