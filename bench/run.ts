@@ -13,6 +13,7 @@ const benches: BenchEntry[] = [
   { name: 'codec', load: () => import('./codec.bench.js') },
   { name: 'beep-detector', load: () => import('./beep-detector.bench.js') },
   { name: 'resampler', load: () => import('./resampler.bench.js') },
+  { name: 'redaction', load: () => import('./redaction.bench.js') },
   { name: 'vad-model', load: () => import('./vad-model.bench.js') },
   { name: 'vad-calls', load: () => import('./vad-calls.bench.js') },
   { name: 'vad-rate', load: () => import('./vad-rate.bench.js') },
