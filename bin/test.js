@@ -234,7 +234,7 @@ async function main(argv) {
 
   // One file per core. Twice the cores kept the CPU busier but starved the files whose assertions are about real
   // time (a dial 1.1 s late in the 500 ms pacing test, audio placed 170 ms late in a recording, a webhook aborted
-  // before the fake backend had read it): 4 of 8 runs at four jobs on two cores had one such failure.
+  // before the fake backend had read it): 4 of 7 runs at four jobs on two cores had one such failure.
   const jobs = jobsAt >= 0 ? Number(argv[jobsAt + 1]) : Math.max(2, availableParallelism())
   const scratch = fastTmpdir()
   const timingFile = join(scratch ?? tmpdir(), `voxgate-test-times-${process.pid}.jsonl`)
