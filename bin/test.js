@@ -20,7 +20,7 @@
 //   --list   print the files that would run, in run order, and exit
 //   --times  print the 20 slowest files of the last run (wall and CPU time) and exit
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -187,7 +187,10 @@ function fastTmpdir() {
   try {
     const fs = statfsSync('/dev/shm')
     if (fs.bavail * fs.bsize < 2 * 1024 ** 3) return undefined
-    return mkdtempSync('/dev/shm/voxgate-tests-')
+    const dir = mkdtempSync('/dev/shm/voxgate-tests-')
+    // As open as /tmp: a test runs a Postgres server as the postgres user with its data folder in here.
+    chmodSync(dir, 0o1777)
+    return dir
   } catch {
     return undefined
   }
