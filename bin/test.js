@@ -42,7 +42,7 @@ const NOT_TESTS = new Set(['fakes', 'fixtures', 'helpers', 'artifacts', 'node_mo
  * rule: a test file that imports the store or the test database helper, or reads DATABASE_URL, is in it.
  * Prefixes of paths from the checkout's root.
  */
-export const DATABASE_SUITE = [
+const DATABASE_SUITE = [
   'test/api/',
   'test/sessions/',
   'test/recording/',
@@ -72,7 +72,7 @@ const SCRIPTS = ['test/helpers/child-gateway.ts', 'test/helpers/log-exit-child.t
 const SLOW = ['test/cli/', 'test/browser-e2e/', 'test/carrier-e2e/', 'test/browser/', 'test/latency/', 'test/pipeline/turns.test.ts']
 
 /** Every test file, as a path from the root with forward slashes, sorted. */
-export function testFiles() {
+function testFiles() {
   const found = []
   const walk = (dir) => {
     for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
@@ -86,13 +86,9 @@ export function testFiles() {
   return found.sort()
 }
 
-function isSlow(file) {
-  return SLOW.some((prefix) => file === prefix || (prefix.endsWith('/') && file.startsWith(prefix)))
-}
-
-/** Whether a file belongs to the database suite. */
-export function inDatabaseSuite(file) {
-  return DATABASE_SUITE.some((prefix) => file === prefix || (prefix.endsWith('/') && file.startsWith(prefix)))
+/** Whether `file` is `path` or lies in the folder `path` (with or without its trailing slash). */
+function isUnder(file, path) {
+  return file === path || file.startsWith(path.endsWith('/') ? path : `${path}/`)
 }
 
 function readTimes() {
@@ -105,7 +101,7 @@ function readTimes() {
 
 /** Longest first: last run's wall time, else a guess from the folder. */
 function longestFirst(files, times) {
-  const guess = (f) => times[f]?.wallMs ?? (isSlow(f) ? 20_000 : 3_000)
+  const guess = (f) => times[f]?.wallMs ?? (SLOW.some((p) => isUnder(f, p)) ? 20_000 : 3_000)
   return [...files].sort((a, b) => guess(b) - guess(a) || a.localeCompare(b))
 }
 
@@ -219,8 +215,8 @@ async function main(argv) {
   // Files and folders named on the command line (paths from here), else every test file.
   const named = argv.filter((a, i) => !a.startsWith('--') && (jobsAt < 0 || i !== jobsAt + 1))
   const wanted = named.map((f) => relative(root, resolve(f)).replaceAll('\\', '/'))
-  let files = named.length === 0 ? testFiles() : testFiles().filter((f) => wanted.some((w) => f === w || f.startsWith(`${w}/`)))
-  if (flag('--database')) files = files.filter(inDatabaseSuite)
+  let files = named.length === 0 ? testFiles() : testFiles().filter((f) => wanted.some((w) => isUnder(f, w)))
+  if (flag('--database')) files = files.filter((f) => DATABASE_SUITE.some((p) => isUnder(f, p)))
   if (files.length === 0) {
     console.error(`no test files match ${named.join(' ')}`)
     return 1

@@ -38,10 +38,13 @@ export function skipReason(): string | undefined {
  * that place it to within 40 ms failed now and then (1 run in 3 with four test files at once on two cores). Every
  * Chromium process and thread inherits the priority from this wrapper. Elsewhere: Chromium itself.
  */
+let wrapper: string | undefined
 function chromiumExecutable(): string {
   if (process.getuid?.() !== 0) return CHROMIUM
-  const wrapper = join(mkdtempSync(join(tmpdir(), 'voxgate-chromium-')), 'chromium')
-  writeFileSync(wrapper, `#!/bin/sh\nexec nice -n -5 ${CHROMIUM} "$@"\n`, { mode: 0o755 })
+  if (wrapper === undefined) {
+    wrapper = join(mkdtempSync(join(tmpdir(), 'voxgate-chromium-')), 'chromium')
+    writeFileSync(wrapper, `#!/bin/sh\nexec nice -n -5 ${CHROMIUM} "$@"\n`, { mode: 0o755 })
+  }
   return wrapper
 }
 

@@ -7,8 +7,8 @@ import { mkdtempSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { TEST_NODE_FLAGS } from './node-script.js'
+import { BIN } from './run-cli.js'
 
 /** A `voxgate serve` process. */
 export interface ServeProcess {
@@ -36,9 +36,8 @@ async function freePort(): Promise<number> {
  * `port`: listen there (a restarted gateway takes its predecessor's place); else any free port.
  */
 export async function spawnServe(env: Record<string, string>, opts: { closedStdout?: boolean; port?: number } = {}): Promise<ServeProcess> {
-  const bin = fileURLToPath(new URL('../../bin/voxgate.js', import.meta.url))
   const port = opts.port ?? (await freePort())
-  const proc = spawn(process.execPath, [...TEST_NODE_FLAGS, bin, 'serve'], {
+  const proc = spawn(process.execPath, [...TEST_NODE_FLAGS, BIN, 'serve'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
