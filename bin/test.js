@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the test files under tap, faster than `tap` alone and with the same tests and assertions:
+// Runs the test files (tap programs), faster than `tap` alone and with the same tests and assertions:
 //
 // - The test files are bundled with esbuild first (one ESM file each, our code and the pure-JavaScript packages in
 //   it, shared code in chunks; the same packages stay external as in dist/, see bin/build.js). Loading the sources
@@ -12,20 +12,21 @@
 //   0.1 s there, and a test file copies it once per gateway it starts.
 // - Files start longest first (the wall times of the last run, kept in .cache/test-times.json; folders known to be
 //   slow first when there is none), so a long file does not start last and hold the run up alone.
-// - tap runs one file per core (at least 2).
+// - bin/test-pool.js runs them as plain Node processes, as many at once as fit in 85% of the cores by what each
+//   kept busy last time (tap's runner added ~0.85 s of CPU per file and ran a fixed count at once).
 // - `--database` runs only the files whose behaviour depends on the database (DATABASE_SUITE below): the second
 //   half of CI, against the PostgreSQL server, runs those rather than everything again.
 //
 // Usage: node bin/test.js [--database] [--jobs N] [--list] [--times] [files or folders...]
+//   --jobs   at most this many files at once (default: three per core; the CPU budget still applies)
 //   --list   print the files that would run, in run order, and exit
 //   --times  print the 20 slowest files of the last run (wall and CPU time) and exit
-import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { EXTERNAL, loadEsbuild, REQUIRE_BANNER, TSCONFIG_RAW } from './build.js'
+import { CPU_BUDGET, runPool } from './test-pool.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 /** Each run bundles into a folder of its own (two runs in one checkout must not swap each other's files). */
@@ -34,6 +35,8 @@ const BUILD_DIR = join(BUILDS, String(process.pid))
 const TIMES_FILE = join(root, '.cache', 'test-times.json')
 /** Where test files are found (tap's `include` in package.json says the same) and the folders skipped in them. */
 const TEST_ROOTS = ['test', 'client/test']
+/** tap's timeout for a test file, in seconds (package.json's tap config says the same). */
+const FILE_TIMEOUT_S = 120
 const NOT_TESTS = new Set(['fakes', 'fixtures', 'helpers', 'artifacts', 'node_modules'])
 
 /**
@@ -231,26 +234,17 @@ async function main(argv) {
   const bundles = await bundle(files)
   console.log(`# ${files.length} test files bundled in ${Math.round(performance.now() - started)} ms`)
 
-  // One file per core. Twice the cores kept the CPU busier but starved the files whose assertions are about real
-  // time (a dial 1.1 s late in the 500 ms pacing test, audio placed 170 ms late in a recording, a webhook aborted
-  // before the fake backend had read it): 4 of 7 runs at four jobs on two cores had one such failure.
-  const jobs = jobsAt >= 0 ? Number(argv[jobsAt + 1]) : Math.max(2, availableParallelism())
+  const cores = availableParallelism()
+  const maxJobs = jobsAt >= 0 ? Number(argv[jobsAt + 1]) : Math.max(2, cores * 3)
   const scratch = fastTmpdir()
   const timingFile = join(scratch ?? tmpdir(), `voxgate-test-times-${process.pid}.jsonl`)
-  const require = createRequire(import.meta.url)
-  const tapPackage = require.resolve('tap/package.json')
-  const tapBin = join(dirname(tapPackage), JSON.parse(readFileSync(tapPackage, 'utf8')).bin.tap)
-  const args = [
-    tapBin,
-    `--jobs=${jobs}`,
-    // Replaces package.json's `--import=tsx`: the bundles need no loader. Stack traces point into the sources.
-    '--node-arg=--enable-source-maps',
+  const nodeArgs = [
+    '--enable-source-maps',
     // WebAssembly (PGlite's Postgres, the fake TTS's espeak-ng) runs on V8's baseline compiler only: optimising the
     // hot functions in the background cost a short test process more CPU than it ever saved (PGlite opened and
     // queried 200 times: 2.4 s of CPU by default, 1.3 s like this, the queries 3 times faster).
-    '--node-arg=--liftoff-only',
-    `--node-arg=--import=${pathToFileURL(join(root, 'bin', 'test-preload.js')).href}`,
-    ...bundles.values(),
+    '--liftoff-only',
+    `--import=${pathToFileURL(join(root, 'bin', 'test-preload.js')).href}`,
   ]
   const env = {
     ...process.env,
@@ -258,11 +252,13 @@ async function main(argv) {
     VOXGATE_TEST_SCRIPTS: join(BUILD_DIR, 'scripts'),
     ...(scratch !== undefined && { TMPDIR: scratch }),
   }
-  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env })
-  const forward = (signal) => child.kill(signal)
-  process.on('SIGINT', forward)
-  process.on('SIGTERM', forward)
-  const code = await new Promise((done) => child.on('exit', (c, signal) => done(c ?? (signal ? 1 : 0))))
+  const result = await runPool(bundles, { cores, maxJobs, times, nodeArgs, env, cwd: root, timeoutS: FILE_TIMEOUT_S })
+  const { counts } = result
+  console.log(
+    `# ${files.length - result.notRun.length} files, ${counts.total} tests: ${counts.pass} pass, ${counts.fail} fail, ${counts.skip} skip, ${counts.todo} todo`,
+  )
+  if (result.failed.length > 0) console.log(`# failed: ${result.failed.join(' ')}`)
+  const code = result.failed.length > 0 || result.notRun.length > 0 ? 1 : 0
 
   const sourceOf = new Map([...bundles].map(([src, out]) => [out, src]))
   const ran = {}
@@ -280,7 +276,7 @@ async function main(argv) {
   mkdirSync(dirname(TIMES_FILE), { recursive: true })
   writeFileSync(TIMES_FILE, `${JSON.stringify({ ...times, ...ran }, null, 1)}\n`)
   console.log(
-    `# test run: ${((performance.now() - started) / 1000).toFixed(1)} s, ${jobs} jobs${scratch ? ', temporary files on /dev/shm' : ''}`,
+    `# test run: ${((performance.now() - started) / 1000).toFixed(1)} s, up to ${maxJobs} files at once within ${Math.round(cores * CPU_BUDGET * 100)}% CPU${scratch ? ', temporary files on /dev/shm' : ''}`,
   )
   printTimes(ran, 10)
   return code

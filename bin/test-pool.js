@@ -1,0 +1,165 @@
+// Runs bundled test files as plain Node processes, several at once within a CPU budget, for bin/test.js.
+//
+// Why not tap's runner: it starts every test process with two module hooks (@tapjs/processinfo, which follows the
+// process tree for coverage, and @tapjs/mock's import hook, which no test uses) and passes the first on to every
+// child a test spawns. A bundled test that takes 0.36 s of CPU on its own took 1.2 s under the runner (measured on
+// this 2-core machine, test/api/byte-range.test.ts): ~0.85 s per file, about 2 minutes of CPU over the suite. A test
+// file is a tap program on its own (`import t from 'tap'` prints TAP, the counts, and sets the exit code), so the
+// pool only starts them, keeps their output, and prints it when a file fails.
+//
+// How many at once: a file's weight is the share of a core it kept busy in the last run (its CPU and its children's
+// over its wall time, from .cache/test-times.json). Files start, longest first, while the weights of the running
+// ones fit in the budget (85% of the cores): most end-to-end files wait on real time (speech paced at 20 ms, a
+// gateway's grace period) with a core a third busy, so several run beside each other, while the CPU never fills up
+// enough to make a file that asserts on real time late. Tap's per-file run at a fixed count of jobs left the machine
+// half idle (112% of 200% over the run) or, at four jobs, starved such files (4 of 7 runs had one fail).
+import { spawn } from 'node:child_process'
+
+/** Share of the cores the running files' weights may fill. */
+export const CPU_BUDGET = 0.85
+/** Weight of a file with no last run to go by: a whole core. */
+const UNKNOWN_WEIGHT = 1
+/** No file counts for less than this (start-up bursts: a gateway, a browser). */
+const MIN_WEIGHT = 0.25
+/** Output kept per file for its failure report (the tail of it). */
+const MAX_OUTPUT = 4 * 1024 * 1024
+/** A file that outlives tap's own timeout by this much is killed with its process group (by default). */
+const KILL_GRACE_MS = 30_000
+
+/** The share of a core `t` (a last run's times of one file) kept busy. */
+export function weightOf(t) {
+  if (t === undefined || !(t.wallMs > 0)) return UNKNOWN_WEIGHT
+  return Math.min(1, Math.max(MIN_WEIGHT, ((t.cpuMs ?? 0) + (t.childCpuMs ?? 0)) / t.wallMs))
+}
+
+/**
+ * tap's counts comment, the last line of a test program's output that looks like `# { total: 21, pass: 20, skip: 1 }`,
+ * as an object; undefined when there is none (the program ended before tap did).
+ */
+export function parseCounts(output) {
+  const lines = output.split('\n')
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = /^# \{ (.*) \}$/.exec(lines[i])
+    if (m === null) continue
+    const counts = {}
+    for (const pair of m[1].split(', ')) {
+      const [key, value] = pair.split(': ')
+      if (!/^\w+$/.test(key ?? '') || !/^\d+$/.test(value ?? '')) return undefined
+      counts[key] = Number(value)
+    }
+    return counts
+  }
+  return undefined
+}
+
+/**
+ * The next file to start: the first in `queue` (run order) whose weight fits beside the running ones, or the first
+ * of all when nothing runs.
+ */
+export function pickNext(queue, weights, busy, capacity, running) {
+  if (queue.length === 0) return -1
+  if (running === 0) return 0
+  return queue.findIndex((f) => busy + (weights.get(f) ?? UNKNOWN_WEIGHT) <= capacity + 1e-9)
+}
+
+/**
+ * Runs `files` (source path -> bundle path, in run order). Prints one line per file, the whole output of a failed
+ * one, and returns the counts summed and the files that failed.
+ */
+export async function runPool(files, { cores, maxJobs, times, nodeArgs, env, cwd, timeoutS, killGraceMs = KILL_GRACE_MS }) {
+  const queue = [...files.keys()]
+  const weights = new Map(queue.map((f) => [f, weightOf(times[f])]))
+  const capacity = cores * CPU_BUDGET
+  const total = { total: 0, pass: 0, fail: 0, skip: 0, todo: 0 }
+  const failed = []
+  const running = new Map()
+  let busy = 0
+  let done = 0
+  let stopping = false
+
+  const finish = (file, line, output) => {
+    done += 1
+    console.log(`${line.startsWith('not ok') ? 'not ok' : 'ok'} ${done} - ${file}${line.replace(/^(not )?ok/, '')}`)
+    if (line.startsWith('not ok')) {
+      failed.push(file)
+      console.log(output.replace(/^/gm, '    '))
+    }
+  }
+
+  const start = (file) => {
+    const weight = weights.get(file) ?? UNKNOWN_WEIGHT
+    busy += weight
+    const began = performance.now()
+    // Its own process group, so a timeout ends the gateways and browsers it started as well.
+    const child = spawn(process.execPath, [...nodeArgs, files.get(file)], {
+      cwd,
+      env: { ...env, TAP_TIMEOUT: String(timeoutS) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
+    let output = ''
+    const keep = (chunk) => {
+      output += chunk
+      if (output.length > MAX_OUTPUT) output = output.slice(-MAX_OUTPUT)
+    }
+    child.stdout.setEncoding('utf8').on('data', keep)
+    child.stderr.setEncoding('utf8').on('data', keep)
+    const killer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutS * 1000 + killGraceMs)
+    const ended = new Promise((resolve) => {
+      child.on('error', (e) => {
+        keep(`\n${e.stack ?? e}\n`)
+      })
+      child.on('close', (code, signal) => {
+        clearTimeout(killer)
+        busy -= weight
+        running.delete(file)
+        const counts = parseCounts(output)
+        const seconds = ((performance.now() - began) / 1000).toFixed(1)
+        if (counts !== undefined) for (const k of Object.keys(total)) total[k] += counts[k] ?? 0
+        const why =
+          signal !== null
+            ? `killed by ${signal}`
+            : code !== 0
+              ? `exit code ${code}`
+              : counts === undefined
+                ? "ended without tap's counts"
+                : counts.fail > 0
+                  ? `${counts.fail} failed`
+                  : undefined
+        const summary = counts === undefined ? `${seconds} s` : `${seconds} s, ${counts.total} tests`
+        finish(file, why === undefined ? `ok # ${summary}` : `not ok # ${why}, ${summary}`, output)
+        resolve()
+      })
+    })
+    running.set(file, { child, ended })
+  }
+
+  const stopAll = (signal) => {
+    stopping = true
+    for (const { child } of running.values()) killGroup(child, signal)
+  }
+  process.on('SIGINT', stopAll)
+  process.on('SIGTERM', stopAll)
+  try {
+    while ((queue.length > 0 && !stopping) || running.size > 0) {
+      while (!stopping && running.size < maxJobs) {
+        const i = pickNext(queue, weights, busy, capacity, running.size)
+        if (i < 0) break
+        start(queue.splice(i, 1)[0])
+      }
+      await Promise.race([...running.values()].map((r) => r.ended))
+    }
+  } finally {
+    process.off('SIGINT', stopAll)
+    process.off('SIGTERM', stopAll)
+  }
+  return { counts: total, failed, notRun: queue }
+}
+
+function killGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal)
+  } catch {
+    child.kill(signal)
+  }
+}

@@ -1,0 +1,108 @@
+// bin/test-pool.js runs the suite's files (see bin/test.js): which file starts next within the CPU budget, how a
+// file's result is read, and that a failing, a silent and a hung file each fail the run.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+
+interface Times {
+  wallMs: number
+  cpuMs?: number
+  childCpuMs?: number
+}
+interface Pool {
+  CPU_BUDGET: number
+  weightOf(t: Times | undefined): number
+  parseCounts(output: string): Record<string, number> | undefined
+  pickNext(queue: string[], weights: Map<string, number>, busy: number, capacity: number, running: number): number
+  runPool(
+    files: Map<string, string>,
+    o: {
+      cores: number
+      maxJobs: number
+      times: Record<string, Times>
+      nodeArgs: string[]
+      env: NodeJS.ProcessEnv
+      cwd: string
+      timeoutS: number
+      killGraceMs?: number
+    },
+  ): Promise<{ counts: Record<string, number>; failed: string[]; notRun: string[] }>
+}
+// A plain JavaScript program of ours, loaded from the checkout (not bundled into this test).
+const pool = (await import(new URL('../../bin/test-pool.js', import.meta.url).href)) as Pool
+
+t.test('a file weighs the share of a core it kept busy last time, within bounds', async (t) => {
+  t.equal(pool.weightOf({ wallMs: 10_000, cpuMs: 3_000, childCpuMs: 1_000 }), 0.4)
+  t.equal(pool.weightOf({ wallMs: 10_000, cpuMs: 100 }), 0.25, 'a mostly waiting file still counts for a quarter')
+  t.equal(pool.weightOf({ wallMs: 1_000, cpuMs: 900, childCpuMs: 900 }), 1, 'never more than a core')
+  t.equal(pool.weightOf(undefined), 1, 'a file never run counts for a whole core')
+  t.equal(pool.weightOf({ wallMs: 0, cpuMs: 10 }), 1)
+})
+
+t.test("tap's counts comment is read from the end of the output", async (t) => {
+  t.same(pool.parseCounts('ok 1 - a\n# { total: 3, pass: 2, skip: 1 }\n# time=40ms\n'), { total: 3, pass: 2, skip: 1 })
+  t.same(pool.parseCounts('# { total: 1, pass: 1 }\n# Subtest\n# { total: 2, pass: 1, fail: 1 }\n'), {
+    total: 2,
+    pass: 1,
+    fail: 1,
+  })
+  t.equal(pool.parseCounts('ok 1 - a\n1..1\n'), undefined, 'none when tap did not finish')
+  t.equal(pool.parseCounts('# { total: x }\n'), undefined, 'none when it is not counts')
+})
+
+t.test('the next file is the first in run order that fits beside the running ones', async (t) => {
+  const weights = new Map([
+    ['a', 1],
+    ['b', 0.5],
+    ['c', 0.25],
+  ])
+  t.equal(pool.pickNext(['a', 'b', 'c'], weights, 0, 1.7, 0), 0)
+  t.equal(pool.pickNext(['a', 'b', 'c'], weights, 1, 1.7, 1), 1, 'a does not fit, b does')
+  t.equal(pool.pickNext(['a', 'c'], weights, 1.4, 1.7, 2), 1, 'c fits')
+  t.equal(pool.pickNext(['a', 'b'], weights, 1.5, 1.7, 2), -1, 'nothing fits: wait')
+  t.equal(pool.pickNext(['a'], new Map([['a', 1]]), 5, 1.7, 0), 0, 'with nothing running the first starts whatever it weighs')
+  t.equal(pool.pickNext([], weights, 0, 1.7, 0), -1)
+})
+
+t.test('files run as programs: a pass, a failure, a file without counts and a hung file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'test-pool-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const program = (name: string, body: string) => {
+    writeFileSync(join(dir, name), body)
+    return [name, join(dir, name)] as const
+  }
+  const files = new Map([
+    program('pass.mjs', "console.log('ok 1 - a\\n1..1\\n# { total: 4, pass: 3, skip: 1 }')"),
+    program('fail.mjs', "console.log('not ok 1 - a\\n# { total: 2, pass: 1, fail: 1 }'); process.exitCode = 1"),
+    program('silent.mjs', "console.log('ok 1 - a')"),
+    program('hang.mjs', "console.log('# { total: 1, pass: 1 }'); setInterval(() => {}, 1000)"),
+  ])
+  const lines: string[] = []
+  const log = console.log
+  console.log = (line: string) => lines.push(line)
+  let result: Awaited<ReturnType<Pool['runPool']>>
+  try {
+    result = await pool.runPool(files, {
+      cores: 2,
+      maxJobs: 4,
+      times: {},
+      nodeArgs: [],
+      env: process.env,
+      cwd: dir,
+      timeoutS: 0.5,
+      killGraceMs: 200,
+    })
+  } finally {
+    console.log = log
+  }
+  t.same([...result.failed].sort(), ['fail.mjs', 'hang.mjs', 'silent.mjs'])
+  t.same(result.notRun, [])
+  t.same(result.counts, { total: 7, pass: 5, fail: 1, skip: 1, todo: 0 }, 'the counts of the files that printed them')
+  const text = lines.join('\n')
+  t.match(text, /^ok \d - pass\.mjs # [\d.]+ s, 4 tests$/m)
+  t.match(text, /^not ok \d - fail\.mjs # exit code 1/m)
+  t.match(text, /^not ok \d - silent\.mjs # ended without tap's counts/m)
+  t.match(text, /^not ok \d - hang\.mjs # killed by SIGKILL/m)
+  t.match(text, /^ {4}not ok 1 - a$/m, "a failed file's output is printed, indented")
+})
