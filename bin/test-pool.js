@@ -11,20 +11,58 @@
 // over its wall time, from .cache/test-times.json). Files start, longest first, while the weights of the running
 // ones fit in the budget (85% of the cores): most end-to-end files wait on real time (speech paced at 20 ms, a
 // gateway's grace period) with a core a third busy, so several run beside each other, while the CPU never fills up
-// enough to make a file that asserts on real time late. Tap's per-file run at a fixed count of jobs left the machine
+// enough to make a file that asserts on real time late. The machine's own measure counts too (/proc/stat over the
+// last second, plus what started since): what else runs on it, or a file busier than last time, holds the next back. Tap's per-file run at a fixed count of jobs left the machine
 // half idle (112% of 200% over the run) or, at four jobs, starved such files (4 of 7 runs had one fail).
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 
 /** Share of the cores the running files' weights may fill. */
 export const CPU_BUDGET = 0.85
 /** Weight of a file with no last run to go by: a whole core. */
 const UNKNOWN_WEIGHT = 1
 /** No file counts for less than this (start-up bursts: a gateway, a browser). */
-const MIN_WEIGHT = 0.25
+const MIN_WEIGHT = 0.15
 /** Output kept per file for its failure report (the tail of it). */
 const MAX_OUTPUT = 4 * 1024 * 1024
 /** A file that outlives tap's own timeout by this much is killed with its process group (by default). */
 const KILL_GRACE_MS = 30_000
+
+/** How often the pool looks at the machine's load while no file ends. */
+const TICK_MS = 250
+/** The window the machine's load is measured over. */
+const LOAD_WINDOW_MS = 1000
+
+/**
+ * The machine's busy cores over about the last second, from the first line of /proc/stat (Linux). `busyCores()`
+ * returns undefined where there is no such file, and until a first interval has passed.
+ */
+export function createCpuMeter(readStat = () => readFileSync('/proc/stat', 'utf8'), now = () => performance.now()) {
+  const samples = []
+  const sample = () => {
+    try {
+      const fields = readStat().split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+      if (fields.length < 4 || fields.some((n) => !Number.isFinite(n))) return undefined
+      // user nice system idle iowait irq softirq steal ...: idle and iowait are a core not working.
+      return { at: now(), idle: fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) }
+    } catch {
+      return undefined
+    }
+  }
+  return {
+    busyCores(cores) {
+      const s = sample()
+      if (s === undefined) return undefined
+      samples.push(s)
+      // Keep the newest sample at least a window old as the base, and the ones after it.
+      while (samples.length > 2 && s.at - samples[1].at >= LOAD_WINDOW_MS) samples.shift()
+      const base = samples[0]
+      const ticks = s.total - base.total
+      if (base === s || ticks <= 0) return undefined
+      return (1 - (s.idle - base.idle) / ticks) * cores
+    },
+  }
+}
 
 /** The share of a core `t` (a last run's times of one file) kept busy. */
 export function weightOf(t) {
@@ -66,7 +104,10 @@ export function pickNext(queue, weights, busy, capacity, running) {
  * Runs `files` (source path -> bundle path, in run order). Prints one line per file, the whole output of a failed
  * one, and returns the counts summed and the files that failed.
  */
-export async function runPool(files, { cores, maxJobs, times, nodeArgs, env, cwd, timeoutS, killGraceMs = KILL_GRACE_MS }) {
+export async function runPool(
+  files,
+  { cores, maxJobs, times, nodeArgs, env, cwd, timeoutS, killGraceMs = KILL_GRACE_MS, meter = createCpuMeter() },
+) {
   const queue = [...files.keys()]
   const weights = new Map(queue.map((f) => [f, weightOf(times[f])]))
   const capacity = cores * CPU_BUDGET
@@ -140,14 +181,30 @@ export async function runPool(files, { cores, maxJobs, times, nodeArgs, env, cwd
   }
   process.on('SIGINT', stopAll)
   process.on('SIGTERM', stopAll)
+  // Files started within the last window: their load is not in the machine's measure yet.
+  const started = []
+  const load = (measured) => {
+    if (measured === undefined) return busy
+    const since = performance.now() - LOAD_WINDOW_MS
+    while (started.length > 0 && started[0].at < since) started.shift()
+    return Math.max(busy, measured + started.reduce((s, f) => s + f.weight, 0))
+  }
   try {
     while ((queue.length > 0 && !stopping) || running.size > 0) {
+      const measured = meter.busyCores(cores)
       while (!stopping && running.size < maxJobs) {
-        const i = pickNext(queue, weights, busy, capacity, running.size)
+        const i = pickNext(queue, weights, load(measured), capacity, running.size)
         if (i < 0) break
-        start(queue.splice(i, 1)[0])
+        const file = queue.splice(i, 1)[0]
+        started.push({ at: performance.now(), weight: weights.get(file) ?? UNKNOWN_WEIGHT })
+        start(file)
       }
-      await Promise.race([...running.values()].map((r) => r.ended))
+      let tick
+      await Promise.race([
+        ...[...running.values()].map((r) => r.ended),
+        ...(queue.length > 0 ? [new Promise((r) => (tick = setTimeout(r, TICK_MS)))] : []),
+      ])
+      clearTimeout(tick)
     }
   } finally {
     process.off('SIGINT', stopAll)

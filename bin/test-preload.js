@@ -7,7 +7,7 @@ import { appendFileSync, readFileSync } from 'node:fs'
 const out = process.env.VOXGATE_TEST_TIMING
 
 /** CPU milliseconds of the children this process waited for (Linux: cutime + cstime in /proc/self/stat). */
-function childCpuMs() {
+export function childCpuMs() {
   try {
     const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')
     // Fields 16 and 17 of stat(5), counted from the state (field 3) here; clock ticks of 10 ms.

@@ -10,29 +10,38 @@
 // - Temporary files (each test's copy of the PGlite template, recordings, Chromium profiles, npm caches) go to
 //   /dev/shm when it is a tmpfs with room: copying the 39 MB, 1,000-file template took ~1.2 s on the ext4 disk and
 //   0.1 s there, and a test file copies it once per gateway it starts.
-// - Files start longest first (the wall times of the last run, kept in .cache/test-times.json; folders known to be
-//   slow first when there is none), so a long file does not start last and hold the run up alone.
+// - Files start longest first (the wall times of the last run, kept in .cache/test-times.json, or on a fresh clone
+//   the checked-in bin/test-times.json; folders known to be slow first for a file in neither), so a long file does
+//   not start last and hold the run up alone.
 // - bin/test-pool.js runs them as plain Node processes, as many at once as fit in 85% of the cores by what each
 //   kept busy last time (tap's runner added ~0.85 s of CPU per file and ran a fixed count at once).
 // - `--database` runs only the files whose behaviour depends on the database (DATABASE_SUITE below): the second
 //   half of CI, against the PostgreSQL server, runs those rather than everything again.
 //
-// Usage: node bin/test.js [--database] [--jobs N] [--list] [--times] [files or folders...]
-//   --jobs   at most this many files at once (default: three per core; the CPU budget still applies)
+// Usage: node bin/test.js [--database] [--jobs N] [--list] [--times] [--save-times] [files or folders...]
+//   --jobs   at most this many files at once (default: four per core; the CPU budget still applies)
 //   --list   print the files that would run, in run order, and exit
 //   --times  print the 20 slowest files of the last run (wall and CPU time) and exit
+//   --save-times  write the last run's times to bin/test-times.json, the seed a fresh clone starts from
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { EXTERNAL, loadEsbuild, REQUIRE_BANNER, TSCONFIG_RAW } from './build.js'
 import { CPU_BUDGET, runPool } from './test-pool.js'
+import { childCpuMs } from './test-preload.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 /** Each run bundles into a folder of its own (two runs in one checkout must not swap each other's files). */
 const BUILDS = join(root, '.cache', 'tests')
 const BUILD_DIR = join(BUILDS, String(process.pid))
 const TIMES_FILE = join(root, '.cache', 'test-times.json')
+/**
+ * The times of a quiet run on a 2-core machine, checked in, for a fresh clone (no .cache yet): the order and the
+ * weights (how many files run at once) come from them until this checkout has run the suite itself. Refresh after
+ * adding slow files: `node bin/test.js --save-times` after a quiet run.
+ */
+const SEED_TIMES_FILE = join(root, 'bin', 'test-times.json')
 /** Where test files are found (tap's `include` in package.json says the same) and the folders skipped in them. */
 const TEST_ROOTS = ['test', 'client/test']
 /** tap's timeout for a test file, in seconds (package.json's tap config says the same). */
@@ -94,12 +103,31 @@ function isUnder(file, path) {
   return file === path || file.startsWith(path.endsWith('/') ? path : `${path}/`)
 }
 
-function readTimes() {
+function readJson(file) {
   try {
-    return JSON.parse(readFileSync(TIMES_FILE, 'utf8'))
+    return JSON.parse(readFileSync(file, 'utf8'))
   } catch {
     return {}
   }
+}
+
+/** Each file's last times: this checkout's last run, else the checked-in seed. */
+function readTimes() {
+  return { ...readJson(SEED_TIMES_FILE), ...readJson(TIMES_FILE) }
+}
+
+/** Writes this checkout's last times as the seed (rounded to 100 ms; memory left out), for a fresh clone. */
+function saveSeed() {
+  const times = readJson(TIMES_FILE)
+  const round = (ms) => Math.round((ms ?? 0) / 100) * 100
+  const seed = Object.fromEntries(
+    Object.keys(times)
+      .filter((f) => existsSync(join(root, f)))
+      .sort()
+      .map((f) => [f, { wallMs: round(times[f].wallMs), cpuMs: round(times[f].cpuMs), childCpuMs: round(times[f].childCpuMs) }]),
+  )
+  writeFileSync(SEED_TIMES_FILE, `${JSON.stringify(seed, null, 1)}\n`)
+  console.log(`# ${Object.keys(seed).length} files' times written to ${relative(root, SEED_TIMES_FILE)}`)
 }
 
 /** Longest first: last run's wall time, else a guess from the folder. */
@@ -150,7 +178,7 @@ function removeOldBuilds() {
 }
 
 /** Bundles `files` (in run order) into BUILD_DIR; returns the bundle of each file by its source path. */
-async function bundle(files) {
+export async function bundle(files) {
   const esbuild = await loadEsbuild()
   removeOldBuilds()
   // The run order is in the names: tap starts files in the order of their names.
@@ -212,7 +240,11 @@ async function main(argv) {
   const flag = (name) => argv.includes(name)
   const jobsAt = argv.indexOf('--jobs')
   if (flag('--times')) {
-    printTimes(readTimes())
+    printTimes(readJson(TIMES_FILE))
+    return 0
+  }
+  if (flag('--save-times')) {
+    saveSeed()
     return 0
   }
   // Files and folders named on the command line (paths from here), else every test file.
@@ -235,7 +267,7 @@ async function main(argv) {
   console.log(`# ${files.length} test files bundled in ${Math.round(performance.now() - started)} ms`)
 
   const cores = availableParallelism()
-  const maxJobs = jobsAt >= 0 ? Number(argv[jobsAt + 1]) : Math.max(2, cores * 3)
+  const maxJobs = jobsAt >= 0 ? Number(argv[jobsAt + 1]) : Math.max(2, cores * 4)
   const scratch = fastTmpdir()
   const timingFile = join(scratch ?? tmpdir(), `voxgate-test-times-${process.pid}.jsonl`)
   const nodeArgs = [
@@ -274,9 +306,11 @@ async function main(argv) {
   else rmSync(timingFile, { force: true })
   rmSync(BUILD_DIR, { recursive: true, force: true })
   mkdirSync(dirname(TIMES_FILE), { recursive: true })
-  writeFileSync(TIMES_FILE, `${JSON.stringify({ ...times, ...ran }, null, 1)}\n`)
+  writeFileSync(TIMES_FILE, `${JSON.stringify({ ...readJson(TIMES_FILE), ...ran }, null, 1)}\n`)
+  const seconds = (performance.now() - started) / 1000
+  const atOnce = Object.values(ran).reduce((s, t) => s + t.wallMs, 0) / 1000 / seconds
   console.log(
-    `# test run: ${((performance.now() - started) / 1000).toFixed(1)} s, up to ${maxJobs} files at once within ${Math.round(cores * CPU_BUDGET * 100)}% CPU${scratch ? ', temporary files on /dev/shm' : ''}`,
+    `# test run: ${seconds.toFixed(1)} s, ${(childCpuMs() / 1000).toFixed(0)} s of CPU in the test processes and theirs; ${atOnce.toFixed(1)} files at once on average (at most ${maxJobs}, within ${Math.round(cores * CPU_BUDGET * 100)}% of the CPU)${scratch ? '; temporary files on /dev/shm' : ''}`,
   )
   printTimes(ran, 10)
   return code

@@ -1,6 +1,6 @@
 // bin/test-pool.js runs the suite's files (see bin/test.js): which file starts next within the CPU budget, how a
 // file's result is read, and that a failing, a silent and a hung file each fail the run.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -14,6 +14,7 @@ interface Pool {
   CPU_BUDGET: number
   weightOf(t: Times | undefined): number
   parseCounts(output: string): Record<string, number> | undefined
+  createCpuMeter(readStat: () => string, now: () => number): { busyCores(cores: number): number | undefined }
   pickNext(queue: string[], weights: Map<string, number>, busy: number, capacity: number, running: number): number
   runPool(
     files: Map<string, string>,
@@ -26,6 +27,7 @@ interface Pool {
       cwd: string
       timeoutS: number
       killGraceMs?: number
+      meter?: { busyCores(cores: number): number | undefined }
     },
   ): Promise<{ counts: Record<string, number>; failed: string[]; notRun: string[] }>
 }
@@ -34,7 +36,7 @@ const pool = (await import(new URL('../../bin/test-pool.js', import.meta.url).hr
 
 t.test('a file weighs the share of a core it kept busy last time, within bounds', async (t) => {
   t.equal(pool.weightOf({ wallMs: 10_000, cpuMs: 3_000, childCpuMs: 1_000 }), 0.4)
-  t.equal(pool.weightOf({ wallMs: 10_000, cpuMs: 100 }), 0.25, 'a mostly waiting file still counts for a quarter')
+  t.equal(pool.weightOf({ wallMs: 10_000, cpuMs: 100 }), 0.15, 'a mostly waiting file still counts for 15% of a core')
   t.equal(pool.weightOf({ wallMs: 1_000, cpuMs: 900, childCpuMs: 900 }), 1, 'never more than a core')
   t.equal(pool.weightOf(undefined), 1, 'a file never run counts for a whole core')
   t.equal(pool.weightOf({ wallMs: 0, cpuMs: 10 }), 1)
@@ -63,6 +65,33 @@ t.test('the next file is the first in run order that fits beside the running one
   t.equal(pool.pickNext(['a', 'b'], weights, 1.5, 1.7, 2), -1, 'nothing fits: wait')
   t.equal(pool.pickNext(['a'], new Map([['a', 1]]), 5, 1.7, 0), 0, 'with nothing running the first starts whatever it weighs')
   t.equal(pool.pickNext([], weights, 0, 1.7, 0), -1)
+})
+
+t.test("the machine's load is read from /proc/stat over about the last second", async (t) => {
+  let stat = ''
+  let at = 0
+  const meter = pool.createCpuMeter(
+    () => stat,
+    () => at,
+  )
+  // user nice system idle iowait irq softirq steal guest guest_nice, in clock ticks since boot.
+  const line = (busy: number, idle: number) => `cpu  ${busy} 0 0 ${idle} 0 0 0 0 0 0\ncpu0 1 2 3 4\n`
+  stat = line(1000, 1000)
+  t.equal(meter.busyCores(2), undefined, 'nothing to compare with yet')
+  at = 500
+  stat = line(1075, 1025)
+  t.equal(meter.busyCores(2), 1.5, '75 of 100 ticks busy on 2 cores')
+  at = 1000
+  stat = line(1175, 1025)
+  t.equal(meter.busyCores(2), 1.75, 'over the whole second: 175 of 200')
+  at = 1500
+  stat = line(1200, 1100)
+  t.equal(meter.busyCores(2), 1.25, 'the sample older than a second is dropped: 125 of 200 since 500 ms')
+  const broken = pool.createCpuMeter(
+    () => 'no such thing',
+    () => 0,
+  )
+  t.equal(broken.busyCores(2), undefined, 'no measure where there is no /proc/stat')
 })
 
 t.test('files run as programs: a pass, a failure, a file without counts and a hung file', async (t) => {
@@ -105,4 +134,42 @@ t.test('files run as programs: a pass, a failure, a file without counts and a hu
   t.match(text, /^not ok \d - silent\.mjs # ended without tap's counts/m)
   t.match(text, /^not ok \d - hang\.mjs # killed by SIGKILL/m)
   t.match(text, /^ {4}not ok 1 - a$/m, "a failed file's output is printed, indented")
+})
+
+t.test('on a machine kept busy by something else, the files run one at a time', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'test-pool-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const log = join(dir, 'log')
+  const files = new Map(
+    ['a', 'b', 'c'].map((name) => {
+      const file = join(dir, `${name}.mjs`)
+      writeFileSync(
+        file,
+        `import { appendFileSync } from 'node:fs'
+appendFileSync(${JSON.stringify(log)}, 'start ${name}\\n')
+setTimeout(() => { appendFileSync(${JSON.stringify(log)}, 'end ${name}\\n'); console.log('# { total: 1, pass: 1 }') }, 300)`,
+      )
+      return [name, file] as const
+    }),
+  )
+  const quiet = console.log
+  console.log = () => {}
+  let result: Awaited<ReturnType<Pool['runPool']>>
+  try {
+    result = await pool.runPool(files, {
+      cores: 2,
+      maxJobs: 4,
+      times: Object.fromEntries(['a', 'b', 'c'].map((f) => [f, { wallMs: 1000, cpuMs: 200 }])),
+      nodeArgs: [],
+      env: process.env,
+      cwd: dir,
+      timeoutS: 30,
+      meter: { busyCores: () => 1.6 },
+    })
+  } finally {
+    console.log = quiet
+  }
+  t.same(result.failed, [])
+  const events = readFileSync(log, 'utf8').trim().split('\n')
+  t.same(events, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c'], 'each started after the one before ended')
 })
