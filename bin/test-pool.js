@@ -28,6 +28,8 @@ const MAX_OUTPUT = 4 * 1024 * 1024
 /** A file that outlives tap's own timeout by this much is killed with its process group (by default). */
 const KILL_GRACE_MS = 30_000
 
+/** A file whose process outlives its tests by more than this many seconds (bin/test-preload.js says) is named in its line. */
+const LINGER_S = 1.5
 /** How often the pool looks at the machine's load while no file ends. */
 const TICK_MS = 250
 /** The window the machine's load is measured over. */
@@ -167,7 +169,10 @@ export async function runPool(
                 : counts.fail > 0
                   ? `${counts.fail} failed`
                   : undefined
-        const summary = counts === undefined ? `${seconds} s` : `${seconds} s, ${counts.total} tests`
+        // A process that lives on after tap's last line (a timer or a socket left open) costs the run that long.
+        const after = Number(/^# lingered (\d+) ms$/m.exec(output.slice(-500))?.[1] ?? 0) / 1000
+        const lingered = after > LINGER_S ? `; ended ${after.toFixed(1)} s after its tests (something left open)` : ''
+        const summary = (counts === undefined ? `${seconds} s` : `${seconds} s, ${counts.total} tests`) + lingered
         finish(file, why === undefined ? `ok # ${summary}` : `not ok # ${why}, ${summary}`, output)
         resolve()
       })

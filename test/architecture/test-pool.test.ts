@@ -103,6 +103,7 @@ t.test('files run as programs: a pass, a failure, a file without counts and a hu
   }
   const files = new Map([
     program('pass.mjs', "console.log('ok 1 - a\\n1..1\\n# { total: 4, pass: 3, skip: 1 }')"),
+    program('linger.mjs', "console.log('# { total: 1, pass: 1 }'); console.error('# lingered 2500 ms')"),
     program('fail.mjs', "console.log('not ok 1 - a\\n# { total: 2, pass: 1, fail: 1 }'); process.exitCode = 1"),
     program('silent.mjs', "console.log('ok 1 - a')"),
     program('hang.mjs', "console.log('# { total: 1, pass: 1 }'); setInterval(() => {}, 1000)"),
@@ -127,9 +128,10 @@ t.test('files run as programs: a pass, a failure, a file without counts and a hu
   }
   t.same([...result.failed].sort(), ['fail.mjs', 'hang.mjs', 'silent.mjs'])
   t.same(result.notRun, [])
-  t.same(result.counts, { total: 7, pass: 5, fail: 1, skip: 1, todo: 0 }, 'the counts of the files that printed them')
+  t.same(result.counts, { total: 8, pass: 6, fail: 1, skip: 1, todo: 0 }, 'the counts of the files that printed them')
   const text = lines.join('\n')
   t.match(text, /^ok \d - pass\.mjs # [\d.]+ s, 4 tests$/m)
+  t.match(text, /^ok \d - linger\.mjs # [\d.]+ s, 1 tests; ended 2\.5 s after its tests \(something left open\)$/m)
   t.match(text, /^not ok \d - fail\.mjs # exit code 1/m)
   t.match(text, /^not ok \d - silent\.mjs # ended without tap's counts/m)
   t.match(text, /^not ok \d - hang\.mjs # killed by SIGKILL/m)

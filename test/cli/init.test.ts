@@ -193,10 +193,13 @@ t.test('a target that cannot hold a project: one line, exit 1, no agent, nothing
   ]
   for (const [what, target, message] of cases) {
     const started = Date.now()
+    let guard: NodeJS.Timeout | undefined
     const r = await Promise.race([
       runCli(['init', target, ...auth]),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`init ${target} still running after 20 s`)), 20_000)),
-    ])
+      new Promise<never>((_, reject) => {
+        guard = setTimeout(() => reject(new Error(`init ${target} still running after 20 s`)), 20_000)
+      }),
+    ]).finally(() => clearTimeout(guard))
     t.equal(r.code, 1, `${what}: exit 1`)
     t.match(r.stderr, message, `${what}: says why`)
     t.equal(r.stderr.split('\n').filter((l) => l !== '').length, 1, `${what}: one line on stderr (${r.stderr.trim()})`)

@@ -141,7 +141,9 @@ t.test(
     paused.proc.kill('SIGCONT')
     await Promise.race([
       fenced,
-      new Promise((_, reject) => setTimeout(() => reject(new Error('the resumed replica kept its swept sessions open')), LEASE_TTL * 4)),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('the resumed replica kept its swept sessions open')), LEASE_TTL * 4).unref(),
+      ),
     ])
     t.pass('the resumed replica closed every session whose lease it had lost')
     const lateResults = await late
