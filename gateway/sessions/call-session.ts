@@ -5,7 +5,7 @@ import type { Log } from '../../core/log.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
-import { appendTranscript, sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
+import { sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
 import { endSession } from '../store/session-states.js'
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
@@ -29,8 +29,11 @@ import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import type { CallTransferer } from './call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
-import { TRANSCRIPT_FLUSH_AT_END_MS, TranscriptWriter } from './transcript-writer.js'
-import { isDatabaseUnavailable, retryWhileUnavailable } from '../store/database-errors.js'
+import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript-writer.js'
+import { retryWhileUnavailable } from '../store/database-errors.js'
+import { SessionTranscript } from './session-transcript.js'
+import type { TurnToStore } from './turn-redactor.js'
+import { resolvePrivacy } from '../../pipeline/config/privacy-schema.js'
 
 /** How long a session's end is retried while the database is unavailable. */
 const SESSION_END_RETRY_MS = 60_000
@@ -103,8 +106,7 @@ export class CallSession {
   readonly #abort = new AbortController()
   readonly #timers: NodeJS.Timeout[] = []
   #silenceTimer: NodeJS.Timeout | undefined
-  #transcriptSeq = 0
-  readonly #transcript: TranscriptWriter<TranscriptTurn>
+  readonly #transcript: SessionTranscript
   #ending: Promise<void> | undefined
   /** The transport closed itself: it is not told to close again. */
   #transportGone = false
@@ -135,11 +137,12 @@ export class CallSession {
     this.#deps = deps
     this.#recordingEnabled = recordingEnabled
     this.#transport = transport
-    this.#transcript = new TranscriptWriter({
-      write: ({ seq, turn }) => appendTranscript(deps.db, row.id, row.conversation_id, seq, turn),
-      isTransient: isDatabaseUnavailable,
+    this.#transcript = new SessionTranscript({
+      db: deps.db,
       log: deps.log,
       sessionId: row.id,
+      conversationId: row.conversation_id,
+      privacy: resolvePrivacy(config.privacy),
     })
     this.ended = new Promise((r) => (this.#resolveEnded = r))
     this.#control = new SessionCallControl(
@@ -246,15 +249,18 @@ export class CallSession {
               const turn = { sessionId: this.row.id, turnId: t.turnId, origin: t.latencyOrigin, failureCause: t.failure?.cause }
               this.#metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages, turn)
             }
-            this.addTurn({
-              turnId: t.turnId,
-              timestamp: t.timestamp,
-              userMessage: t.userMessage,
-              assistantMessage: t.assistantMessage,
-              latencyMs: t.latencyMs,
-              latencyBreakdown: t.latencyBreakdown,
-              failure: storedFailure(t.failure),
-            })
+            this.addTurn(
+              {
+                turnId: t.turnId,
+                timestamp: t.timestamp,
+                userMessage: t.userMessage,
+                assistantMessage: t.assistantMessage,
+                latencyMs: t.latencyMs,
+                latencyBreakdown: t.latencyBreakdown,
+                failure: storedFailure(t.failure),
+              },
+              { userSpeechEndedAt: t.latencyOrigin },
+            )
             if (t.failure !== null) {
               log.info({ turn_id: t.turnId, cause: t.failure.cause, waited_ms: t.failure.waitedMs }, 'turn failed')
               this.#metrics.turnFailed(t.failure.cause)
@@ -344,13 +350,13 @@ export class CallSession {
   }
 
   /**
-   * Stores one finished turn at once (a crash later loses nothing already said); the call never waits for it,
-   * and a database that is away gets it once back (transcript-writer.ts).
+   * Stores one finished turn at once (a crash later loses nothing already said), redacted as the agent's privacy
+   * block says (a turn ending in a number waits for the next caller turn: privacy/turn-redactor.ts); the call
+   * never waits for it, and a database that is away gets it once back (transcript-writer.ts).
    */
-  addTurn(turn: TranscriptTurn): void {
-    const seq = ++this.#transcriptSeq
+  addTurn(turn: TranscriptTurn, extra: Omit<TurnToStore, 'turn'> & { userSpeechEndedAt?: Date | null } = {}): void {
     if (turn.latencyMs !== null) this.usage.latencySamples.push(turn.latencyMs)
-    this.#transcript.add({ seq, turn })
+    this.#transcript.add({ ...extra, turn })
   }
 
   /** Stops retrying unwritten turns (process shutdown, after the session ended). */

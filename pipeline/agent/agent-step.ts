@@ -48,6 +48,11 @@ export interface AgentContext {
   metadata?: Record<string, unknown> | undefined
   /** The conversation so far, oldest first (includes earlier sessions of the conversation). */
   history: readonly HistoryItem[]
+  /**
+   * Set when the agent's `privacy.redact_webhooks` is on: what a `message` request's `text` becomes. Unset, the
+   * backend gets the text as said (it may have to take the payment).
+   */
+  redactWebhookText?: ((text: string) => string) | undefined
 }
 
 /** What a step yields while answering. */
