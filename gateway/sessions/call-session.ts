@@ -23,7 +23,7 @@ import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionDeliveryJournal } from './delivery-journal.js'
 import { sessionEndEvent, sessionStartEvent, sessionUpdateEvent } from './lifecycle-events.js'
-import { SessionRecording, type RecordingSettings } from './recording/session-recording.js'
+import type { RecordingSettings } from './recording/session-recording.js'
 import type { LiveUsage } from './session-details.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import type { CallTransferer } from './call-transfer.js'
@@ -31,9 +31,8 @@ import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
 import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript-writer.js'
 import { retryWhileUnavailable } from '../store/database-errors.js'
-import { SessionTranscript } from './session-transcript.js'
 import type { TurnToStore } from './turn-redactor.js'
-import { resolvePrivacy } from '../../pipeline/config/privacy-schema.js'
+import { SessionKeeping } from './session-keeping.js'
 
 /** How long a session's end is retried while the database is unavailable. */
 const SESSION_END_RETRY_MS = 60_000
@@ -106,7 +105,8 @@ export class CallSession {
   readonly #abort = new AbortController()
   readonly #timers: NodeJS.Timeout[] = []
   #silenceTimer: NodeJS.Timeout | undefined
-  readonly #transcript: SessionTranscript
+  /** Transcript, recording and the backend's pauses of both, under the agent's privacy block. */
+  readonly #keeping: SessionKeeping
   #ending: Promise<void> | undefined
   /** The transport closed itself: it is not told to close again. */
   #transportGone = false
@@ -121,9 +121,7 @@ export class CallSession {
   #resolveEnded!: (r: EndReason) => void
 
   readonly #deps: SessionDeps
-  readonly #recordingEnabled: boolean
   readonly #transport: SessionTransport
-  #recording: SessionRecording | undefined
   /** Transfer, call-control failures and machine detection (additions to the SPEC). */
   readonly #control: SessionCallControl
   private constructor(
@@ -131,18 +129,19 @@ export class CallSession {
     readonly row: SessionRow,
     readonly config: PipelineConfig,
     readonly webhookSecret: string,
-    recordingEnabled: boolean,
+    organizationRecords: boolean,
     transport: SessionTransport,
   ) {
     this.#deps = deps
-    this.#recordingEnabled = recordingEnabled
     this.#transport = transport
-    this.#transcript = new SessionTranscript({
+    this.#keeping = new SessionKeeping({
       db: deps.db,
       log: deps.log,
-      sessionId: row.id,
-      conversationId: row.conversation_id,
-      privacy: resolvePrivacy(config.privacy),
+      row,
+      config,
+      organizationRecords,
+      recording: deps.recording,
+      transport,
     })
     this.ended = new Promise((r) => (this.#resolveEnded = r))
     this.#control = new SessionCallControl(
@@ -193,9 +192,9 @@ export class CallSession {
       throw new Error('session configuration is no longer valid')
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
-    s.#startRecording()
+    s.#keeping.start()
     // Caller audio is recorded from the first frame, also while the pipeline is still starting.
-    if (s.#recording !== undefined) s.#pipeline = s.#recording.tap(NO_INPUT)
+    s.#pipeline = s.#keeping.tap(NO_INPUT)
     s.#startTimers()
     s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
     if (transport.deliver !== undefined) await s.#startPipeline()
@@ -214,16 +213,6 @@ export class CallSession {
   /** What the transport feeds the voice pipeline (caller audio, text, data, playback reports). */
   get input(): PipelineInput {
     return this.#pipeline
-  }
-
-  /** Records sessions with audio of organizations that record; the recording never holds up the session. */
-  #startRecording(): void {
-    const audio = this.#transport.audio
-    const settings = this.#deps.recording
-    if (!this.#recordingEnabled || audio === undefined || settings === undefined) return
-    const log = this.#deps.log.child({ session_id: this.row.id })
-    this.#recording = new SessionRecording({ db: this.#deps.db, log, settings }, this.row, { kind: this.#transport.kind, audio })
-    this.#recording.start()
   }
 
   async #startPipeline(): Promise<void> {
@@ -267,6 +256,7 @@ export class CallSession {
             }
           },
           userActivity: () => this.noteUserActivity(),
+          sttWords: (words) => this.#keeping.sttWords(words),
           agentRequestDone: (e) => {
             // Only `agent.webhook` sends webhooks; the built-in LLM step's requests are not deliveries.
             if (this.config.plugins.some((p) => p.use === 'agent.webhook')) this.#metrics.webhookDelivery('agent', e.outcome)
@@ -281,7 +271,7 @@ export class CallSession {
         p.close()
         return
       }
-      const input = this.#recording?.tap(p) ?? p
+      const input = this.#keeping.tap(p)
       this.#pipeline = this.#control.tap(input)
       this.#closePipeline = () => p.close()
       this.#control.pipelineStarted()
@@ -299,11 +289,12 @@ export class CallSession {
       this.#deps.log.warn({ err, session_id: this.row.id }, 'transport failed to deliver an event')
     }
     try {
-      this.#recording?.onEvent(e)
+      this.#keeping.recording?.onEvent(e)
     } catch (err) {
       this.#deps.log.warn({ err, session_id: this.row.id }, 'recording failed to take an event')
     }
     if (e.type === 'hangup') void this.end(e.reason === 'agent_hangup' ? 'hangup' : 'error')
+    else if (e.type === 'recording') this.#keeping.recordingCommand(e.action)
     else this.#control.onPipelineEvent(e)
   }
 
@@ -356,12 +347,12 @@ export class CallSession {
    */
   addTurn(turn: TranscriptTurn, extra: Omit<TurnToStore, 'turn'> & { userSpeechEndedAt?: Date | null } = {}): void {
     if (turn.latencyMs !== null) this.usage.latencySamples.push(turn.latencyMs)
-    this.#transcript.add({ ...extra, turn })
+    this.#keeping.addTurn(turn, extra)
   }
 
   /** Stops retrying unwritten turns (process shutdown, after the session ended). */
   stopTranscriptRetries(): void {
-    this.#transcript.close()
+    this.#keeping.stopTranscriptRetries()
   }
 
   /** The usage so far, rounded as it is stored at the end: session details of a live session report it. */
@@ -406,8 +397,8 @@ export class CallSession {
       }
     }
     // The session.end webhook carries the transcript: give a database that is away a moment to come back.
-    if (!(await this.#transcript.flushed(TRANSCRIPT_FLUSH_AT_END_MS))) {
-      this.#deps.log.warn({ session_id: this.row.id, pending: this.#transcript.pending }, 'ending with transcript turns unwritten')
+    if (!(await this.#keeping.transcriptFlushed(TRANSCRIPT_FLUSH_AT_END_MS))) {
+      this.#deps.log.warn({ session_id: this.row.id, pending: this.#keeping.pendingTurns }, 'ending with transcript turns unwritten')
     }
     let row: SessionRow | undefined
     try {
@@ -428,7 +419,7 @@ export class CallSession {
     if (row !== undefined) {
       const ended = row
       const transcript = await sessionTranscript(this.#deps.db, ended.id).catch(() => [])
-      this.#emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.#recordingEnabled, this.#customMetadata))
+      this.#emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.#keeping.recordingEnabled, this.#customMetadata))
     }
     await this.#finishRecording(row)
     this.#resolveEnded(reason)
@@ -436,12 +427,9 @@ export class CallSession {
 
   /** Completes (or fails) the recording at the stored duration and sends `session.update` about it. */
   async #finishRecording(row: SessionRow | undefined): Promise<void> {
-    const recording = this.#recording
-    if (recording === undefined) return
-    const outcome = await recording.finish(row?.duration_ms ?? undefined).catch((e: unknown) => ({
-      status: 'failed' as const,
-      error: `recording could not be finished: ${e instanceof Error ? e.message : String(e)}`,
-    }))
+    const recording = this.#keeping.recording
+    const outcome = await this.#keeping.finishRecording(row?.duration_ms ?? undefined)
+    if (recording === undefined || outcome === undefined) return
     this.#deps.log.info({ session_id: this.row.id, recording_status: outcome.status }, 'recording finished')
     const update =
       outcome.status === 'completed'
