@@ -221,18 +221,19 @@ export class SessionRecording {
   pause(): boolean {
     const last = this.#paused.at(-1)
     if ((last !== undefined && last.to_ms === null) || this.#paused.length >= MAX_LISTED_SPANS) return false
-    const at = this.#now()
+    // Whole ms, so the metadata names exactly the samples that are silent.
+    const at = Math.round(this.#now())
     this.#recorder.pause(at)
-    this.#paused.push({ from_ms: Math.round(at), to_ms: null })
+    this.#paused.push({ from_ms: at, to_ms: null })
     return true
   }
 
   resume(): void {
     const last = this.#paused.at(-1)
     if (last === undefined || last.to_ms !== null) return
-    const at = this.#now()
+    const at = Math.round(this.#now())
     this.#recorder.resume(at)
-    last.to_ms = Math.round(at)
+    last.to_ms = at
   }
 
   /** A pipeline event the transport was just given. */
