@@ -1,6 +1,6 @@
 import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import type { Kysely } from 'kysely'
-import type { Database, SessionRow, StoredTurnFailure } from '../store/schema.js'
+import type { Database, SessionRow } from '../store/schema.js'
 import type { Log } from '../../core/log.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
@@ -12,7 +12,6 @@ import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
 import {
   newTurnId,
-  type CompletedTurn,
   type InputAudioFormat,
   type OutputAudioFormat,
   type PipelineEvent,
@@ -33,6 +32,8 @@ import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript-writer.js'
 import { retryWhileUnavailable } from '../store/database-errors.js'
 import type { TurnToStore } from './turn-redactor.js'
 import { SessionKeeping } from './session-keeping.js'
+import { NO_INPUT, NO_VENDORS } from './no-input.js'
+import { sessionPipelineHooks } from './session-hooks.js'
 
 /** How long a session's end is retried while the database is unavailable. */
 const SESSION_END_RETRY_MS = 60_000
@@ -67,26 +68,6 @@ export interface SessionDeps {
   recording?: RecordingSettings | undefined
   /** Moves phone calls elsewhere (`response.transfer`); without it every transfer fails. */
   callTransfer?: CallTransferer | undefined
-}
-
-/** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */
-const NO_INPUT: PipelineInput = {
-  pushAudio: () => undefined,
-  clientVad: () => undefined,
-  pushToTalk: () => undefined,
-  userText: () => undefined,
-  userData: () => undefined,
-  dtmf: () => undefined,
-  markPlayed: () => undefined,
-  audioWritten: () => undefined,
-  replayFinished: () => undefined,
-}
-
-const NO_VENDORS: VendorEndpoints = {
-  sttVendorA: { url: '', apiKey: undefined },
-  sttVendorB: { url: '', apiKey: undefined },
-  ttsVendorA: { url: '', apiKey: undefined },
-  llm: { url: '', apiKey: undefined },
 }
 
 /** Usage figures a pipeline reports during the call. */
@@ -231,41 +212,16 @@ export class CallSession {
         log,
         signal: this.signal,
         emit: (e) => this.#onPipelineEvent(e),
-        hooks: {
-          turnCompleted: (t) => {
-            log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
-            if (t.latencyMs !== null && t.latencyBreakdown !== null && t.latencyOrigin !== null) {
-              const turn = { sessionId: this.row.id, turnId: t.turnId, origin: t.latencyOrigin, failureCause: t.failure?.cause }
-              this.#metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages, turn)
-            }
-            this.addTurn(
-              {
-                turnId: t.turnId,
-                timestamp: t.timestamp,
-                userMessage: t.userMessage,
-                assistantMessage: t.assistantMessage,
-                latencyMs: t.latencyMs,
-                latencyBreakdown: t.latencyBreakdown,
-                failure: storedFailure(t.failure),
-              },
-              { userSpeechEndedAt: t.latencyOrigin },
-            )
-            if (t.failure !== null) {
-              log.info({ turn_id: t.turnId, cause: t.failure.cause, waited_ms: t.failure.waitedMs }, 'turn failed')
-              this.#metrics.turnFailed(t.failure.cause)
-            }
-          },
-          userActivity: () => this.noteUserActivity(),
+        hooks: sessionPipelineHooks({
+          row: this.row,
+          config: this.config,
+          metrics: this.#metrics,
+          log,
+          usage: this.usage,
+          addTurn: (turn, extra) => this.addTurn(turn, extra),
+          noteUserActivity: () => this.noteUserActivity(),
           sttWords: (words) => this.#keeping.sttWords(words),
-          agentRequestDone: (e) => {
-            // Only `agent.webhook` sends webhooks; the built-in LLM step's requests are not deliveries.
-            if (this.config.plugins.some((p) => p.use === 'agent.webhook')) this.#metrics.webhookDelivery('agent', e.outcome)
-          },
-          usage: (u) => {
-            this.usage.transcriptionSeconds += u.transcriptionSeconds ?? 0
-            this.usage.ttsSeconds += u.ttsSeconds ?? 0
-          },
-        },
+        }),
       })
       if (this.isEnded) {
         p.close()
@@ -456,9 +412,4 @@ export class CallSession {
 
 function round(n: number): number {
   return Math.round(n * 1000) / 1000
-}
-
-/** A pipeline's turn failure in the stored shape (the session details' `failure`). */
-function storedFailure(f: CompletedTurn['failure']): StoredTurnFailure | null {
-  return f === null ? null : { cause: f.cause, waited_ms: f.waitedMs, heard: f.heard, detail: f.detail }
 }
