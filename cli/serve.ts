@@ -1,3 +1,4 @@
+import { privacyLogOptions } from '../gateway/log-redaction.js'
 import { loadConfig, ConfigError, vendorAvailability, type GatewayConfig } from '../gateway/config.js'
 import { createLogger } from '../core/log.js'
 import { openStore } from '../gateway/store/database.js'
@@ -24,7 +25,8 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
     }
     throw e
   }
-  const log = createLogger(config.logLevel)
+  // Card numbers and SSNs never reach a log line, whatever put them there (issue 29).
+  const log = createLogger(config.logLevel, privacyLogOptions())
   if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log, writeStdout)
   // A worker listens to its primary from the start: a shutdown told while it was still starting would otherwise be
   // lost, and the worker (and the primary waiting for it) would run for good. Exit-now ends a starting worker at

@@ -51,6 +51,7 @@ export const ERRORS = {
   method_not_allowed: { status: 405, message: 'method not allowed' },
   phone_number_taken: { status: 409, message: 'phone number is assigned to another agent' },
   session_not_connected: { status: 409, message: 'the session is not connected' },
+  session_not_ended: { status: 409, message: 'the session has not ended: end it first' },
   payload_too_large: { status: 413, message: 'request body too large' },
   concurrency_limit: { status: 429, message: 'concurrent session limit reached' },
   carrier_error: { status: 502, message: 'the carrier rejected the request' },

@@ -58,12 +58,13 @@ export function stdoutLogDestination(fd = 1): ReturnType<typeof pino.destination
   return dest
 }
 
-/** Creates the process logger (JSON lines on stdout, secrets redacted). */
-export function createLogger(level: string, options: Partial<LoggerOptions> = {}): Log {
-  return pino(
-    { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'voxgate' }, ...options },
-    stdoutLogDestination(),
-  )
+/** Creates the process logger (JSON lines on stdout unless `destination` says otherwise, secrets redacted). */
+export function createLogger(
+  level: string,
+  options: Partial<LoggerOptions> = {},
+  destination: Parameters<typeof pino>[1] = stdoutLogDestination(),
+): Log {
+  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'voxgate' }, ...options }, destination)
 }
 
 /** A logger that drops everything, for tests that do not look at logs. */

@@ -278,10 +278,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     store.notifications,
   )
   await sessions.start()
-  const retention =
-    config.recordingRetentionDays === undefined
-      ? undefined
-      : new RecordingRetention(store.db, log, config.recordingRetentionDays, recordingObjects)
+  // Always swept: an agent's privacy.retention_days applies without a process-wide retention.
+  const retention = new RecordingRetention(store.db, log, config.recordingRetentionDays, recordingObjects)
   retention?.start()
   mover?.start()
   path = carrierPath(deps, sessions, egress)

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { LATENCY_STAGES } from '../../pipeline/contract.js'
 import { END_REASONS } from '../../core/end-reason.js'
 import { OPERATIONS, type Auth, type Operation } from './operations.js'
+import { PRIVACY_OPERATIONS } from './privacy-operations.js'
 
 type Json = Record<string, unknown>
 
@@ -213,7 +214,7 @@ function operationObject(op: Operation): Json {
  */
 export function openApiDocument(serverUrl: string): Json {
   const paths: Record<string, Json> = {}
-  for (const op of OPERATIONS) {
+  for (const op of [...OPERATIONS, ...PRIVACY_OPERATIONS]) {
     const path = openApiPath(op.path)
     paths[path] = { ...paths[path], [op.method]: operationObject(op) }
   }

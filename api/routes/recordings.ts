@@ -4,6 +4,8 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
 import { deleteRecording, findRecording, type RecordingInfo } from '../../gateway/store/recordings.js'
+import { getSessionRow } from '../../gateway/store/sessions.js'
+import { purgeSessionText } from '../../gateway/store/session-purge.js'
 import { wavBytes, wavSize, type WavFile } from '../../gateway/sessions/recording/wav-stream.js'
 import type { ApiState } from '../auth.js'
 import { parseByteRange } from '../http/byte-range.js'
@@ -79,6 +81,22 @@ export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
     ctx.length = end - start + 1
   })
 
+  // Addition (issue 29): what was silenced and paused, in ms of the file. Any recording of the session answers, so a
+  // caller can check a recording in progress or one that failed too.
+  r.get(`${PATH}/metadata`, async (ctx) => {
+    const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
+    const rec = await findRecording(db, ctx.state.organizationId, agent_id, session_id)
+    if (rec === undefined) throw voxError('recording_not_found')
+    ctx.body = {
+      session_id: rec.sessionId,
+      status: rec.status,
+      sample_rate: rec.sampleRate,
+      duration_ms: rec.totalSamples === null ? null : Math.round((rec.totalSamples * 1000) / rec.sampleRate),
+      silenced: rec.silencedSpans,
+      paused: rec.pausedSpans,
+    }
+  })
+
   r.delete(PATH, async (ctx) => {
     const rec = await recordingOf(ctx).catch((e: unknown) => {
       // A failed recording has no audio but may still be deleted (its row goes).
@@ -88,15 +106,37 @@ export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
     const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
     const found = rec ?? (await findRecording(db, ctx.state.organizationId, agent_id, session_id))
     if (found === undefined) throw voxError('recording_not_found')
-    // The files first: a store that fails leaves the recording whole, to delete again.
+    if (!(await deleteEverywhere(found))) throw voxError('recording_not_found')
+    ctx.status = 204
+  })
+
+  /** Deletes a recording's files (first: a store that fails leaves the recording whole) and its row; false if gone. */
+  async function deleteEverywhere(found: RecordingInfo): Promise<boolean> {
     if (found.objectKey !== null) {
       const store = storeOf(found)
       await store.delete(Object.values(recordingObjectKeys(found.objectKey))).catch((e: unknown) => {
         throw voxError('recording_store_failed', undefined, { cause: e })
       })
     }
-    if ((await deleteRecording(db, found.sessionId)) === undefined) throw voxError('recording_not_found')
-    ctx.status = 204
+    return (await deleteRecording(db, found.sessionId)) !== undefined
+  }
+
+  // Addition (issue 29): purge what a finished session kept. A recording still being made is refused like the
+  // session: both wait for the end.
+  r.delete('/v1/agents/:agent_id/sessions/:session_id/data', async (ctx) => {
+    const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
+    const row = await getSessionRow(db, ctx.state.organizationId, agent_id, session_id)
+    if (row === undefined) throw voxError('session_not_found')
+    const found = await findRecording(db, ctx.state.organizationId, agent_id, session_id)
+    if (row.status !== 'ended' || found?.status === 'in_progress') throw voxError('session_not_ended')
+    const recordingDeleted = found === undefined ? false : await deleteEverywhere(found)
+    const text = await purgeSessionText(db, row.id)
+    ctx.body = {
+      session_id: row.id,
+      transcript_turns: text.transcriptTurns,
+      recording_deleted: recordingDeleted,
+      webhook_deliveries: text.webhookDeliveries,
+    }
   })
 
   return r

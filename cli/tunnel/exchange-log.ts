@@ -1,5 +1,6 @@
 import type { GatewayMessage } from '../../gateway/tunnels/tunnel-codec.js'
 import type { Cancel, Exchange } from './local-forwarder.js'
+import { redactLogValue } from '../../gateway/log-redaction.js'
 
 function clock(at: Date = new Date()): string {
   return at.toISOString().slice(11, 23)
@@ -63,7 +64,8 @@ export function requestStartedLine(e: Exchange): string {
   if (s.type !== undefined) parts.push(s.type)
   if (s.session !== undefined) parts.push(`session ${s.session}`)
   if (s.turn !== undefined) parts.push(`turn ${s.turn}`)
-  if (s.text !== undefined) parts.push(`user: ${quote(s.text)}`)
+  // The backend gets the text as said; the terminal shows it as a log line would (issue 29: cards, SSNs).
+  if (s.text !== undefined) parts.push(`user: ${quote(String(redactLogValue(s.text)))}`)
   return parts.join(' ')
 }
 
@@ -76,7 +78,8 @@ export function requestAnsweredLine(e: Exchange): string {
     .map((x) => String(x.content))
     .join(' ')
   const size = [`${e.bytes} bytes`, ...(sse ? [`${events.length} events`] : [])].join(', ')
-  return `${clock()} <- ${endLabel(e)} ${e.status} in ${e.ms.toFixed(0)} ms (${size})${said === '' ? '' : ` agent: ${quote(said)}`}`
+  const agent = said === '' ? '' : ` agent: ${quote(String(redactLogValue(said)))}`
+  return `${clock()} <- ${endLabel(e)} ${e.status} in ${e.ms.toFixed(0)} ms (${size})${agent}`
 }
 
 /** `--tail`: the local server did not answer, or its response broke off. */

@@ -163,6 +163,7 @@ export function encodeServerEvent(event: PipelineEvent): BrowserServerMessage | 
       return errorMessage(event.code, event.message)
     case 'clear_playback':
     case 'hangup':
+    case 'recording':
       return undefined
   }
 }

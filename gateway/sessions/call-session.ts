@@ -1,18 +1,17 @@
 import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
 import type { Kysely } from 'kysely'
-import type { Database, SessionRow, StoredTurnFailure } from '../store/schema.js'
+import type { Database, SessionRow } from '../store/schema.js'
 import type { Log } from '../../core/log.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
-import { appendTranscript, sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
+import { sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
 import { endSession } from '../store/session-states.js'
 import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
 import {
   newTurnId,
-  type CompletedTurn,
   type InputAudioFormat,
   type OutputAudioFormat,
   type PipelineEvent,
@@ -23,14 +22,18 @@ import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionDeliveryJournal } from './delivery-journal.js'
 import { sessionEndEvent, sessionStartEvent, sessionUpdateEvent } from './lifecycle-events.js'
-import { SessionRecording, type RecordingSettings } from './recording/session-recording.js'
+import type { RecordingSettings } from './recording/session-recording.js'
 import type { LiveUsage } from './session-details.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import type { CallTransferer } from './call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
-import { TRANSCRIPT_FLUSH_AT_END_MS, TranscriptWriter } from './transcript-writer.js'
-import { isDatabaseUnavailable, retryWhileUnavailable } from '../store/database-errors.js'
+import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript-writer.js'
+import { retryWhileUnavailable } from '../store/database-errors.js'
+import type { TurnToStore } from './turn-redactor.js'
+import { SessionKeeping } from './session-keeping.js'
+import { NO_INPUT, NO_VENDORS } from './no-input.js'
+import { sessionPipelineHooks } from './session-hooks.js'
 
 /** How long a session's end is retried while the database is unavailable. */
 const SESSION_END_RETRY_MS = 60_000
@@ -67,26 +70,6 @@ export interface SessionDeps {
   callTransfer?: CallTransferer | undefined
 }
 
-/** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */
-const NO_INPUT: PipelineInput = {
-  pushAudio: () => undefined,
-  clientVad: () => undefined,
-  pushToTalk: () => undefined,
-  userText: () => undefined,
-  userData: () => undefined,
-  dtmf: () => undefined,
-  markPlayed: () => undefined,
-  audioWritten: () => undefined,
-  replayFinished: () => undefined,
-}
-
-const NO_VENDORS: VendorEndpoints = {
-  sttVendorA: { url: '', apiKey: undefined },
-  sttVendorB: { url: '', apiKey: undefined },
-  ttsVendorA: { url: '', apiKey: undefined },
-  llm: { url: '', apiKey: undefined },
-}
-
 /** Usage figures a pipeline reports during the call. */
 export interface SessionUsage {
   transcriptionSeconds: number
@@ -103,8 +86,8 @@ export class CallSession {
   readonly #abort = new AbortController()
   readonly #timers: NodeJS.Timeout[] = []
   #silenceTimer: NodeJS.Timeout | undefined
-  #transcriptSeq = 0
-  readonly #transcript: TranscriptWriter<TranscriptTurn>
+  /** Transcript, recording and the backend's pauses of both, under the agent's privacy block. */
+  readonly #keeping: SessionKeeping
   #ending: Promise<void> | undefined
   /** The transport closed itself: it is not told to close again. */
   #transportGone = false
@@ -119,9 +102,7 @@ export class CallSession {
   #resolveEnded!: (r: EndReason) => void
 
   readonly #deps: SessionDeps
-  readonly #recordingEnabled: boolean
   readonly #transport: SessionTransport
-  #recording: SessionRecording | undefined
   /** Transfer, call-control failures and machine detection (additions to the SPEC). */
   readonly #control: SessionCallControl
   private constructor(
@@ -129,17 +110,19 @@ export class CallSession {
     readonly row: SessionRow,
     readonly config: PipelineConfig,
     readonly webhookSecret: string,
-    recordingEnabled: boolean,
+    organizationRecords: boolean,
     transport: SessionTransport,
   ) {
     this.#deps = deps
-    this.#recordingEnabled = recordingEnabled
     this.#transport = transport
-    this.#transcript = new TranscriptWriter({
-      write: ({ seq, turn }) => appendTranscript(deps.db, row.id, row.conversation_id, seq, turn),
-      isTransient: isDatabaseUnavailable,
+    this.#keeping = new SessionKeeping({
+      db: deps.db,
       log: deps.log,
-      sessionId: row.id,
+      row,
+      config,
+      organizationRecords,
+      recording: deps.recording,
+      transport,
     })
     this.ended = new Promise((r) => (this.#resolveEnded = r))
     this.#control = new SessionCallControl(
@@ -190,9 +173,9 @@ export class CallSession {
       throw new Error('session configuration is no longer valid')
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
-    s.#startRecording()
+    s.#keeping.start()
     // Caller audio is recorded from the first frame, also while the pipeline is still starting.
-    if (s.#recording !== undefined) s.#pipeline = s.#recording.tap(NO_INPUT)
+    s.#pipeline = s.#keeping.tap(NO_INPUT)
     s.#startTimers()
     s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
     if (transport.deliver !== undefined) await s.#startPipeline()
@@ -213,16 +196,6 @@ export class CallSession {
     return this.#pipeline
   }
 
-  /** Records sessions with audio of organizations that record; the recording never holds up the session. */
-  #startRecording(): void {
-    const audio = this.#transport.audio
-    const settings = this.#deps.recording
-    if (!this.#recordingEnabled || audio === undefined || settings === undefined) return
-    const log = this.#deps.log.child({ session_id: this.row.id })
-    this.#recording = new SessionRecording({ db: this.#deps.db, log, settings }, this.row, { kind: this.#transport.kind, audio })
-    this.#recording.start()
-  }
-
   async #startPipeline(): Promise<void> {
     const log = this.#deps.log.child({ session_id: this.row.id })
     try {
@@ -239,43 +212,22 @@ export class CallSession {
         log,
         signal: this.signal,
         emit: (e) => this.#onPipelineEvent(e),
-        hooks: {
-          turnCompleted: (t) => {
-            log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
-            if (t.latencyMs !== null && t.latencyBreakdown !== null && t.latencyOrigin !== null) {
-              const turn = { sessionId: this.row.id, turnId: t.turnId, origin: t.latencyOrigin, failureCause: t.failure?.cause }
-              this.#metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages, turn)
-            }
-            this.addTurn({
-              turnId: t.turnId,
-              timestamp: t.timestamp,
-              userMessage: t.userMessage,
-              assistantMessage: t.assistantMessage,
-              latencyMs: t.latencyMs,
-              latencyBreakdown: t.latencyBreakdown,
-              failure: storedFailure(t.failure),
-            })
-            if (t.failure !== null) {
-              log.info({ turn_id: t.turnId, cause: t.failure.cause, waited_ms: t.failure.waitedMs }, 'turn failed')
-              this.#metrics.turnFailed(t.failure.cause)
-            }
-          },
-          userActivity: () => this.noteUserActivity(),
-          agentRequestDone: (e) => {
-            // Only `agent.webhook` sends webhooks; the built-in LLM step's requests are not deliveries.
-            if (this.config.plugins.some((p) => p.use === 'agent.webhook')) this.#metrics.webhookDelivery('agent', e.outcome)
-          },
-          usage: (u) => {
-            this.usage.transcriptionSeconds += u.transcriptionSeconds ?? 0
-            this.usage.ttsSeconds += u.ttsSeconds ?? 0
-          },
-        },
+        hooks: sessionPipelineHooks({
+          row: this.row,
+          config: this.config,
+          metrics: this.#metrics,
+          log,
+          usage: this.usage,
+          addTurn: (turn, extra) => this.addTurn(turn, extra),
+          noteUserActivity: () => this.noteUserActivity(),
+          sttWords: (words) => this.#keeping.sttWords(words),
+        }),
       })
       if (this.isEnded) {
         p.close()
         return
       }
-      const input = this.#recording?.tap(p) ?? p
+      const input = this.#keeping.tap(p)
       this.#pipeline = this.#control.tap(input)
       this.#closePipeline = () => p.close()
       this.#control.pipelineStarted()
@@ -293,11 +245,12 @@ export class CallSession {
       this.#deps.log.warn({ err, session_id: this.row.id }, 'transport failed to deliver an event')
     }
     try {
-      this.#recording?.onEvent(e)
+      this.#keeping.recording?.onEvent(e)
     } catch (err) {
       this.#deps.log.warn({ err, session_id: this.row.id }, 'recording failed to take an event')
     }
     if (e.type === 'hangup') void this.end(e.reason === 'agent_hangup' ? 'hangup' : 'error')
+    else if (e.type === 'recording') this.#keeping.recordingCommand(e.action)
     else this.#control.onPipelineEvent(e)
   }
 
@@ -344,18 +297,18 @@ export class CallSession {
   }
 
   /**
-   * Stores one finished turn at once (a crash later loses nothing already said); the call never waits for it,
-   * and a database that is away gets it once back (transcript-writer.ts).
+   * Stores one finished turn at once (a crash later loses nothing already said), redacted as the agent's privacy
+   * block says (a turn ending in a number waits for the next caller turn: privacy/turn-redactor.ts); the call
+   * never waits for it, and a database that is away gets it once back (transcript-writer.ts).
    */
-  addTurn(turn: TranscriptTurn): void {
-    const seq = ++this.#transcriptSeq
+  addTurn(turn: TranscriptTurn, extra: Omit<TurnToStore, 'turn'> & { userSpeechEndedAt?: Date | null } = {}): void {
     if (turn.latencyMs !== null) this.usage.latencySamples.push(turn.latencyMs)
-    this.#transcript.add({ seq, turn })
+    this.#keeping.addTurn(turn, extra)
   }
 
   /** Stops retrying unwritten turns (process shutdown, after the session ended). */
   stopTranscriptRetries(): void {
-    this.#transcript.close()
+    this.#keeping.stopTranscriptRetries()
   }
 
   /** The usage so far, rounded as it is stored at the end: session details of a live session report it. */
@@ -400,8 +353,8 @@ export class CallSession {
       }
     }
     // The session.end webhook carries the transcript: give a database that is away a moment to come back.
-    if (!(await this.#transcript.flushed(TRANSCRIPT_FLUSH_AT_END_MS))) {
-      this.#deps.log.warn({ session_id: this.row.id, pending: this.#transcript.pending }, 'ending with transcript turns unwritten')
+    if (!(await this.#keeping.transcriptFlushed(TRANSCRIPT_FLUSH_AT_END_MS))) {
+      this.#deps.log.warn({ session_id: this.row.id, pending: this.#keeping.pendingTurns }, 'ending with transcript turns unwritten')
     }
     let row: SessionRow | undefined
     try {
@@ -422,7 +375,7 @@ export class CallSession {
     if (row !== undefined) {
       const ended = row
       const transcript = await sessionTranscript(this.#deps.db, ended.id).catch(() => [])
-      this.#emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.#recordingEnabled, this.#customMetadata))
+      this.#emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.#keeping.recordingEnabled, this.#customMetadata))
     }
     await this.#finishRecording(row)
     this.#resolveEnded(reason)
@@ -430,12 +383,9 @@ export class CallSession {
 
   /** Completes (or fails) the recording at the stored duration and sends `session.update` about it. */
   async #finishRecording(row: SessionRow | undefined): Promise<void> {
-    const recording = this.#recording
-    if (recording === undefined) return
-    const outcome = await recording.finish(row?.duration_ms ?? undefined).catch((e: unknown) => ({
-      status: 'failed' as const,
-      error: `recording could not be finished: ${e instanceof Error ? e.message : String(e)}`,
-    }))
+    const recording = this.#keeping.recording
+    const outcome = await this.#keeping.finishRecording(row?.duration_ms ?? undefined)
+    if (recording === undefined || outcome === undefined) return
     this.#deps.log.info({ session_id: this.row.id, recording_status: outcome.status }, 'recording finished')
     const update =
       outcome.status === 'completed'
@@ -462,9 +412,4 @@ export class CallSession {
 
 function round(n: number): number {
   return Math.round(n * 1000) / 1000
-}
-
-/** A pipeline's turn failure in the stored shape (the session details' `failure`). */
-function storedFailure(f: CompletedTurn['failure']): StoredTurnFailure | null {
-  return f === null ? null : { cause: f.cause, waited_ms: f.waitedMs, heard: f.heard, detail: f.detail }
 }

@@ -1,3 +1,4 @@
+import { redact } from '../../pipeline/privacy/redact.js'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { VendorSetting } from '../../pipeline/vendor/vendor-transport.js'
@@ -123,6 +124,7 @@ export async function startPipeline(input: {
       customMetadata: config.session_webhook?.custom_metadata,
       metadata: (row.metadata as Record<string, unknown> | null) ?? {},
       history,
+      redactWebhookText: webhookRedaction(config),
     },
     agent,
     welcomeTurnId: input.welcomeTurnId,
@@ -136,4 +138,11 @@ export async function startPipeline(input: {
   })
   pipeline.start()
   return pipeline
+}
+
+/** The redaction of the agent webhook's `text` when the agent's `privacy.redact_webhooks` asks for it. */
+export function webhookRedaction(config: PipelineConfig): ((text: string) => string) | undefined {
+  const privacy = config.privacy
+  if (privacy?.redact_webhooks !== true) return undefined
+  return (text) => redact(text, { redact: privacy.redact }).text
 }

@@ -12,6 +12,7 @@ import { tunnelHolderUrl } from './migrations/0010-tunnel-holder-url.js'
 import { turnFailures } from './migrations/0011-turn-failures.js'
 import { sessionListOrder } from './migrations/0012-session-list-order.js'
 import { failedTurnsIndex } from './migrations/0013-failed-turns-index.js'
+import { recordingPrivacy } from './migrations/0014-recording-privacy.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0011-turn-failures': turnFailures,
   '0012-session-list-order': sessionListOrder,
   '0013-failed-turns-index': failedTurnsIndex,
+  '0014-recording-privacy': recordingPrivacy,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

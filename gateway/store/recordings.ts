@@ -3,7 +3,7 @@
  * session row, written together so session details never disagree with the recording.
  */
 import { sql, type Kysely } from 'kysely'
-import type { Database } from './schema.js'
+import type { Database, StoredPausedSpan, StoredSilencedSpan } from './schema.js'
 
 /** Channels of a recording: the caller left, the agent right. */
 export const CALLER_CHANNEL = 0
@@ -31,17 +31,42 @@ export interface RecordingInfo {
   createdAt: Date
   /** The stereo file's object store key; null: the audio is in the database. */
   objectKey: string | null
+  /** Where the caller's redacted words were silenced, and where the backend paused the recording (issue 29). */
+  silencedSpans: StoredSilencedSpan[]
+  pausedSpans: StoredPausedSpan[]
+}
+
+/** Stores a recording's privacy spans (before it is completed, so a finished recording always lists them). */
+export async function setRecordingSpans(
+  db: Kysely<Database>,
+  sessionId: string,
+  spans: { silenced: readonly StoredSilencedSpan[]; paused: readonly StoredPausedSpan[] },
+): Promise<void> {
+  await db
+    .updateTable('recordings')
+    .set({
+      silenced_spans: spans.silenced.length === 0 ? null : JSON.stringify(spans.silenced),
+      paused_spans: spans.paused.length === 0 ? null : JSON.stringify(spans.paused),
+    })
+    .where('session_id', '=', sessionId)
+    .execute()
 }
 
 /** Starts a recording of a session: the session then reports `in_progress`. */
 export async function createRecording(
   db: Kysely<Database>,
-  input: { sessionId: string; organizationId: string; sampleRate: number },
+  input: { sessionId: string; organizationId: string; sampleRate: number; retentionDays?: number | undefined },
 ): Promise<void> {
   await db.transaction().execute(async (tx) => {
     await tx
       .insertInto('recordings')
-      .values({ session_id: input.sessionId, organization_id: input.organizationId, status: 'in_progress', sample_rate: input.sampleRate })
+      .values({
+        session_id: input.sessionId,
+        organization_id: input.organizationId,
+        status: 'in_progress',
+        sample_rate: input.sampleRate,
+        retention_days: input.retentionDays ?? null,
+      })
       .execute()
     await tx.updateTable('sessions').set({ recording_status: 'in_progress' }).where('id', '=', input.sessionId).execute()
   })
@@ -124,6 +149,8 @@ export async function findRecording(
       'recordings.error_message',
       'recordings.created_at',
       'recordings.object_key',
+      'recordings.silenced_spans',
+      'recordings.paused_spans',
     ])
     .where('recordings.session_id', '=', sessionId)
     .where('sessions.agent_id', '=', agentId)
@@ -138,6 +165,8 @@ export async function findRecording(
     errorMessage: row.error_message,
     createdAt: row.created_at,
     objectKey: row.object_key,
+    silencedSpans: row.silenced_spans ?? [],
+    pausedSpans: row.paused_spans ?? [],
   }
 }
 
@@ -181,12 +210,25 @@ export interface StoredRecording {
   objectKey: string | null
 }
 
-/** Finished recordings created before `cutoff`, at most `limit`, oldest first. Recordings in progress stay. */
-export async function recordingsBefore(db: Kysely<Database>, cutoff: Date, limit: number): Promise<StoredRecording[]> {
+/**
+ * Finished recordings past their retention at `now`, at most `limit`, oldest first; recordings in progress stay.
+ * A recording's retention is its agent's `retention_days` and the process's `processDays`, the shorter where both
+ * are set; a recording with neither is kept.
+ */
+export async function expiredRecordings(
+  db: Kysely<Database>,
+  now: Date,
+  processDays: number | undefined,
+  limit: number,
+): Promise<StoredRecording[]> {
+  const days =
+    processDays === undefined
+      ? sql<number | null>`retention_days`
+      : sql<number>`least(coalesce(retention_days, ${processDays}::integer), ${processDays}::integer)`
   const rows = await db
     .selectFrom('recordings')
     .select(['session_id', 'object_key'])
-    .where('created_at', '<', cutoff)
+    .where(sql<boolean>`created_at < ${now.toISOString()}::timestamptz - (${days} * interval '1 day')`)
     .where('status', '!=', 'in_progress')
     .orderBy('created_at')
     .limit(limit)

@@ -196,6 +196,25 @@ export interface RecordingsTable {
   completed_at: NullableTimestamp
   /** The stereo file's key in the object store once moved there (its chunks are then gone); null: in the database. */
   object_key: ColumnType<string | null, string | null | undefined, string | null>
+  /** The caller's redacted words, silenced (issue 29); null: none. */
+  silenced_spans: NullableJson<StoredSilencedSpan[]>
+  /** Spans the backend paused (`response.recording`), both channels silent; null: none. */
+  paused_spans: NullableJson<StoredPausedSpan[]>
+  /** The agent's `privacy.retention_days` when it was made; null: only the process's retention applies. */
+  retention_days: ColumnType<number | null, number | null | undefined, number | null>
+}
+
+/** A silenced stretch of a recording's caller channel, ms from its start, and what was said there. */
+export interface StoredSilencedSpan {
+  from_ms: number
+  to_ms: number
+  kind: string
+}
+
+/** A paused stretch of a recording, ms from its start; `to_ms` null when the pause lasted to the end. */
+export interface StoredPausedSpan {
+  from_ms: number
+  to_ms: number | null
 }
 
 /** recording_chunks: audio of one channel placed at a sample offset; a later `seq` overwrites an earlier one. */

@@ -48,6 +48,11 @@ export interface AgentContext {
   metadata?: Record<string, unknown> | undefined
   /** The conversation so far, oldest first (includes earlier sessions of the conversation). */
   history: readonly HistoryItem[]
+  /**
+   * Set when the agent's `privacy.redact_webhooks` is on: what a `message` request's `text` becomes. Unset, the
+   * backend gets the text as said (it may have to take the payment).
+   */
+  redactWebhookText?: ((text: string) => string) | undefined
 }
 
 /** What a step yields while answering. */
@@ -72,10 +77,18 @@ export type AgentEvent =
   /** Play keypad tones after the speech before them (`response.dtmf`, an addition); `digits` as given. */
   | { type: 'dtmf'; digits: string; toneMs?: number | undefined; gapMs?: number | undefined }
   /**
+   * Pause or resume the session's recording and transcript storage now (`response.recording`, issue 29): for the
+   * part of a call where the caller reads out payment details.
+   */
+  | { type: 'recording'; action: RecordingAction }
+  /**
    * The turn failed (backend error, timeout, malformed reply); the turn ends, the session goes on. `cause` is the
    * failure's stored name when the step knows it better than its code says (see agentFailureCause).
    */
   | { type: 'error'; code: string; message: string; cause?: TurnFailureCause | undefined }
+
+/** What `response.recording` asks for. */
+export type RecordingAction = 'pause' | 'resume'
 
 /** An agent step (`agent.webhook`, `agent.llm`). */
 export interface AgentStep {

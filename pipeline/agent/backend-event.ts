@@ -51,6 +51,8 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
       return decodeTransfer(event)
     case 'response.dtmf':
       return decodeDtmf(event)
+    case 'response.recording':
+      return decodeRecording(event)
     case 'response.error': {
       const error = event.error ?? content
       const text = typeof error === 'string' ? error : JSON.stringify(error ?? 'no details')
@@ -97,6 +99,17 @@ function decodeDtmf(event: Record<string, unknown>): BackendEventResult {
     if (v !== undefined && typeof v !== 'number') return { ok: false, problem: `response.dtmf ${name} must be a number` }
   }
   return { ok: true, event: { type: 'dtmf', digits, toneMs: toneMs as number | undefined, gapMs: gapMs as number | undefined } }
+}
+
+/**
+ * `response.recording` `{ action: "pause" | "resume" }`; `content: { action }` is read too (the other commands carry
+ * their payload in `content`).
+ */
+function decodeRecording(event: Record<string, unknown>): BackendEventResult {
+  const content = event.content
+  const action = event.action ?? (typeof content === 'object' && content !== null ? (content as Record<string, unknown>).action : undefined)
+  if (action !== 'pause' && action !== 'resume') return { ok: false, problem: 'response.recording needs "action": "pause" or "resume"' }
+  return { ok: true, event: { type: 'recording', action } }
 }
 
 function isStringMap(v: unknown): v is Record<string, string> {

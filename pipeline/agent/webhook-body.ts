@@ -50,7 +50,7 @@ export function webhookRequestBody(request: AgentRequest, context: AgentContext)
     metadata: context.metadata ?? {},
   }
   if (request.kind === 'message') {
-    body.text = request.text
+    body.text = context.redactWebhookText?.(request.text) ?? request.text
     const p = request.previousTurn
     if (p !== undefined) body.previous_turn = { turn_id: p.turnId, latency_ms: p.latencyMs, latency_breakdown: p.breakdown }
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { pluginsSchema, pluginStage } from './plugins-schema.js'
+import { privacyOverrideSchema, privacySchema } from './privacy-schema.js'
 import { numberBetween, plainObject, toggle } from './rules.js'
 import { sessionWebhookOverrideSchema, sessionWebhookSchema } from './session-webhook-schema.js'
 import { vadOverrideSchema, vadSchema } from './vad-schema.js'
@@ -28,6 +29,7 @@ export function pipelineConfigSchema(policy: UrlPolicy) {
       session_webhook: sessionWebhookSchema(policy).optional(),
       session_duration_timeout_minutes: sessionDuration.default(30),
       vad: vadSchema,
+      privacy: privacySchema.optional(),
     })
     .superRefine((config, ctx) => {
       if (!config.clients.carrier) return
@@ -66,6 +68,7 @@ export function configOverrideSchema(policy: UrlPolicy) {
     session_webhook: sessionWebhookOverrideSchema(policy).optional(),
     session_duration_timeout_minutes: sessionDuration.optional(),
     vad: vadOverrideSchema.optional(),
+    privacy: privacyOverrideSchema.optional(),
   })
 }
 

@@ -26,6 +26,8 @@ export interface RedactedPiece {
   readonly spans: readonly RedactionSpan[]
   /** The timed words (given with `push`) that were redacted, to silence the recording over. */
   readonly words: readonly RedactedWord[]
+  /** How much of the stream's input is decided after this piece (an offset in the input; the rest is held). */
+  readonly decidedTo: number
 }
 
 /** Redacts text that arrives in pieces, holding a trailing number until it can be read whole. */
@@ -56,7 +58,7 @@ export function createRedactor(options: RedactOptions = {}): StreamingRedactor {
   let pushesSinceCard = Number.POSITIVE_INFINITY
 
   const decide = (length: number): RedactedPiece => {
-    if (length === 0) return { text: '', spans: [], words: [] }
+    if (length === 0) return { text: '', spans: [], words: [], decidedTo: inputOffset }
     const piece = buffer.slice(0, length)
     const detection = detectSpans(context + piece, { cardBefore: pushesSinceCard <= 1, from: context.length })
     if (detection.cardSeen) pushesSinceCard = 0
@@ -77,7 +79,7 @@ export function createRedactor(options: RedactOptions = {}): StreamingRedactor {
     outputOffset += result.text.length
     context = (context + piece).slice(-CONTEXT_CHARS)
     buffer = buffer.slice(length)
-    return { text: result.text, spans, words: wordsInSpans(decidedWords, spans) }
+    return { text: result.text, spans, words: wordsInSpans(decidedWords, spans), decidedTo: inputOffset }
   }
 
   // Where the held tail starts in the buffer, or the buffer's length when nothing is held.
@@ -123,5 +125,10 @@ export function redactWords(words: readonly TimedWord[], options: RedactOptions 
   const text = words.map((w) => w.word).join(' ')
   const first = redactor.push(text, words)
   const rest = redactor.flush()
-  return { text: first.text + rest.text, spans: [...first.spans, ...rest.spans], words: [...first.words, ...rest.words] }
+  return {
+    text: first.text + rest.text,
+    spans: [...first.spans, ...rest.spans],
+    words: [...first.words, ...rest.words],
+    decidedTo: rest.decidedTo,
+  }
 }

@@ -35,6 +35,18 @@ export interface SttInterimEvent {
 export interface SttFinalEvent {
   type: 'final'
   text: string
+  /**
+   * The segment's words as the vendor timed them, in seconds of the audio pushed to this stream (a reconnect's
+   * replay and filler silence are accounted for); absent when the vendor gives no timings.
+   */
+  words?: readonly SttWord[]
+}
+
+/** A recognised word and when it was said: seconds from the start of the audio pushed to the stream. */
+export interface SttWord {
+  readonly word: string
+  readonly start: number
+  readonly end: number
 }
 
 /** The vendor says the user's turn ended; `text` is the whole turn (may be empty when nothing was recognised). */

@@ -111,6 +111,7 @@ export class VendorAFluxSttStream extends WsSttStream {
   protected override onKeepAliveTick(idle: boolean): void {
     if (!idle) return
     const bytes = Math.round((bytesPerSecond(this.format) * SILENCE_MS) / 1000)
+    this.sentFiller(bytes)
     this.sendBinary(Buffer.alloc(bytes, this.audio.silenceByte))
   }
 

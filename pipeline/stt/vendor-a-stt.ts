@@ -1,7 +1,7 @@
 import type { SttVendorAOptions } from '../config/stt-options.js'
 import { VendorErrorCode } from '../vendor/vendor-errors.js'
 import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
-import type { SttStream, SttStreamOptions } from './stt-stream.js'
+import type { SttStream, SttStreamOptions, SttWord } from './stt-stream.js'
 import { VendorAFluxSttStream } from './vendor-a-flux-stt.js'
 import { WsSttStream } from './ws-stt-stream.js'
 import { queryString, webSocketBase } from '../vendor/ws-url.js'
@@ -78,7 +78,7 @@ export class VendorANova3SttStream extends WsSttStream {
   }
 
   #onResults(message: Record<string, unknown>): void {
-    const channel = message.channel as { alternatives?: Array<{ transcript?: unknown }> } | undefined
+    const channel = message.channel as { alternatives?: Array<{ transcript?: unknown; words?: unknown }> } | undefined
     const raw = channel?.alternatives?.[0]?.transcript
     const text = typeof raw === 'string' ? raw.trim() : ''
     const isFinal = message.is_final === true
@@ -88,7 +88,8 @@ export class VendorANova3SttStream extends WsSttStream {
     }
     if (text) {
       this.#finals.push(text)
-      this.emit({ type: 'final', text })
+      const words = this.inputWords(resultWords(channel?.alternatives?.[0]?.words))
+      this.emit({ type: 'final', text, ...(words.length > 0 && { words }) })
     }
     if ((message.speech_final === true || message.from_finalize === true) && this.#finals.length > 0) {
       this.#endTurn()
@@ -123,4 +124,19 @@ export class VendorANova3SttStream extends WsSttStream {
 export function createVendorASttStream(options: SttVendorAOptions, stream: SttStreamOptions): SttStream {
   if (options.model_id === 'flux') return new VendorAFluxSttStream(options, stream).start()
   return new VendorANova3SttStream(options, stream).start()
+}
+
+/**
+ * The words of a `Results` alternative (`word`, `punctuated_word`, `start`, `end` in seconds of the connection's
+ * audio). The punctuated form is the one the transcript is made of (smart_format).
+ */
+function resultWords(raw: unknown): SttWord[] {
+  if (!Array.isArray(raw)) return []
+  const out: SttWord[] = []
+  for (const w of raw as Array<Record<string, unknown>>) {
+    const word = typeof w.punctuated_word === 'string' ? w.punctuated_word : w.word
+    if (typeof word !== 'string' || typeof w.start !== 'number' || typeof w.end !== 'number') continue
+    out.push({ word, start: w.start, end: w.end })
+  }
+  return out
 }

@@ -1,7 +1,7 @@
 import type { SttVendorBOptions } from '../config/stt-options.js'
 import { type CloseVerdict, VendorErrorCode, verdictForCloseCode } from '../vendor/vendor-errors.js'
 import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
-import type { SttStream, SttStreamOptions } from './stt-stream.js'
+import type { SttStream, SttStreamOptions, SttWord } from './stt-stream.js'
 import { bytesPerSecond } from '../audio/audio-format.js'
 import { WsSttStream } from './ws-stt-stream.js'
 import { queryString, webSocketBase } from '../vendor/ws-url.js'
@@ -12,6 +12,9 @@ const MAX_CHUNK_MS = 1000
 
 interface TurnWord {
   text?: unknown
+  /** ms of the session's audio. */
+  start?: unknown
+  end?: unknown
 }
 
 /**
@@ -82,6 +85,7 @@ export class VendorBSttStream extends WsSttStream {
   #flushPending(): void {
     if (this.#pendingBytes === 0) return
     const pad = Buffer.alloc(this.#minBytes - this.#pendingBytes, this.audio.silenceByte)
+    this.sentFiller(pad.length)
     const data = Buffer.concat([...this.#pending, pad])
     this.#pending = []
     this.#pendingBytes = 0
@@ -140,14 +144,15 @@ export class VendorBSttStream extends WsSttStream {
 
   #onTurn(message: Record<string, unknown>): void {
     const transcript = typeof message.transcript === 'string' ? message.transcript.trim() : ''
+    const words = Array.isArray(message.words) ? (message.words as TurnWord[]) : []
     if (message.end_of_turn === true && message.turn_is_formatted === true) {
       this.#inTurn = false
       this.#lastInterim = ''
-      if (transcript) this.emit({ type: 'final', text: transcript })
+      const timed = this.inputWords(turnWords(words))
+      if (transcript) this.emit({ type: 'final', text: transcript, ...(timed.length > 0 && { words: timed }) })
       this.endTurn(transcript)
       return
     }
-    const words = Array.isArray(message.words) ? (message.words as TurnWord[]) : []
     const spoken = words
       .map((word) => (typeof word.text === 'string' ? word.text : ''))
       .filter(Boolean)
@@ -175,4 +180,14 @@ export class VendorBSttStream extends WsSttStream {
 /** Create and start a `stt.vendor_b` stream. */
 export function createVendorBSttStream(options: SttVendorBOptions, stream: SttStreamOptions): SttStream {
   return new VendorBSttStream(options, stream).start()
+}
+
+/** A `Turn`'s words with their timings (`text`, `start` and `end` in ms of the connection's audio), in seconds. */
+function turnWords(words: readonly TurnWord[]): SttWord[] {
+  const out: SttWord[] = []
+  for (const w of words) {
+    if (typeof w.text !== 'string' || typeof w.start !== 'number' || typeof w.end !== 'number') continue
+    out.push({ word: w.text, start: w.start / 1000, end: w.end / 1000 })
+  }
+  return out
 }

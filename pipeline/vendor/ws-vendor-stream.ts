@@ -289,11 +289,13 @@ export abstract class WsVendorStream<E extends { type: string }> implements Asyn
     try {
       this.handleMessage(data, isBinary)
     } catch (error) {
-      this.logger.warn({ stream: this.label, err: errorMessage(error) }, 'could not handle a vendor message')
+      // A JSON parser's message quotes the text it choked on, which may be a caller's words: never logged.
+      const detail = error instanceof SyntaxError ? `invalid JSON (${data.length} bytes)` : errorMessage(error)
+      this.logger.warn({ stream: this.label, err: detail }, 'could not handle a vendor message')
       this.emit({
         type: 'error',
         code: VendorErrorCode.ProtocolError,
-        message: `${this.label}: unreadable vendor message (${errorMessage(error)})`,
+        message: `${this.label}: unreadable vendor message (${detail})`,
         fatal: false,
       })
     }

@@ -2,10 +2,14 @@ import type { InputAudioFormat } from '../audio/audio-format.js'
 import { decodeMulaw, encodeMulaw } from '../audio/g711-mulaw.js'
 import { bufferToInt16 } from '../audio/pcm16.js'
 import type { VadConfig } from '../config/vad-schema.js'
-import type { SttStream } from '../stt/stt-stream.js'
+import type { SttStream, SttWord } from '../stt/stt-stream.js'
+import { OffsetMap } from '../stt/offset-map.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { VadStream } from '../vad/vad-stream.js'
 import type { VadEvent } from '../vad/vad-events.js'
+
+/** Both caller audio formats are 8 kHz. */
+const INPUT_RATE = 8000
 
 /** The part of a VAD the pipeline uses; tests may inject another. */
 export interface VadLike {
@@ -57,6 +61,11 @@ export class CallerAudio {
   #gate: boolean
   /** mu-law decoded for the VAD, reused for every chunk (a 20 ms frame arrives 50 times a second per call). */
   #pcm = new Int16Array(160)
+  /** Caller samples pushed so far (both input formats are 8 kHz): the caller's clock. */
+  #callerSamples = 0
+  /** Samples sent to STT so far, and where each stretch of them was in the caller's audio (VAD gating). */
+  #sttSamples = 0
+  readonly #sttMap = new OffsetMap()
 
   constructor(o: CallerAudioOptions) {
     this.#o = o
@@ -74,12 +83,14 @@ export class CallerAudio {
 
   /** One chunk of caller audio in the transport's format. */
   push(chunk: Buffer): void {
+    const at = this.#callerSamples
+    this.#callerSamples += this.#samplesIn(chunk)
     const ptt = this.#o.sendToStt()
     if (ptt !== undefined) {
-      if (ptt) this.#o.stt?.pushAudio(chunk)
+      if (ptt) this.#toStt(chunk, at)
       return
     }
-    if (!this.#gate) this.#o.stt?.pushAudio(chunk)
+    if (!this.#gate) this.#toStt(chunk, at)
     if (this.#vad !== undefined) {
       if (this.#o.format === 'ulaw_8000') {
         if (this.#pcm.length < chunk.length) this.#pcm = new Int16Array(chunk.length)
@@ -102,8 +113,12 @@ export class CallerAudio {
       case 'audio':
         // The view is only valid during the callback: encode (mu-law) or copy (PCM16) it now.
         // allocUnsafe of a small size is a slice of Node's pool: one object, no new memory block per frame.
-        if (this.#o.format === 'ulaw_8000') this.#o.stt?.pushAudio(encodeMulaw(e.samples, Buffer.allocUnsafe(e.samples.length)) as Buffer)
-        else this.#o.stt?.pushAudio(Buffer.from(e.samples.buffer.slice(e.samples.byteOffset, e.samples.byteOffset + e.samples.byteLength)))
+        if (this.#o.format === 'ulaw_8000')
+          this.#toStt(encodeMulaw(e.samples, Buffer.allocUnsafe(e.samples.length)) as Buffer, e.startSample)
+        else {
+          const bytes = e.samples.buffer.slice(e.samples.byteOffset, e.samples.byteOffset + e.samples.byteLength)
+          this.#toStt(Buffer.from(bytes), e.startSample)
+        }
         break
       case 'error':
         this.#o.logger.error({ err: e.error }, 'VAD failed: audio goes to speech recognition ungated')
@@ -114,6 +129,34 @@ export class CallerAudio {
       default:
         break
     }
+  }
+
+  #samplesIn(chunk: Buffer): number {
+    return this.#o.format === 'ulaw_8000' ? chunk.length : Math.floor(chunk.length / 2)
+  }
+
+  /** Sends caller audio that began at caller sample `callerAt` to STT, noting where it came from. */
+  #toStt(chunk: Buffer, callerAt: number): void {
+    const stt = this.#o.stt
+    if (stt === undefined) return
+    const n = this.#samplesIn(chunk)
+    this.#sttMap.add(this.#sttSamples, callerAt, n)
+    this.#sttSamples += n
+    stt.pushAudio(chunk)
+  }
+
+  /**
+   * STT words (seconds of the audio sent to STT) in seconds of the caller's audio since the pipeline began: VAD
+   * gating left out the silences, so the two clocks differ. Words from before anything known are left out.
+   */
+  callerWords(words: readonly SttWord[]): SttWord[] {
+    const out: SttWord[] = []
+    for (const w of words) {
+      const start = this.#sttMap.map(w.start * INPUT_RATE)
+      const end = this.#sttMap.map(w.end * INPUT_RATE)
+      if (start !== undefined && end !== undefined) out.push({ word: w.word, start: start / INPUT_RATE, end: end / INPUT_RATE })
+    }
+    return out
   }
 
   close(): void {

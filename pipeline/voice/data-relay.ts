@@ -38,6 +38,7 @@ export async function relayData(
   try {
     for await (const e of agent.respond({ kind: 'data', turnId, data }, context, { signal: out.signal })) {
       if (e.type === 'data') out.emit({ type: 'data', turnId, content: e.content })
+      else if (e.type === 'recording') out.emit({ type: 'recording', turnId, action: e.action })
       else if (e.type === 'tts' || e.type === 'hangup') {
         hangup ||= e.type === 'hangup'
         speech = joinSpeech(speech, e.text)

@@ -42,6 +42,11 @@ export type PipelineEvent =
    * session checks the target and asks the carrier; a failure comes back through `callControlFailed`.
    */
   | { type: 'transfer'; turnId: string; to: string; callerId?: string | undefined; headers?: Record<string, string> | undefined }
+  /**
+   * The backend paused or resumed recording and transcript storage (`response.recording`, in a turn's reply or a
+   * data reply): the session acts on it at once.
+   */
+  | { type: 'recording'; turnId: string; action: 'pause' | 'resume' }
   /** A `response.dtmf` the pipeline could not play; the session reports it to the agent in the error registry's shape. */
   | {
       type: 'call_control.rejected'
@@ -126,6 +131,11 @@ export interface PipelineHooks {
   turnCompleted(turn: CompletedTurn): void
   /** The user spoke, typed or pressed a key (silence timeout). */
   userActivity(): void
+  /**
+   * The words of a caller's STT segment, as the STT timed them, in seconds of the caller's audio since the pipeline
+   * began (the recording silences redacted ones). Only for STT vendors that time words.
+   */
+  sttWords?(words: readonly { word: string; start: number; end: number }[]): void
   /** Seconds of user speech transcribed / of speech generated. */
   usage(u: { transcriptionSeconds?: number; ttsSeconds?: number }): void
   /**

@@ -143,6 +143,9 @@ export class Replies {
           case 'dtmf':
             this.#queueDtmf(a, e)
             break
+          case 'recording':
+            this.#d.emit({ type: 'recording', turnId: a.turnId, action: e.action })
+            break
           case 'data':
             this.#d.emit({ type: 'data', turnId: a.turnId, content: e.content })
             break

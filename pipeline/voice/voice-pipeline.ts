@@ -368,6 +368,7 @@ export class VoicePipeline implements PipelineInput {
         break
       case 'final':
         if (this.#sttTurns) this.#sttHeard()
+        if (e.words !== undefined && this.#caller !== undefined) this.#deps.hooks.sttWords?.(this.#caller.callerWords(e.words))
         this.#ensureUserTurn(!this.#isAssistantActive()).addFinal(e.text)
         this.#bargeIn.wordsChanged()
         break

@@ -146,6 +146,25 @@ t.test('update: a full config is validated, errors name the field and rule', asy
   t.match(missing.body.error, /clients is required/)
 })
 
+t.test('update: the privacy block is validated like the rest, a bad value is a 400 error body', async (t) => {
+  const a = await newAgent()
+  const cfg = structuredClone(a.config)
+  cfg.privacy = { transcripts: 'everything' }
+  const bad = await gw.request('POST', `/v1/agents/${a.id}`, { body: { config: cfg } })
+  t.equal(bad.status, 400)
+  t.match(bad.body.error, /privacy\.transcripts/)
+  cfg.privacy = { transcripts: 'none', recordings: false, retention_days: 7, redact: { email: true } }
+  const ok = await gw.request('POST', `/v1/agents/${a.id}`, { body: { config: cfg } })
+  t.equal(ok.status, 200)
+  t.strictSame(ok.body.config.privacy, {
+    redact: { cards: true, ssn: true, iban: false, email: true, phone: false },
+    redact_webhooks: false,
+    transcripts: 'none',
+    recordings: false,
+    retention_days: 7,
+  })
+})
+
 t.test('phone numbers: normalised, listed, conflicts, removal', async (t) => {
   const a = await newAgent()
   const b = await newAgent()

@@ -79,3 +79,14 @@ t.test('an IBAN said across two segments is held until complete', async (t) => {
   t.equal(r.push('my iban is DE89 3704 0044').text, 'my iban is ')
   t.equal(r.push('0532 0130 00 thanks').text, '[iban] thanks')
 })
+
+t.test('decidedTo tells how much of the input is decided', async (t) => {
+  const r = createRedactor()
+  const first = r.push('my card number is 4111 1111')
+  t.equal(first.decidedTo, 'my card number is '.length, 'the held number is not decided')
+  const second = r.push('1111 1111')
+  t.equal(second.decidedTo, first.decidedTo, 'still held')
+  const third = r.push('thanks')
+  t.equal(third.decidedTo, 'my card number is 4111 1111 1111 1111 thanks'.length, 'all decided once a word follows')
+  t.equal(r.flush().decidedTo, third.decidedTo)
+})

@@ -78,3 +78,12 @@ export const FAST_TRANSPORT = {
   reconnect: { maxAttempts: 3, initialDelayMs: 10, maxDelayMs: 50, stableAfterMs: 60_000 },
   closeTimeoutMs: 1000,
 } as const
+
+/** Events with a final's word timings left out (tests of the text mapping; the timings are tested on their own). */
+export function withoutWords<E extends { type: string }>(events: readonly E[]): Omit<E, 'words'>[] {
+  return events.map((e) => {
+    if (!('words' in e)) return e
+    const { words: _words, ...rest } = e as E & { words: unknown }
+    return rest
+  })
+}

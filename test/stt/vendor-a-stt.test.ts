@@ -4,7 +4,7 @@ import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
 import type { SttEvent, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
 import { webSocketBase } from '../../pipeline/vendor/ws-url.js'
 import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js'
-import { EventReader, FAST_TRANSPORT, audioBytes, delay } from './stream-helpers.js'
+import { EventReader, FAST_TRANSPORT, audioBytes, delay, withoutWords } from './stream-helpers.js'
 
 const KEY = 'dg-test-key'
 
@@ -53,7 +53,7 @@ t.test('nova-3: query, auth, audio bytes, transcript mapping, Finalize and Close
   conn.sendUtteranceEnd() // after speech_final: no second end_of_turn
   await reader.waitForType('end_of_turn')
   await delay(30)
-  t.same(reader.events, [
+  t.same(withoutWords(reader.events), [
     { type: 'speech_started' },
     { type: 'interim', text: 'hello' },
     { type: 'final', text: 'hello there' },
@@ -61,6 +61,14 @@ t.test('nova-3: query, auth, audio bytes, transcript mapping, Finalize and Close
     { type: 'final', text: 'how are you' },
     { type: 'end_of_turn', text: 'hello there how are you' },
   ])
+  t.same(
+    reader.events.flatMap((e) => (e.type === 'final' ? [e.words?.map((w) => w.word)] : [])),
+    [
+      ['hello', 'there'],
+      ['how', 'are', 'you'],
+    ],
+    'finals carry their words',
+  )
 
   // UtteranceEnd closes a turn whose last final had no speech_final.
   conn.sendResults('one more', { isFinal: true })
@@ -170,4 +178,43 @@ t.test('nova-3: abort signal closes socket and iteration', async (t) => {
   await stream.close()
   t.same(conn.controls, [], 'no control message after abort')
   t.equal(fake.connections.length, 1, 'no reconnect after abort')
+})
+
+t.test('nova-3: word timings are given in seconds of the pushed audio, also after a reconnect replays the turn', async (t) => {
+  const { fake, stream, reader } = await setup(t)
+  const first = await fake.connection(0)
+  // One second of audio, and an utterance said in it; then the turn ends and the next one starts.
+  stream.pushAudio(audioBytes(8000, 1))
+  await first.waitForAudioBytes(8000)
+  first.sendResults('first turn', { isFinal: true, speechFinal: true }, [
+    { word: 'first', start: 0.2, end: 0.5 },
+    { word: 'turn', start: 0.5, end: 0.8 },
+  ])
+  await reader.waitForType('end_of_turn')
+  // 0.5 s more (the next turn), then the vendor drops: the new connection's clock starts at the replay.
+  stream.pushAudio(audioBytes(4000, 2))
+  await first.waitForAudioBytes(12_000)
+  first.terminate()
+  await reader.waitForType('reconnected')
+  const second = await fake.connection(1)
+  await second.waitForAudioBytes(4000)
+  t.same(second.audio, audioBytes(4000, 2), 'only the current turn is replayed')
+  second.sendResults('four one', { isFinal: true }, [
+    { word: 'four', start: 0.1, end: 0.25 },
+    { word: 'one', start: 0.25, end: 0.4 },
+  ])
+  const final = await reader.waitFor((e) => e.type === 'final' && e.text === 'four one')
+  t.same(
+    final.type === 'final' ? final.words : undefined,
+    [
+      { word: 'four', start: 1.1, end: 1.25 },
+      { word: 'one', start: 1.25, end: 1.4 },
+    ],
+    'the replayed audio began 1 s into the pushed audio',
+  )
+  const firstFinal = reader.events.find((e) => e.type === 'final')
+  t.same(firstFinal?.type === 'final' ? firstFinal.words : undefined, [
+    { word: 'first', start: 0.2, end: 0.5 },
+    { word: 'turn', start: 0.5, end: 0.8 },
+  ])
 })

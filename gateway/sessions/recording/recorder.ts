@@ -17,8 +17,11 @@ export interface Recorder {
   agent(samples: Int16Array, atMs: number): void
   /** A barge-in cleared playback at `atMs`: the agent channel is silent from there on (until new agent audio). */
   clearAgentAfter(atMs: number): void
-  /** Silences the caller channel over [fromMs, toMs) (keypad digits). */
+  /** Silences the caller channel over [fromMs, toMs) (keypad digits, redacted words). */
   maskCaller(fromMs: number, toMs: number): void
+  /** Both channels are silent from `atMs` until `resume` (`response.recording` pause). */
+  pause(atMs: number): void
+  resume(atMs: number): void
   /** Ends the recording at `durationMs`: waits for the queued writes, then completes (or fails) it in the store. */
   finish(durationMs: number | undefined): Promise<RecordingOutcome>
 }
@@ -55,6 +58,9 @@ export interface ChunkRecorderOptions {
 /** Waits between retries of a batch the sink could not take for a transient reason. */
 const RETRY_BACKOFF_MS = [100, 250, 500, 1000, 2000] as const
 
+/** Pauses a recording keeps (a session pausing more often forgets the oldest, long written by then). */
+const MAX_PAUSES = 200
+
 /** Caller audio this close to where the previous chunk ended continues it. */
 const SNAP_MS = 3
 
@@ -87,6 +93,8 @@ export class ChunkRecorder implements Recorder {
   readonly #agent = new Track(AGENT_CHANNEL)
   /** Caller masks still ahead of the caller audio received (a digit masks a little of what comes next). */
   #masks: { from: number; to: number }[] = []
+  /** Pauses, in samples; the last one's `to` is Infinity while it lasts. Both channels are silent over them. */
+  #pauses: { from: number; to: number }[] = []
   #seq = 0
   #queue: RecordingChunk[] = []
   #queuedBytes = 0
@@ -142,9 +150,9 @@ export class ChunkRecorder implements Recorder {
       }
     }
     t.cursor = start + samples.length
-    let data = samples
+    let data = this.#unpaused(samples, start)
     if (this.#masks.length > 0) {
-      data = Int16Array.from(samples)
+      if (data === samples) data = Int16Array.from(samples)
       for (const m of this.#masks) zeroRange(data, start, m.from, m.to)
       this.#masks = this.#masks.filter((m) => m.to > t.cursor)
     }
@@ -153,7 +161,42 @@ export class ChunkRecorder implements Recorder {
 
   agent(samples: Int16Array, atMs: number): void {
     if (!this.#live || samples.length === 0) return
-    this.#place(this.#agent, samples, this.#sample(atMs))
+    const start = this.#sample(atMs)
+    this.#place(this.#agent, this.#unpaused(samples, start), start)
+  }
+
+  pause(atMs: number): void {
+    if (!this.#live || this.#pauses.at(-1)?.to === Number.POSITIVE_INFINITY) return
+    this.#pauses.push({ from: this.#sample(atMs), to: Number.POSITIVE_INFINITY })
+    if (this.#pauses.length > MAX_PAUSES) this.#pauses.shift()
+  }
+
+  resume(atMs: number): void {
+    const last = this.#pauses.at(-1)
+    if (last === undefined || last.to !== Number.POSITIVE_INFINITY) return
+    last.to = Math.max(last.from, this.#sample(atMs))
+    // Audio placed in the pause before it began (agent audio is placed ahead when its playout is estimated).
+    this.#silenceBoth(last.from, last.to)
+  }
+
+  /** Silences both channels over [from, to) samples: what is buffered and what is written. */
+  #silenceBoth(from: number, to: number): void {
+    for (const t of [this.#caller, this.#agent]) {
+      zeroRange(t.buf.subarray(0, t.length), t.start, from, to)
+      if (from < t.writtenEnd) this.#silence(t.channel, from, Math.min(to, t.writtenEnd))
+    }
+  }
+
+  /** `samples` placed at `start` with the paused parts silent (a copy when any is). */
+  #unpaused(samples: Int16Array, start: number): Int16Array {
+    const end = start + samples.length
+    let data = samples
+    for (const p of this.#pauses) {
+      if (p.to <= start || p.from >= end) continue
+      if (data === samples) data = Int16Array.from(samples)
+      zeroRange(data, start, p.from, p.to)
+    }
+    return data
   }
 
   clearAgentAfter(atMs: number): void {
@@ -179,6 +222,11 @@ export class ChunkRecorder implements Recorder {
 
   async finish(durationMs: number | undefined): Promise<RecordingOutcome> {
     if (this.#finished) throw new Error('recording already finished')
+    // A pause that lasts to the end covers everything placed after it began.
+    const open = this.#pauses.at(-1)
+    if (open !== undefined && open.to === Number.POSITIVE_INFINITY && this.#live) {
+      this.#silenceBoth(open.from, Math.max(this.#caller.end, this.#agent.end, this.#caller.writtenEnd, this.#agent.writtenEnd))
+    }
     this.#flushAll(true)
     this.#finished = true
     clearInterval(this.#timer)

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Log } from '../../../core/log.js'
 import type { Database } from '../../store/schema.js'
-import { deleteRecordings, recordingsBefore } from '../../store/recordings.js'
+import { deleteRecordings, expiredRecordings } from '../../store/recordings.js'
 import { recordingObjectKeys, type RecordingObjectStore } from './object-store.js'
 
 /** How often old recordings are looked for. */
@@ -10,17 +10,18 @@ const SWEEP_INTERVAL_MS = 60 * 60 * 1000
 const BATCH = 500
 
 /**
- * Deletes recordings older than `days`, at start and then hourly; every replica may run it (deletes are idempotent).
+ * Deletes recordings past their retention (`days` for the process, RECORDING_RETENTION_DAYS; an agent's
+ * `privacy.retention_days`, the shorter where both are set), at start and then hourly; every replica may run it (deletes are idempotent).
  * Files in the object store go first, then the rows: a failing store leaves both for the next sweep, never a row
  * whose file is gone nor (short of a crash between the two) a file no row points at.
  */
 export class RecordingRetention {
   readonly #db: Kysely<Database>
   readonly #log: Log
-  readonly #days: number
+  readonly #days: number | undefined
   readonly #objects: RecordingObjectStore | undefined
   #timer: NodeJS.Timeout | undefined
-  constructor(db: Kysely<Database>, log: Log, days: number, objects?: RecordingObjectStore) {
+  constructor(db: Kysely<Database>, log: Log, days: number | undefined, objects?: RecordingObjectStore) {
     this.#db = db
     this.#log = log
     this.#days = days
@@ -40,11 +41,10 @@ export class RecordingRetention {
 
   /** Deletes what is older than the retention now; returns how many recordings went. */
   async sweep(now: Date = new Date()): Promise<number> {
-    const cutoff = new Date(now.getTime() - this.#days * 86_400_000)
     let total = 0
     try {
       for (;;) {
-        const batch = await recordingsBefore(this.#db, cutoff, BATCH)
+        const batch = await expiredRecordings(this.#db, now, this.#days, BATCH)
         if (batch.length === 0) break
         const keys = batch.flatMap((r) => (r.objectKey === null ? [] : Object.values(recordingObjectKeys(r.objectKey))))
         if (keys.length > 0) {

@@ -7,7 +7,16 @@
 import type { Kysely } from 'kysely'
 import type { Log } from '../../../core/log.js'
 import type { Database, SessionRow } from '../../store/schema.js'
-import { appendRecordingChunks, completeRecording, createRecording, failRecording, type RecordingToMove } from '../../store/recordings.js'
+import {
+  appendRecordingChunks,
+  completeRecording,
+  createRecording,
+  failRecording,
+  setRecordingSpans,
+  type RecordingToMove,
+} from '../../store/recordings.js'
+import type { StoredPausedSpan, StoredSilencedSpan } from '../../store/schema.js'
+import { HeardAudio } from './heard-audio.js'
 import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../../pipeline/contract.js'
 import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
 import { bufferToInt16 } from '../../../pipeline/audio/pcm16.js'
@@ -43,9 +52,15 @@ export function recordingUrl(publicUrl: string, row: Pick<SessionRow, 'agent_id'
 }
 
 /** The default sink: chunks in the database, so every replica serves the file. */
-export function databaseSink(db: Kysely<Database>, row: SessionRow, sampleRate: number, url: string): RecordingSink {
+export function databaseSink(
+  db: Kysely<Database>,
+  row: SessionRow,
+  sampleRate: number,
+  url: string,
+  retentionDays?: number | undefined,
+): RecordingSink {
   return {
-    start: () => createRecording(db, { sessionId: row.id, organizationId: row.organization_id, sampleRate }),
+    start: () => createRecording(db, { sessionId: row.id, organizationId: row.organization_id, sampleRate, retentionDays }),
     append: (chunks) => appendRecordingChunks(db, row.id, chunks),
     complete: (totalSamples) => completeRecording(db, row.id, totalSamples, url),
     fail: (error) => failRecording(db, row.id, error),
@@ -72,16 +87,28 @@ export class SessionRecording {
   /** Where the last caller chunk ended on the timeline. */
   #lastCallerEnd: number | undefined
   readonly #inputSamples: (chunk: Buffer) => number
+  /** Where the caller audio the pipeline heard sits on the timeline (the newest tap's pipeline). */
+  #heard = new HeardAudio()
+  /** Stretches of caller media time (a browser microphone pause starts one) and each one's timeline zero. */
+  #epoch = 0
+  readonly #epochZero = new Map<number, number>()
+  /** The media time the last caller chunk ended at. */
+  #lastMediaEnd = 0
+  readonly #silenced: StoredSilencedSpan[] = []
+  readonly #paused: StoredPausedSpan[] = []
+  readonly #db: Kysely<Database>
+  readonly #log: Log
 
   constructor(
-    deps: { db: Kysely<Database>; log: Log; settings: RecordingSettings },
+    deps: { db: Kysely<Database>; log: Log; settings: RecordingSettings; retentionDays?: number | undefined },
     row: SessionRow,
     transport: { kind: string; audio: { input: InputAudioFormat; output: OutputAudioFormat } },
   ) {
     this.#t0 = timelineZero(row)
     this.sampleRate = transport.audio.output === 'pcm_16000' ? 16_000 : 8_000
     this.url = recordingUrl(deps.settings.publicUrl, row)
-    const sink = deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url)
+    const sink =
+      deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url, deps.retentionDays)
     this.#recorder = new ChunkRecorder({ sink, sampleRate: this.sampleRate, log: deps.log, isTransient: isDatabaseUnavailable })
     this.#playout =
       transport.kind === 'carrier'
@@ -93,6 +120,8 @@ export class SessionRecording {
     this.#maskDtmf = deps.settings.maskDtmf
     this.#row = row
     this.#completed = deps.settings.completed
+    this.#db = deps.db
+    this.#log = deps.log
   }
 
   /** Creates the recording in the store (queued: nothing waits for it) and starts flushing. */
@@ -120,20 +149,33 @@ export class SessionRecording {
     } else {
       this.#callerMediaMs += duration
       mediaEnd = this.#callerMediaMs
-      if (this.#streamStart !== undefined && now - (this.#streamStart + mediaEnd) > MIC_PAUSE_MS) this.#streamStart = undefined
+      if (this.#streamStart !== undefined && now - (this.#streamStart + mediaEnd) > MIC_PAUSE_MS) {
+        this.#streamStart = undefined
+        this.#epochZero.delete(this.#epoch - MAX_EPOCHS_KEPT)
+        this.#epoch += 1
+      }
     }
     const zero = now - mediaEnd
-    if (this.#streamStart === undefined || zero < this.#streamStart) this.#streamStart = zero
+    if (this.#streamStart === undefined || zero < this.#streamStart) {
+      this.#streamStart = zero
+      this.#epochZero.set(this.#epoch, zero)
+    }
+    this.#lastMediaEnd = mediaEnd
     return this.#streamStart + mediaEnd
   }
 
   /** The pipeline's input with the recording listening in; the pipeline always hears first. */
   tap(input: PipelineInput): PipelineInput {
+    // The input's own clock of caller audio starts at this tap (a pipeline counts what it is given).
+    const heard = new HeardAudio()
+    this.#heard = heard
     // Every method delegated by name: the input may be a class instance, whose methods a spread would not copy.
     return {
       pushAudio: (chunk, mediaTimestampMs) => {
         input.pushAudio(chunk, mediaTimestampMs)
-        const end = this.#callerEnd(this.#inputSamples(chunk), mediaTimestampMs)
+        const samples = this.#inputSamples(chunk)
+        const end = this.#callerEnd(samples, mediaTimestampMs)
+        heard.add(samples, this.#lastMediaEnd, this.#epoch)
         this.#lastCallerEnd = end
         this.#recorder.caller(this.#decodeIn(chunk), end)
       },
@@ -159,6 +201,41 @@ export class SessionRecording {
     }
   }
 
+  /**
+   * Silences the caller channel over redacted words (issue 29). `words` are timed in seconds of the caller audio the
+   * pipeline heard; words said one after another (a card number) are silenced as one stretch, pauses included.
+   */
+  silenceCaller(words: readonly { start: number; end: number; kind: string }[]): void {
+    for (const span of joinWords(words)) {
+      const zeroOf = (epoch: number) => this.#epochZero.get(epoch)
+      const fromMs = this.#heard.timelineMs(span.start, zeroOf)
+      const toMs = this.#heard.timelineMs(span.end, zeroOf)
+      if (fromMs === undefined || toMs === undefined || toMs <= fromMs) continue
+      this.#recorder.maskCaller(fromMs, toMs)
+      if (this.#silenced.length < MAX_LISTED_SPANS)
+        this.#silenced.push({ from_ms: Math.round(fromMs), to_ms: Math.round(toMs), kind: span.kind })
+    }
+  }
+
+  /** Both channels are silent from now until `resume` (`response.recording`); true when it was not paused. */
+  pause(): boolean {
+    const last = this.#paused.at(-1)
+    if ((last !== undefined && last.to_ms === null) || this.#paused.length >= MAX_LISTED_SPANS) return false
+    // Whole ms, so the metadata names exactly the samples that are silent.
+    const at = Math.round(this.#now())
+    this.#recorder.pause(at)
+    this.#paused.push({ from_ms: at, to_ms: null })
+    return true
+  }
+
+  resume(): void {
+    const last = this.#paused.at(-1)
+    if (last === undefined || last.to_ms !== null) return
+    const at = Math.round(this.#now())
+    this.#recorder.resume(at)
+    last.to_ms = at
+  }
+
   /** A pipeline event the transport was just given. */
   onEvent(e: PipelineEvent): void {
     if (e.type === 'audio') this.#playout.sent(e.chunkId, this.#decodeOut(e.audio), this.#now())
@@ -169,6 +246,11 @@ export class SessionRecording {
   async finish(durationMs: number | undefined): Promise<RecordingOutcome> {
     const outcome = await this.#recorder.finish(durationMs)
     if (outcome.status === 'completed') {
+      // Before session.update tells the backend the file is ready: its metadata lists what was silenced.
+      const spans = { silenced: this.#silenced, paused: this.#paused }
+      await setRecordingSpans(this.#db, this.#row.id, spans).catch((e: unknown) =>
+        this.#log.error({ err: e }, 'recording privacy spans could not be stored'),
+      )
       this.#completed?.({
         sessionId: this.#row.id,
         organizationId: this.#row.organization_id,
@@ -178,6 +260,25 @@ export class SessionRecording {
     }
     return outcome
   }
+}
+
+/** Stretches of browser media time whose zero is remembered (each microphone pause starts one). */
+const MAX_EPOCHS_KEPT = 1000
+/** Spans listed in a recording's metadata at most (each kind); more are still silenced, not listed. */
+const MAX_LISTED_SPANS = 1000
+/** Redacted words this close together (seconds) are one stretch: the pauses inside a number said slowly. */
+const JOIN_GAP_S = 1.5
+
+/** Consecutive words of one kind, close together, as one stretch each. */
+function joinWords(words: readonly { start: number; end: number; kind: string }[]): { start: number; end: number; kind: string }[] {
+  const out: { start: number; end: number; kind: string }[] = []
+  for (const w of words) {
+    const last = out.at(-1)
+    if (last !== undefined && last.kind === w.kind && w.start - last.end <= JOIN_GAP_S && w.start >= last.start) {
+      last.end = Math.max(last.end, w.end)
+    } else out.push({ start: w.start, end: w.end, kind: w.kind })
+  }
+  return out
 }
 
 /** Longest believable delay between the session row's start and its recording's: beyond it the clocks disagree. */

@@ -12,6 +12,8 @@ export class FakeAssemblyAiConnection extends FakeConnection {
   /** Transcript the fake answers a `ForceEndpoint` with (empty: no turn is reported). */
   pendingTranscript = ''
   #turnOrder = 0
+  /** Where the current turn's audio began, ms of the session's audio. */
+  #turnStartMs = 0
   #openedAt = Date.now()
 
   constructor(socket: WebSocket, request: UpgradeRecord) {
@@ -61,18 +63,32 @@ export class FakeAssemblyAiConnection extends FakeConnection {
     this.close(code, error.length > 120 ? 'See Error message for details' : error)
   }
 
+  /** ms of audio received so far: the vendor's clock (word timings are ms of the session's audio). */
+  get receivedMs(): number {
+    return (this.audio.length / this.bytesPerSample / this.sampleRate) * 1000
+  }
+
+  /**
+   * A `Turn`. Its words share the audio received since the previous turn ended evenly (100 ms each when none was
+   * received), as the vendor times words within the audio it heard.
+   */
   #turn(transcript: string, partialWords: string[], endOfTurn: boolean, formatted: boolean): object {
     const finals = transcript.split(/\s+/).filter(Boolean)
+    const count = finals.length + partialWords.length
+    const heard = this.receivedMs - this.#turnStartMs
+    const slot = heard > 0 && count > 0 ? heard / count : 100
+    const timed = (text: string, i: number, final: boolean) => ({
+      start: Math.round(this.#turnStartMs + i * slot),
+      end: Math.round(this.#turnStartMs + (i + 1) * slot),
+      text,
+      confidence: final ? 0.9 : 0.8,
+      word_is_final: final,
+    })
     const words = [
-      ...finals.map((text, i) => ({ start: i * 100, end: i * 100 + 80, text, confidence: 0.9, word_is_final: true })),
-      ...partialWords.map((text, i) => ({
-        start: (finals.length + i) * 100,
-        end: (finals.length + i) * 100 + 80,
-        text,
-        confidence: 0.8,
-        word_is_final: false,
-      })),
+      ...finals.map((text, i) => timed(text, i, true)),
+      ...partialWords.map((text, i) => timed(text, finals.length + i, false)),
     ]
+    if (endOfTurn && (formatted || !this.formatTurns)) this.#turnStartMs = this.receivedMs
     return {
       type: 'Turn',
       turn_order: this.#turnOrder,

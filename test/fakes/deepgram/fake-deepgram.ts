@@ -2,6 +2,17 @@
 import { randomUUID } from 'node:crypto'
 import type { WebSocket } from 'ws'
 import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from './fake-ws-server.js'
+import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
+
+/** A sample louder than this is speech when the fake times words. */
+export const VOICED_LEVEL = 2000
+
+/** A word as the vendor times it: seconds of the connection's audio. */
+export interface TimedWord {
+  word: string
+  start: number
+  end: number
+}
 
 const ENCODINGS = new Set(['linear16', 'linear32', 'mulaw', 'alaw', 'flac', 'opus', 'ogg-opus', 'amr-nb', 'amr-wb', 'speex', 'g729'])
 
@@ -31,11 +42,26 @@ export class FakeDeepgramConnection extends FakeConnection {
     return this.messages.map((message) => String(message.type))
   }
 
-  /** v1 `Results`; `duration` seconds of audio are covered, starting where the previous result ended. */
-  sendResults(transcript: string, flags: { isFinal?: boolean; speechFinal?: boolean; fromFinalize?: boolean } = {}): void {
-    const duration = 0.5
+  /**
+   * v1 `Results`, words timed as the vendor times them: in seconds of the audio this connection received. A result
+   * covers the audio received since the previous final; its words share the voiced part of that audio (first to
+   * last sample above {@link VOICED_LEVEL}) evenly, or `words` gives them. Without voiced audio (a test sending no
+   * speech) the result covers 0.5 s from the previous one and the words 0.1 s each.
+   */
+  sendResults(
+    transcript: string,
+    flags: { isFinal?: boolean; speechFinal?: boolean; fromFinalize?: boolean } = {},
+    words?: readonly TimedWord[],
+  ): void {
     const start = this.#cursor
+    const received = this.receivedSeconds
+    const voiced = this.voicedBetween(start, received)
+    const duration = voiced === undefined ? 0.5 : received - start
     if (flags.isFinal) this.#cursor += duration
+    const tokens = transcript.split(/\s+/).filter(Boolean)
+    const slot = voiced === undefined ? 0.1 : (voiced.end - voiced.start) / Math.max(1, tokens.length)
+    const from = voiced?.start ?? start
+    const timed = words ?? tokens.map((word, i) => ({ word, start: from + i * slot, end: from + (i + 1) * slot }))
     this.send({
       type: 'Results',
       channel_index: [0, 1],
@@ -49,15 +75,54 @@ export class FakeDeepgramConnection extends FakeConnection {
           {
             transcript,
             confidence: 0.98,
-            words: transcript
-              .split(/\s+/)
-              .filter(Boolean)
-              .map((word, i) => ({ word, start: start + i * 0.1, end: start + i * 0.1 + 0.1, confidence: 0.98, punctuated_word: word })),
+            words: timed.map((w) => ({
+              word: w.word.toLowerCase(),
+              start: w.start,
+              end: w.end,
+              confidence: 0.98,
+              punctuated_word: w.word,
+            })),
           },
         ],
       },
       metadata: { request_id: this.requestId, model_info: { name: 'nova-3', version: 'fake', arch: 'fake' }, model_uuid: 'fake' },
     })
+  }
+
+  /** Bytes of audio per second on this connection (from `encoding` and `sample_rate`). */
+  get bytesPerSecond(): number {
+    const rate = Number(this.request.query.get('sample_rate') ?? 16000)
+    return rate * (this.request.query.get('encoding') === 'mulaw' ? 1 : 2)
+  }
+
+  /** Seconds of audio received so far: the vendor's clock. */
+  get receivedSeconds(): number {
+    return this.audio.length / this.bytesPerSecond
+  }
+
+  /** The received audio as samples (mu-law or linear16). */
+  samples(): Int16Array {
+    const audio = this.audio
+    if (this.request.query.get('encoding') === 'mulaw') return decodeMulaw(audio)
+    const out = new Int16Array(Math.floor(audio.length / 2))
+    for (let i = 0; i < out.length; i++) out[i] = audio.readInt16LE(i * 2)
+    return out
+  }
+
+  /** First and last voiced sample between two times (seconds of received audio), or undefined when none is. */
+  voicedBetween(from: number, to: number): { start: number; end: number } | undefined {
+    const samples = this.samples()
+    const perSecond = samples.length / Math.max(this.receivedSeconds, 1e-9)
+    const a = Math.floor(from * perSecond)
+    const b = Math.min(samples.length, Math.ceil(to * perSecond))
+    let first = -1
+    let last = -1
+    for (let i = a; i < b; i++) {
+      if (Math.abs(samples[i] as number) <= VOICED_LEVEL) continue
+      if (first < 0) first = i
+      last = i
+    }
+    return first < 0 ? undefined : { start: first / perSecond, end: (last + 1) / perSecond }
   }
 
   /** v1 `SpeechStarted`. */
