@@ -15,7 +15,13 @@ interface Pool {
   weightOf(t: Times | undefined): number
   parseCounts(output: string): Record<string, number> | undefined
   createCpuMeter(readStat: () => string, now: () => number): { busyCores(cores: number): number | undefined }
-  pickNext(queue: string[], weights: Map<string, number>, busy: number, capacity: number, running: number): number
+  runsInBackground(t: Times | undefined): boolean
+  pickNext(
+    queue: string[],
+    weights: Map<string, number>,
+    behind: Set<string>,
+    state: { load: number; capacity: number; running: number; background: number; cores: number },
+  ): number
   runPool(
     files: Map<string, string>,
     o: {
@@ -38,8 +44,8 @@ t.test('a file weighs the share of a core it kept busy last time, within bounds'
   t.equal(pool.weightOf({ wallMs: 10_000, cpuMs: 3_000, childCpuMs: 1_000 }), 0.4)
   t.equal(pool.weightOf({ wallMs: 10_000, cpuMs: 100 }), 0.15, 'a mostly waiting file still counts for 15% of a core')
   t.equal(pool.weightOf({ wallMs: 1_000, cpuMs: 900, childCpuMs: 900 }), 1, 'never more than a core')
-  t.equal(pool.weightOf(undefined), 1, 'a file never run counts for a whole core')
-  t.equal(pool.weightOf({ wallMs: 0, cpuMs: 10 }), 1)
+  t.equal(pool.weightOf(undefined), 0.45, 'a file never run counts as one that waits on real time')
+  t.equal(pool.weightOf({ wallMs: 0, cpuMs: 10 }), 0.45)
 })
 
 t.test("tap's counts comment is read from the end of the output", async (t) => {
@@ -53,18 +59,33 @@ t.test("tap's counts comment is read from the end of the output", async (t) => {
   t.equal(pool.parseCounts('# { total: x }\n'), undefined, 'none when it is not counts')
 })
 
+t.test('short busy files that start no processes run in the background', async (t) => {
+  t.ok(pool.runsInBackground({ wallMs: 2_000, cpuMs: 1_900 }), 'a unit test')
+  t.notOk(pool.runsInBackground({ wallMs: 20_000, cpuMs: 15_000 }), 'a long file')
+  t.notOk(pool.runsInBackground({ wallMs: 3_000, cpuMs: 500, childCpuMs: 2_000 }), 'a file whose children do the work')
+  t.notOk(pool.runsInBackground({ wallMs: 3_000, cpuMs: 900 }), 'a file that mostly waits')
+  t.notOk(pool.runsInBackground(undefined), 'a file never run')
+})
+
 t.test('the next file is the first in run order that fits beside the running ones', async (t) => {
   const weights = new Map([
-    ['a', 1],
-    ['b', 0.5],
-    ['c', 0.25],
+    ['a', 0.5],
+    ['b', 0.3],
+    ['c', 0.2],
+    ['unit', 0.9],
   ])
-  t.equal(pool.pickNext(['a', 'b', 'c'], weights, 0, 1.7, 0), 0)
-  t.equal(pool.pickNext(['a', 'b', 'c'], weights, 1, 1.7, 1), 1, 'a does not fit, b does')
-  t.equal(pool.pickNext(['a', 'c'], weights, 1.4, 1.7, 2), 1, 'c fits')
-  t.equal(pool.pickNext(['a', 'b'], weights, 1.5, 1.7, 2), -1, 'nothing fits: wait')
-  t.equal(pool.pickNext(['a'], new Map([['a', 1]]), 5, 1.7, 0), 0, 'with nothing running the first starts whatever it weighs')
-  t.equal(pool.pickNext([], weights, 0, 1.7, 0), -1)
+  const behind = new Set(['unit'])
+  const at = (load: number, running: number, background = 0) => ({ load, capacity: 1.7, running, background, cores: 2 })
+  t.equal(pool.pickNext(['a', 'b', 'c'], weights, behind, at(0, 0)), 0)
+  t.equal(pool.pickNext(['a', 'b', 'c'], weights, behind, at(1.3, 3)), 1, 'a does not fit, b does')
+  t.equal(pool.pickNext(['a', 'c'], weights, behind, at(1.5, 4)), 1, 'c fits')
+  t.equal(pool.pickNext(['a', 'b'], weights, behind, at(1.5, 4)), -1, 'nothing fits: wait')
+  t.equal(pool.pickNext(['a'], weights, behind, at(5, 0)), 0, 'with nothing running the first starts whatever the load')
+  t.equal(pool.pickNext([], weights, behind, at(0, 0)), -1)
+  t.equal(pool.pickNext(['a', 'unit'], weights, behind, at(1.5, 4)), 1, 'a background file runs beside a full budget')
+  t.equal(pool.pickNext(['unit', 'c'], weights, behind, at(1.2, 5, 2)), 1, 'but at most one per core')
+  t.equal(pool.pickNext(['x'], weights, behind, at(1.2, 3)), 0, 'a file never run counts for less than half a core')
+  t.equal(pool.pickNext(['x'], weights, behind, at(1.3, 3)), -1)
 })
 
 t.test("the machine's load is read from /proc/stat over about the last second", async (t) => {
@@ -87,6 +108,9 @@ t.test("the machine's load is read from /proc/stat over about the last second", 
   at = 1500
   stat = line(1200, 1100)
   t.equal(meter.busyCores(2), 1.25, 'the sample older than a second is dropped: 125 of 200 since 500 ms')
+  at = 2500
+  stat = 'cpu  1250 150 0 1100 0 0 0 0 0 0\n'
+  t.equal(meter.busyCores(2), 0.5, 'niced work (the background files) is not counted: 50 of 200 busy, 150 nice')
   const broken = pool.createCpuMeter(
     () => 'no such thing',
     () => 0,
