@@ -9,30 +9,30 @@
 //
 // How many at once: a file's weight is the share of a core it kept busy in the last run (its CPU and its children's
 // over its wall time, from .cache/test-times.json). Most end-to-end files wait on real time (speech paced at 20 ms,
-// a gateway's grace period) with a core a fifth busy: they start, longest first, while their weights, or the
-// machine's own measure when that is more (/proc/stat over the last second, plus what started since, so another
-// program running beside counts too), fit in 85% of the cores, so the CPU never fills up enough to make a file that
-// asserts on real time late. Short busy files that start no processes (unit tests, API tests on PGlite) run in the
-// background beside them, one per core at nice 10, taking the CPU the others leave. tap's fixed count of files per core left the machine
-// half idle (112% of 200% over the run) or, at four per core, starved the real-time files (4 of 7 runs had one fail).
+// a gateway's grace period) with a core a fifth busy. While one runs, files start (longest first) only while the
+// running files' weights, or the machine's own measure when that is more (/proc/stat over the last second, plus
+// what started since, so another program running beside counts too), fit in 85% of the cores: the CPU never fills
+// up enough to make a file that asserts on real time late. When only short busy files run (unit tests, API tests
+// on PGlite: no real time to keep), they may fill the cores. tap's fixed count of files per core left the machine
+// half idle (112% of 200% over a run) or, at four per core, starved the real-time files (4 of 7 runs had one
+// fail); running the busy files beside the budget at nice 10 starved them too (3 failures in a run).
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { setPriority } from 'node:os'
 
 /** Share of the cores the running files' weights may fill. */
 export const CPU_BUDGET = 0.85
 /** Weight of a file with no last run to go by (counted as one that waits on real time, to be safe). */
 const UNKNOWN_WEIGHT = 0.45
 /**
- * A short file this busy on its own (unit tests, API tests on PGlite) runs in the background: at nice 10, beside the
- * others rather than within their budget, at most one per core. It takes the CPU the others leave, and gives it
- * back when a file waiting on real time wakes up. Files that start processes (a served gateway, the CLI, npm) stay
- * in the foreground: their children would be niced too, and they time drains and grace periods.
+ * A short file this busy on its own (unit tests, API tests on PGlite) is a batch file: nothing in it keeps real
+ * time, so when only such files run they may fill the cores. Files that start processes (a served gateway, the CLI,
+ * npm) are not: they time drains and grace periods.
  */
-const BACKGROUND_WEIGHT = 0.6
-const BACKGROUND_MAX_WALL_MS = 8_000
-const BACKGROUND_MAX_CHILD_CPU_MS = 500
-const BACKGROUND_NICE = 10
+const BATCH_WEIGHT = 0.6
+const BATCH_MAX_WALL_MS = 8_000
+const BATCH_MAX_CHILD_CPU_MS = 500
+/** What batch files alone may fill, in cores beyond all of them (two files a core busy each fit on two cores). */
+const BATCH_SLACK = 0.05
 /** No file counts for less than this (start-up bursts: a gateway, a browser). */
 const MIN_WEIGHT = 0.15
 /** Output kept per file for its failure report (the tail of it). */
@@ -44,12 +44,14 @@ const KILL_GRACE_MS = 30_000
 const LINGER_S = 1.5
 /** How often the pool looks at the machine's load while no file ends. */
 const TICK_MS = 250
+/** A file counts for at least this much of a core in its first STARTUP_MS. */
+const STARTUP_WEIGHT = 0.6
+const STARTUP_MS = 2_000
 /** The window the machine's load is measured over. */
 const LOAD_WINDOW_MS = 1000
 
 /**
- * The machine's busy cores over about the last second, leaving out niced work (the background files), from the
- * first line of /proc/stat (Linux). `busyCores()`
+ * The machine's busy cores over about the last second, from the first line of /proc/stat (Linux). `busyCores()`
  * returns undefined where there is no such file, and until a first interval has passed.
  */
 export function createCpuMeter(readStat = () => readFileSync('/proc/stat', 'utf8'), now = () => performance.now()) {
@@ -58,9 +60,8 @@ export function createCpuMeter(readStat = () => readFileSync('/proc/stat', 'utf8
     try {
       const fields = readStat().split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
       if (fields.length < 4 || fields.some((n) => !Number.isFinite(n))) return undefined
-      // user nice system idle iowait irq softirq steal ...: idle and iowait are a core not working, and nice is one
-      // working for the background files, which give way.
-      return { at: now(), idle: fields[1] + fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) }
+      // user nice system idle iowait irq softirq steal ...: idle and iowait are a core not working.
+      return { at: now(), idle: fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) }
     } catch {
       return undefined
     }
@@ -80,14 +81,9 @@ export function createCpuMeter(readStat = () => readFileSync('/proc/stat', 'utf8
   }
 }
 
-/** Whether a file with last run's times `t` runs in the background (see BACKGROUND_WEIGHT). */
-export function runsInBackground(t) {
-  return (
-    t !== undefined &&
-    weightOf(t) >= BACKGROUND_WEIGHT &&
-    t.wallMs < BACKGROUND_MAX_WALL_MS &&
-    (t.childCpuMs ?? 0) < BACKGROUND_MAX_CHILD_CPU_MS
-  )
+/** Whether a file with last run's times `t` is a batch file (see BATCH_WEIGHT). */
+export function isBatch(t) {
+  return t !== undefined && weightOf(t) >= BATCH_WEIGHT && t.wallMs < BATCH_MAX_WALL_MS && (t.childCpuMs ?? 0) < BATCH_MAX_CHILD_CPU_MS
 }
 
 /** The share of a core `t` (a last run's times of one file) kept busy. */
@@ -117,19 +113,22 @@ export function parseCounts(output) {
 }
 
 /**
- * The next file to start: the first in `queue` (run order) that fits, or the first of all when nothing runs. A
- * background file fits while fewer than `cores` of them run; another fits while its weight and `load` (the
- * running foreground files' weights, or the machine's own measure when that is more) stay within `capacity`.
+ * The next file to start: the first in `queue` (run order) whose weight fits beside `load` (the running files'
+ * weights, or the machine's own measure when that is more), or the first of all when nothing runs. The budget is
+ * `capacity` while a real-time file runs or would start, all the cores when only batch files would run.
  */
-export function pickNext(queue, weights, behind, { load, capacity, running, background, cores }) {
+export function pickNext(queue, weights, batch, { load, capacity, running, realTime, cores }) {
   if (queue.length === 0) return -1
   if (running === 0) return 0
-  return queue.findIndex((f) => (behind.has(f) ? background < cores : load + (weights.get(f) ?? UNKNOWN_WEIGHT) <= capacity + 1e-9))
+  return queue.findIndex((f) => {
+    const budget = realTime > 0 || !batch.has(f) ? capacity : cores + BATCH_SLACK
+    return load + (weights.get(f) ?? UNKNOWN_WEIGHT) <= budget + 1e-9
+  })
 }
 
 /**
- * Runs `files` (source path -> bundle path, in run order). Prints one line per file, the whole output of a failed
- * one, and returns the counts summed and the files that failed.
+ * Runs `files` (source path -> bundle path, or a check's command line as an array; in run order). Prints one line
+ * per file, the whole output of a failed one, and returns the counts summed and the files that failed.
  */
 export async function runPool(
   files,
@@ -137,14 +136,14 @@ export async function runPool(
 ) {
   const queue = [...files.keys()]
   const weights = new Map(queue.map((f) => [f, weightOf(times[f])]))
-  const behind = new Set(queue.filter((f) => runsInBackground(times[f])))
+  const batch = new Set(queue.filter((f) => isBatch(times[f])))
   const capacity = cores * CPU_BUDGET
   const total = { total: 0, pass: 0, fail: 0, skip: 0, todo: 0 }
   const failed = []
   const running = new Map()
-  /** The weights of the running foreground files, and how many background files run. */
+  /** The weights of the running files, and how many of them keep real time. */
   let busy = 0
-  let background = 0
+  let realTime = 0
   let done = 0
   let stopping = false
 
@@ -159,12 +158,16 @@ export async function runPool(
 
   const start = (file) => {
     const weight = weights.get(file) ?? UNKNOWN_WEIGHT
-    const niced = behind.has(file)
-    if (niced) background += 1
-    else busy += weight
+    const keepsTime = !batch.has(file)
+    busy += weight
+    if (keepsTime) realTime += 1
     const began = performance.now()
+    // A test file's bundle, or a check's command line (Biome, tsc).
+    const target = files.get(file)
+    const check = Array.isArray(target)
+    const [command, args] = check ? [target[0], target.slice(1)] : [process.execPath, [...nodeArgs, target]]
     // Its own process group, so a timeout ends the gateways and browsers it started as well.
-    const child = spawn(process.execPath, [...nodeArgs, files.get(file)], {
+    const child = spawn(command, args, {
       cwd,
       env: { ...env, TAP_TIMEOUT: String(timeoutS) },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -184,10 +187,10 @@ export async function runPool(
       })
       child.on('close', (code, signal) => {
         clearTimeout(killer)
-        if (niced) background -= 1
-        else busy -= weight
+        busy -= weight
+        if (keepsTime) realTime -= 1
         running.delete(file)
-        const counts = parseCounts(output)
+        const counts = check ? undefined : parseCounts(output)
         const seconds = ((performance.now() - began) / 1000).toFixed(1)
         if (counts !== undefined) for (const k of Object.keys(total)) total[k] += counts[k] ?? 0
         const why =
@@ -195,9 +198,9 @@ export async function runPool(
             ? `killed by ${signal}`
             : code !== 0
               ? `exit code ${code}`
-              : counts === undefined
+              : counts === undefined && !check
                 ? "ended without tap's counts"
-                : counts.fail > 0
+                : counts?.fail > 0
                   ? `${counts.fail} failed`
                   : undefined
         // A process that lives on after tap's last line (a timer or a socket left open) costs the run that long.
@@ -208,13 +211,6 @@ export async function runPool(
         resolve()
       })
     })
-    if (niced) {
-      try {
-        setPriority(child.pid, BACKGROUND_NICE)
-      } catch {
-        // Not allowed here: it runs at the same priority as the others.
-      }
-    }
     running.set(file, { child, ended })
   }
 
@@ -224,23 +220,25 @@ export async function runPool(
   }
   process.on('SIGINT', stopAll)
   process.on('SIGTERM', stopAll)
-  // Files started within the last window: their load is not in the machine's measure yet.
+  // Files started lately: the machine's measure does not show them yet, and a file's first seconds (loading its
+  // bundle, starting a gateway, PGlite, a browser) keep a core busier than its average.
   const started = []
   const load = (measured) => {
-    if (measured === undefined) return busy
-    const since = performance.now() - LOAD_WINDOW_MS
-    while (started.length > 0 && started[0].at < since) started.shift()
-    return Math.max(busy, measured + started.reduce((s, f) => s + f.weight, 0))
+    const now = performance.now()
+    while (started.length > 0 && started[0].at < now - STARTUP_MS) started.shift()
+    const starting = started.reduce((s, f) => s + Math.max(0, STARTUP_WEIGHT - f.weight), 0)
+    const unseen = started.filter((f) => f.at >= now - LOAD_WINDOW_MS).reduce((s, f) => s + f.weight, 0)
+    return Math.max(busy + starting, measured === undefined ? 0 : measured + unseen)
   }
   try {
     while ((queue.length > 0 && !stopping) || running.size > 0) {
       const measured = meter.busyCores(cores)
       while (!stopping && running.size < maxJobs) {
-        const state = { load: load(measured), capacity, running: running.size, background, cores }
-        const i = pickNext(queue, weights, behind, state)
+        const state = { load: load(measured), capacity, running: running.size, realTime, cores }
+        const i = pickNext(queue, weights, batch, state)
         if (i < 0) break
         const file = queue.splice(i, 1)[0]
-        if (!behind.has(file)) started.push({ at: performance.now(), weight: weights.get(file) ?? UNKNOWN_WEIGHT })
+        started.push({ at: performance.now(), weight: weights.get(file) ?? UNKNOWN_WEIGHT })
         start(file)
       }
       let tick

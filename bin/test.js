@@ -18,7 +18,8 @@
 // - `--database` runs only the files whose behaviour depends on the database (DATABASE_SUITE below): the second
 //   half of CI, against the PostgreSQL server, runs those rather than everything again.
 //
-// Usage: node bin/test.js [--database] [--jobs N] [--list] [--times] [--save-times] [files or folders...]
+// Usage: node bin/test.js [--checks] [--database] [--jobs N] [--list] [--times] [--save-times] [files or folders...]
+//   --checks also run Biome and tsc (`npm run lint`, `npm run typecheck`) as jobs beside the first test files
 //   --jobs   at most this many files at once (default: four per core; the CPU budget still applies)
 //   --list   print the files that would run, in run order, and exit
 //   --times  print the 20 slowest files of the last run (wall and CPU time) and exit
@@ -44,6 +45,13 @@ const TIMES_FILE = join(root, '.cache', 'test-times.json')
 const SEED_TIMES_FILE = join(root, 'bin', 'test-times.json')
 /** Where test files are found (tap's `include` in package.json says the same) and the folders skipped in them. */
 const TEST_ROOTS = ['test', 'client/test']
+/** `npm test`'s checks before the tests: the same commands as `npm run lint` and `npm run typecheck`. */
+const CHECKS = [
+  ['biome check .', [join(root, 'node_modules', '.bin', 'biome'), 'check', '.']],
+  ['tsc --noEmit', [process.execPath, join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']],
+]
+/** The checks keep a core busy for ~15 s (tsc; Biome for ~1 s): they start first and count for a whole core. */
+const CHECK_TIMES = { wallMs: 15_000, cpuMs: 15_000 }
 /** tap's timeout for a test file, in seconds (package.json's tap config says the same). */
 const FILE_TIMEOUT_S = 120
 const NOT_TESTS = new Set(['fakes', 'fixtures', 'helpers', 'artifacts', 'node_modules'])
@@ -284,7 +292,18 @@ async function main(argv) {
     VOXGATE_TEST_SCRIPTS: join(BUILD_DIR, 'scripts'),
     ...(scratch !== undefined && { TMPDIR: scratch }),
   }
-  const result = await runPool(bundles, { cores, maxJobs, times, nodeArgs, env, cwd: root, timeoutS: FILE_TIMEOUT_S })
+  // `--checks`: Biome and the type check run as two more jobs, beside the first test files rather than before all.
+  const jobs = new Map([...(flag('--checks') ? CHECKS : []), ...bundles])
+  const checkTimes = Object.fromEntries(CHECKS.map(([name]) => [name, CHECK_TIMES]))
+  const result = await runPool(jobs, {
+    cores,
+    maxJobs,
+    times: { ...times, ...checkTimes },
+    nodeArgs,
+    env,
+    cwd: root,
+    timeoutS: FILE_TIMEOUT_S,
+  })
   const { counts } = result
   console.log(
     `# ${files.length - result.notRun.length} files, ${counts.total} tests: ${counts.pass} pass, ${counts.fail} fail, ${counts.skip} skip, ${counts.todo} todo`,
@@ -310,7 +329,7 @@ async function main(argv) {
   const seconds = (performance.now() - started) / 1000
   const atOnce = Object.values(ran).reduce((s, t) => s + t.wallMs, 0) / 1000 / seconds
   console.log(
-    `# test run: ${seconds.toFixed(1)} s, ${(childCpuMs() / 1000).toFixed(0)} s of CPU in the test processes and theirs; ${atOnce.toFixed(1)} files at once on average (at most ${maxJobs}, within ${Math.round(cores * CPU_BUDGET * 100)}% of the CPU)${scratch ? '; temporary files on /dev/shm' : ''}`,
+    `# test run: ${seconds.toFixed(1)} s, ${(childCpuMs() / 1000).toFixed(0)} s of CPU in the test processes and theirs; ${atOnce.toFixed(1)} files at once on average (at most ${maxJobs}, within ${Math.round(cores * CPU_BUDGET * 100)}% of the CPU while a real-time file runs)${scratch ? '; temporary files on /dev/shm' : ''}`,
   )
   printTimes(ran, 10)
   return code

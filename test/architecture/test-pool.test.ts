@@ -15,15 +15,15 @@ interface Pool {
   weightOf(t: Times | undefined): number
   parseCounts(output: string): Record<string, number> | undefined
   createCpuMeter(readStat: () => string, now: () => number): { busyCores(cores: number): number | undefined }
-  runsInBackground(t: Times | undefined): boolean
+  isBatch(t: Times | undefined): boolean
   pickNext(
     queue: string[],
     weights: Map<string, number>,
-    behind: Set<string>,
-    state: { load: number; capacity: number; running: number; background: number; cores: number },
+    batch: Set<string>,
+    state: { load: number; capacity: number; running: number; realTime: number; cores: number },
   ): number
   runPool(
-    files: Map<string, string>,
+    files: Map<string, string | string[]>,
     o: {
       cores: number
       maxJobs: number
@@ -59,12 +59,12 @@ t.test("tap's counts comment is read from the end of the output", async (t) => {
   t.equal(pool.parseCounts('# { total: x }\n'), undefined, 'none when it is not counts')
 })
 
-t.test('short busy files that start no processes run in the background', async (t) => {
-  t.ok(pool.runsInBackground({ wallMs: 2_000, cpuMs: 1_900 }), 'a unit test')
-  t.notOk(pool.runsInBackground({ wallMs: 20_000, cpuMs: 15_000 }), 'a long file')
-  t.notOk(pool.runsInBackground({ wallMs: 3_000, cpuMs: 500, childCpuMs: 2_000 }), 'a file whose children do the work')
-  t.notOk(pool.runsInBackground({ wallMs: 3_000, cpuMs: 900 }), 'a file that mostly waits')
-  t.notOk(pool.runsInBackground(undefined), 'a file never run')
+t.test('short busy files that start no processes are batch files', async (t) => {
+  t.ok(pool.isBatch({ wallMs: 2_000, cpuMs: 1_900 }), 'a unit test')
+  t.notOk(pool.isBatch({ wallMs: 20_000, cpuMs: 15_000 }), 'a long file')
+  t.notOk(pool.isBatch({ wallMs: 3_000, cpuMs: 500, childCpuMs: 2_000 }), 'a file whose children do the work')
+  t.notOk(pool.isBatch({ wallMs: 3_000, cpuMs: 900 }), 'a file that mostly waits')
+  t.notOk(pool.isBatch(undefined), 'a file never run')
 })
 
 t.test('the next file is the first in run order that fits beside the running ones', async (t) => {
@@ -73,19 +73,21 @@ t.test('the next file is the first in run order that fits beside the running one
     ['b', 0.3],
     ['c', 0.2],
     ['unit', 0.9],
+    ['unit2', 1],
   ])
-  const behind = new Set(['unit'])
-  const at = (load: number, running: number, background = 0) => ({ load, capacity: 1.7, running, background, cores: 2 })
-  t.equal(pool.pickNext(['a', 'b', 'c'], weights, behind, at(0, 0)), 0)
-  t.equal(pool.pickNext(['a', 'b', 'c'], weights, behind, at(1.3, 3)), 1, 'a does not fit, b does')
-  t.equal(pool.pickNext(['a', 'c'], weights, behind, at(1.5, 4)), 1, 'c fits')
-  t.equal(pool.pickNext(['a', 'b'], weights, behind, at(1.5, 4)), -1, 'nothing fits: wait')
-  t.equal(pool.pickNext(['a'], weights, behind, at(5, 0)), 0, 'with nothing running the first starts whatever the load')
-  t.equal(pool.pickNext([], weights, behind, at(0, 0)), -1)
-  t.equal(pool.pickNext(['a', 'unit'], weights, behind, at(1.5, 4)), 1, 'a background file runs beside a full budget')
-  t.equal(pool.pickNext(['unit', 'c'], weights, behind, at(1.2, 5, 2)), 1, 'but at most one per core')
-  t.equal(pool.pickNext(['x'], weights, behind, at(1.2, 3)), 0, 'a file never run counts for less than half a core')
-  t.equal(pool.pickNext(['x'], weights, behind, at(1.3, 3)), -1)
+  const batch = new Set(['unit', 'unit2'])
+  const at = (load: number, running: number, realTime = running) => ({ load, capacity: 1.7, running, realTime, cores: 2 })
+  t.equal(pool.pickNext(['a', 'b', 'c'], weights, batch, at(0, 0)), 0)
+  t.equal(pool.pickNext(['a', 'b', 'c'], weights, batch, at(1.3, 3)), 1, 'a does not fit, b does')
+  t.equal(pool.pickNext(['a', 'c'], weights, batch, at(1.5, 4)), 1, 'c fits')
+  t.equal(pool.pickNext(['a', 'b'], weights, batch, at(1.5, 4)), -1, 'nothing fits: wait')
+  t.equal(pool.pickNext(['a'], weights, batch, at(5, 0)), 0, 'with nothing running the first starts whatever the load')
+  t.equal(pool.pickNext([], weights, batch, at(0, 0)), -1)
+  t.equal(pool.pickNext(['unit', 'c'], weights, batch, at(0.9, 2)), 1, 'a batch file within the budget of real-time ones')
+  t.equal(pool.pickNext(['unit2'], weights, batch, at(1, 1, 0)), 0, 'batch files alone fill the cores')
+  t.equal(pool.pickNext(['a'], weights, batch, at(1.3, 1, 0)), -1, 'a real-time file beside them keeps to the budget')
+  t.equal(pool.pickNext(['x'], weights, batch, at(1.2, 3)), 0, 'a file never run counts for less than half a core')
+  t.equal(pool.pickNext(['x'], weights, batch, at(1.3, 3)), -1)
 })
 
 t.test("the machine's load is read from /proc/stat over about the last second", async (t) => {
@@ -108,9 +110,6 @@ t.test("the machine's load is read from /proc/stat over about the last second", 
   at = 1500
   stat = line(1200, 1100)
   t.equal(meter.busyCores(2), 1.25, 'the sample older than a second is dropped: 125 of 200 since 500 ms')
-  at = 2500
-  stat = 'cpu  1250 150 0 1100 0 0 0 0 0 0\n'
-  t.equal(meter.busyCores(2), 0.5, 'niced work (the background files) is not counted: 50 of 200 busy, 150 nice')
   const broken = pool.createCpuMeter(
     () => 'no such thing',
     () => 0,
@@ -125,7 +124,9 @@ t.test('files run as programs: a pass, a failure, a file without counts and a hu
     writeFileSync(join(dir, name), body)
     return [name, join(dir, name)] as const
   }
-  const files = new Map([
+  const files = new Map<string, string | string[]>([
+    ['a check', [process.execPath, '-e', 'console.log("fine")']],
+    ['a failing check', [process.execPath, '-e', 'console.log("2 errors"); process.exit(3)']],
     program('pass.mjs', "console.log('ok 1 - a\\n1..1\\n# { total: 4, pass: 3, skip: 1 }')"),
     program('linger.mjs', "console.log('# { total: 1, pass: 1 }'); console.error('# lingered 2500 ms')"),
     program('fail.mjs', "console.log('not ok 1 - a\\n# { total: 2, pass: 1, fail: 1 }'); process.exitCode = 1"),
@@ -150,11 +151,14 @@ t.test('files run as programs: a pass, a failure, a file without counts and a hu
   } finally {
     console.log = log
   }
-  t.same([...result.failed].sort(), ['fail.mjs', 'hang.mjs', 'silent.mjs'])
+  t.same([...result.failed].sort(), ['a failing check', 'fail.mjs', 'hang.mjs', 'silent.mjs'])
   t.same(result.notRun, [])
   t.same(result.counts, { total: 8, pass: 6, fail: 1, skip: 1, todo: 0 }, 'the counts of the files that printed them')
   const text = lines.join('\n')
   t.match(text, /^ok \d - pass\.mjs # [\d.]+ s, 4 tests$/m)
+  t.match(text, /^ok \d - a check # [\d.]+ s$/m, 'a check needs no counts')
+  t.match(text, /^not ok \d - a failing check # exit code 3/m)
+  t.match(text, /^ {4}2 errors$/m, "a failed check's output is printed")
   t.match(text, /^ok \d - linger\.mjs # [\d.]+ s, 1 tests; ended 2\.5 s after its tests \(something left open\)$/m)
   t.match(text, /^not ok \d - fail\.mjs # exit code 1/m)
   t.match(text, /^not ok \d - silent\.mjs # ended without tap's counts/m)
