@@ -31,8 +31,13 @@ const UNKNOWN_WEIGHT = 0.45
 const BATCH_WEIGHT = 0.6
 const BATCH_MAX_WALL_MS = 8_000
 const BATCH_MAX_CHILD_CPU_MS = 500
-/** What batch files alone may fill, in cores beyond all of them (two files a core busy each fit on two cores). */
-const BATCH_SLACK = 0.05
+/**
+ * What batch files alone may fill, as a share of the cores: more than all of them, since a file that keeps "a core"
+ * busy shows as 1.1-1.3 cores (its GC and libuv threads), and two of them on two cores is what is wanted.
+ */
+const BATCH_BUDGET = 1.25
+/** A file's threads (GC, libuv, a browser's processes) can keep more than one core busy. */
+const MAX_WEIGHT = 2
 /** No file counts for less than this (start-up bursts: a gateway, a browser). */
 const MIN_WEIGHT = 0.15
 /** Output kept per file for its failure report (the tail of it). */
@@ -89,7 +94,7 @@ export function isBatch(t) {
 /** The share of a core `t` (a last run's times of one file) kept busy. */
 export function weightOf(t) {
   if (t === undefined || !(t.wallMs > 0)) return UNKNOWN_WEIGHT
-  return Math.min(1, Math.max(MIN_WEIGHT, ((t.cpuMs ?? 0) + (t.childCpuMs ?? 0)) / t.wallMs))
+  return Math.min(MAX_WEIGHT, Math.max(MIN_WEIGHT, ((t.cpuMs ?? 0) + (t.childCpuMs ?? 0)) / t.wallMs))
 }
 
 /**
@@ -121,7 +126,7 @@ export function pickNext(queue, weights, batch, { load, capacity, running, realT
   if (queue.length === 0) return -1
   if (running === 0) return 0
   return queue.findIndex((f) => {
-    const budget = realTime > 0 || !batch.has(f) ? capacity : cores + BATCH_SLACK
+    const budget = realTime > 0 || !batch.has(f) ? capacity : cores * BATCH_BUDGET
     return load + (weights.get(f) ?? UNKNOWN_WEIGHT) <= budget + 1e-9
   })
 }
