@@ -152,9 +152,12 @@ export async function runPool(
   let done = 0
   let stopping = false
 
+  const poolStarted = performance.now()
+  const debug = process.env.VOXGATE_TEST_POOL_DEBUG === '1'
   const finish = (file, line, output) => {
     done += 1
-    console.log(`${line.startsWith('not ok') ? 'not ok' : 'ok'} ${done} - ${file}${line.replace(/^(not )?ok/, '')}`)
+    const at = `, ended at ${((performance.now() - poolStarted) / 1000).toFixed(0)} s`
+    console.log(`${line.startsWith('not ok') ? 'not ok' : 'ok'} ${done} - ${file}${line.replace(/^(not )?ok/, '')}${at}`)
     if (line.startsWith('not ok')) {
       failed.push(file)
       console.log(output.replace(/^/gm, '    '))
@@ -210,7 +213,7 @@ export async function runPool(
                   : undefined
         // A process that lives on after tap's last line (a timer or a socket left open) costs the run that long.
         const after = Number(/^# lingered (\d+) ms$/m.exec(output.slice(-500))?.[1] ?? 0) / 1000
-        const lingered = after > LINGER_S ? `; ended ${after.toFixed(1)} s after its tests (something left open)` : ''
+        const lingered = after > LINGER_S ? `; lived ${after.toFixed(1)} s past its tests (something left open)` : ''
         const summary = (counts === undefined ? `${seconds} s` : `${seconds} s, ${counts.total} tests`) + lingered
         finish(file, why === undefined ? `ok # ${summary}` : `not ok # ${why}, ${summary}`, output)
         resolve()
@@ -241,6 +244,7 @@ export async function runPool(
       while (!stopping && running.size < maxJobs) {
         const state = { load: load(measured), capacity, running: running.size, realTime, cores }
         const i = pickNext(queue, weights, batch, state)
+        if (debug) console.error(`# pool: ${JSON.stringify({ ...state, measured, busy, next: queue[i] ?? null })}`)
         if (i < 0) break
         const file = queue.splice(i, 1)[0]
         started.push({ at: performance.now(), weight: weights.get(file) ?? UNKNOWN_WEIGHT })
