@@ -10,7 +10,7 @@
 // How many at once: a file's weight is the share of a core it kept busy in the last run (its CPU and its children's
 // over its wall time, from .cache/test-times.json). Most end-to-end files wait on real time (speech paced at 20 ms,
 // a gateway's grace period) with a core a fifth busy. While one runs, files start (longest first) only while the
-// running files' weights, or the machine's own measure when that is more (/proc/stat over the last second, plus
+// running files' weights, or the machine's own measure when that is more (/proc/stat over the last 3 s, plus
 // what started since, so another program running beside counts too), fit in 85% of the cores: the CPU never fills
 // up enough to make a file that asserts on real time late. When only short busy files run (unit tests, API tests
 // on PGlite: no real time to keep), they may fill the cores. tap's fixed count of files per core left the machine
@@ -52,14 +52,20 @@ const TICK_MS = 250
 /** A file counts for at least this much of a core in its first STARTUP_MS. */
 const STARTUP_WEIGHT = 0.6
 const STARTUP_MS = 2_000
-/** The window the machine's load is measured over. */
-const LOAD_WINDOW_MS = 1000
+/** The window the machine's load is measured over (long enough to smooth a file's start-up burst). */
+const LOAD_WINDOW_MS = 3000
+/** A file started this lately is not in the machine's measure yet. */
+const UNSEEN_MS = 1000
 
 /**
- * The machine's busy cores over about the last second, from the first line of /proc/stat (Linux). `busyCores()`
+ * The machine's busy cores over about the last `windowMs`, from the first line of /proc/stat (Linux). `busyCores()`
  * returns undefined where there is no such file, and until a first interval has passed.
  */
-export function createCpuMeter(readStat = () => readFileSync('/proc/stat', 'utf8'), now = () => performance.now()) {
+export function createCpuMeter(
+  readStat = () => readFileSync('/proc/stat', 'utf8'),
+  now = () => performance.now(),
+  windowMs = LOAD_WINDOW_MS,
+) {
   const samples = []
   const sample = () => {
     try {
@@ -77,7 +83,7 @@ export function createCpuMeter(readStat = () => readFileSync('/proc/stat', 'utf8
       if (s === undefined) return undefined
       samples.push(s)
       // Keep the newest sample at least a window old as the base, and the ones after it.
-      while (samples.length > 2 && s.at - samples[1].at >= LOAD_WINDOW_MS) samples.shift()
+      while (samples.length > 2 && s.at - samples[1].at >= windowMs) samples.shift()
       const base = samples[0]
       const ticks = s.total - base.total
       if (base === s || ticks <= 0) return undefined
@@ -235,7 +241,7 @@ export async function runPool(
     const now = performance.now()
     while (started.length > 0 && started[0].at < now - STARTUP_MS) started.shift()
     const starting = started.reduce((s, f) => s + Math.max(0, STARTUP_WEIGHT - f.weight), 0)
-    const unseen = started.filter((f) => f.at >= now - LOAD_WINDOW_MS).reduce((s, f) => s + f.weight, 0)
+    const unseen = started.filter((f) => f.at >= now - UNSEEN_MS).reduce((s, f) => s + f.weight, 0)
     return Math.max(busy + starting, measured === undefined ? 0 : measured + unseen)
   }
   try {

@@ -14,7 +14,7 @@ interface Pool {
   CPU_BUDGET: number
   weightOf(t: Times | undefined): number
   parseCounts(output: string): Record<string, number> | undefined
-  createCpuMeter(readStat: () => string, now: () => number): { busyCores(cores: number): number | undefined }
+  createCpuMeter(readStat: () => string, now: () => number, windowMs: number): { busyCores(cores: number): number | undefined }
   isBatch(t: Times | undefined): boolean
   pickNext(
     queue: string[],
@@ -92,12 +92,13 @@ t.test('the next file is the first in run order that fits beside the running one
   t.equal(pool.pickNext(['x'], weights, batch, at(1.3, 3)), -1)
 })
 
-t.test("the machine's load is read from /proc/stat over about the last second", async (t) => {
+t.test("the machine's load is read from /proc/stat over the last window", async (t) => {
   let stat = ''
   let at = 0
   const meter = pool.createCpuMeter(
     () => stat,
     () => at,
+    1000,
   )
   // user nice system idle iowait irq softirq steal guest guest_nice, in clock ticks since boot.
   const line = (busy: number, idle: number) => `cpu  ${busy} 0 0 ${idle} 0 0 0 0 0 0\ncpu0 1 2 3 4\n`
@@ -115,6 +116,7 @@ t.test("the machine's load is read from /proc/stat over about the last second", 
   const broken = pool.createCpuMeter(
     () => 'no such thing',
     () => 0,
+    1000,
   )
   t.equal(broken.busyCores(2), undefined, 'no measure where there is no /proc/stat')
 })
