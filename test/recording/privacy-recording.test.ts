@@ -13,7 +13,7 @@ import { EstimatedPlayout } from '../../gateway/sessions/recording/agent-playout
 import { wavBytes, wavSize } from '../../gateway/sessions/recording/wav-stream.js'
 import { findRecording } from '../../gateway/store/recordings.js'
 import type { SessionRow } from '../../gateway/store/schema.js'
-import type { PipelineInput } from '../../pipeline/contract.js'
+import { NO_INPUT } from '../../gateway/sessions/no-input.js'
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 
 const gw = await startTestGateway()
@@ -71,18 +71,6 @@ t.test('a pause not resumed lasts to the end', async (t) => {
   t.ok(allEqual(left, 0, 4000, 500))
   t.ok(allEqual(left, 4000, 16000, 0))
 })
-
-const NO_INPUT: PipelineInput = {
-  pushAudio: () => undefined,
-  clientVad: () => undefined,
-  pushToTalk: () => undefined,
-  userText: () => undefined,
-  userData: () => undefined,
-  dtmf: () => undefined,
-  markPlayed: () => undefined,
-  audioWritten: () => undefined,
-  replayFinished: () => undefined,
-}
 
 t.test('redacted words are silenced where the pipeline heard them and listed in the metadata', async (t) => {
   // The session connected 4 s ago, so the 3 s of caller audio sent at once below lie within it (the timeline's zero
