@@ -160,18 +160,20 @@ export async function runPool(
 
   const poolStarted = performance.now()
   const debug = process.env.VOXGATE_TEST_POOL_DEBUG === '1'
-  const finish = (file, line, output) => {
+  /** One line per file: `why` it failed (undefined: it passed) and its summary; a failed file's output after it. */
+  const finish = (file, why, summary, output) => {
     done += 1
-    const at = `, ended at ${((performance.now() - poolStarted) / 1000).toFixed(0)} s`
-    console.log(`${line.startsWith('not ok') ? 'not ok' : 'ok'} ${done} - ${file}${line.replace(/^(not )?ok/, '')}${at}`)
-    if (line.startsWith('not ok')) {
+    const at = `ended at ${((performance.now() - poolStarted) / 1000).toFixed(0)} s`
+    if (why === undefined) console.log(`ok ${done} - ${file} # ${summary}, ${at}`)
+    else {
+      console.log(`not ok ${done} - ${file} # ${why}, ${summary}, ${at}`)
       failed.push(file)
       console.log(output.replace(/^/gm, '    '))
     }
   }
 
   const start = (file) => {
-    const weight = weights.get(file) ?? UNKNOWN_WEIGHT
+    const weight = weights.get(file)
     const keepsTime = !batch.has(file)
     busy += weight
     if (keepsTime) realTime += 1
@@ -221,7 +223,7 @@ export async function runPool(
         const after = Number(/^# lingered (\d+) ms$/m.exec(output.slice(-500))?.[1] ?? 0) / 1000
         const lingered = after > LINGER_S ? `; lived ${after.toFixed(1)} s past its tests (something left open)` : ''
         const summary = (counts === undefined ? `${seconds} s` : `${seconds} s, ${counts.total} tests`) + lingered
-        finish(file, why === undefined ? `ok # ${summary}` : `not ok # ${why}, ${summary}`, output)
+        finish(file, why, summary, output)
         resolve()
       })
     })
@@ -253,7 +255,7 @@ export async function runPool(
         if (debug) console.error(`# pool: ${JSON.stringify({ ...state, measured, busy, next: queue[i] ?? null })}`)
         if (i < 0) break
         const file = queue.splice(i, 1)[0]
-        started.push({ at: performance.now(), weight: weights.get(file) ?? UNKNOWN_WEIGHT })
+        started.push({ at: performance.now(), weight: weights.get(file) })
         start(file)
       }
       let tick

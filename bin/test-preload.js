@@ -23,7 +23,7 @@ let tapEndedAt
 if (out) {
   const write = process.stdout.write
   process.stdout.write = function (chunk, ...rest) {
-    if (typeof chunk === 'string' ? chunk.includes('# time=') : String(chunk).includes('# time=')) tapEndedAt = performance.now()
+    if (String(chunk).includes('# time=')) tapEndedAt = performance.now()
     return write.call(this, chunk, ...rest)
   }
   process.on('exit', () => {
