@@ -4,6 +4,7 @@ import { silentLogger, type Log } from '../../core/log.js'
 import { bootstrap, type FirstStart } from '../../gateway/bootstrap.js'
 import { startGateway, type Gateway, type GatewayDeps } from '../../gateway/app.js'
 import type { Store } from '../../gateway/store/database.js'
+import type { SessionRow } from '../../gateway/store/schema.js'
 import { testDb, type TestDb } from './db.js'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
@@ -105,4 +106,11 @@ export async function startTestGateway(
       if (!opts.db) await db.cleanup()
     },
   }
+}
+
+/** A fresh session row of `agentId` (authorized, not connected), for tests that hang a recording or a transcript on it. */
+export async function authorizedSessionRow(gw: TestGateway, agentId: string): Promise<SessionRow> {
+  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agentId } })
+  if (auth.status !== 200) throw new Error(`authorize_session: ${auth.status} ${auth.text}`)
+  return gw.store.db.selectFrom('sessions').selectAll().where('conversation_id', '=', auth.body.conversation_id).executeTakeFirstOrThrow()
 }

@@ -5,14 +5,13 @@
  */
 import t from 'tap'
 import wavefile from 'wavefile'
-import { startTestGateway } from '../helpers/gateway.js'
+import { authorizedSessionRow, startTestGateway } from '../helpers/gateway.js'
 import { silentLogger } from '../../core/log.js'
 import { ChunkRecorder } from '../../gateway/sessions/recording/recorder.js'
 import { databaseSink, SessionRecording } from '../../gateway/sessions/recording/session-recording.js'
 import { EstimatedPlayout } from '../../gateway/sessions/recording/agent-playout.js'
 import { wavBytes, wavSize } from '../../gateway/sessions/recording/wav-stream.js'
 import { findRecording } from '../../gateway/store/recordings.js'
-import type { SessionRow } from '../../gateway/store/schema.js'
 import { NO_INPUT } from '../../gateway/sessions/no-input.js'
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 
@@ -21,10 +20,8 @@ t.teardown(() => gw.close())
 const db = gw.store.db
 const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
 
-async function sessionRow(): Promise<SessionRow> {
-  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
-  return db.selectFrom('sessions').selectAll().where('conversation_id', '=', auth.body.conversation_id).executeTakeFirstOrThrow()
-}
+/** A fresh authorized session row to hang a recording on. */
+const sessionRow = () => authorizedSessionRow(gw, agent.id)
 
 async function readChannels(sessionId: string): Promise<[Int16Array, Int16Array]> {
   const rec = await findRecording(db, gw.orgId, agent.id, sessionId)

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { sql } from 'kysely'
-import { startTestGateway } from '../helpers/gateway.js'
+import { authorizedSessionRow, startTestGateway } from '../helpers/gateway.js'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
 import { withoutWelcome } from '../helpers/quiet-agent.js'
 import { silentLogger } from '../../core/log.js'
@@ -23,10 +23,8 @@ t.teardown(() => receiver.close())
 const db = gw.store.db
 const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
 
-async function sessionRow(): Promise<SessionRow> {
-  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
-  return db.selectFrom('sessions').selectAll().where('conversation_id', '=', auth.body.conversation_id).executeTakeFirstOrThrow()
-}
+/** A fresh authorized session row to hang a recording on. */
+const sessionRow = () => authorizedSessionRow(gw, agent.id)
 
 /** A finished one-second recording of `row`, made `ageDays` ago, kept `retentionDays` by its agent. */
 async function recording(row: SessionRow, ageDays: number, retentionDays?: number): Promise<void> {

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import wavefile from 'wavefile'
-import { startTestGateway } from '../helpers/gateway.js'
+import { authorizedSessionRow, startTestGateway } from '../helpers/gateway.js'
 import { silentLogger } from '../../core/log.js'
 import { ChunkRecorder, type RecordingSink } from '../../gateway/sessions/recording/recorder.js'
 import { databaseSink } from '../../gateway/sessions/recording/session-recording.js'
@@ -13,7 +13,6 @@ import { EstimatedPlayout, MarkedPlayout } from '../../gateway/sessions/recordin
 import { wavBytes, wavSize } from '../../gateway/sessions/recording/wav-stream.js'
 import { findRecording } from '../../gateway/store/recordings.js'
 import { isDatabaseUnavailable } from '../../gateway/store/database-errors.js'
-import type { SessionRow } from '../../gateway/store/schema.js'
 
 const gw = await startTestGateway()
 t.teardown(() => gw.close())
@@ -21,11 +20,7 @@ const db = gw.store.db
 const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
 
 /** A fresh authorized session row to hang a recording on. */
-async function sessionRow(): Promise<SessionRow> {
-  const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
-  const row = await db.selectFrom('sessions').selectAll().where('conversation_id', '=', auth.body.conversation_id).executeTakeFirstOrThrow()
-  return row
-}
+const sessionRow = () => authorizedSessionRow(gw, agent.id)
 
 function recorder(sink: RecordingSink, rate = 8000, opts: { maxQueuedBytes?: number } = {}) {
   const r = new ChunkRecorder({ sink, sampleRate: rate, log: silentLogger(), flushIntervalMs: 50, ...opts })
