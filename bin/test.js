@@ -83,6 +83,7 @@ const DATABASE_SUITE = [
   'test/cli/serve-workers.test.ts',
   'test/cli/tunnel.test.ts',
   'test/cli/tunnel-reconnect.test.ts',
+  'test/openapi/response-schemas.test.ts',
 ]
 
 /** The tests' own programs that tests run as child processes (test/helpers/node-script.ts finds their bundles). */

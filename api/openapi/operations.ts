@@ -352,7 +352,11 @@ export const OPERATIONS: Operation[] = [
     summary: 'Minutes per UTC day and turn latency percentiles (p50, p90, p99) per day (an addition)',
     auth: 'api_key',
     query: dailyStatsQuery,
-    ok: { status: 200, description: '`{ days: [{ date, sessions, minutes, turns, latency_p50_ms, latency_p90_ms, latency_p99_ms }] }`' },
+    ok: {
+      status: 200,
+      description: '`{ days: [{ date, sessions, minutes, turns, latency_p50_ms, latency_p90_ms, latency_p99_ms }] }`',
+      schemaRef: 'DailyStatsList',
+    },
     errors: [400],
   },
   {
@@ -365,6 +369,7 @@ export const OPERATIONS: Operation[] = [
       status: 200,
       description:
         '`{ deliveries: [{ id, session_id, type, url, status, attempts, response_status, error, created_at, last_attempt_at }] }`',
+      schemaRef: 'WebhookDeliveryList',
     },
     errors: V1,
   },
@@ -425,7 +430,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'agents',
     summary: "The organization's agents",
     auth: 'api_key',
-    ok: { status: 200, description: '`{ agents }`' },
+    ok: { status: 200, description: '`{ agents }`', schemaRef: 'AgentList' },
     errors: [400],
   },
   {
@@ -444,7 +449,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'agents',
     summary: 'An agent',
     auth: 'api_key',
-    ok: { status: 200, description: 'the agent' },
+    ok: { status: 200, description: 'the agent', schemaRef: 'Agent' },
     errors: V1,
   },
   {
