@@ -4,12 +4,12 @@
  */
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { sessionUpgrade } from '../../gateway/http/upgrade-session.js'
+import { sessionUpgrade } from '../http/upgrade-session.js'
 import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
-import { refuseUpgrade } from '../../gateway/http/upgrade-refusal.js'
+import { refuseUpgrade } from '../http/upgrade-refusal.js'
 import type { CallDeps } from '../../gateway/sessions/call-deps.js'
 import { callStreamConnected, callStreamStarted } from '../../gateway/sessions/call-progress.js'
-import type { Carrier } from '../carrier.js'
+import type { Carrier } from '../../carrier/carrier.js'
 import { MediaStreamTransport } from './media-stream-transport.js'
 
 /** What the media-stream upgrade needs. */

@@ -5,7 +5,7 @@
  * Echoes released by a `clear` are not reported (they do not prove playback).
  */
 import type { WebSocket } from 'ws'
-import type { CarrierMediaCodec, CarrierStartEvent } from '../carrier.js'
+import type { CarrierMediaCodec, CarrierStartEvent } from '../../carrier/carrier.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { SessionTransport } from '../../gateway/sessions/call-session.js'
 import type { SessionPort } from '../../gateway/sessions/session-port.js'
