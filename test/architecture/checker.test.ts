@@ -18,11 +18,11 @@ const clean = {
   'gateway/sessions/call-session.ts': `import '../store/schema.js'\nimport '../../pipeline/session/voice-pipeline.js'`,
   'carrier/carrier.ts': `export interface Carrier { name: string }`,
   'carrier/twilio/media-codec.ts': `import type { Carrier } from '../carrier.js'`,
-  'carrier/media-stream/transport.ts': `import '../twilio/media-codec.js'\nimport '../../gateway/sessions/call-session.js'`,
+  'transports/media-stream/transport.ts': `import type { Carrier } from '../../carrier/carrier.js'\nimport '../../gateway/sessions/call-session.js'`,
   'api/routes/calls.ts': `import type { Carrier } from '../../carrier/carrier.js'\nimport '../../gateway/store/schema.js'`,
-  'gateway/config.ts': `export const port = 3000`,
-  'gateway/app.ts': `import '../api/routes/calls.js'\nimport '../carrier/twilio/media-codec.js'\nimport './config.js'`,
-  'cli/serve.ts': `import '../gateway/app.js'\nimport '../gateway/store/schema.js'`,
+  'server/config.ts': `export const port = 3000`,
+  'server/app.ts': `import '../api/routes/calls.js'\nimport '../carrier/twilio/media-codec.js'\nimport '../transports/media-stream/transport.js'\nimport './config.js'`,
+  'cli/serve.ts': `import '../server/app.js'\nimport '../gateway/store/schema.js'`,
 }
 
 t.test('a clean tree passes', async (t) => {
@@ -43,11 +43,13 @@ t.test('reads every import form', async (t) => {
 })
 
 t.test('maps files to parts', async (t) => {
-  t.equal(partOf('gateway/app.ts'), 'gateway')
+  t.equal(partOf('server/app.ts'), 'server')
+  t.equal(partOf('transports/browser/browser-transport.ts'), 'transports/browser')
   t.equal(partOf('gateway/sessions/call-session.ts'), 'gateway/sessions')
   t.equal(partOf('gateway/store/migrations/0001-initial.ts'), 'gateway/store')
   t.equal(partOf('carrier/twilio/markup.ts'), 'carrier')
-  t.equal(partOf('gateway/unknown/x.ts'), undefined, 'a new gateway folder is not silently wiring')
+  t.equal(partOf('gateway/unknown/x.ts'), undefined, 'a new gateway folder is not silently part of another')
+  t.equal(partOf('gateway/app.ts'), undefined, 'nothing lives directly in gateway/: the wiring is server/')
   t.ok(isCodec('pipeline/agent/sse-decoder.ts'))
   t.ok(isCodec('carrier/telnyx/telnyx-codec.ts'), 'any *-codec.ts')
   t.ok(isCodec('pipeline/media/audio/mixer.ts'), 'any file in an audio/ folder of pipeline/')
@@ -55,10 +57,10 @@ t.test('maps files to parts', async (t) => {
   t.notOk(isCodec('pipeline/session/voice-pipeline.ts'))
 })
 
-t.test('a pipeline file importing the gateway', async (t) => {
-  const found = checkImports(tree({ ...clean, 'pipeline/turn/x.ts': `import { port } from '../../gateway/config.js'` }))
+t.test('a pipeline file importing the wiring', async (t) => {
+  const found = checkImports(tree({ ...clean, 'pipeline/turn/x.ts': `import { port } from '../../server/config.js'` }))
   t.same(of(found, 'parts'), [
-    `pipeline/turn/x.ts imports '../../gateway/config.js' (gateway/config.ts): pipeline may import nothing outside itself; not gateway`,
+    `pipeline/turn/x.ts imports '../../server/config.js' (server/config.ts): pipeline may import nothing outside itself; not server`,
   ])
 })
 
@@ -76,7 +78,7 @@ t.test('carrier importing api or the store, api importing a carrier folder', asy
     /^carrier\/twilio\/hook.ts imports '..\/..\/gateway\/store\/schema.js' .*not gateway\/store$/,
   ])
   t.matchOnly(of(found, 'carrier-door'), [
-    /^api\/routes\/dial.ts imports .* outside carrier\/ and gateway\/\*.ts, carrier\/carrier.ts is the only door into carrier\/$/,
+    /^api\/routes\/dial.ts imports .* outside carrier\/ and server\/, carrier\/carrier.ts is the only door into carrier\/$/,
   ])
   t.matchOnly(of(found, 'part-cycle'), [/^parts import each other: api -> carrier -> api /])
 })
