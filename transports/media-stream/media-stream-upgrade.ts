@@ -2,9 +2,8 @@
  * Upgrades on `{carrier_ws_url}<the carrier's stream path><key>`: the key is consumed (with the concurrency
  * slot) before the upgrade completes; a refused key gets a plain HTTP error with a JSON body.
  */
-import type { IncomingMessage } from 'node:http'
-import type { Duplex } from 'node:stream'
-import { sessionUpgrade } from '../http/upgrade-session.js'
+import { attachSocket, sessionUpgrade } from '../http/upgrade-session.js'
+import type { UpgradeRoute } from '../http/upgrade-routes.js'
 import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
 import { refuseUpgrade } from '../http/upgrade-refusal.js'
 import type { CallDeps } from '../../gateway/sessions/call-deps.js'
@@ -22,8 +21,8 @@ export interface MediaStreamUpgradeDeps {
   readonly frameTiming?: ((ms: number) => void) | undefined
 }
 
-/** Upgrade handler for media streams; `url` is the parsed request URL. */
-export function mediaStreamUpgradeHandler(deps: MediaStreamUpgradeDeps) {
+/** The media-stream path: every upgrade under the carrier's stream path prefix. */
+export function mediaStreamUpgradeRoute(deps: MediaStreamUpgradeDeps): UpgradeRoute {
   const { calls } = deps
   const { pathPrefix, maxFrameBytes } = deps.carrier.mediaStream
   const upgrade = sessionUpgrade({
@@ -33,37 +32,38 @@ export function mediaStreamUpgradeHandler(deps: MediaStreamUpgradeDeps) {
     channel: 'carrier',
     maxPayload: maxFrameBytes,
   })
-  return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
-    let key: string
-    try {
-      key = decodeURIComponent(url.pathname.slice(pathPrefix.length))
-    } catch {
-      return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
-    }
-    if (key === '' || key.includes('/')) return refuseUpgrade(socket, 400, 'missing session key in the stream URL')
-    // Set once the key opened the session; `start` always comes after that.
-    let sessionId: string | undefined
-    let callSid: string | null = null
-    const transport = new MediaStreamTransport({
-      codec: deps.carrier.codec,
-      log: calls.log,
-      frameTiming: deps.frameTiming,
-      onStart: (start) => {
-        const id = sessionId
-        if (id === undefined) return
-        if (callSid !== null && start.callSid !== callSid) {
-          calls.log.warn({ session_id: id }, 'carrier stream start names another call sid than the voice hook did')
-        }
-        void callStreamStarted(calls, id)
-      },
-    })
-    const up = await upgrade(req, socket, head, key, transport)
-    if (up === undefined) return
-    const { session, ws } = up
-    sessionId = session.id
-    callSid = session.row.call_sid
-    callStreamConnected(calls, session.id)
-    transport.attach(ws, session)
-    if (session.isEnded) ws.close(1000, 'session ended')
+  return {
+    matches: (pathname) => pathname.startsWith(pathPrefix),
+    async handle(req, socket, head, url) {
+      let key: string
+      try {
+        key = decodeURIComponent(url.pathname.slice(pathPrefix.length))
+      } catch {
+        return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
+      }
+      if (key === '' || key.includes('/')) return refuseUpgrade(socket, 400, 'missing session key in the stream URL')
+      // Set once the key opened the session; `start` always comes after that.
+      let sessionId: string | undefined
+      let callSid: string | null = null
+      const transport = new MediaStreamTransport({
+        codec: deps.carrier.codec,
+        log: calls.log,
+        frameTiming: deps.frameTiming,
+        onStart: (start) => {
+          const id = sessionId
+          if (id === undefined) return
+          if (callSid !== null && start.callSid !== callSid) {
+            calls.log.warn({ session_id: id }, 'carrier stream start names another call sid than the voice hook did')
+          }
+          void callStreamStarted(calls, id)
+        },
+      })
+      const up = await upgrade(req, socket, head, key, transport)
+      if (up === undefined) return
+      sessionId = up.session.id
+      callSid = up.session.row.call_sid
+      callStreamConnected(calls, up.session.id)
+      attachSocket(transport, up)
+    },
   }
 }
