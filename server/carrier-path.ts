@@ -1,5 +1,6 @@
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
-import { createCallDeps, type CallDeps } from '../gateway/sessions/call-deps.js'
+import type { CallDeps } from '../gateway/sessions/call-deps.js'
+import { createCallDeps } from '../gateway/sessions/create-call-deps.js'
 import type { WebhookEgress } from '../gateway/webhooks/egress-policy.js'
 import type { Carrier } from '../carrier/carrier.js'
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
