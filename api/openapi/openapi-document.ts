@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import { LATENCY_STAGES } from '../../pipeline/contract.js'
 import { END_REASONS } from '../../core/end-reason.js'
-import { OPERATIONS, type Auth, type Operation } from './operations.js'
+import { OPERATIONS } from './operations.js'
+import type { Auth, Operation } from './operation.js'
 import { PRIVACY_OPERATIONS } from './privacy-operations.js'
 import { responseSchemas } from './response-schemas.js'
 

@@ -1,6 +1,6 @@
 /** One session: facts, transcript beside each turn's latency waterfall, the recording, and webhook deliveries. */
 import type { ConsoleApi } from './api.js'
-import { every } from './app.js'
+import { every } from './every.js'
 import { formatDuration, formatTime, h, replace } from './dom.js'
 import { renderDeliveries } from './deliveries.js'
 import { axisRow, legend, sessionAxis, turnWaterfall } from './waterfall.js'

@@ -3,7 +3,7 @@
  * behind a TLS-terminating proxy), the simulator's URL rewriting to reach it, and organizations with an
  * agent, an assigned number and (optionally) carrier credentials pointing at a fake Calls API.
  */
-import type { CarrierOptions } from '../../gateway/app.js'
+import type { CarrierOptions } from '../../server/gateway-deps.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { TestDb } from '../helpers/db.js'
 import { sql, type Kysely } from 'kysely'
