@@ -29,7 +29,7 @@ export interface Architecture {
 /** The rules. Parts are matched by the longest folder that contains a file; a file in no part fails. */
 export const ARCHITECTURE: Architecture = {
   /** Folders whose `.ts` files are checked (test/, bench/ and client/ are not). */
-  roots: ['core', 'gateway', 'api', 'carrier', 'pipeline', 'cli'],
+  roots: ['core', 'gateway', 'api', 'carrier', 'pipeline', 'cli', 'transports'],
 
   parts: {
     core: { folder: 'core/', mayImport: [], holds: 'errors, log, ids, phone numbers: the floor' },
@@ -64,6 +64,11 @@ export const ARCHITECTURE: Architecture = {
       holds: 'the Carrier interface, one folder per carrier, the media-stream transport',
     },
     cli: { folder: 'cli/', mayImport: ['core', 'gateway', 'gateway/store', 'gateway/tunnels'], holds: 'the voxgate command' },
+    'transports/sip': {
+      folder: 'transports/sip/',
+      mayImport: ['core', 'pipeline/contract.ts'],
+      holds: 'the SIP transport: message, SDP, RTP and DTMF codecs, digest auth, jitter buffer, pacer, transactions',
+    },
   },
 
   /** Outside the exempt parts, the only file of carrier/ anyone imports is the interface. */
