@@ -78,7 +78,8 @@ const MIRROR: Readonly<Record<MediaDirection, MediaDirection>> = {
 /** Answers an offer: picks a codec, keeps every m= line in order (others refused with port 0), adds our address. */
 export function answerOffer(offerSdp: string, local: LocalMedia): AnswerResult {
   const offer = parseSdp(offerSdp)
-  if (offer === null || offer.media.length === 0 || offer.version !== 0) return refuse('no media description', '304 voxgate "Media type not available"')
+  if (offer === null || offer.media.length === 0 || offer.version !== 0)
+    return refuse('no media description', '304 voxgate "Media type not available"')
   const audio = findAudio(offer)
   if (audio === null) return refuse('no RTP/AVP audio stream', '304 voxgate "Media type not available"')
   const chosen = chooseCodec(audio, local.codecs ?? ['PCMU', 'PCMA'])
