@@ -233,3 +233,34 @@ t.test('stream framer: split and coalesced chunks, keep-alives, bounds', async (
   const huge = new SipStreamFramer({ maxBytes: 1024 }).push(Buffer.from(OPTIONS.replace('Content-Length: 0', 'Content-Length: 5000')))
   t.equal(huge.length === 1 && !huge[0]!.ok && huge[0]!.error.code, 'too_large', 'a declared body past the limit fails at once')
 })
+
+t.test('mutated torture messages never throw, from the datagram decoder or the stream framer', async (t) => {
+  const names = ['wsinv', 'esc01', 'unreason', 'badinv01', 'clerr', 'quotbal', 'mcl01', 'scalar02']
+  // A fixed xorshift sequence: the same mutations on every run.
+  let seed = 0x9e3779b9
+  const next = (): number => {
+    seed ^= seed << 13
+    seed ^= seed >>> 17
+    seed ^= seed << 5
+    return seed >>> 0
+  }
+  const specials = [0x0d, 0x0a, 0x20, 0x3a, 0x3b, 0x2c, 0x22, 0x3c, 0x3e, 0x00, 0xff, 0x5c]
+  let decoded = 0
+  let thrown = 0
+  for (const name of names) {
+    const original = rfc4475(name)
+    for (let i = 0; i < 300; i++) {
+      const bytes = Buffer.from(original)
+      for (let k = 0; k < 1 + (next() % 4); k++) bytes[next() % bytes.length] = specials[next() % specials.length]!
+      const cut = bytes.subarray(0, next() % 4 === 0 ? next() % bytes.length : bytes.length)
+      try {
+        if (decodeSipMessage(cut).ok) decoded++
+        new SipStreamFramer().push(cut)
+      } catch {
+        thrown++
+      }
+    }
+  }
+  t.equal(thrown, 0, '2,400 mutated messages')
+  t.ok(decoded > 0, `some mutations still decode (${decoded}), so the mutations are not all fatal at the first byte`)
+})
