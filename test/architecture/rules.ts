@@ -80,6 +80,11 @@ export const ARCHITECTURE: Architecture = {
       mayImport: ['core', 'gateway/sessions', 'transports/http', 'pipeline', 'carrier/carrier.ts'],
       holds: 'the media-stream transport every carrier shares',
     },
+    'transports/sip': {
+      folder: 'transports/sip/',
+      mayImport: ['core', 'pipeline'],
+      holds: 'the SIP transport: message, SDP, RTP and DTMF codecs, digest auth, jitter buffer, pacer, transactions',
+    },
     carrier: { folder: 'carrier/', mayImport: ['core'], holds: 'the Carrier interface and one folder per carrier' },
     api: {
       folder: 'api/',
