@@ -1,8 +1,29 @@
 import { AgentErrorCode, snippet } from './agent-errors.js'
 import type { AgentEvent } from './agent-step.js'
 
+/**
+ * What `response.transfer` with `mode: "warm"` adds (issue 28), as the backend sent it: only its shape is checked here;
+ * `core/warm-transfer-request.ts` checks the values (bounds, the target) once the session takes it.
+ */
+export interface WarmTransferCommand {
+  /** Spoken to the human only, once they answer. */
+  readonly whisper?: string | undefined
+  /** Said to the caller before the hold audio starts. */
+  readonly hold?: string | undefined
+  /** How the human accepts: keypad 1 (2 declines), or answering is acceptance. */
+  readonly accept?: 'dtmf' | 'none' | undefined
+  /** Seconds from dialling to acceptance before the transfer fails with `timeout`. */
+  readonly timeoutS?: number | undefined
+}
+
+/**
+ * A transfer event as decoded: the pipeline's cold transfer, plus `warm` when the backend asked for a warm one. The
+ * cold event carries no `warm` key at all, so it stays exactly what it was before warm transfer existed.
+ */
+export type TransferAgentEvent = Extract<AgentEvent, { type: 'transfer' }> & { readonly warm?: WarmTransferCommand }
+
 /** Events a backend reply can turn into (the request bookkeeping events `sent`/`first_byte` are not among them). */
-export type BackendAgentEvent = Exclude<AgentEvent, { type: 'sent' } | { type: 'first_byte' }>
+export type BackendAgentEvent = Exclude<AgentEvent, { type: 'sent' } | { type: 'first_byte' }> | TransferAgentEvent
 
 /** The outcome of decoding one backend event. */
 export type BackendEventResult =
@@ -68,22 +89,58 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
 
 /** Longest `to` or `digits` taken from a backend (the checks downstream quote them). */
 const MAX_FIELD_CHARS = 512
+/**
+ * Longest `whisper` or `hold` text taken from a backend. A memory bound, not the meaning's: the warm transfer request
+ * (core) allows less and says so to the backend; text beyond this is not a command at all.
+ */
+export const MAX_TRANSFER_SPEECH_CHARS = 4096
 
 /**
- * `response.transfer` `{ to, content?, caller_id?, headers? }`. Only the shape is checked here: whether `to` is a
- * valid target is the session's to judge (a bad one is reported back to the backend and the call goes on).
+ * `response.transfer` `{ to, content?, caller_id?, headers?, mode?, whisper?, hold?, accept?, timeout_s? }`. Only
+ * the shape is checked here: whether `to` is a valid target is the session's to judge (a bad one is reported back to
+ * the backend and the call goes on). `mode` absent, null or `"cold"` is today's transfer, and then the warm fields
+ * are ignored, as any unknown field always was.
  */
 function decodeTransfer(event: Record<string, unknown>): BackendEventResult {
-  const { to, content, caller_id: callerId, headers } = event
+  const { to, content, caller_id: callerId, headers, mode } = event
+  if (mode !== undefined && mode !== null && mode !== 'cold' && mode !== 'warm') {
+    return { ok: false, problem: 'response.transfer mode must be "warm" or "cold"' }
+  }
   if (typeof to !== 'string' || to.length > MAX_FIELD_CHARS) return { ok: false, problem: 'response.transfer needs "to" as a string' }
   if (content !== undefined && content !== null && typeof content !== 'string') {
     return { ok: false, problem: 'response.transfer content must be a string' }
   }
   if (callerId !== undefined && typeof callerId !== 'string') return { ok: false, problem: 'response.transfer caller_id must be a string' }
   if (headers !== undefined && !isStringMap(headers)) return { ok: false, problem: 'response.transfer headers must map names to strings' }
+  const text = typeof content === 'string' ? content : ''
+  if (mode !== 'warm') return { ok: true, event: { type: 'transfer', text, to, callerId, headers } }
+  const warm = decodeWarm(event)
+  if ('problem' in warm) return { ok: false, problem: warm.problem }
+  return { ok: true, event: { type: 'transfer', text, to, callerId, headers, warm } }
+}
+
+/** The warm fields of a `response.transfer` with `mode: "warm"`; absent and null fields are left out. */
+function decodeWarm(event: Record<string, unknown>): WarmTransferCommand | { problem: string } {
+  const { whisper, hold, accept, timeout_s: timeoutS } = event
+  for (const [name, v] of [
+    ['whisper', whisper],
+    ['hold', hold],
+  ] as const) {
+    if (v !== undefined && v !== null && (typeof v !== 'string' || v.length > MAX_TRANSFER_SPEECH_CHARS)) {
+      return { problem: `response.transfer ${name} must be a string of at most ${MAX_TRANSFER_SPEECH_CHARS} characters` }
+    }
+  }
+  if (accept !== undefined && accept !== null && accept !== 'dtmf' && accept !== 'none') {
+    return { problem: 'response.transfer accept must be "dtmf" or "none"' }
+  }
+  if (timeoutS !== undefined && timeoutS !== null && (typeof timeoutS !== 'number' || !Number.isFinite(timeoutS))) {
+    return { problem: 'response.transfer timeout_s must be a number of seconds' }
+  }
   return {
-    ok: true,
-    event: { type: 'transfer', text: typeof content === 'string' ? content : '', to, callerId, headers },
+    ...(typeof whisper === 'string' && { whisper }),
+    ...(typeof hold === 'string' && { hold }),
+    ...((accept === 'dtmf' || accept === 'none') && { accept }),
+    ...(typeof timeoutS === 'number' && { timeoutS }),
   }
 }
 
