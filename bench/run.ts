@@ -22,6 +22,7 @@ const benches: BenchEntry[] = [
   { name: 'pipeline-latency', load: () => import('./pipeline-latency.bench.js') },
   { name: 'startup', load: () => import('./startup.bench.js') },
   { name: 'tunnel-latency', load: () => import('./tunnel-latency.bench.js') },
+  { name: 'transfer-bridge', load: () => import('./transfer-bridge.bench.js') },
   { name: 'soak', load: () => import('./soak.bench.js'), onlyWhenNamed: true },
 ]
 
