@@ -1,5 +1,6 @@
 import t from 'tap'
 import { decodeBackendEvent, MAX_TRANSFER_SPEECH_CHARS } from '../../pipeline/agent/backend-event.js'
+import { context, events, MESSAGE, replyOf, webhookHarness } from '../agent/agent-helpers.js'
 import { MAX_HOLD_CHARS, MAX_WHISPER_CHARS, parseWarmTransferRequest } from '../../core/warm-transfer-request.js'
 
 const base = { type: 'response.transfer', turn_id: 'a1', to: '+14155550100' }
@@ -114,4 +115,32 @@ t.test('a bad warm request lists every problem, the target checked like a cold o
     t.strictSame(parseWarmTransferRequest({ to: '+14155550100', timeoutS }), { ok: false, problems: ['timeout_s: from 5 to 120 seconds'] })
   }
   t.strictSame(parseWarmTransferRequest({ to: '+14155550100', whisper: 'w'.repeat(MAX_WHISPER_CHARS) }).ok, true)
+})
+
+t.test('through the webhook step: a warm transfer streamed by a backend arrives with its fields and ends the reply', async (t) => {
+  const { step, script } = await webhookHarness(t)
+  const transfer = {
+    type: 'response.transfer',
+    turn_id: 't1',
+    mode: 'warm',
+    to: '+14155550100',
+    content: 'One moment.',
+    whisper: 'VIP.',
+    timeout_s: 20,
+  }
+  script({ kind: 'sse', steps: [{ data: transfer }, { data: { type: 'response.tts', content: 'after', turn_id: 't1' } }] })
+  t.strictSame(replyOf(await events(step, MESSAGE, context())), [
+    {
+      type: 'transfer',
+      text: 'One moment.',
+      to: '+14155550100',
+      callerId: undefined,
+      headers: undefined,
+      warm: { whisper: 'VIP.', timeoutS: 20 },
+    },
+  ])
+  script({ kind: 'json', body: { ...transfer, mode: 'cold' } })
+  t.strictSame(replyOf(await events(step, MESSAGE, context())), [
+    { type: 'transfer', text: 'One moment.', to: '+14155550100', callerId: undefined, headers: undefined },
+  ])
 })
