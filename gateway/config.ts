@@ -1,9 +1,7 @@
 import { resolve } from 'node:path'
 import { parseCidr } from './webhooks/egress-policy.js'
 import type { RecordingObjectStoreConfig } from './sessions/recording/object-store.js'
-import type { UrlPolicy } from '../pipeline/config/webhook-url.js'
-import type { VendorSetting } from '../pipeline/vendor/vendor-transport.js'
-import type { VendorAvailability } from '../pipeline/config/vendor-rewrites.js'
+import type { UrlPolicy, VendorSetting, VendorAvailability } from '../pipeline/index.js'
 
 /** The gateway's whole configuration, read from the environment once at start-up. */
 export interface GatewayConfig {

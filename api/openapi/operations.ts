@@ -9,7 +9,7 @@ import { outboundCallSchema } from '../routes/outbound-calls.js'
 import { deviceApproveSchema, deviceDenySchema, deviceStartSchema, deviceTokenSchema } from '../routes/device-auth.js'
 import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from '../routes/carrier-hooks.js'
 import { TUNNEL_REQUEST_ROUTE } from '../routes/tunnel-requests.js'
-import { configOverrideSchema, pipelineConfigSchema } from '../../pipeline/config/schema.js'
+import { configOverrideSchema, pipelineConfigSchema } from '../../pipeline/index.js'
 
 /** Who may call an operation. */
 export type Auth = 'api_key' | 'admin' | 'api_key_or_admin' | 'metrics' | 'carrier_signature' | 'agent_link' | 'webhook_signature' | 'none'

@@ -3,7 +3,7 @@
  * process's database, log and sessions, the deadlines of calls that wait, and a narrow view of the carrier.
  * Each function takes only the fields it uses.
  */
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import type { UrlPolicy } from '../../pipeline/index.js'
 import type { Kysely } from 'kysely'
 import type { CallStatus, FinalCallStatus } from '../../core/call-status.js'
 import type { CarrierCredentials } from '../../core/carrier-credentials.js'

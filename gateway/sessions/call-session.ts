@@ -1,4 +1,15 @@
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import {
+  type UrlPolicy,
+  resolveSessionConfig,
+  type PipelineConfig,
+  type SessionWebhookEvent,
+  newTurnId,
+  type InputAudioFormat,
+  type OutputAudioFormat,
+  type PipelineEvent,
+  type PipelineInput,
+  type VadFactory,
+} from '../../pipeline/index.js'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { Log } from '../../core/log.js'
@@ -7,17 +18,6 @@ import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
 import { sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
 import { endSession } from '../store/session-states.js'
-import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
-import type { PipelineConfig } from '../../pipeline/config/schema.js'
-import type { SessionWebhookEvent } from '../../pipeline/config/session-webhook-schema.js'
-import {
-  newTurnId,
-  type InputAudioFormat,
-  type OutputAudioFormat,
-  type PipelineEvent,
-  type PipelineInput,
-  type VadFactory,
-} from '../../pipeline/contract.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionDeliveryJournal } from './delivery-journal.js'

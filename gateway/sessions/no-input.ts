@@ -1,4 +1,4 @@
-import type { PipelineInput } from '../../pipeline/contract.js'
+import type { PipelineInput } from '../../pipeline/index.js'
 import type { VendorEndpoints } from './pipeline-factory.js'
 
 /** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */

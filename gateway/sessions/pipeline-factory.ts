@@ -1,18 +1,14 @@
-import { redact } from '../../pipeline/privacy/redact.js'
-import type { Kysely } from 'kysely'
-import type { Database, SessionRow } from '../store/schema.js'
-import type { VendorSetting } from '../../pipeline/vendor/vendor-transport.js'
-import type { Log } from '../../core/log.js'
-import { conversationHistory } from '../store/sessions.js'
-import type { PipelineConfig } from '../../pipeline/config/schema.js'
-import { createAgentStep } from '../../pipeline/agent/create-agent-step.js'
-import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
-import type { SttStream } from '../../pipeline/stt/stt-stream.js'
-import { createTtsStream } from '../../pipeline/tts/create-tts-stream.js'
-import { createLocalTtsStream } from '../../pipeline/tts/local-tts.js'
-import type { TtsStream } from '../../pipeline/tts/tts-stream.js'
-import type { FetchLike } from '../../pipeline/agent/http-exchange.js'
 import {
+  redact,
+  type VendorSetting,
+  type PipelineConfig,
+  createAgentStep,
+  createSttStream,
+  type SttStream,
+  createTtsStream,
+  createLocalTtsStream,
+  type TtsStream,
+  type FetchLike,
   VoicePipeline,
   type HistoryItem,
   type InputAudioFormat,
@@ -20,7 +16,11 @@ import {
   type PipelineEvent,
   type PipelineHooks,
   type VadFactory,
-} from '../../pipeline/contract.js'
+} from '../../pipeline/index.js'
+import type { Kysely } from 'kysely'
+import type { Database, SessionRow } from '../store/schema.js'
+import type { Log } from '../../core/log.js'
+import { conversationHistory } from '../store/sessions.js'
 
 /** Outside services a pipeline may use; keys absent mean "not configured". */
 export interface VendorEndpoints {

@@ -1,5 +1,5 @@
 import type { EndReason } from '../../core/end-reason.js'
-import type { PipelineInput } from '../../pipeline/contract.js'
+import type { PipelineInput } from '../../pipeline/index.js'
 
 /**
  * The narrow view of a connected session that a transport (browser socket, carrier media stream) drives:
