@@ -259,7 +259,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       log,
       webhookPolicy: config.webhookPolicy,
       usageRatePerMinute: config.usageRatePerMinute,
-      vendors: { sttVendorA: config.sttVendorA, sttVendorB: config.sttVendorB, ttsVendorA: config.ttsVendorA, llm: config.llm },
+      vendors: config.vendors,
       recording: {
         maskDtmf: config.recordingDtmfMask,
         publicUrl: config.publicUrl,

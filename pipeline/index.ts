@@ -25,14 +25,17 @@ export { observeSharedVad, type VadObserver } from './vad/vad-batcher.js'
 export type { HistoryItem } from './agent/agent-step.js'
 export { BeepDetector } from './amd/beep-detector.js'
 
-// ---- vendors: the steps a session's configuration selects --------------------------------------------------
+// ---- vendors: one table keyed by plugin id; the session opens a call's steps through it ----------------------
 export type { VendorSetting } from './vendor/vendor-transport.js'
-export { createAgentStep } from './agent/create-agent-step.js'
-export { createSttStream } from './stt/create-stt-stream.js'
-export type { SttStream } from './stt/stt-stream.js'
-export { createTtsStream } from './tts/create-tts-stream.js'
-export { createLocalTtsStream } from './tts/local-tts.js'
-export type { TtsStream } from './tts/tts-stream.js'
+export { VENDOR_TABLE, type VendorId } from './vendor-table/vendor-table.js'
+export type { VendorEnv, VendorKind, VendorRow } from './vendor-table/vendor-row.js'
+export {
+  availableVendors,
+  openAgentStep,
+  openSessionStt,
+  openSessionTts,
+  type VendorSettings,
+} from './vendor-table/open-vendor.js'
 export { globalFetch, type FetchLike } from './agent/http-exchange.js'
 
 // ---- warming up what the first call needs ------------------------------------------------------------------

@@ -15,9 +15,4 @@ export const NO_INPUT: PipelineInput = {
 }
 
 /** Vendor endpoints of a process configured with none: sessions run with what needs no key. */
-export const NO_VENDORS: VendorEndpoints = {
-  sttVendorA: { url: '', apiKey: undefined },
-  sttVendorB: { url: '', apiKey: undefined },
-  ttsVendorA: { url: '', apiKey: undefined },
-  llm: { url: '', apiKey: undefined },
-}
+export const NO_VENDORS: VendorEndpoints = {}
