@@ -28,7 +28,7 @@ export { BeepDetector } from './amd/beep-detector.js'
 // ---- vendors: one table keyed by plugin id; the session opens a call's steps through it ----------------------
 export type { VendorSetting } from './vendor/vendor-transport.js'
 export { VENDOR_TABLE, type VendorId } from './vendor-table/vendor-table.js'
-export type { VendorEnv, VendorKind, VendorRow } from './vendor-table/vendor-row.js'
+export type { VendorRow } from './vendor-table/vendor-row.js'
 export {
   availableVendors,
   openAgentStep,

@@ -60,7 +60,8 @@ export function openSessionStt(
   stream: SessionStreamOptions<SttStreamOptions>,
   table: readonly VendorRow[] = VENDOR_TABLE,
 ): SttStream | undefined {
-  const plugin: VendorPlugin | undefined = config.plugins.find((p: VendorPlugin) => vendorRow('stt', p.use, table) !== undefined)
+  const plugins: readonly VendorPlugin[] = config.plugins
+  const plugin = plugins.find((p) => vendorRow('stt', p.use, table) !== undefined)
   if (plugin === undefined) return undefined
   const setting = vendors[plugin.use]
   if (setting?.apiKey === undefined) return undefined

@@ -7,7 +7,14 @@ import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import { findTemplate } from '../../pipeline/config/templates.js'
 import { validatePipelineConfig } from '../../pipeline/config/validate.js'
 import type { SttEvent, SttStream, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
-import { availableVendors, createSttStream, openSessionStt, type VendorSettings } from '../../pipeline/vendor-table/open-vendor.js'
+import { LocalTtsStream } from '../../pipeline/tts/local-tts.js'
+import {
+  availableVendors,
+  createSttStream,
+  openSessionStt,
+  openSessionTts,
+  type VendorSettings,
+} from '../../pipeline/vendor-table/open-vendor.js'
 import type { SttVendorRow, VendorRow } from '../../pipeline/vendor-table/vendor-row.js'
 import { VENDOR_TABLE } from '../../pipeline/vendor-table/vendor-table.js'
 
@@ -130,4 +137,21 @@ t.test('the agent configuration still lists its plugins by hand: a new vendor ad
   // table without a folder cycle; the first test keeps the two in step.
   const checked = validatePipelineConfig(configWithStt('stt.vendor_test', {}))
   t.equal(checked.ok, false, 'an id the plugin list does not name is refused')
+})
+
+t.test('a TTS vendor without a key speaks with tts.local, and the warning names its variable', async (t) => {
+  const template = findTemplate('voice-agent-default')
+  const checked = validatePipelineConfig(template?.config)
+  if (!checked.ok) throw new Error(checked.errors.join('; '))
+  const plugins = checked.config.plugins.filter((p) => !p.use.startsWith('tts.'))
+  const config: PipelineConfig = { ...checked.config, plugins: [...plugins, { use: 'tts.vendor_a', options: {} } as never] }
+  const warnings: string[] = []
+  const logger = { debug: () => {}, info: () => {}, warn: (_: object, message: string) => warnings.push(message), error: () => {} }
+  const signal = AbortSignal.abort()
+  const tts = openSessionTts(config, loadConfig({}).vendors, { outputFormat: 'pcm_16000', signal, logger })
+  t.type(tts, LocalTtsStream)
+  t.strictSame(warnings, ['tts.vendor_a has no API key configured (TTS_VENDOR_A_API_KEY): speaking with tts.local instead'])
+  await tts?.close()
+  const none = openSessionTts({ ...config, plugins }, loadConfig({}).vendors, { outputFormat: 'pcm_16000', signal, logger })
+  t.equal(none, undefined, 'no TTS step: no stream')
 })
