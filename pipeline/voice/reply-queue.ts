@@ -35,11 +35,6 @@ export class ReplyQueue {
   #verdict: MachineVerdictRequest | undefined
   #speech: HeldSpeech | undefined
 
-  /** The held words, if any (their text is unanswered if the session ends now). */
-  get words(): HeldWords | undefined {
-    return this.#words
-  }
-
   /** Holds `text` (and its turn, if it is to be announced later) behind the words already waiting. */
   holdWords(text: string, userEnd: UserEnd, turn?: UserTurn): void {
     const turns = this.#words?.turns ?? []
@@ -52,27 +47,32 @@ export class ReplyQueue {
     this.#words = { text: this.#words ? `${this.#words.text} ${text}` : text, userEnd, turns }
   }
 
+  /** Holds a machine detection verdict until the reply is over (a newer one replaces it). */
   holdVerdict(request: MachineVerdictRequest): void {
     this.#verdict = request
   }
 
+  /** Holds speech from a data reply, joined to any already waiting; a hangup anywhere in it is kept. */
   holdSpeech(text: string, hangup: boolean): void {
     const q = this.#speech
     this.#speech = { text: joinSpeech(q?.text ?? '', text), hangup: hangup || (q?.hangup ?? false) }
   }
 
+  /** The held words, now no longer held. */
   takeWords(): HeldWords | undefined {
     const words = this.#words
     this.#words = undefined
     return words
   }
 
+  /** The held verdict, now no longer held. */
   takeVerdict(): MachineVerdictRequest | undefined {
     const verdict = this.#verdict
     this.#verdict = undefined
     return verdict
   }
 
+  /** The held speech, now no longer held. */
   takeSpeech(): HeldSpeech | undefined {
     const speech = this.#speech
     this.#speech = undefined

@@ -101,6 +101,7 @@ export class TurnTaking {
     else if (event === 'vad_end') this.speechEnded()
   }
 
+  /** The push-to-talk button went down (a turn starts, interrupting the reply when it may) or up (speech ends). */
   pushToTalk(pressed: boolean): void {
     if (this.#closed || pressed === this.#pttPressed) return
     this.#pttPressed = pressed
@@ -149,6 +150,7 @@ export class TurnTaking {
     return this.#user
   }
 
+  /** The user started speaking (VAD, client VAD or the STT): a user turn opens, or barge-in timing starts. */
   speechStarted(): void {
     if (this.#speaking || this.#closed) return
     this.#speaking = true
@@ -160,6 +162,7 @@ export class TurnTaking {
     if (active) this.#bargeIn.speechStarted(this.#d.now(), this.#d.replies.canInterrupt())
   }
 
+  /** The user stopped speaking: the STT is asked to finalize, and the turn commits at the latest `base_timeout_ms` later. */
   speechEnded(): void {
     if (!this.#speaking && !this.#pushToTalkMode) return
     this.#stopSpeaking()
