@@ -22,7 +22,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const dist = join(root, 'dist')
 const manifestFile = join(dist, '.build-manifest.json')
 /** The folders the gateway runs from (test/ and bench/ run through tsx). */
-const SOURCE_DIRS = ['core', 'gateway', 'pipeline', 'api', 'carrier', 'cli']
+const SOURCE_DIRS = ['core', 'pipeline', 'carrier', 'gateway', 'transports', 'api', 'server', 'cli']
 /** Files outside the sources whose change changes the bundle (the bundled dependencies' versions). */
 const INPUT_FILES = ['package-lock.json']
 /** Bumped when the options below change, so the next start rebuilds with the new ones. */

@@ -333,7 +333,7 @@ export interface CarrierMarkup {
 }
 
 /**
- * Everything one carrier provides, so a new carrier is a new folder: the process builds one (gateway/app.ts)
+ * Everything one carrier provides, so a new carrier is a new folder: the process builds one (server/app.ts)
  * and passes it down; nothing else names a carrier.
  */
 export interface Carrier {

@@ -10,7 +10,7 @@ import cluster from 'node:cluster'
 import { AggregatorRegistry } from 'prom-client'
 import type { MetricsSource } from '../core/metrics.js'
 import { voxError } from '../core/errors.js'
-import type { PrometheusMetrics } from '../gateway/prometheus-metrics.js'
+import type { PrometheusMetrics } from '../server/prometheus-metrics.js'
 
 /** A worker's request for the aggregate, and the primary's answer. */
 type ScrapeRequest = { readonly voxgate: 'scrape'; readonly id: number }

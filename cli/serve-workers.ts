@@ -6,10 +6,10 @@
  * SIGINT tells every worker to drain; a second signal makes them exit.
  */
 import cluster, { type Worker } from 'node:cluster'
-import { vendorAvailability, type GatewayConfig } from '../gateway/config.js'
+import { vendorAvailability, type GatewayConfig } from '../server/config.js'
 import type { Log } from '../core/log.js'
 import { openStore } from '../gateway/store/database.js'
-import { bootstrap, firstStartMessage } from '../gateway/bootstrap.js'
+import { bootstrap, firstStartMessage } from '../server/bootstrap.js'
 import { serveClusterMetrics } from './cluster-metrics.js'
 
 /** What the primary tells a worker over the cluster's IPC channel. */

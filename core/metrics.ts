@@ -1,6 +1,6 @@
 /**
  * What the gateway counts, as one small interface: the parts that see an event report it here, and only the
- * wiring knows it becomes Prometheus metrics (gateway/prometheus-metrics.ts). The pipeline never sees this: it
+ * wiring knows it becomes Prometheus metrics (server/prometheus-metrics.ts). The pipeline never sees this: it
  * reports through its own contract and the session passes the figures on.
  */
 

@@ -1,8 +1,10 @@
 import { z } from 'zod'
 import { LATENCY_STAGES } from '../../pipeline/index.js'
 import { END_REASONS } from '../../core/end-reason.js'
-import { OPERATIONS, type Auth, type Operation } from './operations.js'
+import { OPERATIONS } from './operations.js'
+import type { Auth, Operation } from './operation.js'
 import { PRIVACY_OPERATIONS } from './privacy-operations.js'
+import { responseSchemas } from './response-schemas.js'
 
 type Json = Record<string, unknown>
 
@@ -59,9 +61,34 @@ const TURN_FAILURE_SCHEMA: Json = {
   },
 }
 
+/** gateway/sessions/session-details.ts: every field is always there but `recording_url` (a completed recording's). */
 const SESSION_DETAILS_SCHEMA: Json = {
   type: 'object',
-  required: ['session_id', 'agent_id'],
+  required: [
+    'session_id',
+    'agent_id',
+    'conversation_id',
+    'status',
+    'started_at',
+    'ended_at',
+    'duration_ms',
+    'metadata',
+    'from_phone_number',
+    'from_phone_country',
+    'to_phone_number',
+    'to_phone_country',
+    'ip_address',
+    'country_code',
+    'transcription_duration_seconds',
+    'tts_duration_seconds',
+    'latency_ms',
+    'transcript',
+    'recording_status',
+    'end_reason',
+    'call_status',
+    'transferred_to',
+    'answered_by',
+  ],
   properties: {
     session_id: { type: 'string' },
     agent_id: { type: 'string' },
@@ -84,6 +111,7 @@ const SESSION_DETAILS_SCHEMA: Json = {
       type: 'array',
       items: {
         type: 'object',
+        required: ['timestamp', 'user_message', 'assistant_message', 'latency_ms', 'latency_breakdown', 'failure'],
         properties: {
           timestamp: { type: 'string' },
           user_message: nullable('string'),
@@ -251,6 +279,7 @@ export function openApiDocument(serverUrl: string): Json {
         TurnFailure: TURN_FAILURE_SCHEMA,
         SessionDetails: SESSION_DETAILS_SCHEMA,
         SessionList: SESSION_LIST_SCHEMA,
+        ...responseSchemas(),
       },
       responses: {
         Error: { description: 'the error body', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },

@@ -1,38 +1,16 @@
 import { z } from 'zod'
-import { carrierSchema, createOrgSchema, patchOrgSchema } from '../routes/admin.js'
 import { createAgentSchema, phoneNumberSchema, updateAgentSchema } from '../routes/agents.js'
 import { authorizeSchema } from '../routes/sessions.js'
 import { sessionListQuery } from '../routes/session-list-query.js'
 import { dailyStatsQuery } from '../routes/session-list.js'
 import { createLinkSchema, linkAuthorizeSchema } from '../routes/agent-links.js'
 import { outboundCallSchema } from '../routes/outbound-calls.js'
-import { deviceApproveSchema, deviceDenySchema, deviceStartSchema, deviceTokenSchema } from '../routes/device-auth.js'
 import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from '../routes/carrier-hooks.js'
 import { TUNNEL_REQUEST_ROUTE } from '../routes/tunnel-requests.js'
 import { configOverrideSchema, pipelineConfigSchema } from '../../pipeline/index.js'
-
-/** Who may call an operation. */
-export type Auth = 'api_key' | 'admin' | 'api_key_or_admin' | 'metrics' | 'carrier_signature' | 'agent_link' | 'webhook_signature' | 'none'
-
-/** One documented operation: its route as koa spells it, and the zod schema its handler validates the body with. */
-export interface Operation {
-  method: 'get' | 'post' | 'put' | 'patch' | 'delete'
-  /** The koa path (`:name` parameters), exactly as the route registers it. */
-  path: string
-  tag: string
-  summary: string
-  auth: Auth
-  /** The request body's schema: the very object the route parses with. */
-  body?: z.ZodType
-  /** The query's schema (an object of optional parameters): the very object the route parses with. */
-  query?: z.ZodType
-  /** `form` for the carrier's form-encoded webhooks; default JSON. */
-  bodyType?: 'json' | 'form'
-  /** Success status and what it returns. */
-  ok: { status: number; description: string; contentType?: string; schemaRef?: string }
-  /** Error statuses the route answers with the error body. */
-  errors?: number[]
-}
+import { V1, type Operation } from './operation.js'
+import { ADMIN_OPERATIONS } from './admin-operations.js'
+import { ACCOUNT_OPERATIONS } from './account-operations.js'
 
 // The agent `config` and the per-session override are validated by the pipeline's schemas, not the route's own;
 // the reference shows those (with the strict URL policy production runs with).
@@ -51,9 +29,6 @@ const voiceHookForm = z.object({
 })
 const statusCallbackForm = z.object({ CallSid: z.string(), CallStatus: z.string() })
 const machineDetectionForm = z.object({ CallSid: z.string(), AnsweredBy: z.string(), MachineDetectionDuration: z.string().optional() })
-
-const V1 = [400, 404]
-const ADMIN = [400, 401, 403, 404]
 
 /** Every HTTP operation of the gateway. A test fails when a registered route is missing here. */
 export const OPERATIONS: Operation[] = [
@@ -108,125 +83,8 @@ export const OPERATIONS: Operation[] = [
     ok: { status: 200, description: 'a static file', contentType: 'application/octet-stream' },
     errors: [404],
   },
-  {
-    method: 'post',
-    path: '/admin/v1/organizations',
-    tag: 'admin',
-    summary: 'Create an organization (its API key is shown once)',
-    auth: 'admin',
-    body: createOrgSchema,
-    ok: { status: 201, description: '`{ id, name, api_key, balance, max_concurrent_sessions, recording_enabled }`' },
-    errors: ADMIN,
-  },
-  {
-    method: 'get',
-    path: '/admin/v1/organizations/:id',
-    tag: 'admin',
-    summary: 'Read an organization',
-    auth: 'admin',
-    ok: { status: 200, description: 'the organization' },
-    errors: ADMIN,
-  },
-  {
-    method: 'patch',
-    path: '/admin/v1/organizations/:id',
-    tag: 'admin',
-    summary: 'Change an organization',
-    auth: 'admin',
-    body: patchOrgSchema,
-    ok: { status: 200, description: 'the organization' },
-    errors: ADMIN,
-  },
-  {
-    method: 'post',
-    path: '/admin/v1/organizations/:id/api_keys',
-    tag: 'admin',
-    summary: 'Issue another API key',
-    auth: 'admin',
-    ok: { status: 201, description: '`{ api_key }`' },
-    errors: ADMIN,
-  },
-  {
-    method: 'get',
-    path: '/admin/v1/organizations',
-    tag: 'admin',
-    summary: 'List organizations (an addition: the console admin sign-in picks one)',
-    auth: 'admin',
-    ok: { status: 200, description: '`{ organizations: [organization] }`' },
-    errors: ADMIN,
-  },
-  {
-    method: 'post',
-    path: '/v1/cli/device_authorizations',
-    tag: 'device sign-in',
-    summary: 'Start a device sign-in for `voxgate login` (an addition): a device code to poll with and a user code to approve',
-    auth: 'none',
-    body: deviceStartSchema,
-    ok: {
-      status: 201,
-      description: '`{ device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval }`',
-    },
-    errors: [400, 429],
-  },
-  {
-    method: 'post',
-    path: '/v1/cli/device_authorizations/token',
-    tag: 'device sign-in',
-    summary:
-      'Poll a device code: 400 `authorization_pending`, `expired_token`, `access_denied` or `invalid_grant`; once approved, a new API key (exactly once)',
-    auth: 'none',
-    body: deviceTokenSchema,
-    ok: { status: 200, description: '`{ api_key, key_id, organization_id, organization_name }`' },
-    errors: [400],
-  },
-  {
-    method: 'post',
-    path: '/v1/cli/device_authorizations/approve',
-    tag: 'device sign-in',
-    summary: "Approve a user code for the API key's organization, or with the admin token for `organization_id`",
-    auth: 'api_key_or_admin',
-    body: deviceApproveSchema,
-    ok: { status: 200, description: '`{ organization_id, organization_name }`' },
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/cli/device_authorizations/deny',
-    tag: 'device sign-in',
-    summary: 'Deny a user code: the polling CLI hears `access_denied`',
-    auth: 'api_key_or_admin',
-    body: deviceDenySchema,
-    ok: { status: 200, description: '`{ denied: true }`' },
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'get',
-    path: '/v1/whoami',
-    tag: 'account',
-    summary: 'The organization and key id the presented key stands for (an addition)',
-    auth: 'api_key',
-    ok: { status: 200, description: '`{ organization_id, organization_name, key_id }`' },
-    errors: [400],
-  },
-  {
-    method: 'delete',
-    path: '/v1/api_keys/current',
-    tag: 'account',
-    summary: 'Revoke the presented API key (an addition: `voxgate logout`)',
-    auth: 'api_key',
-    ok: { status: 204, description: 'revoked' },
-    errors: [400],
-  },
-  {
-    method: 'put',
-    path: '/admin/v1/organizations/:id/carrier',
-    tag: 'admin',
-    summary: "Store the organization's carrier credentials (the token is never returned)",
-    auth: 'admin',
-    body: carrierSchema,
-    ok: { status: 200, description: 'stored' },
-    errors: ADMIN,
-  },
+  ...ADMIN_OPERATIONS,
+  ...ACCOUNT_OPERATIONS,
   {
     method: 'post',
     path: TUNNEL_REQUEST_ROUTE,
@@ -352,7 +210,11 @@ export const OPERATIONS: Operation[] = [
     summary: 'Minutes per UTC day and turn latency percentiles (p50, p90, p99) per day (an addition)',
     auth: 'api_key',
     query: dailyStatsQuery,
-    ok: { status: 200, description: '`{ days: [{ date, sessions, minutes, turns, latency_p50_ms, latency_p90_ms, latency_p99_ms }] }`' },
+    ok: {
+      status: 200,
+      description: '`{ days: [{ date, sessions, minutes, turns, latency_p50_ms, latency_p90_ms, latency_p99_ms }] }`',
+      schemaRef: 'DailyStatsList',
+    },
     errors: [400],
   },
   {
@@ -365,6 +227,7 @@ export const OPERATIONS: Operation[] = [
       status: 200,
       description:
         '`{ deliveries: [{ id, session_id, type, url, status, attempts, response_status, error, created_at, last_attempt_at }] }`',
+      schemaRef: 'WebhookDeliveryList',
     },
     errors: V1,
   },
@@ -425,7 +288,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'agents',
     summary: "The organization's agents",
     auth: 'api_key',
-    ok: { status: 200, description: '`{ agents }`' },
+    ok: { status: 200, description: '`{ agents }`', schemaRef: 'AgentList' },
     errors: [400],
   },
   {
@@ -444,7 +307,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'agents',
     summary: 'An agent',
     auth: 'api_key',
-    ok: { status: 200, description: 'the agent' },
+    ok: { status: 200, description: 'the agent', schemaRef: 'Agent' },
     errors: V1,
   },
   {

@@ -1,4 +1,4 @@
-import type { Operation } from './operations.js'
+import type { Operation } from './operation.js'
 
 /** The routes of issue 29 (privacy controls), additions to the SPEC. */
 export const PRIVACY_OPERATIONS: Operation[] = [

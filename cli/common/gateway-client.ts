@@ -1,4 +1,4 @@
-import { DEFAULT_PORT } from '../../gateway/config.js'
+import { DEFAULT_PORT } from '../../server/config.js'
 import { CliError } from './cli-errors.js'
 import { readLoginConfig } from './config-file.js'
 import type { Parsed } from './args.js'

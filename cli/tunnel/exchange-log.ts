@@ -1,6 +1,6 @@
 import type { GatewayMessage } from '../../gateway/tunnels/tunnel-codec.js'
 import type { Cancel, Exchange } from './local-forwarder.js'
-import { redactLogValue } from '../../gateway/log-redaction.js'
+import { redactLogValue } from '../../server/log-redaction.js'
 
 function clock(at: Date = new Date()): string {
   return at.toISOString().slice(11, 23)

@@ -1,7 +1,7 @@
 /** Agents and their phone numbers: assign, unassign, set the webhook URL. */
 import { ApiError, type ConsoleApi } from './api.js'
 import { formatTime, h, replace } from './dom.js'
-import type { Agent, AgentDetails } from './types.js'
+import type { Agent, AgentDetails, AgentList } from './types.js'
 
 function webhookUrlOf(d: AgentDetails): string {
   return d.config.plugins?.find((p) => p.use === 'agent.webhook')?.options?.url ?? ''
@@ -90,7 +90,7 @@ export function agentsView(el: HTMLElement, api: ConsoleApi): () => void {
   el.append(h('h2', {}, 'Agents'), list)
   const abort = new AbortController()
   const load = async (): Promise<void> => {
-    const { agents } = await api.v1<{ agents: Agent[] }>('GET', '/v1/agents', undefined, abort.signal)
+    const { agents } = await api.v1<AgentList>('GET', '/v1/agents', undefined, abort.signal)
     const details = await Promise.all(
       agents.map((a) => api.v1<AgentDetails>('GET', `/v1/agents/${encodeURIComponent(a.id)}`, undefined, abort.signal)),
     )

@@ -1,10 +1,10 @@
 /** One session: facts, transcript beside each turn's latency waterfall, the recording, and webhook deliveries. */
 import type { ConsoleApi } from './api.js'
-import { every } from './app.js'
+import { every } from './every.js'
 import { formatDuration, formatTime, h, replace } from './dom.js'
 import { renderDeliveries } from './deliveries.js'
 import { axisRow, legend, sessionAxis, turnWaterfall } from './waterfall.js'
-import type { SessionDetails, TranscriptEntry, WebhookDelivery } from './types.js'
+import type { AgentDetails, SessionDetails, TranscriptEntry, WebhookDeliveryList } from './types.js'
 
 const LIVE_POLL_MS = 1_000
 const DELIVERIES_POLL_MS = 2_000
@@ -125,7 +125,7 @@ export function sessionView(el: HTMLElement, api: ConsoleApi, params: string[]):
 
   let ended = false
   let agentName: string | undefined
-  void api.v1<{ name: string }>('GET', `/v1/agents/${encodeURIComponent(agentId)}`).then(
+  void api.v1<Pick<AgentDetails, 'name'>>('GET', `/v1/agents/${encodeURIComponent(agentId)}`).then(
     (a) => {
       agentName = a.name
     },
@@ -150,7 +150,7 @@ export function sessionView(el: HTMLElement, api: ConsoleApi, params: string[]):
     }
   })
   const loadDeliveries = async (signal?: AbortSignal): Promise<void> => {
-    const { deliveries: list } = await api.v1<{ deliveries: WebhookDelivery[] }>('GET', `${base}/webhook_deliveries`, undefined, signal)
+    const { deliveries: list } = await api.v1<WebhookDeliveryList>('GET', `${base}/webhook_deliveries`, undefined, signal)
     renderDeliveries(deliveries, api, `${base}/webhook_deliveries`, list, () => loadDeliveries())
     deliveries.prepend(h('h3', {}, 'Lifecycle webhooks'))
   }

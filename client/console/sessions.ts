@@ -3,7 +3,7 @@
  * page at a time, both narrowed by the search and outcome in the URL hash.
  */
 import { ApiError, type ConsoleApi } from './api.js'
-import { every } from './app.js'
+import { every } from './every.js'
 import {
   PAGE_SIZES,
   LIVE_LIMIT,

@@ -1,32 +1,19 @@
-/** The API shapes the console reads (see /openapi.json). */
+/**
+ * The API shapes the console reads, named from the types generated out of the gateway's OpenAPI document
+ * (api-types.ts; `npm run console-types` rewrites it and `npm test` fails when it is stale).
+ */
+import type { components } from './api-types.js'
 
-export interface SessionListItem {
-  session_id: string
-  agent_id: string
-  agent_name: string
-  conversation_id: string
-  channel: 'browser' | 'carrier'
-  direction: string | null
-  status: 'authorized' | 'connected' | 'ended'
-  from_phone_number: string | null
-  to_phone_number: string | null
-  started_at: string | null
-  ended_at: string | null
-  duration_ms: number | null
-  turns: number
-  /** Turns with a failure. */
-  failed_turns: number
-  latency_ms: number | null
-  end_reason: string | null
-  recording_status: string
-}
+type Schemas = components['schemas']
 
-/** A page of GET /v1/sessions. */
-export interface SessionListPage {
-  sessions: SessionListItem[]
-  /** Pass as `cursor` for the next page; null on the last. */
-  next_cursor: string | null
-}
+/**
+ * One row of GET /v1/sessions. Every field is always there (test/openapi checks a real row has exactly the
+ * documented fields); the schema's `required` names only those that are never null.
+ */
+export type SessionListItem = Required<Schemas['SessionList']['sessions'][number]>
+
+/** A page of GET /v1/sessions; `next_cursor` is null on the last page. */
+export type SessionListPage = Omit<Schemas['SessionList'], 'sessions'> & { sessions: SessionListItem[] }
 
 /** Why a session ended (core/end-reason.ts; client/test checks the two lists agree). */
 export const END_REASONS = [
@@ -51,96 +38,39 @@ export const END_REASONS = [
   'call_failed',
 ] as const
 
-export interface LatencyStage {
-  name: string
-  at_ms: number
-  duration_ms: number
-}
+/** GET /v1/agents/{agent_id}/sessions/{session_id}. */
+export type SessionDetails = Schemas['SessionDetails']
 
-/**
- * Why a turn failed or went silent: `cause` such as `http_500`, `timeout`, `connect_refused`, `connect_failed`,
- * `invalid_stream`, `stream_broken`, `empty_reply`, `backend_error`, `tts_failed`; `waited_ms` from the end of the caller's turn
- * to the first audio they heard; `heard` the fallback spoken instead (null: nothing).
- */
-export interface TurnFailure {
-  cause: string
-  waited_ms: number
-  heard: string | null
-  detail: string | null
-}
+type StoredTurn = SessionDetails['transcript'][number]
 
-export interface TranscriptEntry {
-  timestamp: string
-  user_message: string | null
-  assistant_message: string | null
-  latency_ms: number | null
-  latency_breakdown: { stages: LatencyStage[] } | null
-  /** Null for a good turn. Absent from gateways older than the field: read it as null. */
-  failure?: TurnFailure | null
-}
+/** One turn of a session's transcript; `failure` is null for a good turn, absent from gateways older than the field (read as null). */
+export type TranscriptEntry = Omit<StoredTurn, 'failure'> & Partial<Pick<StoredTurn, 'failure'>>
 
-export interface SessionDetails {
-  session_id: string
-  agent_id: string
-  conversation_id: string
-  status: string
-  started_at: string | null
-  ended_at: string | null
-  duration_ms: number | null
-  from_phone_number: string | null
-  to_phone_number: string | null
-  ip_address: string | null
-  latency_ms: number | null
-  transcription_duration_seconds: number | null
-  tts_duration_seconds: number | null
-  transcript: TranscriptEntry[]
-  recording_status: string
-  recording_url?: string
-  end_reason: string | null
-}
+/** One stage of a turn's `latency_breakdown`. */
+export type LatencyStage = NonNullable<Schemas['LatencyBreakdown']>['stages'][number]
 
-export interface WebhookDelivery {
-  id: string
-  session_id: string
-  type: string
-  url: string
-  status: 'pending' | 'delivered' | 'failed'
-  attempts: number
-  response_status: number | null
-  error: string | null
-  created_at: string
-  last_attempt_at: string | null
-}
+/** Why a turn failed or went silent, and what the caller heard instead (see the schema's descriptions). */
+export type TurnFailure = NonNullable<Schemas['TurnFailure']>
 
-export interface PhoneAssignment {
-  phone_number: string
-  carrier_sid: string | null
-  friendly_name: string | null
-  assigned_at: string
-}
+/** One lifecycle webhook delivery of a session. */
+export type WebhookDelivery = Schemas['WebhookDelivery']
 
-export interface Agent {
-  id: string
-  name: string
-  type: string
-  created_at: string
-  updated_at: string
-  assigned_phone_numbers: PhoneAssignment[]
-}
+/** GET /v1/agents/{agent_id}/sessions/{session_id}/webhook_deliveries. */
+export type WebhookDeliveryList = Schemas['WebhookDeliveryList']
 
-export interface AgentDetails {
-  id: string
-  name: string
-  config: { plugins?: { use: string; options?: { url?: string } }[]; session_webhook?: { url?: string } }
-  assigned_phone_numbers?: PhoneAssignment[]
-}
+export type PhoneAssignment = Schemas['PhoneAssignment']
 
-export interface DailyStats {
-  date: string
-  sessions: number
-  minutes: number
-  turns: number
-  latency_p50_ms: number | null
-  latency_p90_ms: number | null
-  latency_p99_ms: number | null
-}
+/** An agent as GET /v1/agents lists it (no config). */
+export type Agent = Schemas['AgentSummary']
+
+/** GET /v1/agents. */
+export type AgentList = Schemas['AgentList']
+
+/** GET /v1/agents/{agent_id}: the agent with its config. */
+export type AgentDetails = Schemas['Agent']
+
+/** One UTC day of GET /v1/stats/daily. */
+export type DailyStats = Schemas['DailyStats']
+
+/** GET /v1/stats/daily. */
+export type DailyStatsList = Schemas['DailyStatsList']

@@ -2,7 +2,7 @@
 import uPlot from 'uplot'
 import type { ConsoleApi } from './api.js'
 import { h, replace } from './dom.js'
-import type { DailyStats } from './types.js'
+import type { DailyStats, DailyStatsList } from './types.js'
 
 const DAYS = 30
 
@@ -106,7 +106,7 @@ export function usageView(el: HTMLElement, api: ConsoleApi): () => void {
   const abort = new AbortController()
   const charts: uPlot[] = []
   void api
-    .v1<{ days: DailyStats[] }>('GET', `/v1/stats/daily?days=${DAYS}`, undefined, abort.signal)
+    .v1<DailyStatsList>('GET', `/v1/stats/daily?days=${DAYS}`, undefined, abort.signal)
     .then(({ days }) => {
       if (abort.signal.aborted) return
       // uPlot's time axis is in seconds; each day is placed at its UTC midnight.

@@ -2,10 +2,10 @@
 import t from 'tap'
 import { turnNote } from '../console/turn-notes.js'
 import { callsHash, endedListPath, liveListPath, parseCallsFilter } from '../console/calls-filter.js'
-import { END_REASONS, type TranscriptEntry, type TurnFailure } from '../console/types.js'
+import { END_REASONS, type LatencyStage, type TranscriptEntry, type TurnFailure } from '../console/types.js'
 import { END_REASONS as SERVER_END_REASONS } from '../../core/end-reason.js'
 
-const STAGES = [
+const STAGES: LatencyStage[] = [
   { name: 'user_speech_end', at_ms: 0, duration_ms: 0 },
   { name: 'transcript_final', at_ms: 180, duration_ms: 180 },
   { name: 'first_audio_heard', at_ms: 900, duration_ms: 720 },

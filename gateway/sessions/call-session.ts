@@ -1,15 +1,5 @@
-import {
-  type UrlPolicy,
-  resolveSessionConfig,
-  type PipelineConfig,
-  type SessionWebhookEvent,
-  newTurnId,
-  type InputAudioFormat,
-  type OutputAudioFormat,
-  type PipelineEvent,
-  type PipelineInput,
-  type VadFactory,
-} from '../../pipeline/index.js'
+import { newTurnId, resolveSessionConfig } from '../../pipeline/index.js'
+import type { PipelineConfig, PipelineEvent, PipelineInput, SessionWebhookEvent, UrlPolicy, VadFactory } from '../../pipeline/index.js'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { Log } from '../../core/log.js'
@@ -18,6 +8,7 @@ import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
 import { sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
 import { endSession } from '../store/session-states.js'
+import type { SessionTransport } from './session-port.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
 import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
 import { sessionDeliveryJournal } from './delivery-journal.js'
@@ -37,17 +28,6 @@ import { sessionPipelineHooks } from './session-hooks.js'
 
 /** How long a session's end is retried while the database is unavailable. */
 const SESSION_END_RETRY_MS = 60_000
-
-/** What a transport must offer the session. */
-export interface SessionTransport {
-  readonly kind: 'browser' | 'carrier' | 'test'
-  /** The audio formats of the wire; a transport without audio runs text only. */
-  readonly audio?: { input: InputAudioFormat; output: OutputAudioFormat }
-  /** Pipeline events for the wire (turns, audio, transcripts, clear, hangup). Must not throw. */
-  deliver?(event: PipelineEvent): void
-  /** Called exactly once when the session ends for any reason other than the transport itself closing. */
-  close(reason: EndReason): void
-}
 
 /** What every session of this process shares. */
 export interface SessionDeps {

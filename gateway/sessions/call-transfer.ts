@@ -6,16 +6,25 @@
 import { voxError } from '../../core/errors.js'
 import type { TransferTarget } from '../../core/transfer-target.js'
 import { getCarrierCredentials } from '../store/organizations.js'
-import type { SessionRow } from '../store/schema.js'
-import type { CallDeps } from './call-deps.js'
+import type { Kysely } from 'kysely'
+import type { Log } from '../../core/log.js'
+import type { Database, SessionRow } from '../store/schema.js'
+import type { CallCarrier } from './call-carrier.js'
 
 /** Moves a live call elsewhere; throws a registered error (`transfer_failed`, `transfer_not_supported`). */
 export interface CallTransferer {
   transfer(row: SessionRow, target: TransferTarget, signal: AbortSignal): Promise<void>
 }
 
+/** What a transfer needs of the process (its call deps have it all). */
+export interface TransferDeps {
+  readonly db: Kysely<Database>
+  readonly carrier: Pick<CallCarrier, 'callsClient' | 'markup'>
+  readonly log: Log
+}
+
 /** The transferer of a process's carrier. */
-export function carrierTransferer(deps: () => Pick<CallDeps, 'db' | 'carrier' | 'log'>): CallTransferer {
+export function carrierTransferer(deps: () => TransferDeps): CallTransferer {
   return {
     async transfer(row, target, signal) {
       const d = deps()

@@ -1,9 +1,26 @@
 import type { EndReason } from '../../core/end-reason.js'
-import type { PipelineInput } from '../../pipeline/index.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../pipeline/index.js'
 
 /**
- * The narrow view of a connected session that a transport (browser socket, carrier media stream) drives:
- * `CallSession` implements it, and transport tests implement it with a fake.
+ * The two sides of a transport (browser socket, carrier media stream, a test): the session drives the transport
+ * through `SessionTransport`, the transport drives the session through `SessionPort`. A new transport implements
+ * the first and is handed the second; it needs nothing else of the sessions layer.
+ */
+
+/** What a transport must offer the session. */
+export interface SessionTransport {
+  readonly kind: 'browser' | 'carrier' | 'test'
+  /** The audio formats of the wire; a transport without audio runs text only. */
+  readonly audio?: { input: InputAudioFormat; output: OutputAudioFormat }
+  /** Pipeline events for the wire (turns, audio, transcripts, clear, hangup). Must not throw. */
+  deliver?(event: PipelineEvent): void
+  /** Called exactly once when the session ends for any reason other than the transport itself closing. */
+  close(reason: EndReason): void
+}
+
+/**
+ * The narrow view of a connected session that a transport drives: `CallSession` implements it, and transport
+ * tests implement it with a fake.
  */
 export interface SessionPort {
   readonly id: string

@@ -7,6 +7,7 @@ import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import { VendorErrorCode, type VendorErrorCodeValue } from '../vendor/vendor-errors.js'
 import { EspeakError, sharedEspeakEngine, type EspeakEngine } from './espeak-engine.js'
 import { splitSentences } from './espeak-sentences.js'
+import { speechCacheOf } from './speech-cache.js'
 import { type TtsContextState, TtsContexts } from './tts-contexts.js'
 import type { TtsEvent, TtsStream } from './tts-stream.js'
 
@@ -227,9 +228,16 @@ export class LocalTtsStream implements TtsStream {
   }
 
   #speak(engine: EspeakEngine, contextId: string, sentence: string): void {
+    const settings = { voice: this.#options.voice, rate: this.#options.rate }
+    const cache = speechCacheOf(engine)
+    const kept = cache.get(this.#format, settings, sentence)
+    if (kept !== undefined) {
+      this.#emitAudio(contextId, kept)
+      return
+    }
     let samples: Int16Array
     try {
-      samples = engine.synthesize(sentence, { voice: this.#options.voice, rate: this.#options.rate })
+      samples = engine.synthesize(sentence, settings)
     } catch (error) {
       this.#logger.warn({ stream: 'tts.local', contextId, err: String(error) }, 'synthesis failed')
       this.#contexts.delete(contextId)
@@ -238,12 +246,18 @@ export class LocalTtsStream implements TtsStream {
       return
     }
     if (!this.#contexts.has(contextId) || this.#ended) return
-    const rate = AUDIO_FORMATS[this.#format].sampleRate
-    const converted = resample(samples, engine.sampleRate, rate)
-    const chunk = (rate * CHUNK_MS) / 1000
-    for (let offset = 0; offset < converted.length; offset += chunk) {
-      const part = converted.subarray(offset, Math.min(offset + chunk, converted.length))
-      const audio = this.#format === 'ulaw_8000' ? bytesOf(encodeMulaw(part)) : int16ToBuffer(part)
+    const converted = resample(samples, engine.sampleRate, AUDIO_FORMATS[this.#format].sampleRate)
+    cache.set(this.#format, settings, sentence, converted)
+    this.#emitAudio(contextId, converted)
+  }
+
+  /** `samples` (the cache's: never handed out themselves) as `audio` events of CHUNK_MS each, copied. */
+  #emitAudio(contextId: string, samples: Int16Array): void {
+    if (!this.#contexts.has(contextId) || this.#ended) return
+    const chunk = (AUDIO_FORMATS[this.#format].sampleRate * CHUNK_MS) / 1000
+    for (let offset = 0; offset < samples.length; offset += chunk) {
+      const part = samples.subarray(offset, Math.min(offset + chunk, samples.length))
+      const audio = this.#format === 'ulaw_8000' ? bytesOf(encodeMulaw(part)) : int16ToBuffer(part.slice())
       this.#emit({ type: 'audio', contextId, audio })
     }
   }

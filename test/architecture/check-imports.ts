@@ -8,7 +8,16 @@ import { addEdge, cyclicComponents, shortestCycle } from './graph.js'
 import { ARCHITECTURE, type Architecture } from './rules.js'
 
 /** Names of the rules a violation can break. */
-export type RuleName = 'unknown-part' | 'unresolved' | 'parts' | 'carrier-door' | 'codec-io' | 'folder-cycle' | 'part-cycle'
+export type RuleName =
+  | 'unknown-part'
+  | 'unresolved'
+  | 'parts'
+  | 'door'
+  | 'codec-io'
+  | 'folder-cycle'
+  | 'part-cycle'
+  | 'file-cycle'
+  | 'file-length'
 
 /** One broken rule: the file, the rule and a message naming the import. */
 export interface Violation {
@@ -71,7 +80,6 @@ export function partOf(path: string, arch: Architecture = ARCHITECTURE): string 
   let bestLength = -1
   for (const [name, rule] of Object.entries(arch.parts)) {
     if (!path.startsWith(rule.folder) || rule.folder.length <= bestLength) continue
-    if (rule.directOnly && path.slice(rule.folder.length).includes('/')) continue
     best = name
     bestLength = rule.folder.length
   }
@@ -92,6 +100,26 @@ function forbiddenModule(specifier: string, arch: Architecture): string | undefi
 
 /** Checks `files` (repository path -> source text) against `arch`; an empty list means the tree obeys it. */
 export function checkImports(files: ReadonlyMap<string, string>, arch: Architecture = ARCHITECTURE): Violation[] {
+  const imports = readImports(files)
+  return [
+    ...checkFiles(imports, arch),
+    ...checkCodecs(imports, arch),
+    ...checkCycles(imports, arch),
+    ...checkFileCycles(imports),
+    ...checkFileLengths(files, arch),
+  ]
+}
+
+/**
+ * The file rules alone (no file loops, no file over the length limit), for code that has no parts: the client,
+ * which is built apart from the gateway.
+ */
+export function checkFileShapes(files: ReadonlyMap<string, string>, arch: Architecture = ARCHITECTURE): Violation[] {
+  return [...checkFileCycles(readImports(files)), ...checkFileLengths(files, arch)]
+}
+
+/** What each file imports, its relative imports resolved against the tree. */
+function readImports(files: ReadonlyMap<string, string>): Map<string, FileImports> {
   const imports = new Map<string, FileImports>()
   for (const path of [...files.keys()].sort()) {
     const local: LocalImport[] = []
@@ -105,10 +133,10 @@ export function checkImports(files: ReadonlyMap<string, string>, arch: Architect
     }
     imports.set(path, { local, external })
   }
-  return [...checkFiles(imports, arch), ...checkCodecs(imports, arch), ...checkCycles(imports, arch)]
+  return imports
 }
 
-/** Unknown parts, unresolved imports, the part arrows and the carrier door, import by import. */
+/** Unknown parts, unresolved imports, the part arrows and the doors, import by import. */
 function checkFiles(imports: ReadonlyMap<string, FileImports>, arch: Architecture): Violation[] {
   const found: Violation[] = []
   for (const [file, { local }] of imports) {
@@ -132,11 +160,11 @@ function checkFiles(imports: ReadonlyMap<string, FileImports>, arch: Architectur
         const note = only.length > 0 ? ` (of ${to}, only ${only.join(', ')})` : ''
         found.push({ rule: 'parts', file, message: `${at} (${target}): ${from} may import ${may}; not ${to}${note}` })
       }
-      const door = arch.carrierDoor
-      if (target.startsWith(door.folder) && target !== door.door && !door.exempt.includes(from)) {
-        const exempt = door.exempt.map((part) => `${arch.parts[part]?.folder}${arch.parts[part]?.directOnly ? '*.ts' : ''}`)
+      for (const door of arch.doors) {
+        if (!target.startsWith(door.folder) || target === door.door || door.exempt.includes(from)) continue
+        const exempt = door.exempt.map((part) => arch.parts[part]?.folder ?? part)
         const message = `${at} (${target}): outside ${exempt.join(' and ')}, ${door.door} is the only door into ${door.folder}`
-        found.push({ rule: 'carrier-door', file, message })
+        found.push({ rule: 'door', file, message })
       }
     }
   }
@@ -173,32 +201,75 @@ function checkCodecs(imports: ReadonlyMap<string, FileImports>, arch: Architectu
   return found
 }
 
-/** Cycles between folders (the importer's folder -> the imported file's folder) and between parts. */
+/** A graph of names with one import that shows each edge, for the failure message. */
+class ImportGraph {
+  readonly edges = new Map<string, Set<string>>()
+  readonly examples = new Map<string, string>()
+
+  add(from: string | undefined, to: string | undefined, example: string): void {
+    if (from === undefined || to === undefined || from === to) return
+    addEdge(this.edges, from, to)
+    if (!this.examples.has(`${from} ${to}`)) this.examples.set(`${from} ${to}`, example)
+  }
+
+  cycles(rule: RuleName, what: string): Violation[] {
+    return describeCycles(this.edges, this.examples, rule, what)
+  }
+}
+
+/** The top-level folder of a repository path (`gateway` for `gateway/store/x.ts`). */
+const topFolder = (path: string) => path.split('/')[0]!
+
+/**
+ * Cycles between folders (the importer's folder -> the imported file's folder), between top-level folders (the
+ * floors: server/ over api/ over gateway/, never back) and between parts.
+ */
 function checkCycles(imports: ReadonlyMap<string, FileImports>, arch: Architecture): Violation[] {
-  const folders = new Map<string, Set<string>>()
-  const parts = new Map<string, Set<string>>()
-  const folderExample = new Map<string, string>()
-  const partExample = new Map<string, string>()
+  const folders = new ImportGraph()
+  const floors = new ImportGraph()
+  const parts = new ImportGraph()
   for (const [file, { local }] of imports) {
     for (const { specifier, target } of local) {
       if (target === undefined) continue
       const example = `${file} imports '${specifier}'`
-      const [from, to] = [posix.dirname(file), posix.dirname(target)]
-      if (from !== to) {
-        addEdge(folders, from, to)
-        if (!folderExample.has(`${from} ${to}`)) folderExample.set(`${from} ${to}`, example)
-      }
-      const [fromPart, toPart] = [partOf(file, arch), partOf(target, arch)]
-      if (fromPart !== undefined && toPart !== undefined && fromPart !== toPart) {
-        addEdge(parts, fromPart, toPart)
-        if (!partExample.has(`${fromPart} ${toPart}`)) partExample.set(`${fromPart} ${toPart}`, example)
-      }
+      folders.add(posix.dirname(file), posix.dirname(target), example)
+      floors.add(topFolder(file), topFolder(target), example)
+      parts.add(partOf(file, arch), partOf(target, arch), example)
     }
   }
   return [
-    ...describeCycles(folders, folderExample, 'folder-cycle', 'folders'),
-    ...describeCycles(parts, partExample, 'part-cycle', 'parts'),
+    ...folders.cycles('folder-cycle', 'folders'),
+    ...floors.cycles('folder-cycle', 'top-level folders'),
+    ...parts.cycles('part-cycle', 'parts'),
   ]
+}
+
+/** Cycles between files; `import type` counts (a type is a dependency too). */
+function checkFileCycles(imports: ReadonlyMap<string, FileImports>): Violation[] {
+  const files = new ImportGraph()
+  for (const [file, { local }] of imports) {
+    for (const { specifier, target } of local) files.add(file, target, `${file} imports '${specifier}'`)
+  }
+  return files.cycles('file-cycle', 'files')
+}
+
+/** Lines of a text as an editor counts them (a final newline starts no line). */
+export function lineCount(text: string): number {
+  if (text === '') return 0
+  return text.split('\n').length - (text.endsWith('\n') ? 1 : 0)
+}
+
+/** Files longer than the limit that are not on the allowed list. */
+function checkFileLengths(files: ReadonlyMap<string, string>, arch: Architecture): Violation[] {
+  const { maxLines, allowed } = arch.fileLength
+  const found: Violation[] = []
+  for (const [file, text] of files) {
+    const lines = lineCount(text)
+    if (lines <= maxLines || allowed.includes(file)) continue
+    const message = `${file} has ${lines} lines; a source file has at most ${maxLines}: split it by concept (a file per concept)`
+    found.push({ rule: 'file-length', file, message })
+  }
+  return found.sort((a, b) => a.file.localeCompare(b.file))
 }
 
 /** One violation per cyclic component: its shortest cycle, an import for each arrow, and the rest of it. */

@@ -1,7 +1,16 @@
 // The import checker itself, on small in-memory trees: each rule must fire, a clean tree must pass.
 import t from 'tap'
-import { checkImports, importSpecifiers, isCodec, partOf, type RuleName, type Violation } from './check-imports.js'
-import { ARCHITECTURE } from './rules.js'
+import {
+  checkFileShapes,
+  checkImports,
+  importSpecifiers,
+  isCodec,
+  lineCount,
+  partOf,
+  type RuleName,
+  type Violation,
+} from './check-imports.js'
+import { ARCHITECTURE, type Architecture } from './rules.js'
 
 /** A tree from `path: source` pairs. */
 const tree = (sources: Record<string, string>) => new Map(Object.entries(sources))
@@ -18,11 +27,11 @@ const clean = {
   'gateway/sessions/call-session.ts': `import '../store/schema.js'\nimport '../../pipeline/session/voice-pipeline.js'`,
   'carrier/carrier.ts': `export interface Carrier { name: string }`,
   'carrier/twilio/media-codec.ts': `import type { Carrier } from '../carrier.js'`,
-  'carrier/media-stream/transport.ts': `import '../twilio/media-codec.js'\nimport '../../gateway/sessions/call-session.js'`,
+  'transports/media-stream/transport.ts': `import type { Carrier } from '../../carrier/carrier.js'\nimport '../../gateway/sessions/call-session.js'`,
   'api/routes/calls.ts': `import type { Carrier } from '../../carrier/carrier.js'\nimport '../../gateway/store/schema.js'`,
-  'gateway/config.ts': `export const port = 3000`,
-  'gateway/app.ts': `import '../api/routes/calls.js'\nimport '../carrier/twilio/media-codec.js'\nimport './config.js'`,
-  'cli/serve.ts': `import '../gateway/app.js'\nimport '../gateway/store/schema.js'`,
+  'server/config.ts': `export const port = 3000`,
+  'server/app.ts': `import '../api/routes/calls.js'\nimport '../carrier/twilio/media-codec.js'\nimport '../transports/media-stream/transport.js'\nimport './config.js'`,
+  'cli/serve.ts': `import '../server/app.js'\nimport '../gateway/store/schema.js'`,
 }
 
 t.test('a clean tree passes', async (t) => {
@@ -43,11 +52,13 @@ t.test('reads every import form', async (t) => {
 })
 
 t.test('maps files to parts', async (t) => {
-  t.equal(partOf('gateway/app.ts'), 'gateway')
+  t.equal(partOf('server/app.ts'), 'server')
+  t.equal(partOf('transports/browser/browser-transport.ts'), 'transports/browser')
   t.equal(partOf('gateway/sessions/call-session.ts'), 'gateway/sessions')
   t.equal(partOf('gateway/store/migrations/0001-initial.ts'), 'gateway/store')
   t.equal(partOf('carrier/twilio/markup.ts'), 'carrier')
-  t.equal(partOf('gateway/unknown/x.ts'), undefined, 'a new gateway folder is not silently wiring')
+  t.equal(partOf('gateway/unknown/x.ts'), undefined, 'a new gateway folder is not silently part of another')
+  t.equal(partOf('gateway/app.ts'), undefined, 'nothing lives directly in gateway/: the wiring is server/')
   t.ok(isCodec('pipeline/agent/sse-decoder.ts'))
   t.ok(isCodec('carrier/telnyx/telnyx-codec.ts'), 'any *-codec.ts')
   t.ok(isCodec('pipeline/media/audio/mixer.ts'), 'any file in an audio/ folder of pipeline/')
@@ -55,10 +66,10 @@ t.test('maps files to parts', async (t) => {
   t.notOk(isCodec('pipeline/session/voice-pipeline.ts'))
 })
 
-t.test('a pipeline file importing the gateway', async (t) => {
-  const found = checkImports(tree({ ...clean, 'pipeline/turn/x.ts': `import { port } from '../../gateway/config.js'` }))
+t.test('a pipeline file importing the wiring', async (t) => {
+  const found = checkImports(tree({ ...clean, 'pipeline/turn/x.ts': `import { port } from '../../server/config.js'` }))
   t.same(of(found, 'parts'), [
-    `pipeline/turn/x.ts imports '../../gateway/config.js' (gateway/config.ts): pipeline may import nothing outside itself; not gateway`,
+    `pipeline/turn/x.ts imports '../../server/config.js' (server/config.ts): pipeline may import nothing outside itself; not server`,
   ])
 })
 
@@ -75,8 +86,8 @@ t.test('carrier importing api or the store, api importing a carrier folder', asy
     /^carrier\/twilio\/hook.ts imports '..\/..\/api\/routes\/calls.js' .*not api$/,
     /^carrier\/twilio\/hook.ts imports '..\/..\/gateway\/store\/schema.js' .*not gateway\/store$/,
   ])
-  t.matchOnly(of(found, 'carrier-door'), [
-    /^api\/routes\/dial.ts imports .* outside carrier\/ and gateway\/\*.ts, carrier\/carrier.ts is the only door into carrier\/$/,
+  t.matchOnly(of(found, 'door'), [
+    /^api\/routes\/dial.ts imports .* outside carrier\/ and server\/, carrier\/carrier.ts is the only door into carrier\/$/,
   ])
   t.matchOnly(of(found, 'part-cycle'), [/^parts import each other: api -> carrier -> api /])
 })
@@ -142,4 +153,107 @@ t.test('the table names only parts it defines', async (t) => {
       t.ok(part !== undefined && part !== name && part in ARCHITECTURE.parts, `${name} -> ${entry}`)
     }
   }
+})
+
+t.test('top-level folders in a loop, though no part and no folder is: the old gateway/ holding the wiring', async (t) => {
+  // Before issue 26 the wiring (gateway/*.ts) imported api/, which imported gateway/store/: every arrow allowed,
+  // parts and folders without a loop, yet gateway/ and api/ imported each other.
+  const old: Architecture = {
+    ...ARCHITECTURE,
+    parts: {
+      core: ARCHITECTURE.parts.core!,
+      'gateway/store': ARCHITECTURE.parts['gateway/store']!,
+      wiring: { folder: 'gateway/', mayImport: 'any', holds: 'the wiring' },
+      api: { folder: 'api/', mayImport: ['core', 'gateway/store'], holds: 'routes' },
+    },
+    doors: [],
+  }
+  const found = checkImports(
+    tree({
+      'core/errors.ts': '',
+      'gateway/store/schema.ts': `import '../../core/errors.js'`,
+      'api/routes/calls.ts': `import '../../gateway/store/schema.js'`,
+      'gateway/app.ts': `import '../api/routes/calls.js'`,
+    }),
+    old,
+  )
+  t.same(of(found, 'folder-cycle'), [
+    `top-level folders import each other: api -> gateway -> api ` +
+      `(api/routes/calls.ts imports '../../gateway/store/schema.js'; gateway/app.ts imports '../api/routes/calls.js')`,
+  ])
+  t.same(of(found, 'parts'), [], 'every arrow is allowed')
+  t.same(of(found, 'part-cycle'), [], 'the parts do not loop')
+  t.same(checkImports(tree(clean)), [], 'the new floors do not loop')
+})
+
+t.test('a file loop inside one folder, through a type import', async (t) => {
+  const found = checkImports(
+    tree({
+      ...clean,
+      'gateway/sessions/call-deps.ts': `import type { SessionManager } from './session-manager.js'`,
+      'gateway/sessions/session-manager.ts': `import { CallSession } from './call-session.js'`,
+      'gateway/sessions/call-session.ts': `import '../store/schema.js'\nimport type { CallDeps } from './call-deps.js'`,
+    }),
+  )
+  t.same(of(found, 'file-cycle'), [
+    `files import each other: gateway/sessions/call-deps.ts -> gateway/sessions/session-manager.ts -> ` +
+      `gateway/sessions/call-session.ts -> gateway/sessions/call-deps.ts (gateway/sessions/call-deps.ts imports ` +
+      `'./session-manager.js'; gateway/sessions/session-manager.ts imports './call-session.js'; ` +
+      `gateway/sessions/call-session.ts imports './call-deps.js')`,
+  ])
+  t.same(of(found, 'folder-cycle'), [], 'one folder: no folder loop, only the file loop')
+})
+
+t.test('a file over the length limit; exactly at it passes; the allowed list lets one through', async (t) => {
+  const lines = (n: number) => 'export const x = 1\n'.repeat(n)
+  t.equal(lineCount(lines(3)), 3, 'a final newline starts no line')
+  t.equal(lineCount('a\nb'), 2)
+  const max = ARCHITECTURE.fileLength.maxLines
+  const long = { ...clean, 'gateway/sessions/call-session.ts': lines(max + 1), 'gateway/sessions/at-limit.ts': lines(max) }
+  t.same(of(checkImports(tree(long)), 'file-length'), [
+    `gateway/sessions/call-session.ts has ${max + 1} lines; a source file has at most ${max}: split it by concept (a file per concept)`,
+  ])
+  const allowing: Architecture = { ...ARCHITECTURE, fileLength: { maxLines: max, allowed: ['gateway/sessions/call-session.ts'] } }
+  t.same(of(checkImports(tree(long), allowing), 'file-length'), [])
+})
+
+t.test('an import past a door, for each door in the list', async (t) => {
+  const twoDoors: Architecture = {
+    ...ARCHITECTURE,
+    doors: [...ARCHITECTURE.doors, { folder: 'pipeline/', door: 'pipeline/index.ts', exempt: ['pipeline'] }],
+  }
+  const found = checkImports(
+    tree({
+      ...clean,
+      'pipeline/index.ts': `export * from './session/voice-pipeline.js'`,
+      'gateway/sessions/start.ts': `import '../../pipeline/index.js'\nimport '../../pipeline/audio/pcm16.js'`,
+      'transports/media-stream/hangup.ts': `import '../../carrier/twilio/media-codec.js'`,
+    }),
+    twoDoors,
+  )
+  t.same(of(found, 'door'), [
+    `gateway/sessions/call-session.ts imports '../../pipeline/session/voice-pipeline.js' (pipeline/session/voice-pipeline.ts): ` +
+      `outside pipeline/, pipeline/index.ts is the only door into pipeline/`,
+    `gateway/sessions/start.ts imports '../../pipeline/audio/pcm16.js' (pipeline/audio/pcm16.ts): ` +
+      `outside pipeline/, pipeline/index.ts is the only door into pipeline/`,
+    `transports/media-stream/hangup.ts imports '../../carrier/twilio/media-codec.js' (carrier/twilio/media-codec.ts): ` +
+      `outside carrier/ and server/, carrier/carrier.ts is the only door into carrier/`,
+  ])
+})
+
+t.test('the client: file loops and long files, with no parts', async (t) => {
+  const found = checkFileShapes(
+    tree({
+      'client/console/app.ts': `import { sessionView } from './session.js'\nexport function every() {}`,
+      'client/console/session.ts': `import { every } from './app.js'\nimport { h } from './dom.js'`,
+      'client/console/dom.ts': `export const h = 1\n`.repeat(ARCHITECTURE.fileLength.maxLines + 1),
+      'client/src/voxgate-client.ts': `import uPlot from 'uplot'`,
+    }),
+  )
+  t.same(of(found, 'file-cycle'), [
+    `files import each other: client/console/app.ts -> client/console/session.ts -> client/console/app.ts ` +
+      `(client/console/app.ts imports './session.js'; client/console/session.ts imports './app.js')`,
+  ])
+  t.matchOnly(of(found, 'file-length'), [/^client\/console\/dom.ts has 401 lines/])
+  t.same(of(found, 'unknown-part'), [], 'client files need no part')
 })

@@ -1,10 +1,11 @@
-// The repository obeys docs/architecture.md: every .ts file under the source roots, every import, every rule.
+// The repository obeys docs/architecture.md: every .ts file under the source roots, every import, every rule; and
+// the client's files (built apart, no parts) have no file loops and no long files.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { checkImports, type RuleName } from './check-imports.js'
-import { ARCHITECTURE } from './rules.js'
+import { checkFileShapes, checkImports, lineCount, type RuleName } from './check-imports.js'
+import { ARCHITECTURE, LONG_UNTIL_PIPELINE_SPLIT } from './rules.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -17,23 +18,33 @@ function sources(dir: string): string[] {
   })
 }
 
+/** path -> text of every `.ts` file under `dirs`. */
+function read(dirs: readonly string[]): Map<string, string> {
+  const found = new Map<string, string>()
+  for (const dir of dirs) for (const path of sources(join(root, dir))) found.set(path, readFileSync(join(root, path), 'utf8'))
+  return found
+}
+
 const started = performance.now()
-const files = new Map<string, string>()
-for (const dir of ARCHITECTURE.roots) for (const path of sources(join(root, dir))) files.set(path, readFileSync(join(root, path), 'utf8'))
-const violations = checkImports(files)
+const files = read(ARCHITECTURE.roots)
+const client = read(ARCHITECTURE.clientRoots)
+const violations = [...checkImports(files), ...checkFileShapes(client)]
 const elapsed = performance.now() - started
 
-t.comment(`read and checked ${files.size} files in ${elapsed.toFixed(0)} ms`)
+t.comment(`read and checked ${files.size} files and ${client.size} client files in ${elapsed.toFixed(0)} ms`)
 t.ok(files.size > 50, 'found the source files')
+t.ok(client.size > 10, 'found the client files')
 
 const rules: Record<RuleName, string> = {
   'unknown-part': 'every file belongs to a part',
   unresolved: 'every relative import resolves to a file',
   parts: 'parts import only what the table allows',
-  'carrier-door': 'carrier/carrier.ts is the only door into carrier/',
+  door: 'each door is the only way into its folder',
   'codec-io': 'codecs reach no I/O module',
-  'folder-cycle': 'no cycles between folders',
+  'folder-cycle': 'no cycles between folders, nor between top-level folders',
   'part-cycle': 'no cycles between parts',
+  'file-cycle': 'no cycles between files (sources and client)',
+  'file-length': `no source or client file over ${ARCHITECTURE.fileLength.maxLines} lines`,
 }
 
 for (const [rule, title] of Object.entries(rules)) {
@@ -43,6 +54,18 @@ for (const [rule, title] of Object.entries(rules)) {
     if (broken.length === 0) t.pass('none broken')
   })
 }
+
+// The temporary allowance of long pipeline files cannot outlive its reason: each entry must still exist and still
+// be too long; once the pipeline branch has split them, this fails until the list is emptied.
+t.test('the files allowed past the length limit still need it', async (t) => {
+  for (const path of LONG_UNTIL_PIPELINE_SPLIT) {
+    const text = files.get(path)
+    t.ok(text !== undefined, `${path} exists (else remove it from LONG_UNTIL_PIPELINE_SPLIT)`)
+    if (text !== undefined) {
+      t.ok(lineCount(text) > ARCHITECTURE.fileLength.maxLines, `${path} is still too long (else remove it from the list)`)
+    }
+  }
+})
 
 t.test('docs/architecture.md shows the same rules', async (t) => {
   const page = readFileSync(join(root, 'docs/architecture.md'), 'utf8')

@@ -3,12 +3,10 @@
  * docs/architecture.md shows. Change a rule here and on that page together, in the same commit.
  */
 
-/** One part of the code base: a folder (or only the files directly in it) and what it may import. */
+/** One part of the code base: a folder and what it may import. */
 export interface PartRule {
   /** Folder relative to the repository root, with a trailing slash. */
   readonly folder: string
-  /** Only the files directly in `folder` belong to the part, not its subfolders (the gateway wiring). */
-  readonly directOnly?: boolean
   /**
    * Parts this part may import besides itself; a file path (`carrier/carrier.ts`) allows that one file of
    * another part and nothing else of it; `'any'` is for the wiring.
@@ -18,18 +16,40 @@ export interface PartRule {
   readonly holds: string
 }
 
+/** A folder with one way in: outside the exempt parts, nothing imports a file of `folder` but `door`. */
+export interface Door {
+  /** Folder relative to the repository root, with a trailing slash. */
+  readonly folder: string
+  /** The one file of `folder` others may import. */
+  readonly door: string
+  /** Parts that may import any file of `folder` (the folder's own part, the wiring). */
+  readonly exempt: readonly string[]
+}
+
 /** The rules' shape, so the checker's own tests can feed it other rules. */
 export interface Architecture {
   readonly roots: readonly string[]
+  /** Client folders (built apart, no parts): only the file rules (no file loops, no long files) apply there. */
+  readonly clientRoots: readonly string[]
   readonly parts: Readonly<Record<string, PartRule>>
-  readonly carrierDoor: { readonly folder: string; readonly door: string; readonly exempt: readonly string[] }
+  readonly doors: readonly Door[]
+  /** No source file is longer than `maxLines`, except those in `allowed` (each with the reason it is there). */
+  readonly fileLength: { readonly maxLines: number; readonly allowed: readonly string[] }
   readonly codecs: { readonly basenames: readonly string[]; readonly patterns: readonly RegExp[]; readonly forbidden: readonly string[] }
 }
 
+/**
+ * TEMPORARY, issue 26: the two pipeline files allowed past the length limit until the pipeline branch of the
+ * same issue lands (it splits them). The lead empties this list at that merge; imports.test.ts fails for an
+ * entry that no longer exists or is no longer too long, so it cannot outlive its reason.
+ */
+export const LONG_UNTIL_PIPELINE_SPLIT: readonly string[] = ['pipeline/voice/voice-pipeline.ts', 'pipeline/voice/replies.ts']
+
 /** The rules. Parts are matched by the longest folder that contains a file; a file in no part fails. */
 export const ARCHITECTURE: Architecture = {
-  /** Folders whose `.ts` files are checked (test/, bench/ and client/ are not). */
-  roots: ['core', 'gateway', 'api', 'carrier', 'pipeline', 'cli'],
+  /** Folders whose `.ts` files are checked against every rule (test/ and bench/ are not), from the floor up. */
+  roots: ['core', 'pipeline', 'carrier', 'gateway', 'transports', 'api', 'server', 'cli'],
+  clientRoots: ['client/src', 'client/console', 'client/demo'],
 
   parts: {
     core: { folder: 'core/', mayImport: [], holds: 'errors, log, ids, phone numbers: the floor' },
@@ -41,33 +61,37 @@ export const ARCHITECTURE: Architecture = {
       mayImport: ['core', 'gateway/store', 'gateway/webhooks', 'pipeline'],
       holds: 'CallSession, admission, leases',
     },
-    'gateway/http': { folder: 'gateway/http/', mayImport: ['core', 'gateway/sessions'], holds: 'upgrade and static-file plumbing' },
-    'gateway/browser': {
-      folder: 'gateway/browser/',
-      mayImport: ['core', 'gateway/sessions', 'gateway/http', 'pipeline'],
-      holds: 'the browser transport',
-    },
     'gateway/tunnels': {
       folder: 'gateway/tunnels/',
       mayImport: ['core', 'gateway/store', 'pipeline'],
       holds: 'voxgate tunnel: the WebSocket endpoint, the relay between replicas, leases',
     },
-    gateway: { folder: 'gateway/', directOnly: true, mayImport: 'any', holds: 'the wiring: app, bootstrap, config' },
+    'transports/http': { folder: 'transports/http/', mayImport: ['core', 'gateway/sessions'], holds: 'upgrade and static-file plumbing' },
+    'transports/browser': {
+      folder: 'transports/browser/',
+      mayImport: ['core', 'gateway/sessions', 'transports/http', 'pipeline'],
+      holds: 'the browser transport',
+    },
+    'transports/media-stream': {
+      folder: 'transports/media-stream/',
+      mayImport: ['core', 'gateway/sessions', 'transports/http', 'pipeline', 'carrier/carrier.ts'],
+      holds: 'the media-stream transport every carrier shares',
+    },
+    carrier: { folder: 'carrier/', mayImport: ['core'], holds: 'the Carrier interface and one folder per carrier' },
     api: {
       folder: 'api/',
       mayImport: ['core', 'gateway/store', 'gateway/sessions', 'gateway/webhooks', 'gateway/tunnels', 'pipeline', 'carrier/carrier.ts'],
       holds: 'REST routes, auth, validation, error bodies',
     },
-    carrier: {
-      folder: 'carrier/',
-      mayImport: ['core', 'gateway/sessions', 'gateway/http', 'pipeline'],
-      holds: 'the Carrier interface, one folder per carrier, the media-stream transport',
-    },
-    cli: { folder: 'cli/', mayImport: ['core', 'gateway', 'gateway/store', 'gateway/tunnels'], holds: 'the voxgate command' },
+    server: { folder: 'server/', mayImport: 'any', holds: 'the wiring: app, bootstrap, config' },
+    cli: { folder: 'cli/', mayImport: ['core', 'server', 'gateway/store', 'gateway/tunnels'], holds: 'the voxgate command' },
   },
 
-  /** Outside the exempt parts, the only file of carrier/ anyone imports is the interface. */
-  carrierDoor: { folder: 'carrier/', door: 'carrier/carrier.ts', exempt: ['carrier', 'gateway'] },
+  /** One row per door. Outside the exempt parts, the only file of carrier/ anyone imports is the interface. */
+  doors: [{ folder: 'carrier/', door: 'carrier/carrier.ts', exempt: ['carrier', 'server'] }],
+
+  /** A file over this is asking to be split by concept (STYLE.md says ~300). */
+  fileLength: { maxLines: 400, allowed: LONG_UNTIL_PIPELINE_SPLIT },
 
   /** Codecs map wire <-> typed values and may not reach I/O, directly or through our own modules. */
   codecs: {

@@ -6,7 +6,7 @@ import {
   MAX_AUDIO_CHUNK_BYTES,
   MAX_TEXT_FRAME_BYTES,
   MAX_USER_TEXT_CHARS,
-} from '../../gateway/browser/browser-codec.js'
+} from '../../transports/browser/browser-codec.js'
 import type { PipelineEvent } from '../../pipeline/index.js'
 
 interface ClientFixture {

@@ -3,8 +3,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import WebSocket, { WebSocketServer } from 'ws'
 import { silentLogger } from '../../core/log.js'
-import { BrowserTransport, DEFAULT_BROWSER_LIMITS, type BrowserTransportLimits } from '../../gateway/browser/browser-transport.js'
-import { MAX_BROWSER_FRAME_BYTES } from '../../gateway/browser/browser-upgrade.js'
+import { BrowserTransport, DEFAULT_BROWSER_LIMITS, type BrowserTransportLimits } from '../../transports/browser/browser-transport.js'
+import { MAX_BROWSER_FRAME_BYTES } from '../../transports/browser/browser-upgrade.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { PipelineInput } from '../../pipeline/index.js'
 import type { SessionPort } from '../../gateway/sessions/session-port.js'
@@ -47,6 +47,8 @@ class FakeSession implements SessionPort {
   readonly id = 'ses_test'
   readonly input = new RecordingInput()
   readonly ends: EndReason[] = []
+  /** Reasons the transport reported its own socket closing with. */
+  readonly closedBy: EndReason[] = []
   constructor(private readonly transport: () => BrowserTransport) {}
   get isEnded() {
     return this.ends.length > 0
@@ -56,7 +58,7 @@ class FakeSession implements SessionPort {
     if (this.ends.length === 1) this.transport().close(reason)
   }
   async transportClosed(reason: EndReason = 'client_disconnected') {
-    this.ends.push(reason)
+    this.closedBy.push(reason)
   }
 }
 
@@ -321,6 +323,16 @@ t.test('hangup ends the session; the socket closes after what was sent', async (
   )
   r.transport.deliver({ type: 'assistant.text', turnId: 'a1', content: 'ignored' })
   r.transport.close('hangup')
+})
+
+t.test('the browser closing its socket tells the session once, as client_disconnected', async (t) => {
+  const r = await rig(t)
+  t.same(r.session.closedBy, [])
+  r.client.close(1000, 'bye')
+  await r.closed
+  while (r.session.closedBy.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.same(r.session.closedBy, ['client_disconnected'])
+  t.same(r.session.ends, [], 'the transport does not end the session a second way')
 })
 
 t.test('a pipeline error hangup ends the session with error; shutdown closes with 1001', async (t) => {

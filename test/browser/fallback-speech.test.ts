@@ -12,6 +12,7 @@ import { startFakeBackend, type FakeBackend } from '../fakes/backend/fake-backen
 import { closedPort, DEFAULT_FALLBACK, entryFor, FAILURE_ROWS } from '../helpers/failure-rows.js'
 import { startVoiceHarness } from '../helpers/voice-harness.js'
 import { type BrowserSession, openBrowserSession } from '../helpers/ws-client.js'
+import { eventually } from '../helpers/eventually.js'
 
 const h = await startVoiceHarness()
 t.teardown(() => h.close())
@@ -141,14 +142,4 @@ function sse(turnId: string, text: string) {
 /** The first message received at or after `since` that `pred` accepts (its arrival time is when it came, not when seen). */
 function after(received: { at: number; m: any }[], since: number, pred: (m: any) => boolean, timeoutMs: number) {
   return eventually(async () => received.find((x) => x.at >= since && pred(x.m)), timeoutMs)
-}
-
-async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error('eventually: timed out')
-    await new Promise((r) => setTimeout(r, 50))
-  }
 }

@@ -9,6 +9,7 @@ import { startTestGateway } from '../helpers/gateway.js'
 import { openBrowserSession } from '../helpers/ws-client.js'
 import { withoutWelcome } from '../helpers/quiet-agent.js'
 import { startFakeBackend, type BackendReply } from '../fakes/backend/fake-backend.js'
+import { eventually } from '../helpers/eventually.js'
 
 const gw = await startTestGateway()
 t.teardown(() => gw.close())
@@ -85,10 +86,10 @@ t.test('response.recording pauses and resumes the recording and the transcript o
   client.close()
 
   const sessionId = await sessionOf(auth.body.conversation_id)
-  const meta = await until(async () => {
+  const meta = await eventually(async () => {
     const m = await gw.request('GET', `/v1/agents/${agent.id}/sessions/${sessionId}/recording/metadata`)
     return m.status === 200 && m.body.status === 'completed' ? m.body : undefined
-  })
+  }, 15_000)
   t.equal(meta.sample_rate, 16_000, 'browser sessions record at 16 kHz')
   t.equal(meta.paused.length, 1, 'one paused span in the metadata')
   const [span] = meta.paused
@@ -136,20 +137,9 @@ t.test('response.recording pauses and resumes the recording and the transcript o
 
 /** The session of a conversation (one per connection). */
 async function sessionOf(conversationId: string): Promise<string> {
-  const list = await until(async () => {
+  const list = await eventually(async () => {
     const r = await gw.request('GET', `/v1/sessions?conversation_id=${conversationId}`)
     return r.status === 200 && r.body.sessions?.length > 0 ? r.body.sessions : undefined
-  })
+  }, 15_000)
   return list[0].session_id
-}
-
-/** Polls until `check` returns a value (the recording is finished after the session's end). */
-async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 50))
-  }
 }

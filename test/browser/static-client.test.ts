@@ -9,7 +9,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { startTestGateway } from '../helpers/gateway.js'
 import { silentLogger } from '../../core/log.js'
-import { prepareClientDist, staticClient, type ClientDist } from '../../gateway/http/static-client.js'
+import { prepareClientDist, staticClient, type ClientDist } from '../../transports/http/static-client.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const gw = await startTestGateway()

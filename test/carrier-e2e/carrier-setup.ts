@@ -3,7 +3,7 @@
  * behind a TLS-terminating proxy), the simulator's URL rewriting to reach it, and organizations with an
  * agent, an assigned number and (optionally) carrier credentials pointing at a fake Calls API.
  */
-import type { CarrierOptions } from '../../gateway/app.js'
+import type { CarrierOptions } from '../../server/gateway-deps.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { TestDb } from '../helpers/db.js'
 import { sql, type Kysely } from 'kysely'
@@ -16,6 +16,7 @@ import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
 import { startFakeBackend, type BackendReply, type FakeBackend } from '../fakes/backend/fake-backend.js'
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { loadFixture } from '../fixtures/audio/signals.js'
+import { eventually } from '../helpers/eventually.js'
 
 /** What the carrier believes the gateway's address is. */
 export const PUBLIC_URL = 'https://voice.example.test'
@@ -125,16 +126,7 @@ export function callTenant(c: CarrierGw, tenant: CarrierTenant, opts: Partial<Pl
   })
 }
 
-/** Polls until `check` returns a value that is not undefined. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error('eventually: timed out')
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+export { eventually }
 
 /** The session row of a call sid (newest). */
 export async function sessionOfCall(c: CarrierGw, callSid: string) {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadConfig, ConfigError } from '../../gateway/config.js'
+import { loadConfig, ConfigError } from '../../server/config.js'
 
 t.test('defaults on an empty environment', async (t) => {
   const c = loadConfig({})

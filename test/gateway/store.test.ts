@@ -1,6 +1,6 @@
 import t from 'tap'
 import { testDb } from '../helpers/db.js'
-import { bootstrap } from '../../gateway/bootstrap.js'
+import { bootstrap } from '../../server/bootstrap.js'
 import { createOrganization } from '../../gateway/store/organizations.js'
 import { createApiKey, organizationForApiKey } from '../../gateway/store/api-keys.js'
 import { createAgent, getAgent } from '../../gateway/store/agents.js'

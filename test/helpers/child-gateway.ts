@@ -4,10 +4,10 @@
  * behind a balancer. `CHILD_GATEWAY_PORT` picks its port (default: any free one), so a replacement can take the
  * place of the replica it replaces.
  */
-import { loadConfig } from '../../gateway/config.js'
+import { loadConfig } from '../../server/config.js'
 import { silentLogger } from '../../core/log.js'
 import { openStore } from '../../gateway/store/database.js'
-import { startGateway } from '../../gateway/app.js'
+import { startGateway } from '../../server/app.js'
 
 const config = loadConfig({ ...process.env, PORT: process.env.CHILD_GATEWAY_PORT ?? '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' })
 const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })

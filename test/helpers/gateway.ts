@@ -1,8 +1,9 @@
 /** Starts a real gateway on port 0 over a real test database, and a small HTTP client for it. */
-import { loadConfig, vendorAvailability, type GatewayConfig } from '../../gateway/config.js'
+import { loadConfig, vendorAvailability, type GatewayConfig } from '../../server/config.js'
 import { silentLogger, type Log } from '../../core/log.js'
-import { bootstrap, type FirstStart } from '../../gateway/bootstrap.js'
-import { startGateway, type Gateway, type GatewayDeps } from '../../gateway/app.js'
+import { bootstrap, type FirstStart } from '../../server/bootstrap.js'
+import { startGateway, type Gateway } from '../../server/app.js'
+import type { GatewayDeps } from '../../server/gateway-deps.js'
 import type { Store } from '../../gateway/store/database.js'
 import type { SessionRow } from '../../gateway/store/schema.js'
 import { testDb, type TestDb } from './db.js'

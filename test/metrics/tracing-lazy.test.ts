@@ -1,11 +1,11 @@
 import t from 'tap'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { ARCHITECTURE } from '../architecture/rules.js'
 
 // "Nothing loaded when unset": the OpenTelemetry SDK and exporter are imported by one module only, and that
 // module is only ever imported dynamically (by the wiring, when OTEL_EXPORTER_OTLP_ENDPOINT is set).
 const ROOT = join(import.meta.dirname, '..', '..')
-const SOURCE_DIRS = ['core', 'gateway', 'api', 'carrier', 'pipeline', 'cli']
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -20,8 +20,8 @@ function staticImports(text: string): string[] {
   return [...text.matchAll(/^import\s+(?!type\s)[^'"]*?from\s+'([^']+)'/gm)].map((m) => m[1] as string)
 }
 
-t.test('only gateway/otel-turn-traces.ts imports the OpenTelemetry SDK, and nothing imports it statically', async (t) => {
-  const files = SOURCE_DIRS.flatMap((d) => sources(join(ROOT, d)))
+t.test('only server/otel-turn-traces.ts imports the OpenTelemetry SDK, and nothing imports it statically', async (t) => {
+  const files = ARCHITECTURE.roots.flatMap((d) => sources(join(ROOT, d)))
   t.ok(files.length > 100, `sources found (${files.length})`)
   const sdkUsers: string[] = []
   const staticUsers: string[] = []
@@ -31,7 +31,7 @@ t.test('only gateway/otel-turn-traces.ts imports the OpenTelemetry SDK, and noth
     if (imports.some((s) => /^@opentelemetry\/(sdk-|exporter-|resources)/.test(s))) sdkUsers.push(relative(ROOT, f))
     if (imports.some((s) => s.endsWith('/otel-turn-traces.js'))) staticUsers.push(relative(ROOT, f))
   }
-  t.same(sdkUsers, ['gateway/otel-turn-traces.ts'])
+  t.same(sdkUsers, ['server/otel-turn-traces.ts'])
   t.same(staticUsers, [], 'loaded with a dynamic import() only')
-  t.match(readFileSync(join(ROOT, 'gateway/app.ts'), 'utf8'), /await import\('\.\/otel-turn-traces\.js'\)/)
+  t.match(readFileSync(join(ROOT, 'server/app.ts'), 'utf8'), /await import\('\.\/otel-turn-traces\.js'\)/)
 })

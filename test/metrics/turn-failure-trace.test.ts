@@ -5,7 +5,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { startTurnTracing } from '../../gateway/otel-turn-traces.js'
+import { startTurnTracing } from '../../server/otel-turn-traces.js'
 
 type Attr = { key: string; value: { stringValue?: string } }
 type Span = { name: string; attributes?: Attr[]; status?: { code?: number; message?: string } }

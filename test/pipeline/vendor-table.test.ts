@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
 import { z } from 'zod'
-import { ConfigError, loadConfig, vendorAvailability } from '../../gateway/config.js'
+import { ConfigError, loadConfig, vendorAvailability } from '../../server/config.js'
 import { pluginsSchema } from '../../pipeline/config/plugins-schema.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import { findTemplate } from '../../pipeline/config/templates.js'

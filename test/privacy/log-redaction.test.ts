@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import { createLogger } from '../../core/log.js'
-import { privacyLogOptions, redactLogValue } from '../../gateway/log-redaction.js'
+import { privacyLogOptions, redactLogValue } from '../../server/log-redaction.js'
 
 /** A process logger as `voxgate serve` builds it, writing to memory at debug level. */
 function capture() {

@@ -10,6 +10,7 @@ import { sql } from 'kysely'
 import { startTestGateway } from '../helpers/gateway.js'
 import { closed, openBrowserSession } from '../helpers/ws-client.js'
 import { startS3 } from '../helpers/s3.js'
+import { eventually } from '../helpers/eventually.js'
 
 const s3 = await startS3()
 t.teardown(() => s3.close())
@@ -24,16 +25,6 @@ const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
 const path = (sessionId: string) => `/v1/agents/${agent.id}/sessions/${sessionId}/recording`
 const keyOf = (sessionId: string) => `recordings/${gw.orgId}/${sessionId}.wav`
 const monoKeyOf = (sessionId: string) => `recordings/${gw.orgId}/${sessionId}-mono.wav`
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 /** A browser session that hears the welcome, speaks a 600 Hz tone for 600 ms and hangs up; its session id. */
 async function recordedSession(): Promise<string> {
@@ -78,10 +69,14 @@ const rms = (a: Int16Array) => Math.sqrt(a.reduce((s, x) => s + x * x, 0) / Math
 
 t.test('a finished recording moves to the object store; every replica redirects its download there', async (t) => {
   const sessionId = await recordedSession()
-  const moved = await eventually('the move', async () => {
-    const s = await stored(sessionId)
-    return s.rec?.object_key ? s : undefined
-  })
+  const moved = await eventually(
+    async () => {
+      const s = await stored(sessionId)
+      return s.rec?.object_key ? s : undefined
+    },
+    20_000,
+    'the move',
+  )
   t.equal(moved.rec?.object_key, keyOf(sessionId))
   t.equal(moved.chunks, 0, 'its chunks left the database')
   t.ok(await s3.exists(keyOf(sessionId)), 'the stereo file is in the bucket')
@@ -144,10 +139,14 @@ t.test('a finished recording moves to the object store; every replica redirects 
 t.test('a store that is down loses nothing: the database serves until a sweep moves the file', async (t) => {
   await s3.stop()
   const sessionId = await recordedSession()
-  const done = await eventually('the completed recording', async () => {
-    const s = await stored(sessionId)
-    return s.rec?.status === 'completed' ? s : undefined
-  })
+  const done = await eventually(
+    async () => {
+      const s = await stored(sessionId)
+      return s.rec?.status === 'completed' ? s : undefined
+    },
+    20_000,
+    'the completed recording',
+  )
   await gw.gateway.recordingMover?.idle()
   t.equal((await stored(sessionId)).rec?.object_key, null, 'not moved')
   t.ok(done.chunks > 0, 'its audio is in the database')
@@ -160,7 +159,7 @@ t.test('a store that is down loses nothing: the database serves until a sweep mo
   t.equal(deleteWhileDown.status, 204, 'a recording still in the database needs no store to be deleted')
 
   const second = await recordedSession()
-  await eventually('the completed recording', async () => ((await stored(second)).rec?.status === 'completed' ? true : undefined))
+  await eventually(async () => ((await stored(second)).rec?.status === 'completed' ? true : undefined), 20_000, 'the completed recording')
   await gw.gateway.recordingMover?.idle()
   await s3.start()
   await gw.gateway.recordingMover?.sweep(new Date(), 0)
@@ -179,7 +178,7 @@ t.test('a store that is down loses nothing: the database serves until a sweep mo
 
 t.test('retention deletes old recordings with their files', async (t) => {
   const sessionId = await recordedSession()
-  await eventually('the move', async () => ((await stored(sessionId)).rec?.object_key ? true : undefined))
+  await eventually(async () => ((await stored(sessionId)).rec?.object_key ? true : undefined), 20_000, 'the move')
   t.ok(await s3.exists(keyOf(sessionId)))
   t.equal(await gw.gateway.recordingRetention?.sweep(new Date()), 0, 'nothing is 30 days old yet')
   const n = await gw.gateway.recordingRetention?.sweep(new Date(Date.now() + 31 * 86_400_000))

@@ -140,6 +140,31 @@ t.test('sentence streaming: a boundary starts synthesis before flush; first audi
   t.equal(atFirstAudio, 1, 'first audio was yielded after one sentence, before the rest was synthesized')
 })
 
+t.test('a sentence spoken before is not synthesized again: same audio, and what a consumer changes stays its own', async (t) => {
+  const { engine, calls } = await countingEngine()
+  const speak = async (format: OutputAudioFormat, options: object = {}) => {
+    const { stream, reader } = open(format, options, { loadEngine: async () => engine })
+    stream.pushText('w', 'Welcome to the help line. How can I help?')
+    stream.flush('w')
+    await reader.waitForType('done', 15_000)
+    await stream.close()
+    return reader.events.filter((e) => e.type === 'audio')
+  }
+  const first = await speak('pcm_16000')
+  t.equal(calls(), 2, 'two sentences synthesized')
+  const firstBytes = Buffer.concat(first.map((e) => (e.type === 'audio' ? e.audio : Buffer.alloc(0))))
+  for (const e of first) if (e.type === 'audio') e.audio.fill(0x55)
+  const again = await speak('pcm_16000')
+  t.equal(calls(), 2, 'the same sentences again: no synthesis')
+  const againBytes = Buffer.concat(again.map((e) => (e.type === 'audio' ? e.audio : Buffer.alloc(0))))
+  t.ok(againBytes.equals(firstBytes), 'the same audio, not what the first consumer wrote into its chunks')
+  t.equal(again.length, first.length, 'the same 100 ms chunks')
+  await speak('ulaw_8000')
+  t.equal(calls(), 4, 'another format is synthesized')
+  await speak('pcm_16000', { rate: 220 })
+  t.equal(calls(), 6, 'another rate is synthesized')
+})
+
 t.test('cancel drops pending audio and the done of that context; others carry on', async (t) => {
   const stream = createLocalTtsStream(ttsLocalOptionsSchema.parse({}), { outputFormat: 'pcm_16000' })
   t.teardown(() => stream.close())

@@ -10,7 +10,7 @@ import { lookup } from 'node:dns/promises'
 import type { AddressInfo } from 'node:net'
 import { EgressPolicy, configUrlRefusals } from '../../gateway/webhooks/egress-policy.js'
 import { egressFetch, egressRefusalOf } from '../../gateway/webhooks/egress-fetch.js'
-import { loadConfig } from '../../gateway/config.js'
+import { loadConfig } from '../../server/config.js'
 import { startTestGateway } from '../helpers/gateway.js'
 import { openBrowserSession } from '../helpers/ws-client.js'
 

@@ -1,9 +1,8 @@
-import type { IncomingMessage } from 'node:http'
-import type { Duplex } from 'node:stream'
-import { sessionUpgrade } from '../http/upgrade-session.js'
+import { attachSocket, sessionUpgrade } from '../http/upgrade-session.js'
+import type { UpgradeRoute } from '../http/upgrade-routes.js'
 import type { WebSocket } from 'ws'
-import type { SessionManager } from '../sessions/session-manager.js'
-import type { CallSession } from '../sessions/call-session.js'
+import type { SessionManager } from '../../gateway/sessions/session-manager.js'
+import type { CallSession } from '../../gateway/sessions/call-session.js'
 import { BrowserTransport, type BrowserTransportLimits } from './browser-transport.js'
 import { refuseUpgrade } from '../http/upgrade-refusal.js'
 import type { Log } from '../../core/log.js'
@@ -22,28 +21,28 @@ export const MAX_BROWSER_FRAME_BYTES = 1024 * 1024
 export type BrowserAttach = (ws: WebSocket, session: CallSession, transport: BrowserTransport) => void
 
 /**
- * Handles upgrades on the browser path: the key is checked and consumed (with the concurrency slot) before
+ * The browser path (`BROWSER_WS_PATH`): the key is checked and consumed (with the concurrency slot) before
  * the upgrade completes; a refused key gets a plain HTTP error with a JSON body and no WebSocket.
  */
-export function browserUpgradeHandler(deps: {
+export function browserUpgradeRoute(deps: {
   sessions: SessionManager
   log: Log
   trustProxy: boolean
   attach?: BrowserAttach
   limits?: BrowserTransportLimits
-}) {
+}): UpgradeRoute {
   const upgrade = sessionUpgrade({ ...deps, channel: 'browser', maxPayload: MAX_BROWSER_FRAME_BYTES })
-  return async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> => {
-    const key = url.searchParams.get('client_session_key')
-    if (!key) return refuseUpgrade(socket, 400, 'missing client_session_key query parameter')
-    // The transport declares its audio formats before the session opens, so the pipeline starts with them.
-    const transport = new BrowserTransport(deps.log, deps.limits)
-    const up = await upgrade(req, socket, head, key, transport)
-    if (up === undefined) return
-    const { session, ws } = up
-    ws.on('close', () => void session.transportClosed())
-    transport.attach(ws, session)
-    if (session.isEnded) ws.close(1000, 'session ended')
-    deps.attach?.(ws, session, transport)
+  return {
+    matches: (pathname) => pathname === BROWSER_WS_PATH,
+    async handle(req, socket, head, url) {
+      const key = url.searchParams.get('client_session_key')
+      if (!key) return refuseUpgrade(socket, 400, 'missing client_session_key query parameter')
+      // The transport declares its audio formats before the session opens, so the pipeline starts with them.
+      const transport = new BrowserTransport(deps.log, deps.limits)
+      const up = await upgrade(req, socket, head, key, transport)
+      if (up === undefined) return
+      attachSocket(transport, up)
+      deps.attach?.(up.ws, up.session, transport)
+    },
   }
 }

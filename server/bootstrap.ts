@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely'
-import type { Database } from './store/schema.js'
-import { countOrganizations, createOrganization } from './store/organizations.js'
-import { seedTemplates } from './store/agent-templates.js'
-import { createAgent } from './store/agents.js'
-import { createAgentLink } from './store/agent-links.js'
+import type { Database } from '../gateway/store/schema.js'
+import { countOrganizations, createOrganization } from '../gateway/store/organizations.js'
+import { seedTemplates } from '../gateway/store/agent-templates.js'
+import { createAgent } from '../gateway/store/agents.js'
+import { createAgentLink } from '../gateway/store/agent-links.js'
 import {
   DEFAULT_TEMPLATE_ID,
   TEMPLATES,

@@ -5,10 +5,10 @@
  * Echoes released by a `clear` are not reported (they do not prove playback).
  */
 import type { WebSocket } from 'ws'
-import type { CarrierMediaCodec, CarrierStartEvent } from '../carrier.js'
+import type { CarrierMediaCodec, CarrierStartEvent } from '../../carrier/carrier.js'
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionTransport } from '../../gateway/sessions/call-session.js'
 import type { SessionPort } from '../../gateway/sessions/session-port.js'
+import type { SocketTransport } from '../http/upgrade-session.js'
 import type { Log } from '../../core/log.js'
 import type { PipelineEvent } from '../../pipeline/index.js'
 import { LogLimiter } from './log-limiter.js'
@@ -40,7 +40,7 @@ type Pending = { kind: 'audio'; chunkId: number; audio: Buffer }
 const MAX_OUTSTANDING_MARKS = 4096
 
 /** `SessionTransport` over a carrier media stream WebSocket. */
-export class MediaStreamTransport implements SessionTransport {
+export class MediaStreamTransport implements SocketTransport {
   readonly kind = 'carrier' as const
   readonly audio = { input: 'ulaw_8000', output: 'ulaw_8000' } as const
   readonly #codec: CarrierMediaCodec

@@ -1,7 +1,7 @@
 import type { RawData, WebSocket } from 'ws'
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionTransport } from '../sessions/call-session.js'
-import type { SessionPort } from '../sessions/session-port.js'
+import type { SessionPort } from '../../gateway/sessions/session-port.js'
+import type { SocketTransport } from '../http/upgrade-session.js'
 import type { PipelineEvent } from '../../pipeline/index.js'
 import type { Log } from '../../core/log.js'
 import { decodeClientFrame, encodeServerEvent, errorMessage, type BrowserServerMessage } from './browser-codec.js'
@@ -48,7 +48,7 @@ const INPUT_BYTES_PER_MS = 16
  * into server messages. Bad frames get an `error` message and are dropped; the session goes on. It has its wire
  * formats from construction, so the session starts the pipeline with them.
  */
-export class BrowserTransport implements SessionTransport {
+export class BrowserTransport implements SocketTransport {
   readonly kind = 'browser' as const
   readonly audio = { input: 'pcm_8000', output: 'pcm_16000' } as const
   #ws: WebSocket | undefined
@@ -86,6 +86,8 @@ export class BrowserTransport implements SessionTransport {
     this.#log = this.#log.child({ session_id: session.id })
     ws.on('message', (data: RawData, isBinary: boolean) => this.#onFrame(data, isBinary))
     ws.on('close', () => {
+      // The browser went away (or the close this transport started completed): the session ends, once.
+      void session.transportClosed()
       clearTimeout(this.#readyTimer)
       this.#logDrops()
     })

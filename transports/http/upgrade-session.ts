@@ -1,12 +1,28 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
-import type { SessionManager } from '../sessions/session-manager.js'
-import type { CallSession, SessionTransport } from '../sessions/call-session.js'
-import { OPEN_REFUSALS } from '../sessions/refusals.js'
+import type { SessionManager } from '../../gateway/sessions/session-manager.js'
+import type { CallSession } from '../../gateway/sessions/call-session.js'
+import type { SessionPort, SessionTransport } from '../../gateway/sessions/session-port.js'
+import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
 import type { Log } from '../../core/log.js'
 import { clientIp } from './client-ip.js'
 import { refuseUpgrade } from './upgrade-refusal.js'
+
+/**
+ * A transport over one upgraded WebSocket (the browser's, a carrier's media stream): the session drives it as a
+ * `SessionTransport`; once the socket is there it drives the session through `SessionPort`, and it tells the
+ * session when its socket closes by itself (`transportClosed`).
+ */
+export interface SocketTransport extends SessionTransport {
+  attach(ws: WebSocket, session: SessionPort): void
+}
+
+/** A session opened by an upgrade, with its socket. */
+export interface UpgradedSession {
+  readonly session: CallSession
+  readonly ws: WebSocket
+}
 
 /** Upgrades one request whose key opens a session carried by `transport`; undefined when refused or gone. */
 export type SessionUpgrade = (
@@ -14,8 +30,14 @@ export type SessionUpgrade = (
   socket: Duplex,
   head: Buffer,
   key: string,
-  transport: SessionTransport,
-) => Promise<{ session: CallSession; ws: WebSocket } | undefined>
+  transport: SocketTransport,
+) => Promise<UpgradedSession | undefined>
+
+/** Hands the upgraded socket to its transport; a session that ended meanwhile closes the socket at once. */
+export function attachSocket(transport: SocketTransport, { session, ws }: UpgradedSession): void {
+  transport.attach(ws, session)
+  if (session.isEnded) ws.close(1000, 'session ended')
+}
 
 /**
  * A WebSocket endpoint whose upgrades open a session with a one-time key and only then complete: the key is

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
-import { parseCidr } from './webhooks/egress-policy.js'
-import type { RecordingObjectStoreConfig } from './sessions/recording/object-store.js'
+import { parseCidr } from '../gateway/webhooks/egress-policy.js'
+import type { RecordingObjectStoreConfig } from '../gateway/sessions/recording/object-store.js'
 import {
   VENDOR_TABLE,
   availableVendors,

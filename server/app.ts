@@ -1,0 +1,179 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type Koa from 'koa'
+import { fanOutMetrics } from '../core/metrics.js'
+import { SessionManager } from '../gateway/sessions/session-manager.js'
+import { carrierTransferer } from '../gateway/sessions/call-transfer.js'
+import { RecordingRetention } from '../gateway/sessions/recording/retention.js'
+import { RecordingMover } from '../gateway/sessions/recording/recording-mover.js'
+import { EgressPolicy, type WebhookEgress } from '../gateway/webhooks/egress-policy.js'
+import { egressFetch } from '../gateway/webhooks/egress-fetch.js'
+import { TunnelHub } from '../gateway/tunnels/tunnel-hub.js'
+import { webhookSwap } from '../gateway/tunnels/webhook-swap.js'
+import { TUNNEL_HTTP_PREFIX } from '../gateway/tunnels/tunnel-upgrade.js'
+import { SENT_AT_HEADER } from '../gateway/tunnels/tunnel-codec.js'
+import { mountUpgrades } from '../transports/http/upgrade-routes.js'
+import { observeSharedVad } from '../pipeline/index.js'
+import { tuneGarbageCollection } from './gc-tuning.js'
+import { PrometheusMetrics } from './prometheus-metrics.js'
+import { carrierPath, type CarrierPath } from './carrier-path.js'
+import { buildApp } from './routes.js'
+import { upgradeRoutes } from './upgrades.js'
+import { replicaAddress } from './replica-address.js'
+import type { GatewayDeps } from './gateway-deps.js'
+
+/** How long closing waits for upgraded sockets to finish their close handshakes. */
+const SERVER_CLOSE_WAIT_MS = 2_000
+
+/** A running gateway: its HTTP server and how to stop it. */
+export interface Gateway {
+  server: Server
+  /** The koa application serving every HTTP route. */
+  app: Koa
+  /** Base URL it listens on (127.0.0.1 with the real port when bound to all interfaces). */
+  url: string
+  sessions: SessionManager
+  /** The process's metrics, as `GET /metrics` serves them. */
+  metrics: PrometheusMetrics
+  /** True when turn traces are exported (OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  tracing: boolean
+  /** Moves finished recordings to the object store (RECORDING_S3_BUCKET set). */
+  recordingMover: RecordingMover | undefined
+  /** Deletes old recordings (RECORDING_RETENTION_DAYS set). */
+  recordingRetention: RecordingRetention | undefined
+  /** The tunnels this replica holds and the relay between replicas. */
+  tunnels: TunnelHub
+  /**
+   * Stops taking new sessions at once, lets live ones go on for up to `graceMs` (default 0: ends them now),
+   * ends the rest with `shutdown`, then closes the server. The server keeps answering meanwhile: `/readyz`
+   * says 503 and the carrier's callbacks for live calls still land. Idempotent (the first `graceMs` holds).
+   */
+  close(graceMs?: number): Promise<void>
+}
+
+/** Starts the HTTP server (REST and WebSocket upgrades) and the session manager. */
+export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
+  const { config, store, log } = deps
+  tuneGarbageCollection()
+  const metrics = new PrometheusMetrics(() => [...sessions.live.values()].map((s) => s.channel))
+  const stopVadMetrics = observeSharedVad(metrics.vad)
+  // Loaded only when configured: without an endpoint no OpenTelemetry SDK code is imported.
+  const tracing =
+    config.otlpEndpoint === undefined ? undefined : (await import('./otel-turn-traces.js')).startTurnTracing(config.otlpEndpoint)
+  // Every webhook (agent and lifecycle) connects through the egress policy; the port is known once listening.
+  let listeningPort: number | undefined
+  const egressPolicy = new EgressPolicy({
+    ownPort: () => listeningPort ?? config.port,
+    publicUrl: config.publicUrl,
+    allowCidrs: config.webhookAllowCidrs,
+    denyCidrs: config.webhookDenyCidrs,
+    // The tunnel relay: a webhook may call the gateway itself there (it reaches a connected CLI).
+    selfPathPrefixes: [TUNNEL_HTTP_PREFIX],
+  })
+  // A request to the gateway's own tunnel says when it left, so a cancel at the agent step's deadline is named a
+  // timeout on the developer's screen (the tunnel route does not pass the header on).
+  const egressHttp = egressFetch(egressPolicy, () => ({ [SENT_AT_HEADER]: String(Date.now()) }))
+  const egress: WebhookEgress = { policy: egressPolicy, fetch: egressHttp.fetch }
+  // Loaded only when configured, like tracing: without RECORDING_S3_BUCKET no AWS SDK code is imported.
+  const objectConfig = config.recordingObjectStore
+  const recordingObjects =
+    objectConfig === undefined ? undefined : (await import('../gateway/sessions/recording/s3-object-store.js')).s3ObjectStore(objectConfig)
+  const mover =
+    recordingObjects === undefined || objectConfig === undefined
+      ? undefined
+      : new RecordingMover({ db: store.db, log, objects: recordingObjects, prefix: objectConfig.prefix })
+  let path: CarrierPath | undefined
+  const sessions: SessionManager = new SessionManager(
+    {
+      metrics: tracing === undefined ? metrics : fanOutMetrics(metrics, tracing.metrics),
+      db: store.db,
+      log,
+      webhookPolicy: config.webhookPolicy,
+      usageRatePerMinute: config.usageRatePerMinute,
+      vendors: config.vendors,
+      recording: {
+        maskDtmf: config.recordingDtmfMask,
+        publicUrl: config.publicUrl,
+        sink: deps.recordingSink,
+        completed: mover === undefined ? undefined : (rec) => mover.moveSoon(rec),
+      },
+      // The carrier path is built after the manager (it counts into the manager's metrics): read it late.
+      callTransfer: carrierTransferer(() => {
+        if (path === undefined) throw new Error('carrier path not built yet')
+        return path.calls
+      }),
+      ...deps.sessionOverrides,
+      webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
+    },
+    config.leaseTtlMs,
+    store.notifications,
+  )
+  await sessions.start()
+  // Always swept: an agent's privacy.retention_days applies without a process-wide retention.
+  const retention = new RecordingRetention(store.db, log, config.recordingRetentionDays, recordingObjects)
+  retention?.start()
+  mover?.start()
+  path = carrierPath(deps, sessions, egress)
+  const tunnels =
+    deps.tunnels ??
+    new TunnelHub({
+      db: store.db,
+      notifications: store.notifications,
+      log,
+      swap: webhookSwap(config.webhookPolicy),
+      leaseMs: config.tunnelLeaseMs,
+    })
+  tunnels.start()
+  const app = buildApp({ ...deps, tunnels }, sessions, { path, metrics, recordingObjects, egress })
+  const server = createServer(app.callback())
+  server.requestTimeout = 60_000
+  server.headersTimeout = 15_000
+
+  mountUpgrades(server, upgradeRoutes(deps, { sessions, path, tunnels }), log)
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const addr = server.address() as AddressInfo
+  listeningPort = addr.port
+  const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address
+  tunnels.directUrl = config.replicaUrl ?? replicaAddress(addr)
+  let closing: Promise<void> | undefined
+  return {
+    server,
+    app,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
+    sessions,
+    metrics,
+    tracing: tracing !== undefined,
+    recordingMover: mover,
+    recordingRetention: retention,
+    tunnels,
+    close(graceMs = 0) {
+      closing ??= (async () => {
+        tunnels.drain()
+        await sessions.shutdown(graceMs)
+        // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect
+        // and take them back; the lease sweep restores the agents of those that do not.
+        await tunnels.stop()
+        path.calls.watchdog.stop()
+        retention?.stop()
+        await mover?.close()
+        await egressHttp.close()
+        stopVadMetrics()
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+        server.closeAllConnections()
+        // A socket whose peer never answers the close handshake must not hold the exit (ws waits 30 s).
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SERVER_CLOSE_WAIT_MS)))])
+        clearTimeout(timer)
+        await tracing?.shutdown()
+      })()
+      return closing
+    },
+  }
+}

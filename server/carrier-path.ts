@@ -1,0 +1,32 @@
+import type { SessionManager } from '../gateway/sessions/session-manager.js'
+import type { CallDeps } from '../gateway/sessions/call-deps.js'
+import { createCallDeps } from '../gateway/sessions/create-call-deps.js'
+import type { WebhookEgress } from '../gateway/webhooks/egress-policy.js'
+import type { Carrier } from '../carrier/carrier.js'
+import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
+import { withCarrierMetrics } from './carrier-metrics.js'
+import type { GatewayDeps } from './gateway-deps.js'
+
+/** The process's carrier, and what its calls share with sessions. */
+export interface CarrierPath {
+  carrier: Carrier
+  calls: CallDeps
+}
+
+/** The one place a carrier is chosen: everything below gets it passed in. */
+export function carrierPath(deps: GatewayDeps, sessions: SessionManager, egress: WebhookEgress): CarrierPath {
+  const carrier = withCarrierMetrics(deps.carrier?.carrier ?? createTwilioCarrier(), sessions.metrics)
+  const calls = createCallDeps(
+    {
+      db: deps.store.db,
+      log: deps.log,
+      carrier,
+      sessions,
+      webhookPolicy: deps.config.webhookPolicy,
+      webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
+      egress: egress.policy,
+    },
+    { outboundQueueMaxWaitMs: deps.config.outboundQueueMaxWaitMs, ...deps.carrier },
+  )
+  return { carrier, calls }
+}
