@@ -1,0 +1,138 @@
+import t from 'tap'
+import { type PacedPacket, RtpPacer } from '../../transports/sip/rtp-pacer.js'
+import { decodeTelephoneEvent } from '../../transports/sip/telephone-event-codec.js'
+
+/**
+ * Runs the pacer the way the transport will: call tick(), "sleep" the returned delay plus the timer's lateness
+ * (a function of the call count), until `untilMs`. Returns each packet with its send time.
+ */
+function run(pacer: RtpPacer, clock: { now: number }, untilMs: number, lateness: (i: number) => number = () => 0) {
+  const sent: { at: number; packet: PacedPacket }[] = []
+  for (let i = 0; clock.now < untilMs; i++) {
+    const { packet, delayMs } = pacer.tick()
+    if (packet !== undefined) sent.push({ at: clock.now, packet })
+    clock.now += delayMs + lateness(i)
+  }
+  return sent
+}
+
+const frames = (n: number): Buffer[] => Array.from({ length: n }, (_, i) => Buffer.alloc(160, i % 200))
+
+t.test('steady 20 ms packets; sequence and timestamp step by one and by 160', async (t) => {
+  const clock = { now: 1000 }
+  const pacer = new RtpPacer({ now: () => clock.now, payloadType: 0, initialSequence: 65530, initialTimestamp: 2 ** 32 - 320 })
+  for (const f of frames(50)) pacer.enqueue(f)
+  const sent = run(pacer, clock, 2000)
+  t.equal(sent.length, 50, 'one second, fifty packets')
+  t.same(
+    sent.slice(0, 8).map((s) => s.packet.sequence),
+    [65530, 65531, 65532, 65533, 65534, 65535, 0, 1],
+  )
+  t.same(
+    sent.slice(0, 4).map((s) => s.packet.timestamp),
+    [2 ** 32 - 320, 2 ** 32 - 160, 0, 160],
+    'the timestamp wraps',
+  )
+  t.ok(
+    sent.every((s, i) => i === 0 || s.at - sent[i - 1]!.at === 20),
+    'exactly 20 ms apart',
+  )
+  t.same(
+    sent.map((s) => s.packet.marker),
+    [true, ...Array(49).fill(false)],
+    'marker on the first packet of the talkspurt',
+  )
+})
+
+t.test('timer lateness does not accumulate (drift correction) and never bunches packets', async (t) => {
+  const clock = { now: 0 }
+  const pacer = new RtpPacer({ now: () => clock.now, payloadType: 8, initialSequence: 0, initialTimestamp: 0 })
+  for (const f of frames(600)) pacer.enqueue(f)
+  // Every timer fires 0-7 ms late, as a busy event loop does.
+  const sent = run(pacer, clock, 10_000, (i) => (i * 37) % 8)
+  t.ok(sent.length >= 499 && sent.length <= 500, `about 500 packets in 10 s (${sent.length}), not fewer from lateness`)
+  const gaps = sent.slice(1).map((s, i) => s.at - sent[i]!.at)
+  t.ok(Math.min(...gaps) >= 10, `never closer than half a slot (min ${Math.min(...gaps)} ms)`)
+  t.ok(
+    sent.every((s, i) => s.packet.timestamp === i * 160),
+    'the media clock steps by 160 per packet',
+  )
+})
+
+t.test('a long stall skips the missed slots instead of bursting them out', async (t) => {
+  const clock = { now: 0 }
+  const pacer = new RtpPacer({ now: () => clock.now, payloadType: 0, initialSequence: 0, initialTimestamp: 0 })
+  for (const f of frames(20)) pacer.enqueue(f)
+  const before = run(pacer, clock, 100)
+  t.equal(before.length, 5)
+  clock.now += 200 // the event loop was blocked for 200 ms
+  const after = run(pacer, clock, 400)
+  const gaps = after.slice(1).map((s, i) => s.at - after[i]!.at)
+  t.ok(Math.min(...gaps) >= 10, 'no burst after the stall')
+  t.ok(pacer.stats.skipped >= 9, `missed slots skipped (${pacer.stats.skipped})`)
+  t.ok(after[0]!.packet.timestamp - before[4]!.packet.timestamp >= 160 * 10, 'the timestamp jumps with wall time')
+  t.equal(after[0]!.packet.marker, true, 'a new talkspurt after the gap')
+  t.equal(after[0]!.packet.sequence, 5, 'but sequence numbers stay contiguous')
+})
+
+t.test('silence: the timestamp keeps running, the next audio has the marker', async (t) => {
+  const clock = { now: 0 }
+  const pacer = new RtpPacer({ now: () => clock.now, payloadType: 0, initialSequence: 0, initialTimestamp: 0 })
+  pacer.enqueue(frames(1)[0]!)
+  const first = run(pacer, clock, 100)
+  t.equal(first.length, 1)
+  t.equal(pacer.stats.idle, 4)
+  pacer.enqueue(frames(1)[0]!)
+  const second = run(pacer, clock, 120)
+  t.same([second[0]!.packet.timestamp, second[0]!.packet.marker, second[0]!.packet.sequence], [800, true, 1])
+})
+
+t.test('bounded queue and clear() for barge-in', async (t) => {
+  const pacer = new RtpPacer({ now: () => 0, payloadType: 0, maxQueuedFrames: 3 })
+  t.same(
+    frames(4).map((f) => pacer.enqueue(f)),
+    [true, true, true, false],
+  )
+  t.equal(pacer.clear(), 3)
+  t.equal(pacer.queued, 0)
+  t.equal(pacer.stats.cleared, 3)
+})
+
+t.test('a digit goes out as telephone-event packets in its slots, between audio frames', async (t) => {
+  const clock = { now: 0 }
+  const pacer = new RtpPacer({
+    now: () => clock.now,
+    payloadType: 0,
+    telephoneEventPayloadType: 101,
+    initialSequence: 0,
+    initialTimestamp: 0,
+  })
+  pacer.enqueue(frames(1)[0]!)
+  t.ok(pacer.enqueueDigit('9', 60))
+  pacer.enqueue(frames(1)[0]!)
+  const sent = run(pacer, clock, 200).map((s) => s.packet)
+  t.same(
+    sent.map((p) => p.payloadType),
+    [0, 101, 101, 101, 101, 101, 0],
+    'audio, 2 reports + 3 end reports, audio',
+  )
+  const events = sent.filter((p) => p.payloadType === 101)
+  t.ok(
+    events.every((p) => p.timestamp === 160),
+    'every report carries the event start',
+  )
+  t.same(
+    events.map((p) => decodeTelephoneEvent(p.payload)!.duration),
+    [160, 320, 480, 480, 480],
+  )
+  t.same(
+    events.map((p) => p.marker),
+    [true, false, false, false, false],
+  )
+  t.same(
+    sent.map((p) => p.sequence),
+    [0, 1, 2, 3, 4, 5, 6],
+  )
+  t.equal(sent[6]!.timestamp, 160 * 6, 'audio resumes at the media time after the event')
+  t.notOk(new RtpPacer({ now: () => 0, payloadType: 0 }).enqueueDigit('1'), 'no telephone-event negotiated')
+})

@@ -1,0 +1,168 @@
+/**
+ * Outbound RTP pacing: one packet per 20 ms slot on a schedule anchored to the clock, not to the previous timer,
+ * so timer lateness does not add up (drift correction), and never two packets closer than half a slot (no bursts,
+ * whatever the queue holds). The transport calls `tick()` and sleeps for the returned delay; the pacer owns the
+ * sequence numbers and the media timestamp, which advances with every slot, sent or silent (RFC 3550 section
+ * 5.1), and sets the marker on the first packet of a talkspurt (RFC 3551 section 4.1). DTMF digits queue with the
+ * audio and go out as RFC 4733 event packets in their slots. `clear()` drops queued audio at once for barge-in.
+ */
+import { type DtmfPacket, dtmfPackets } from './dtmf-sender.js'
+
+/** A packet to send now. */
+export interface PacedPacket {
+  readonly marker: boolean
+  readonly payloadType: number
+  readonly sequence: number
+  readonly timestamp: number
+  readonly payload: Buffer
+}
+
+/** Pacer settings. */
+export interface RtpPacerOptions {
+  /** Clock in milliseconds; injected so tests need no sleeps. */
+  readonly now?: () => number
+  /** The negotiated audio payload type (0 PCMU, 8 PCMA). */
+  readonly payloadType: number
+  /** The peer's telephone-event payload type; digits cannot be sent without one. */
+  readonly telephoneEventPayloadType?: number | undefined
+  readonly frameMs?: number
+  /** Timestamp units per frame: 160 for 20 ms at 8 kHz. */
+  readonly samplesPerFrame?: number
+  /** Most frames queued (a bound on memory and latency); `enqueue` refuses beyond it. */
+  readonly maxQueuedFrames?: number
+  /** Lateness past which missed slots are skipped rather than caught up. */
+  readonly maxLateMs?: number
+  /** Random in production; fixed in tests. */
+  readonly initialSequence?: number
+  readonly initialTimestamp?: number
+}
+
+/** What `tick()` returns: the packet for this slot, if any, and when to call again. */
+export interface PacerTick {
+  readonly packet?: PacedPacket | undefined
+  readonly delayMs: number
+}
+
+type Item =
+  | { readonly kind: 'audio'; readonly payload: Buffer }
+  | { readonly kind: 'digit'; readonly digit: string; readonly durationMs: number }
+
+/** Counters for metrics. */
+export interface PacerStats {
+  sent: number
+  /** Slots with nothing to send. */
+  idle: number
+  /** Slots skipped because a tick came later than `maxLateMs`. */
+  skipped: number
+  /** Frames dropped by `clear()`. */
+  cleared: number
+}
+
+/** Paces one outbound RTP stream. */
+export class RtpPacer {
+  readonly stats: PacerStats = { sent: 0, idle: 0, skipped: 0, cleared: 0 }
+  readonly #now: () => number
+  readonly #payloadType: number
+  readonly #eventPayloadType: number | undefined
+  readonly #frameMs: number
+  readonly #samples: number
+  readonly #maxQueued: number
+  readonly #maxLateMs: number
+  readonly #queue: Item[] = []
+  #sequence: number
+  #timestamp: number
+  #next: number | undefined
+  #talking = false
+  /** The digit being sent: its remaining packets. */
+  #event: { packets: DtmfPacket[]; index: number } | undefined
+
+  constructor(options: RtpPacerOptions) {
+    this.#now = options.now ?? Date.now
+    this.#payloadType = options.payloadType
+    this.#eventPayloadType = options.telephoneEventPayloadType
+    this.#frameMs = options.frameMs ?? 20
+    this.#samples = options.samplesPerFrame ?? 160
+    this.#maxQueued = options.maxQueuedFrames ?? 1500
+    this.#maxLateMs = options.maxLateMs ?? 60
+    this.#sequence = (options.initialSequence ?? Math.floor(Math.random() * 0x10000)) & 0xffff
+    this.#timestamp = (options.initialTimestamp ?? Math.floor(Math.random() * 0x100000000)) >>> 0
+  }
+
+  /** Frames and digits waiting. */
+  get queued(): number {
+    return this.#queue.length
+  }
+
+  /** Queues one 20 ms frame of encoded audio; `false` when the queue is full (the caller backs off). */
+  enqueue(payload: Buffer): boolean {
+    if (this.#queue.length >= this.#maxQueued) return false
+    this.#queue.push({ kind: 'audio', payload })
+    return true
+  }
+
+  /** Queues a DTMF digit after the audio already queued; `false` without a telephone-event payload type. */
+  enqueueDigit(digit: string, durationMs = 100): boolean {
+    if (this.#eventPayloadType === undefined || this.#queue.length >= this.#maxQueued) return false
+    this.#queue.push({ kind: 'digit', digit, durationMs })
+    return true
+  }
+
+  /** Drops queued audio (barge-in); a digit being sent finishes so the peer sees its end. Returns frames dropped. */
+  clear(): number {
+    const dropped = this.#queue.length
+    this.#queue.length = 0
+    this.stats.cleared += dropped
+    return dropped
+  }
+
+  /** Called by the transport's timer: at most one packet, and the delay until the next call. */
+  tick(): PacerTick {
+    const now = this.#now()
+    if (this.#next === undefined) this.#next = now
+    // Timers can fire a little early; more than a millisecond early is not this slot yet.
+    if (now < this.#next - 1) return { delayMs: this.#next - now }
+    const late = now - this.#next
+    if (late > this.#maxLateMs) {
+      const missed = Math.floor(late / this.#frameMs)
+      this.#next += missed * this.#frameMs
+      this.#timestamp = (this.#timestamp + missed * this.#samples) >>> 0
+      this.stats.skipped += missed
+      this.#talking = false
+    }
+    const packet = this.#slot()
+    this.#timestamp = (this.#timestamp + this.#samples) >>> 0
+    this.#next += this.#frameMs
+    // Catch up on lateness gradually: never less than half a slot between packets.
+    return { packet, delayMs: Math.max(this.#frameMs / 2, this.#next - now) }
+  }
+
+  #slot(): PacedPacket | undefined {
+    if (this.#event === undefined && this.#queue[0]?.kind === 'digit') {
+      const item = this.#queue.shift() as Extract<Item, { kind: 'digit' }>
+      const packets = dtmfPackets({ digit: item.digit, durationMs: item.durationMs, timestamp: this.#timestamp, sequence: this.#sequence })
+      if (packets !== null) this.#event = { packets, index: 0 }
+    }
+    if (this.#event !== undefined) {
+      const p = this.#event.packets[this.#event.index++]!
+      if (this.#event.index >= this.#event.packets.length) this.#event = undefined
+      this.#talking = false
+      return this.#emit({ marker: p.marker, payloadType: this.#eventPayloadType!, timestamp: p.timestamp, payload: p.payload })
+    }
+    const item = this.#queue[0]?.kind === 'audio' ? (this.#queue.shift() as Extract<Item, { kind: 'audio' }>) : undefined
+    if (item === undefined) {
+      this.stats.idle++
+      this.#talking = false
+      return undefined
+    }
+    const marker = !this.#talking
+    this.#talking = true
+    return this.#emit({ marker, payloadType: this.#payloadType, timestamp: this.#timestamp, payload: item.payload })
+  }
+
+  #emit(fields: Omit<PacedPacket, 'sequence'>): PacedPacket {
+    const packet = { ...fields, sequence: this.#sequence }
+    this.#sequence = (this.#sequence + 1) & 0xffff
+    this.stats.sent++
+    return packet
+  }
+}
