@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { checkFileShapes, checkImports, lineCount, type RuleName } from './check-imports.js'
+import { checkFileShapes, checkImports, type RuleName } from './check-imports.js'
 import { ARCHITECTURE } from './rules.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
