@@ -9,12 +9,12 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer } from 'ws'
 import type { BenchFn, BenchRow } from './bench-util.js'
-import { VoicePipeline } from '../pipeline/contract.js'
+import { VoicePipeline } from '../pipeline/index.js'
 import { WebhookAgentStep } from '../pipeline/agent/webhook-agent.js'
 import { createVendorATtsStream } from '../pipeline/tts/vendor-a-tts.js'
 import { validatePipelineConfig } from '../pipeline/config/validate.js'
 import type { SttEvent, SttStream } from '../pipeline/stt/stt-stream.js'
-import type { PipelineEvent } from '../pipeline/contract.js'
+import type { PipelineEvent } from '../pipeline/index.js'
 
 /** An in-memory STT stream: the benchmark decides when a turn ends. */
 class ScriptedStt implements SttStream {

@@ -13,7 +13,7 @@ import { webhookSwap } from '../gateway/tunnels/webhook-swap.js'
 import { TUNNEL_HTTP_PREFIX } from '../gateway/tunnels/tunnel-upgrade.js'
 import { SENT_AT_HEADER } from '../gateway/tunnels/tunnel-codec.js'
 import { mountUpgrades } from '../transports/http/upgrade-routes.js'
-import { observeSharedVad } from '../pipeline/contract.js'
+import { observeSharedVad } from '../pipeline/index.js'
 import { tuneGarbageCollection } from './gc-tuning.js'
 import { PrometheusMetrics } from './prometheus-metrics.js'
 import { carrierPath, type CarrierPath } from './carrier-path.js'
@@ -90,7 +90,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       log,
       webhookPolicy: config.webhookPolicy,
       usageRatePerMinute: config.usageRatePerMinute,
-      vendors: { sttVendorA: config.sttVendorA, sttVendorB: config.sttVendorB, ttsVendorA: config.ttsVendorA, llm: config.llm },
+      vendors: config.vendors,
       recording: {
         maskDtmf: config.recordingDtmfMask,
         publicUrl: config.publicUrl,

@@ -10,8 +10,8 @@ import {
   findTemplate,
   withAvailableVendors,
   type VendorAvailability,
-} from '../pipeline/config/templates.js'
-import { validatePipelineConfig } from '../pipeline/config/validate.js'
+  validatePipelineConfig,
+} from '../pipeline/index.js'
 import { agentLinkUrl } from '../api/routes/agent-links.js'
 
 /** What first start made: the default organization's key, its demo agent and the link to talk to it, shown once. */

@@ -1,9 +1,16 @@
 import { resolve } from 'node:path'
 import { parseCidr } from '../gateway/webhooks/egress-policy.js'
 import type { RecordingObjectStoreConfig } from '../gateway/sessions/recording/object-store.js'
-import type { UrlPolicy } from '../pipeline/config/webhook-url.js'
-import type { VendorSetting } from '../pipeline/vendor/vendor-transport.js'
-import type { VendorAvailability } from '../pipeline/config/vendor-rewrites.js'
+import {
+  VENDOR_TABLE,
+  availableVendors,
+  type UrlPolicy,
+  type VendorAvailability,
+  type VendorId,
+  type VendorRow,
+  type VendorSetting,
+  type VendorSettings,
+} from '../pipeline/index.js'
 
 /** The gateway's whole configuration, read from the environment once at start-up. */
 export interface GatewayConfig {
@@ -56,10 +63,8 @@ export interface GatewayConfig {
   recordingRetentionDays: number | undefined
   /** An S3-compatible object store finished recordings move to (`RECORDING_S3_*`); undefined keeps them in the database. */
   recordingObjectStore: RecordingObjectStoreConfig | undefined
-  sttVendorA: VendorSetting
-  sttVendorB: VendorSetting
-  ttsVendorA: VendorSetting
-  llm: VendorSetting
+  /** Each vendor's URL and key, keyed by plugin id, read from the variables the vendor table names. */
+  vendors: Record<VendorId, VendorSetting> & VendorSettings
 }
 
 /** Raised when an environment variable has an invalid value; the message names the variable. */
@@ -126,15 +131,23 @@ function url(env: Env, name: string, def: string | undefined, schemes: string[])
   return raw.replace(/\/+$/, '')
 }
 
-function vendor(env: Env, prefix: string, defUrl: string, schemes: string[], urlVar = `${prefix}_URL`): VendorSetting {
-  return { url: url(env, urlVar, defUrl, schemes) as string, apiKey: str(env, `${prefix}_API_KEY`) }
+/** Every vendor's setting, in table order (so the first bad variable is the one reported). */
+function vendorSettings(env: Env, table: readonly VendorRow[]): Record<VendorId, VendorSetting> & VendorSettings {
+  const settings: Record<string, VendorSetting> = {}
+  for (const row of table) {
+    settings[row.id] = { url: url(env, row.env.url, row.env.defaultUrl, [...row.env.schemes]) as string, apiKey: str(env, row.env.key) }
+  }
+  return settings as Record<VendorId, VendorSetting>
 }
 
 /** The gateway's port when PORT is not set: off 3000, which the SPEC gives the developer's own project (`voxgate tunnel --port`). */
 export const DEFAULT_PORT = 8080
 
-/** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
-export function loadConfig(env: Env = process.env): GatewayConfig {
+/**
+ * Reads and validates the configuration; throws ConfigError naming the first bad variable. `vendors` is the vendor
+ * table whose variables are read (a test may add a row).
+ */
+export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[] = VENDOR_TABLE): GatewayConfig {
   const port = int(env, 'PORT', DEFAULT_PORT, 0, 65535)
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase()
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
@@ -180,10 +193,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     recordingRetentionDays:
       str(env, 'RECORDING_RETENTION_DAYS') === undefined ? undefined : int(env, 'RECORDING_RETENTION_DAYS', 0, 1, 36_500),
     recordingObjectStore: recordingObjectStore(env),
-    sttVendorA: vendor(env, 'STT_VENDOR_A', 'wss://api.deepgram.com', ['ws', 'wss']),
-    sttVendorB: vendor(env, 'STT_VENDOR_B', 'wss://streaming.assemblyai.com', ['ws', 'wss']),
-    ttsVendorA: vendor(env, 'TTS_VENDOR_A', 'wss://api.elevenlabs.io', ['ws', 'wss']),
-    llm: vendor(env, 'LLM', 'https://api.openai.com/v1', ['http', 'https'], 'LLM_BASE_URL'),
+    vendors: vendorSettings(env, vendors),
   }
 }
 
@@ -243,9 +253,6 @@ function recordingObjectStore(env: Env): RecordingObjectStoreConfig | undefined 
 }
 
 /** Which speech vendors have keys here; decides what new agents are cloned with. */
-export function vendorAvailability(config: Pick<GatewayConfig, 'sttVendorA' | 'sttVendorB' | 'ttsVendorA'>): VendorAvailability {
-  return {
-    stt: { vendor_a: config.sttVendorA.apiKey !== undefined, vendor_b: config.sttVendorB.apiKey !== undefined },
-    tts: { vendor_a: config.ttsVendorA.apiKey !== undefined },
-  }
+export function vendorAvailability(config: Pick<GatewayConfig, 'vendors'>): VendorAvailability {
+  return availableVendors(config.vendors)
 }

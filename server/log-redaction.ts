@@ -7,7 +7,7 @@
  * are. Only lines that are written pay for it (pino calls the hook for enabled levels only), about 20 us a line.
  */
 import type { LoggerOptions } from 'pino'
-import { redact } from '../pipeline/privacy/redact.js'
+import { redact } from '../pipeline/index.js'
 
 const MAX_DEPTH = 3
 /** Strings longer than this are cut before redaction: a log line is no place for a long text. */

@@ -1,7 +1,5 @@
 import type { Log } from '../core/log.js'
-import { ttsLocalOptionsSchema } from '../pipeline/config/tts-options.js'
-import { sharedEspeakEngine } from '../pipeline/tts/espeak-engine.js'
-import { sharedSileroModel } from '../pipeline/vad/silero-model.js'
+import { ttsLocalOptionsSchema, sharedEspeakEngine, sharedSileroModel } from '../pipeline/index.js'
 
 /** What warming up took, for the start-up log line. */
 export interface WarmUpResult {

@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import { voxError } from '../../core/errors.js'
-import { formatIssues, ruleMessage } from '../../pipeline/config/issue-messages.js'
+import { formatIssues, ruleMessage } from '../../pipeline/index.js'
 
 /**
  * Parses `input` with `schema` or throws a 400 naming every bad field. Request bodies use the same message

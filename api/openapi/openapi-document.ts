@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { LATENCY_STAGES } from '../../pipeline/contract.js'
+import { LATENCY_STAGES } from '../../pipeline/index.js'
 import { END_REASONS } from '../../core/end-reason.js'
 import { OPERATIONS } from './operations.js'
 import type { Auth, Operation } from './operation.js'

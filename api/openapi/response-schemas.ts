@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { pipelineConfigSchema } from '../../pipeline/config/schema.js'
+import { pipelineConfigSchema } from '../../pipeline/index.js'
 
 type Json = Record<string, unknown>
 

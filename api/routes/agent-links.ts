@@ -2,7 +2,7 @@
  * Agent links (an addition to the SPEC): a link opens the demo page at `/` talking to one agent, with no API key
  * in the page or the URL. The link's token sits in the URL fragment, which browsers never send to a server.
  */
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import type { UrlPolicy } from '../../pipeline/index.js'
 import Router from '@koa/router'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'

@@ -1,4 +1,10 @@
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import {
+  type UrlPolicy,
+  validatePipelineConfig,
+  withAvailableVendors,
+  withWebhookUrl,
+  type VendorAvailability,
+} from '../../pipeline/index.js'
 import Router from '@koa/router'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
@@ -8,8 +14,6 @@ import { createAgent, getAgent, getAgentRow, listAgents, updateAgent, type Agent
 import { getTemplate } from '../../gateway/store/agent-templates.js'
 import { assignPhoneNumber, unassignPhoneNumber } from '../../gateway/store/phone-numbers.js'
 import { normalisePhoneNumber } from '../../core/phone.js'
-import { validatePipelineConfig } from '../../pipeline/config/validate.js'
-import { withAvailableVendors, withWebhookUrl, type VendorAvailability } from '../../pipeline/config/templates.js'
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'

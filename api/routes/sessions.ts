@@ -1,4 +1,4 @@
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import type { UrlPolicy } from '../../pipeline/index.js'
 import Router from '@koa/router'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'

@@ -1,4 +1,4 @@
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import { type UrlPolicy, resolveSessionConfig, webhookUrlProblem } from '../../pipeline/index.js'
 import Router from '@koa/router'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -14,8 +14,6 @@ import {
   toWebhookDelivery,
 } from '../../gateway/store/webhook-deliveries.js'
 import { deliverOnce } from '../../gateway/webhooks/webhook-queue.js'
-import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
-import { webhookUrlProblem } from '../../pipeline/config/webhook-url.js'
 import type { ApiState } from '../auth.js'
 import type { WebhookEgress } from '../../gateway/webhooks/egress-policy.js'
 

@@ -1,4 +1,4 @@
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import { type UrlPolicy, frontendConfig, type FrontendConfig, resolveSessionConfig, validateConfigOverride } from '../../pipeline/index.js'
 import type { Kysely } from 'kysely'
 import type { Database } from '../store/schema.js'
 import { voxError } from '../../core/errors.js'
@@ -7,9 +7,6 @@ import { balanceUsedUp, getOrganizationRow } from '../store/organizations.js'
 import { createConversation, getConversation } from '../store/sessions.js'
 import { createAuthorizedSession, type SessionOrigin } from '../store/session-states.js'
 import { acquireLease, lockOrganization } from '../store/leases.js'
-import { frontendConfig, type FrontendConfig } from '../../pipeline/config/frontend-config.js'
-import { resolveSessionConfig } from '../../pipeline/config/resolve-session-config.js'
-import { validateConfigOverride } from '../../pipeline/config/validate.js'
 import { configUrlRefusals, type EgressPolicy } from '../webhooks/egress-policy.js'
 
 /** What a transport or the REST API asks for. */

@@ -3,7 +3,7 @@
  * process's database, log and sessions, the deadlines of calls that wait, and a narrow view of the carrier.
  * Each function takes only the fields it uses. Types only: create-call-deps.ts builds them.
  */
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
+import type { UrlPolicy } from '../../pipeline/index.js'
 import type { Kysely } from 'kysely'
 import type { Log } from '../../core/log.js'
 import type { Database } from '../store/schema.js'

@@ -1,6 +1,6 @@
 import type { EndReason } from '../../core/end-reason.js'
 import type { SessionTransport } from './session-port.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/contract.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/index.js'
 
 /**
  * A transport with no wire: drives a CallSession from code (tests, benchmarks, tools). It records what the

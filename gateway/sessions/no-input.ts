@@ -1,4 +1,4 @@
-import type { PipelineInput } from '../../pipeline/contract.js'
+import type { PipelineInput } from '../../pipeline/index.js'
 import type { VendorEndpoints } from './pipeline-factory.js'
 
 /** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */
@@ -15,9 +15,4 @@ export const NO_INPUT: PipelineInput = {
 }
 
 /** Vendor endpoints of a process configured with none: sessions run with what needs no key. */
-export const NO_VENDORS: VendorEndpoints = {
-  sttVendorA: { url: '', apiKey: undefined },
-  sttVendorB: { url: '', apiKey: undefined },
-  ttsVendorA: { url: '', apiKey: undefined },
-  llm: { url: '', apiKey: undefined },
-}
+export const NO_VENDORS: VendorEndpoints = {}

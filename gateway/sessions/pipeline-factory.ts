@@ -1,18 +1,11 @@
-import { redact } from '../../pipeline/privacy/redact.js'
-import type { Kysely } from 'kysely'
-import type { Database, SessionRow } from '../store/schema.js'
-import type { VendorSetting } from '../../pipeline/vendor/vendor-transport.js'
-import type { Log } from '../../core/log.js'
-import { conversationHistory } from '../store/sessions.js'
-import type { PipelineConfig } from '../../pipeline/config/schema.js'
-import { createAgentStep } from '../../pipeline/agent/create-agent-step.js'
-import { createSttStream } from '../../pipeline/stt/create-stt-stream.js'
-import type { SttStream } from '../../pipeline/stt/stt-stream.js'
-import { createTtsStream } from '../../pipeline/tts/create-tts-stream.js'
-import { createLocalTtsStream } from '../../pipeline/tts/local-tts.js'
-import type { TtsStream } from '../../pipeline/tts/tts-stream.js'
-import type { FetchLike } from '../../pipeline/agent/http-exchange.js'
 import {
+  redact,
+  openAgentStep,
+  openSessionStt,
+  openSessionTts,
+  type VendorSettings,
+  type PipelineConfig,
+  type FetchLike,
   VoicePipeline,
   type HistoryItem,
   type InputAudioFormat,
@@ -20,60 +13,17 @@ import {
   type PipelineEvent,
   type PipelineHooks,
   type VadFactory,
-} from '../../pipeline/contract.js'
+} from '../../pipeline/index.js'
+import type { Kysely } from 'kysely'
+import type { Database, SessionRow } from '../store/schema.js'
+import type { Log } from '../../core/log.js'
+import { conversationHistory } from '../store/sessions.js'
 
-/** Outside services a pipeline may use; keys absent mean "not configured". */
-export interface VendorEndpoints {
-  sttVendorA: VendorSetting
-  sttVendorB: VendorSetting
-  ttsVendorA: VendorSetting
-  llm: VendorSetting
-}
+/** Outside services a pipeline may use, keyed by plugin id; ids absent mean "not configured". */
+export type VendorEndpoints = VendorSettings
 
 /** Longest conversation history handed to an agent step when a conversation resumes. */
 const MAX_HISTORY_ITEMS = 200
-
-function sttFor(
-  config: PipelineConfig,
-  vendors: VendorEndpoints,
-  input: InputAudioFormat,
-  signal: AbortSignal,
-  log: Log,
-): SttStream | undefined {
-  const plugin = config.plugins.find((p) => p.use === 'stt.vendor_a' || p.use === 'stt.vendor_b')
-  if (plugin === undefined || (plugin.use !== 'stt.vendor_a' && plugin.use !== 'stt.vendor_b')) return undefined
-  const endpoint = plugin.use === 'stt.vendor_a' ? vendors.sttVendorA : vendors.sttVendorB
-  if (endpoint.apiKey === undefined) return undefined
-  return createSttStream(plugin, {
-    format: input,
-    endpoint: { url: endpoint.url, apiKey: endpoint.apiKey },
-    signal,
-    logger: log,
-  })
-}
-
-function ttsFor(
-  config: PipelineConfig,
-  vendors: VendorEndpoints,
-  output: OutputAudioFormat,
-  signal: AbortSignal,
-  log: Log,
-): TtsStream | undefined {
-  const plugin = config.plugins.find((p) => p.use === 'tts.vendor_a' || p.use === 'tts.local')
-  if (plugin?.use === 'tts.local') return createLocalTtsStream(plugin.options, { outputFormat: output, signal, logger: log })
-  if (plugin?.use !== 'tts.vendor_a') return undefined
-  if (vendors.ttsVendorA.apiKey === undefined) {
-    // An agent saved with a vendor voice still speaks on a machine without the vendor key.
-    log.warn({}, 'tts.vendor_a has no API key configured (TTS_VENDOR_A_API_KEY): speaking with tts.local instead')
-    return createLocalTtsStream({ voice: 'en-us', rate: 175 }, { outputFormat: output, signal, logger: log })
-  }
-  return createTtsStream(plugin, {
-    outputFormat: output,
-    endpoint: { url: vendors.ttsVendorA.url, apiKey: vendors.ttsVendorA.apiKey },
-    signal,
-    logger: log,
-  })
-}
 
 /** Builds and starts the voice pipeline of one session. */
 export async function startPipeline(input: {
@@ -103,10 +53,9 @@ export async function startPipeline(input: {
     if (t.user_message !== null) history.push({ role: 'user', text: t.user_message })
     if (t.assistant_message !== null) history.push({ role: 'assistant', text: t.assistant_message })
   }
-  const agent = createAgentStep(agentPlugin, {
+  const agent = openAgentStep(agentPlugin, input.vendors, {
     webhookSecret: input.webhookSecret,
     sessionHeaders: config.session_webhook?.custom_headers,
-    llm: { baseUrl: input.vendors.llm.url, apiKey: input.vendors.llm.apiKey },
     logger: log,
     webhookFetch: input.webhookFetch,
   })
@@ -128,8 +77,8 @@ export async function startPipeline(input: {
     },
     agent,
     welcomeTurnId: input.welcomeTurnId,
-    stt: input.audio ? sttFor(config, input.vendors, input.audio.input, signal, log) : undefined,
-    tts: input.audio ? ttsFor(config, input.vendors, input.audio.output, signal, log) : undefined,
+    stt: input.audio ? openSessionStt(config, input.vendors, { format: input.audio.input, signal, logger: log }) : undefined,
+    tts: input.audio ? openSessionTts(config, input.vendors, { outputFormat: input.audio.output, signal, logger: log }) : undefined,
     createVad: input.createVad,
     emit: input.emit,
     hooks: input.hooks,

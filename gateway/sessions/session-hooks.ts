@@ -1,8 +1,6 @@
 import type { Log } from '../../core/log.js'
 import type { Metrics } from '../../core/metrics.js'
-import type { PipelineConfig } from '../../pipeline/config/schema.js'
-import type { CompletedTurn, PipelineHooks } from '../../pipeline/contract.js'
-import type { TimedWord } from '../../pipeline/privacy/timed-words.js'
+import type { PipelineConfig, CompletedTurn, PipelineHooks, TimedWord } from '../../pipeline/index.js'
 import type { SessionRow, StoredTurnFailure } from '../store/schema.js'
 import type { TranscriptTurn } from '../store/sessions.js'
 

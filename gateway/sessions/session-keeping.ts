@@ -5,11 +5,15 @@
  */
 import type { Kysely } from 'kysely'
 import type { Log } from '../../core/log.js'
-import type { PipelineInput } from '../../pipeline/contract.js'
-import { resolvePrivacy, type PrivacyConfig } from '../../pipeline/config/privacy-schema.js'
-import type { PipelineConfig } from '../../pipeline/config/schema.js'
-import type { InputAudioFormat, OutputAudioFormat } from '../../pipeline/contract.js'
-import type { TimedWord } from '../../pipeline/privacy/timed-words.js'
+import {
+  type PipelineInput,
+  resolvePrivacy,
+  type PrivacyConfig,
+  type PipelineConfig,
+  type InputAudioFormat,
+  type OutputAudioFormat,
+  type TimedWord,
+} from '../../pipeline/index.js'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { TranscriptTurn } from '../store/sessions.js'
 import { SessionRecording, type RecordingSettings } from './recording/session-recording.js'

@@ -1,5 +1,5 @@
 import type { EndReason } from '../../core/end-reason.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../pipeline/contract.js'
+import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../pipeline/index.js'
 
 /**
  * The two sides of a transport (browser socket, carrier media stream, a test): the session drives the transport

@@ -5,8 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Log } from '../../core/log.js'
-import type { PrivacyConfig } from '../../pipeline/config/privacy-schema.js'
-import type { RedactedWord } from '../../pipeline/privacy/timed-words.js'
+import type { PrivacyConfig, RedactedWord } from '../../pipeline/index.js'
 import { isDatabaseUnavailable } from '../store/database-errors.js'
 import type { Database } from '../store/schema.js'
 import { appendTranscript, type TranscriptTurn } from '../store/sessions.js'

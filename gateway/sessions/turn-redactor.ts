@@ -5,11 +5,16 @@
  * that may go on waits until the next caller turn (or the session's end) decides it, and turns are handed on in
  * order. The agent's text is redacted turn by turn (`redact`): it arrives whole.
  */
-import type { PrivacyConfig } from '../../pipeline/config/privacy-schema.js'
-import { redact } from '../../pipeline/privacy/redact.js'
-import type { RedactionSpan } from '../../pipeline/privacy/redaction-span.js'
-import { createRedactor, type RedactedPiece, type StreamingRedactor } from '../../pipeline/privacy/streaming-redactor.js'
-import type { RedactedWord, TimedWord } from '../../pipeline/privacy/timed-words.js'
+import {
+  type PrivacyConfig,
+  redact,
+  type RedactionSpan,
+  createRedactor,
+  type RedactedPiece,
+  type StreamingRedactor,
+  type RedactedWord,
+  type TimedWord,
+} from '../../pipeline/index.js'
 import type { TranscriptTurn } from '../store/sessions.js'
 
 /** A finished turn as the pipeline reports it, with what privacy needs besides. */

@@ -1,9 +1,12 @@
-import { validatePipelineConfig } from '../../pipeline/config/validate.js'
-import { withWebhookUrl } from '../../pipeline/config/templates.js'
-import { pluginStage, type PluginConfig } from '../../pipeline/config/plugins-schema.js'
-import type { PipelineConfig } from '../../pipeline/config/schema.js'
-import type { UrlPolicy } from '../../pipeline/config/webhook-url.js'
-import { AGENT_WEBHOOK_DEFAULTS } from '../../pipeline/config/agent-options.js'
+import {
+  validatePipelineConfig,
+  withWebhookUrl,
+  pluginStage,
+  type PluginConfig,
+  type PipelineConfig,
+  type UrlPolicy,
+  AGENT_WEBHOOK_DEFAULTS,
+} from '../../pipeline/index.js'
 import type { WebhookSwap } from '../store/tunnels.js'
 import type { WebhookDeadlines } from './local-tunnel.js'
 

@@ -6,7 +6,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { Agent, buildConnector } from 'undici'
-import type { FetchLike } from '../../pipeline/agent/http-exchange.js'
+import type { FetchLike } from '../../pipeline/index.js'
 import type { EgressPolicy } from './egress-policy.js'
 
 /** A connection the egress policy refused; its message says why, never the URL (it may carry a token). */

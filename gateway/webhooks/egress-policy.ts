@@ -8,7 +8,7 @@
  */
 import { BlockList, isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import type { FetchLike } from '../../pipeline/agent/http-exchange.js'
+import type { FetchLike } from '../../pipeline/index.js'
 
 /** Built-in refusals, with why. */
 const BUILT_IN: { cidr: string; why: string }[] = [

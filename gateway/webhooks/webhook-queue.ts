@@ -1,8 +1,6 @@
 import type { Log } from '../../core/log.js'
 import type { WebhookOutcome } from '../../core/metrics.js'
-import { signedHeaders } from '../../pipeline/webhook/signed-request.js'
-import { webhookUrlProblem, type UrlPolicy } from '../../pipeline/config/webhook-url.js'
-import { globalFetch, type FetchLike } from '../../pipeline/agent/http-exchange.js'
+import { signedHeaders, webhookUrlProblem, type UrlPolicy, globalFetch, type FetchLike } from '../../pipeline/index.js'
 import { egressRefusalOf } from './egress-fetch.js'
 
 /** Where one session's lifecycle webhooks go and how they are signed. */

@@ -1,3 +1,4 @@
+import type { AgentLlmOptions } from '../config/agent-options.js'
 import type { PluginOf } from '../config/plugins-schema.js'
 import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import type { AgentStep } from './agent-step.js'
@@ -39,14 +40,22 @@ export function createAgentStep(plugin: AgentPluginConfig, deps: AgentStepDeps):
       fetch: deps.webhookFetch ?? deps.fetch,
     })
   }
-  const options = plugin.options
+  return createLlmAgentStep(plugin.options, deps)
+}
+
+/**
+ * The `agent.llm` step: the OpenAI-compatible model with provider `openai` and a key, else the offline `scripted`
+ * agent (with one warning when `openai` was asked for but no key is configured).
+ */
+export function createLlmAgentStep(options: AgentLlmOptions, deps: AgentStepDeps): AgentStep {
+  const logger = deps.logger ?? silentLogger
   if (options.provider === 'openai') {
     const apiKey = deps.llm.apiKey
     if (apiKey !== undefined && apiKey !== '') {
       return new OpenAiLlmAgentStep(options, { baseUrl: deps.llm.baseUrl, apiKey, logger, fetch: deps.fetch })
     }
     logger.warn(
-      { plugin: plugin.use, provider: options.provider, fallback: 'scripted' },
+      { plugin: 'agent.llm', provider: options.provider, fallback: 'scripted' },
       'agent.llm provider openai has no API key configured; using the scripted demo agent instead',
     )
   }

@@ -5,10 +5,13 @@ import type { PipelineConfig } from './schema.js'
 import { sttVendorAOptionsSchema, sttVendorBOptionsSchema } from './stt-options.js'
 import { ttsLocalOptionsSchema } from './tts-options.js'
 
-/** Which vendor credentials this gateway has (an adapter without a key cannot run). */
+/**
+ * Which vendor credentials this gateway has (an adapter without a key cannot run), per stage and vendor name
+ * (`stt.vendor_a` is `stt: { vendor_a }`); a vendor missing here has no key.
+ */
 export interface VendorAvailability {
-  stt: { vendor_a: boolean; vendor_b: boolean }
-  tts: { vendor_a: boolean }
+  stt: Readonly<Record<string, boolean>>
+  tts: Readonly<Record<string, boolean>>
 }
 
 /**

@@ -5,7 +5,7 @@ import type { LatencyBreakdown } from '../latency/latency-breakdown.js'
  * The contract between a voice pipeline and the transport that carries one call (browser WebSocket or carrier
  * media stream). Transports translate wire messages into `PipelineInput` calls and `PipelineEvent`s back into
  * wire messages; they hold no turn-taking logic of their own. The session behind the transport hears from the
- * pipeline through `PipelineHooks`. Code outside pipeline/ imports all this from `pipeline/contract.ts`.
+ * pipeline through `PipelineHooks`. Code outside pipeline/ imports all this from `pipeline/index.ts`.
  */
 
 /** Everything the pipeline tells the transport. */

@@ -4,22 +4,10 @@ import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { breakdownTotalMs, type PreviousTurnLatency } from '../latency/latency-breakdown.js'
 import { AssistantTurn, type UserEnd } from './assistant-turn.js'
-import { encodeMulaw } from '../audio/g711-mulaw.js'
-import { int16ToBuffer } from '../audio/pcm16.js'
-import { dtmfTones, MAX_DTMF_DIGITS, parseDtmfDigits } from '../dtmf/dtmf-tones.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 import { agentFailureCause, failureDetail } from '../agent/turn-failure.js'
+import { ReplyPlayout } from './reply-playout.js'
 import { FailureStreak, guardReply, HoldingPhrases, type ReplySafety } from './reply-safety.js'
-
-const BYTES_PER_MS: Record<OutputAudioFormat, number> = { ulaw_8000: 8, pcm_16000: 32 }
-/** After a reply's audio should have been heard, how long to wait for the transport's reports before moving on. */
-const PLAYBACK_REPORT_GRACE_MS = 3_000
-
-/**
- * A `replay_finished` without a turn id this soon after the turn's first audio was written may be about an older
- * turn (its player stopped before this turn's audio reached it): a round trip, with room for a slow network.
- */
-const ANONYMOUS_REPORT_WINDOW_MS = 1_000
 
 /** What the reply side needs from its pipeline. */
 export interface RepliesDeps {
@@ -43,13 +31,13 @@ export interface RepliesDeps {
 
 /**
  * The assistant side of the conversation, one reply at a time: asks the agent step, streams its text to TTS as
- * it arrives, hands audio to the transport with increasing chunk ids, tracks what the caller heard, and
+ * it arrives, hands the TTS's audio to playout (`ReplyPlayout`: chunks, keypad tones, what the caller heard), and
  * finishes the turn (transcript, history, latency) once it was heard or interrupted.
  */
 export class Replies {
   readonly #d: RepliesDeps
+  readonly #playout: ReplyPlayout
   #turn: AssistantTurn | undefined
-  #chunkSeq = 0
   #closed = false
   /** The last finished turn's latency, offered on the next `message` request; undefined when it had none. */
   #previous: PreviousTurnLatency | undefined
@@ -58,6 +46,7 @@ export class Replies {
 
   constructor(d: RepliesDeps) {
     this.#d = d
+    this.#playout = new ReplyPlayout({ output: d.output, emit: (e) => d.emit(e), hooks: d.hooks, now: () => d.now() })
     this.#streak = d.safety === undefined ? undefined : new FailureStreak(d.safety.fallback)
     this.#holding = d.safety?.holding.enabled ? new HoldingPhrases(d.safety.holding.messages) : undefined
   }
@@ -141,7 +130,7 @@ export class Replies {
             if (e.text !== '') this.#say(a, e.text, true)
             break
           case 'dtmf':
-            this.#queueDtmf(a, e)
+            this.#playout.queueDtmf(a, e)
             break
           case 'recording':
             this.#d.emit({ type: 'recording', turnId: a.turnId, action: e.action })
@@ -223,50 +212,12 @@ export class Replies {
     }
   }
 
-  /** Checks `response.dtmf` digits and queues their tones behind the reply's speech; refusals go to the session. */
-  #queueDtmf(a: AssistantTurn, e: { digits: string; toneMs?: number | undefined; gapMs?: number | undefined }): void {
-    const reject = (code: 'invalid_dtmf_digits' | 'dtmf_not_supported', message: string) =>
-      this.#d.emit({ type: 'call_control.rejected', turnId: a.turnId, action: 'dtmf', code, message, digits: e.digits.slice(0, 80) })
-    if (this.#d.output === undefined) return reject('dtmf_not_supported', 'this session has no audio: keypad tones cannot be played')
-    const parsed = parseDtmfDigits(e.digits)
-    if (!parsed.ok) return reject('invalid_dtmf_digits', `response.dtmf: ${parsed.problem}`)
-    const queued = a.dtmf.reduce((n, d) => n + d.digits.length, 0)
-    if (queued + parsed.digits.length > MAX_DTMF_DIGITS) {
-      return reject('invalid_dtmf_digits', `response.dtmf: at most ${MAX_DTMF_DIGITS} digits per reply`)
-    }
-    a.dtmf.push({ digits: parsed.digits, toneMs: e.toneMs, gapMs: e.gapMs })
-  }
-
-  /** Sends the reply's queued keypad tones as audio chunks, after all of its speech. */
-  #playDtmf(a: AssistantTurn): void {
-    const output = this.#d.output
-    if (output === undefined) return
-    for (const d of a.dtmf.splice(0)) {
-      const sampleRate = output === 'ulaw_8000' ? 8000 : 16000
-      const pcm = dtmfTones(d.digits, { sampleRate, toneMs: d.toneMs, gapMs: d.gapMs })
-      const audio = output === 'ulaw_8000' ? Buffer.from(encodeMulaw(pcm)) : int16ToBuffer(pcm)
-      this.#sendAudio(a, audio)
-      a.tonesSent += d.digits
-    }
-  }
-
-  #sendAudio(a: AssistantTurn, audio: Buffer): void {
-    const output = this.#d.output
-    if (output === undefined) return
-    const durationMs = audio.length / BYTES_PER_MS[output]
-    const chunkId = ++this.#chunkSeq
-    a.playback.sent(chunkId, durationMs, this.#d.now())
-    this.#d.emit({ type: 'audio', turnId: a.turnId, chunkId, audio, durationMs })
-  }
-
   /** One event of the session's TTS stream. */
   onTtsEvent(e: TtsEvent): void {
     const a = this.#turn
     if (e.type === 'audio') {
       if (!a || a.turnId !== e.contextId || a.interrupted || this.#d.output === undefined) return
-      a.timings.firstAudioAt ??= this.#d.now()
-      this.#d.hooks.usage({ ttsSeconds: e.audio.length / BYTES_PER_MS[this.#d.output] / 1000 })
-      this.#sendAudio(a, e.audio)
+      this.#playout.speech(a, e.audio)
     } else if (e.type === 'done') {
       if (a && a.turnId === e.contextId) this.#speechDone(a)
     } else if (e.type === 'error') {
@@ -287,38 +238,20 @@ export class Replies {
   /** Carrier mark: chunks up to `chunkId` were heard. */
   markPlayed(chunkId: number): void {
     const a = this.#turn
-    if (a?.playback.markPlayed(chunkId)) {
-      a.timings.firstHeardAt ??= this.#d.now()
-      this.#maybeFinish(a)
-    }
+    if (a !== undefined && this.#playout.markPlayed(a, chunkId)) this.#maybeFinish(a)
   }
 
   /** The transport wrote chunk `chunkId` to its socket: the turn's first frame out, when the chunk is its. */
   audioWritten(chunkId: number): void {
     const a = this.#turn
-    if (a?.playback.has(chunkId)) a.timings.firstFrameOutAt ??= this.#d.now()
+    if (a !== undefined) this.#playout.audioWritten(a, chunkId)
   }
 
-  /**
-   * Browser replay_finished: everything sent for `turnId` was played. A report without a turn id (what the
-   * published browser SDK sends, whenever its player runs dry or is stopped) may be about an older turn, sent
-   * before the client had any of this one's audio; such a report arrives at most a round trip after this turn's
-   * first audio was written. So within ANONYMOUS_REPORT_WINDOW_MS of that write it covers no more of this turn
-   * than real time allows, none at all before that write, and it covers everything sent after.
-   */
+  /** Browser replay_finished: everything sent for `turnId` (or, without one, what real time allows) was played. */
   replayFinished(turnId: string | undefined): void {
     const a = this.#turn
     if (a === undefined || (turnId !== undefined && a.turnId !== turnId)) return
-    if (turnId !== undefined) {
-      a.playback.allPlayed()
-    } else {
-      const firstOut = a.timings.firstFrameOutAt
-      if (firstOut === undefined) return
-      const elapsed = this.#d.now() - firstOut
-      if (elapsed >= ANONYMOUS_REPORT_WINDOW_MS) a.playback.allPlayed()
-      else a.playback.playedAtLeast(elapsed)
-    }
-    this.#maybeFinish(a)
+    if (this.#playout.replayFinished(a, turnId)) this.#maybeFinish(a)
   }
 
   /**
@@ -359,21 +292,8 @@ export class Replies {
   /** Finishes the turn once the reply is complete and the caller has heard it. */
   #maybeFinish(a: AssistantTurn): void {
     if (a.finished || a.interrupted || !a.agentDone || !a.ttsDone) return
-    // The speech is all out: the tones follow it (the playback check below then waits for them too).
-    if (a.dtmf.length > 0) this.#playDtmf(a)
-    const now = this.#d.now()
-    if (!a.playback.isDone(now)) {
-      // Re-check when the audio should have played out; a transport that never reports cannot stall the call.
-      clearTimeout(a.safetyTimer)
-      const wait = Math.max(50, a.playback.totalMs - a.playback.heardMs(now)) + PLAYBACK_REPORT_GRACE_MS
-      a.safetyTimer = setTimeout(() => {
-        a.playback.allPlayed()
-        this.#maybeFinish(a)
-      }, wait)
-      a.safetyTimer.unref()
-      return
-    }
-    this.#finish(a)
+    // The speech is all out: the tones follow it, and the turn is finished once the caller has heard both.
+    if (this.#playout.heard(a, () => this.#maybeFinish(a))) this.#finish(a)
   }
 
   #finish(a: AssistantTurn): void {

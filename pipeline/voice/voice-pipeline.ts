@@ -2,22 +2,20 @@ import type { InputAudioFormat, OutputAudioFormat } from '../audio/audio-format.
 import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { PipelineConfig } from '../config/schema.js'
 import type { TurnManagerOptions } from '../config/turn-manager-options.js'
-import type { SttEvent, SttStream } from '../stt/stt-stream.js'
+import type { SttStream } from '../stt/stt-stream.js'
 import type { TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { pump } from '../runtime/pump.js'
 import { newTurnId } from './turn-ids.js'
 import type { AssistantTurn, UserEnd } from './assistant-turn.js'
-import { BargeInGate } from './barge-in.js'
-import { UserTurn } from './user-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
-import { joinSpeech, relayData } from './data-relay.js'
+import { relayData } from './data-relay.js'
 import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
+import { ReplyQueue } from './reply-queue.js'
 import { replySafetyOf } from './reply-safety.js'
-
-/** User turns said over a reply that may not be interrupted, kept apart to be announced after it. */
-const MAX_HELD_TURNS = 20
+import { TurnTaking } from './turn-taking.js'
+import type { UserTurn } from './user-turn.js'
 
 /** Everything a pipeline is built from; the gateway creates the streams from the validated config. */
 export interface VoicePipelineDeps {
@@ -40,36 +38,27 @@ export interface VoicePipelineDeps {
 }
 
 /**
- * One session's voice loop: caller audio -> VAD -> STT -> turn taking -> agent step -> TTS -> audio out, with
- * barge-in, push-to-talk and the welcome turn. Transport-agnostic: it speaks only `PipelineInput` and
- * `PipelineEvent`.
+ * One session's voice loop, a chain of named steps:
+ *
+ * 1. caller audio (`CallerAudio`): the transport's audio, decoded once for the VAD and handed to the STT;
+ * 2. turn taking (`TurnTaking`): speech start and end (VAD, client VAD, push-to-talk or the STT), the STT's words
+ *    into the user turn, barge-in timing, the end of the turn;
+ * 3. the reply queue (`ReplyQueue`): what waits for the reply in progress (words said over a farewell, a machine
+ *    detection verdict, speech from data replies);
+ * 4. the agent step and TTS (`Replies`): one reply at a time, its text streamed to TTS as it arrives;
+ * 5. playout (`ReplyPlayout`, inside `Replies`): audio chunks and keypad tones to the transport, and what the caller
+ *    heard of them, until the reply is finished and the next step is chosen here.
+ *
+ * Transport-agnostic: it speaks only `PipelineInput` and `PipelineEvent`.
  */
 export class VoicePipeline implements PipelineInput {
   readonly #deps: VoicePipelineDeps
   readonly #tm: TurnManagerOptions
   readonly #now: () => number
   readonly #caller: CallerAudio | undefined
-  readonly #bargeIn: BargeInGate
-  readonly #pushToTalkMode: boolean
-  /** VAD off (and no push-to-talk): the STT's speech events and end of turn delimit user turns. */
-  readonly #sttTurns: boolean
-  #user: UserTurn | undefined
+  readonly #turns: TurnTaking
+  readonly #queue = new ReplyQueue()
   readonly #replies: Replies
-  /**
-   * Words to answer once the reply in progress is over, with the user turns that said them: a turn committed
-   * while the reply may not be interrupted is announced only when the reply has been heard.
-   */
-  #pending: { text: string; userEnd: UserEnd; turns: { turn: UserTurn; text: string }[] } | undefined
-  /** A machine detection verdict waiting for the reply in progress to finish. */
-  #pendingVerdict: { kind: 'machine_detection'; turnId: string; answeredBy: string } | undefined
-  /** Speech from data replies waiting for the reply in progress to finish (bounded). */
-  #pendingSpeech: { text: string; hangup: boolean } | undefined
-  #commitTimer: NodeJS.Timeout | undefined
-  /** With `#sttTurns`: fires `base_timeout_ms` after the STT last heard speech or words. */
-  #quietTimer: NodeJS.Timeout | undefined
-  #lastHeardAt = 0
-  #speaking = false
-  #pttPressed = false
   #closed = false
   readonly #noticed = new Set<string>()
 
@@ -79,21 +68,7 @@ export class VoicePipeline implements PipelineInput {
     if (tm?.use !== 'turn_manager') throw new Error('pipeline config has no turn_manager')
     this.#tm = tm.options
     this.#now = deps.now ?? (() => performance.now())
-    this.#pushToTalkMode = this.#tm.trigger === 'push_to_talk'
-    this.#sttTurns = deps.config.vad.enabled === false && !this.#pushToTalkMode
-    this.#bargeIn = new BargeInGate(
-      {
-        allowInterruptions: this.#tm.allow_interruptions,
-        minInterruptionMs: this.#tm.min_interruption_ms,
-        // An STT reports when speech starts but not when a cough is over: without a VAD, barge-in needs a word.
-        minInterruptionWords: this.#sttTurns ? Math.max(1, this.#tm.min_interruption_words) : this.#tm.min_interruption_words,
-      },
-      // The reply may have become uninterruptible (a farewell) while the gate was timing the speech.
-      () => {
-        if (this.#canInterrupt()) this.#interrupt()
-      },
-      () => this.#user?.wordCount ?? 0,
-    )
+    const pushToTalkMode = this.#tm.trigger === 'push_to_talk'
     this.#replies = new Replies({
       agent: deps.agent,
       tts: deps.tts,
@@ -108,18 +83,35 @@ export class VoicePipeline implements PipelineInput {
       onFinished: (a) => this.#replyFinished(a),
       safety: replySafetyOf(deps.config),
     })
+    this.#turns = new TurnTaking({
+      turnManager: this.#tm,
+      sttTurns: deps.config.vad.enabled === false && !pushToTalkMode,
+      stt: deps.stt,
+      replies: {
+        active: () => this.#isAssistantActive(),
+        canInterrupt: () => this.#canInterrupt(),
+        stop: (announce) => this.#replies.interrupt(announce),
+        committed: (turn, text, userEnd) => this.#userTurnCommitted(turn, text, userEnd),
+      },
+      caller: () => this.#caller,
+      emit: (e) => deps.emit(e),
+      hooks: deps.hooks,
+      logger: deps.logger,
+      notice: (code, message) => this.#notice(code, message),
+      now: this.#now,
+    })
     if (deps.audio !== undefined) {
       this.#caller = new CallerAudio({
         format: deps.audio.input,
         vad: deps.config.vad,
-        useVad: !this.#pushToTalkMode,
+        useVad: !pushToTalkMode,
         stt: deps.stt,
         createVad: deps.createVad,
         logger: deps.logger,
-        sendToStt: () => (this.#pushToTalkMode ? this.#pttPressed : undefined),
-        onSpeechStart: () => this.#speechStarted(),
-        onSpeechEnd: () => this.#speechEnded(),
-        onMisfire: () => this.#misfire(),
+        sendToStt: () => this.#turns.sttGate(),
+        onSpeechStart: () => this.#turns.speechStarted(),
+        onSpeechEnd: () => this.#turns.speechEnded(),
+        onMisfire: () => this.#turns.misfire(),
       })
     }
     deps.signal.addEventListener('abort', () => this.close(), { once: true })
@@ -134,7 +126,7 @@ export class VoicePipeline implements PipelineInput {
     if (this.#deps.stt)
       void pump(
         this.#deps.stt,
-        (e) => this.#onSttEvent(e),
+        (e) => this.#turns.onSttEvent(e),
         () => this.#closed,
         log,
         'speech recognition',
@@ -161,31 +153,15 @@ export class VoicePipeline implements PipelineInput {
   }
 
   clientVad(event: 'vad_start' | 'vad_end' | 'vad_model_failed'): void {
-    if (this.#pushToTalkMode || this.#closed) return
-    if (event === 'vad_start') this.#speechStarted()
-    else if (event === 'vad_end') this.#speechEnded()
+    this.#turns.clientVad(event)
   }
 
   pushToTalk(pressed: boolean): void {
-    if (this.#closed || pressed === this.#pttPressed) return
-    this.#pttPressed = pressed
-    if (pressed) {
-      // An explicit press is never a false barge-in.
-      if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt()
-      this.#ensureUserTurn(true)
-      this.#deps.hooks.userActivity()
-    } else {
-      this.#speechEnded()
-    }
+    this.#turns.pushToTalk(pressed)
   }
 
   userText(text: string): void {
-    const t = text.trim()
-    if (this.#closed || t === '') return
-    this.#deps.hooks.userActivity()
-    const turn = this.#ensureUserTurn(!this.#isAssistantActive() || this.#canInterrupt())
-    turn.addFinal(t)
-    this.#commitUserTurn(undefined)
+    this.#turns.userText(text)
   }
 
   userData(data: unknown): void {
@@ -194,7 +170,7 @@ export class VoicePipeline implements PipelineInput {
       this.#deps.logger.debug({}, 'client data not relayed: the agent does not take data events')
       return
     }
-    const turnId = this.#replies.active?.turnId ?? this.#user?.turnId ?? newTurnId('data')
+    const turnId = this.#replies.active?.turnId ?? this.#turns.user?.turnId ?? newTurnId('data')
     void relayData(this.#deps.agent, { ...this.#deps.context }, turnId, data, {
       emit: (e) => this.#deps.emit(e),
       speak: (text, hangup) => this.#speakDataReply(text, hangup),
@@ -207,11 +183,10 @@ export class VoicePipeline implements PipelineInput {
   #speakDataReply(text: string, hangup: boolean): void {
     if (this.#closed) return
     if (this.#isAssistantActive()) {
-      const q = this.#pendingSpeech
-      this.#pendingSpeech = { text: joinSpeech(q?.text ?? '', text), hangup: hangup || (q?.hangup ?? false) }
+      this.#queue.holdSpeech(text, hangup)
       return
     }
-    this.#bargeIn.reset()
+    this.#turns.resetBargeIn()
     this.#replies.speak(newTurnId('assistant'), text, hangup)
   }
 
@@ -232,11 +207,11 @@ export class VoicePipeline implements PipelineInput {
     const machine = verdict === 'machine' || verdict === 'machine_beep'
     if (this.#isAssistantActive()) {
       if (!machine || this.#replies.active?.hangup) {
-        this.#pendingVerdict = request
+        this.#queue.holdVerdict(request)
         return
       }
       // Words the greeting produced are not for the agent to answer now.
-      this.#pending = undefined
+      this.#queue.takeWords()
       this.#replies.interrupt(() => undefined)
     }
     this.#startAssistant(request, null, {})
@@ -267,15 +242,13 @@ export class VoicePipeline implements PipelineInput {
   close(): void {
     if (this.#closed) return
     this.#closed = true
-    clearTimeout(this.#commitTimer)
-    clearTimeout(this.#quietTimer)
-    this.#bargeIn.reset()
+    const user = this.#turns.close()
     this.#replies.close()
-    const unanswered = [this.#pending?.text, this.#user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
+    const unanswered = [this.#queue.takeWords()?.text, user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
     if (unanswered !== '') {
       const none = { totalMs: null, agentMs: null, ttsMs: null, gatewayMs: null }
       this.#deps.hooks.turnCompleted({
-        turnId: this.#user?.turnId ?? newTurnId('user'),
+        turnId: user?.turnId ?? newTurnId('user'),
         timestamp: new Date(),
         userMessage: unanswered,
         assistantMessage: null,
@@ -287,14 +260,12 @@ export class VoicePipeline implements PipelineInput {
         failure: null,
       })
     }
-    this.#pending = undefined
-    this.#user = undefined
     this.#caller?.close()
     void this.#deps.stt?.close()
     void this.#deps.tts?.close()
   }
 
-  // ---- user side ------------------------------------------------------------------------------------------
+  // ---- between the steps ---------------------------------------------------------------------------------
 
   #isAssistantActive(): boolean {
     return this.#replies.active !== undefined
@@ -308,142 +279,18 @@ export class VoicePipeline implements PipelineInput {
     return !(active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
   }
 
-  /** The user turn in progress, created (and announced when `announce`) if there is none. */
-  #ensureUserTurn(announce: boolean): UserTurn {
-    if (this.#user === undefined) {
-      this.#user = new UserTurn(newTurnId('user'), this.#now(), (e) => this.#deps.emit(e))
-    }
-    if (announce) this.#user.announce()
-    return this.#user
-  }
-
-  #speechStarted(): void {
-    if (this.#speaking || this.#closed) return
-    this.#speaking = true
-    clearTimeout(this.#commitTimer)
-    this.#deps.hooks.userActivity()
-    const active = this.#isAssistantActive()
-    // During an assistant turn the user turn is announced only once it counts as a barge-in.
-    this.#ensureUserTurn(!active)
-    if (active) this.#bargeIn.speechStarted(this.#now(), this.#canInterrupt())
-  }
-
-  #speechEnded(): void {
-    if (!this.#speaking && !this.#pushToTalkMode) return
-    this.#stopSpeaking()
-    this.#deps.stt?.finalize()
-    // The vendor's end-of-turn normally commits the turn; this is the fallback.
-    this.#commitLater()
-  }
-
-  #misfire(): void {
-    this.#speaking = false
-    this.#bargeIn.speechEnded()
-    if (this.#user && this.#user.text() === '' && !this.#pushToTalkMode) this.#commitLater()
-  }
-
-  /** The user stopped speaking now: barge-in timing stops and the user turn's speech ends here. */
-  #stopSpeaking(): void {
-    this.#speaking = false
-    this.#bargeIn.speechEnded()
-    if (this.#user) this.#user.speechEndedAt = this.#now()
-  }
-
-  /** Commits the user turn `base_timeout_ms` from now unless something commits it first. */
-  #commitLater(): void {
-    clearTimeout(this.#commitTimer)
-    this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
-    this.#commitTimer.unref()
-  }
-
-  #onSttEvent(e: SttEvent): void {
-    switch (e.type) {
-      case 'speech_started':
-        if (this.#sttTurns) this.#sttHeard()
-        break
-      case 'interim':
-        if (this.#sttTurns) this.#sttHeard()
-        this.#ensureUserTurn(!this.#isAssistantActive()).addInterim(e.text)
-        this.#bargeIn.wordsChanged()
-        break
-      case 'final':
-        if (this.#sttTurns) this.#sttHeard()
-        if (e.words !== undefined && this.#caller !== undefined) this.#deps.hooks.sttWords?.(this.#caller.callerWords(e.words))
-        this.#ensureUserTurn(!this.#isAssistantActive()).addFinal(e.text)
-        this.#bargeIn.wordsChanged()
-        break
-      case 'end_of_turn':
-        if (this.#pushToTalkMode) {
-          if (this.#pttPressed) break
-        } else if (this.#sttTurns) {
-          this.#sttSpeechOver()
-        } else if (this.#speaking) {
-          break // the VAD still hears speech: wait for it
-        }
-        this.#commitUserTurn(e.text)
-        break
-      case 'reconnected':
-        this.#user?.restart()
-        break
-      case 'error':
-        this.#deps.logger.warn({ code: e.code, fatal: e.fatal }, `speech recognition: ${e.message}`)
-        if (e.fatal) this.#notice('stt_unavailable', 'speech recognition stopped working for this call: send text instead')
-        break
-    }
-  }
-
-  /** VAD off: the STT heard speech or words. The turn goes on until its end of turn or `base_timeout_ms` of quiet. */
-  #sttHeard(): void {
-    this.#speechStarted()
-    this.#lastHeardAt = this.#now()
-    clearTimeout(this.#quietTimer)
-    this.#quietTimer = setTimeout(() => this.#sttQuiet(), this.#tm.base_timeout_ms)
-    this.#quietTimer.unref()
-  }
-
-  /**
-   * VAD off, and the STT went quiet without an end of turn: words heard end the speech as a VAD would (the vendor is
-   * asked to finalize, and the turn ends on its answer or `base_timeout_ms` later); speech without words was noise.
-   */
-  #sttQuiet(): void {
-    if (this.#closed || !this.#speaking) return
-    if (this.#user === undefined || this.#user.text() === '') {
-      this.#misfire()
-      return
-    }
-    this.#speechEnded()
-    if (this.#user) this.#user.speechEndedAt = this.#lastHeardAt
-  }
-
-  /** VAD off: the STT ended the turn, so the user is no longer speaking. */
-  #sttSpeechOver(): void {
-    clearTimeout(this.#quietTimer)
-    if (this.#speaking) this.#stopSpeaking()
-  }
-
-  /** Ends the user turn with its text and hands it to the agent (or queues it behind an uninterruptible reply). */
-  #commitUserTurn(vendorText: string | undefined): void {
-    clearTimeout(this.#commitTimer)
-    if (this.#closed) return
-    const turn = this.#user ?? (vendorText?.trim() ? this.#ensureUserTurn(!this.#isAssistantActive()) : undefined)
-    if (turn === undefined) return
-    const text = turn.complete(vendorText)
-    this.#user = undefined
-    if (text === '') return
-    const userEndAt = turn.speechEndedAt ?? this.#now()
-    const userEnd: UserEnd = { userEndAt, transcriptAt: this.#now() }
-    this.#deps.hooks.usage({ transcriptionSeconds: Math.max(0, userEndAt - turn.startedAt) / 1000 })
-    if (this.#isAssistantActive() && this.#canInterrupt()) this.#interrupt(turn)
+  /** Turn taking ended a user turn: answer it, or hold it behind a reply that may not be interrupted. */
+  #userTurnCommitted(turn: UserTurn, text: string, userEnd: UserEnd): void {
     if (this.#replies.active?.hangup) {
       // Words said over the farewell are never answered; announcing them would make a browser stop the farewell.
       // They are kept, and stored with the transcript when the session ends.
-      this.#holdUnanswered(text, userEnd)
+      this.#queue.holdWords(text, userEnd)
       return
     }
     if (this.#isAssistantActive()) {
       // The reply may not be interrupted: the user's words wait for it to be heard, and so does their turn, whose
       // `turn.start` would make a browser SDK stop playing the reply.
-      this.#holdUnanswered(text, userEnd, turn)
+      this.#queue.holdWords(text, userEnd, turn)
       return
     }
     this.#endUserTurn(turn, text)
@@ -457,26 +304,12 @@ export class VoicePipeline implements PipelineInput {
     this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
   }
 
-  /** Words to answer once the reply in progress is over, added to any already waiting (and their turn, if any). */
-  #holdUnanswered(text: string, userEnd: UserEnd, turn?: UserTurn): void {
-    const turns = this.#pending?.turns ?? []
-    if (turn !== undefined) {
-      // Bounded: beyond MAX_HELD_TURNS, a turn's words join the last held turn's (each turn is announced once).
-      const last = turns.at(-1)
-      if (turns.length >= MAX_HELD_TURNS && last !== undefined) last.text = `${last.text} ${text}`
-      else turns.push({ turn, text })
-    }
-    this.#pending = { text: this.#pending ? `${this.#pending.text} ${text}` : text, userEnd, turns }
-  }
-
-  // ---- assistant side -------------------------------------------------------------------------------------
-
   #startAssistant(
     request: AgentRequest & { kind: 'welcome' | 'message' | 'machine_detection' },
     userText: string | null,
     userEnd: UserEnd,
   ): void {
-    this.#bargeIn.reset()
+    this.#turns.resetBargeIn()
     this.#replies.start(request, userText, userEnd)
   }
 
@@ -485,7 +318,7 @@ export class VoicePipeline implements PipelineInput {
    * while the reply could not be interrupted.
    */
   #replyFinished(a: AssistantTurn): void {
-    this.#bargeIn.reset()
+    this.#turns.resetBargeIn()
     if (a.hangup && !a.interrupted) {
       this.#deps.emit({ type: 'hangup', reason: 'agent_hangup' })
       return
@@ -494,14 +327,12 @@ export class VoicePipeline implements PipelineInput {
       // The session asks the carrier; the call ends there, or a failure comes back through callControlFailed.
       this.#deps.emit({ type: 'transfer', turnId: a.turnId, ...a.transfer })
     }
-    const verdict = this.#pendingVerdict
-    this.#pendingVerdict = undefined
+    const verdict = this.#queue.takeVerdict()
     if (verdict !== undefined && !this.#closed) {
       this.#startAssistant(verdict, null, {})
       return
     }
-    const speech = this.#pendingSpeech
-    this.#pendingSpeech = undefined
+    const speech = this.#queue.takeSpeech()
     if (speech && a.interrupted) {
       // The user took the turn: the conversation has moved on from what the data reply wanted to say.
       this.#deps.logger.debug({}, 'speech from a data reply dropped: the user interrupted')
@@ -509,21 +340,16 @@ export class VoicePipeline implements PipelineInput {
       this.#speakDataReply(speech.text, speech.hangup)
       return
     }
-    const queued = this.#pending
-    if (queued && !this.#closed) {
-      this.#pending = undefined
+    const queued = this.#closed ? undefined : this.#queue.takeWords()
+    if (queued) {
       // The reply has been heard: now the user turns said over it may be announced, then answered.
       for (const held of queued.turns) this.#endUserTurn(held.turn, held.text)
       this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text: queued.text }, queued.text, queued.userEnd)
       return
     }
     // The user is still speaking as the reply ends: their turn can be announced now.
-    if (this.#user !== undefined && !this.#closed && (this.#speaking || this.#user.text() !== '')) this.#user.announce()
-  }
-
-  /** Barge-in: the reply stops and the user's turn is announced (which tells a browser to stop playing). */
-  #interrupt(userTurn: UserTurn | undefined = this.#user): void {
-    this.#replies.interrupt(() => (userTurn ?? this.#ensureUserTurn(false)).announce())
+    const user = this.#turns.user
+    if (user !== undefined && !this.#closed && (this.#turns.speaking || user.text() !== '')) user.announce()
   }
 
   #notice(code: string, message: string): void {

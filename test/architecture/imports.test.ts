@@ -4,8 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { checkFileShapes, checkImports, lineCount, type RuleName } from './check-imports.js'
-import { ARCHITECTURE, LONG_UNTIL_PIPELINE_SPLIT } from './rules.js'
+import { checkFileShapes, checkImports, type RuleName } from './check-imports.js'
+import { ARCHITECTURE } from './rules.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -54,18 +54,6 @@ for (const [rule, title] of Object.entries(rules)) {
     if (broken.length === 0) t.pass('none broken')
   })
 }
-
-// The temporary allowance of long pipeline files cannot outlive its reason: each entry must still exist and still
-// be too long; once the pipeline branch has split them, this fails until the list is emptied.
-t.test('the files allowed past the length limit still need it', async (t) => {
-  for (const path of LONG_UNTIL_PIPELINE_SPLIT) {
-    const text = files.get(path)
-    t.ok(text !== undefined, `${path} exists (else remove it from LONG_UNTIL_PIPELINE_SPLIT)`)
-    if (text !== undefined) {
-      t.ok(lineCount(text) > ARCHITECTURE.fileLength.maxLines, `${path} is still too long (else remove it from the list)`)
-    }
-  }
-})
 
 t.test('docs/architecture.md shows the same rules', async (t) => {
   const page = readFileSync(join(root, 'docs/architecture.md'), 'utf8')

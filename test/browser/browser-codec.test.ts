@@ -7,7 +7,7 @@ import {
   MAX_TEXT_FRAME_BYTES,
   MAX_USER_TEXT_CHARS,
 } from '../../transports/browser/browser-codec.js'
-import type { PipelineEvent } from '../../pipeline/contract.js'
+import type { PipelineEvent } from '../../pipeline/index.js'
 
 interface ClientFixture {
   name: string

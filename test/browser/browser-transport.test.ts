@@ -6,7 +6,7 @@ import { silentLogger } from '../../core/log.js'
 import { BrowserTransport, DEFAULT_BROWSER_LIMITS, type BrowserTransportLimits } from '../../transports/browser/browser-transport.js'
 import { MAX_BROWSER_FRAME_BYTES } from '../../transports/browser/browser-upgrade.js'
 import type { EndReason } from '../../core/end-reason.js'
-import type { PipelineInput } from '../../pipeline/contract.js'
+import type { PipelineInput } from '../../pipeline/index.js'
 import type { SessionPort } from '../../gateway/sessions/session-port.js'
 
 /** Records every PipelineInput call in order. */

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { connectTwoTurnCall, eventually, newBackendTenant, sessionOfCall, speech, startVoiceWorld } from './carrier-setup.js'
-import { LATENCY_STAGES } from '../../pipeline/contract.js'
+import { LATENCY_STAGES } from '../../pipeline/index.js'
 
 // A phone call through the carrier simulator, with the speech vendors and the customer backend as local fakes:
 // the stored breakdown of each turn is checked against the turn's latency_ms and the next message webhook.

@@ -5,7 +5,7 @@ import WebSocket, { WebSocketServer } from 'ws'
 import { TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 import { MediaStreamTransport } from '../../transports/media-stream/media-stream-transport.js'
 import type { EndReason } from '../../core/end-reason.js'
-import type { PipelineInput } from '../../pipeline/contract.js'
+import type { PipelineInput } from '../../pipeline/index.js'
 import { silentLogger } from '../../core/log.js'
 import type { SessionPort } from '../../gateway/sessions/session-port.js'
 

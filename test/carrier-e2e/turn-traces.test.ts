@@ -2,7 +2,7 @@ import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { connectTwoTurnCall, eventually, newBackendTenant, speech, startVoiceWorld } from './carrier-setup.js'
-import { LATENCY_STAGES } from '../../pipeline/contract.js'
+import { LATENCY_STAGES } from '../../pipeline/index.js'
 
 // An OTLP/HTTP receiver (JSON encoding, as @opentelemetry/exporter-trace-otlp-http sends it) records the spans.
 type Span = { traceId: string; spanId: string; parentSpanId?: string; name: string; startTimeUnixNano: string; endTimeUnixNano: string }

@@ -13,8 +13,8 @@ t.test('defaults on an empty environment', async (t) => {
   t.equal(c.allowInsecureWebhooks, false)
   t.strictSame(c.webhookPolicy.trustedPrefixes, ['http://localhost:8080/tunnel/'], "the gateway's own tunnel addresses")
   t.equal(c.webhookPolicy.allowInsecureLoopback, false)
-  t.equal(c.llm.url, 'https://api.openai.com/v1')
-  t.equal(c.sttVendorA.apiKey, undefined)
+  t.equal(c.vendors['agent.llm'].url, 'https://api.openai.com/v1')
+  t.equal(c.vendors['stt.vendor_a'].apiKey, undefined)
 })
 
 t.test('PUBLIC_URL follows PORT and trailing slashes are dropped', async (t) => {
@@ -32,10 +32,10 @@ t.test('vendor variables are read', async (t) => {
     LLM_BASE_URL: 'http://127.0.0.1:1/v1',
     LLM_API_KEY: 'x',
   })
-  t.equal(c.sttVendorA.url, 'ws://127.0.0.1:9')
-  t.equal(c.sttVendorA.apiKey, 'k')
-  t.equal(c.llm.url, 'http://127.0.0.1:1/v1')
-  t.equal(c.llm.apiKey, 'x')
+  t.equal(c.vendors['stt.vendor_a'].url, 'ws://127.0.0.1:9')
+  t.equal(c.vendors['stt.vendor_a'].apiKey, 'k')
+  t.equal(c.vendors['agent.llm'].url, 'http://127.0.0.1:1/v1')
+  t.equal(c.vendors['agent.llm'].apiKey, 'x')
 })
 
 const bad: [string, string, RegExp][] = [

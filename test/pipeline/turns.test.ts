@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startVoiceHarness, speak, silence } from '../helpers/voice-harness.js'
-import type { PipelineEvent } from '../../pipeline/contract.js'
+import type { PipelineEvent } from '../../pipeline/index.js'
 
 const h = await startVoiceHarness({ ttsChunkIntervalMs: 40 })
 t.teardown(() => h.close())

@@ -3,7 +3,7 @@ import { startVoiceHarness, speak, silence } from '../helpers/voice-harness.js'
 import { SessionManager } from '../../gateway/sessions/session-manager.js'
 import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
 import { silentLogger } from '../../core/log.js'
-import type { PipelineEvent } from '../../pipeline/contract.js'
+import type { PipelineEvent } from '../../pipeline/index.js'
 
 // Session details while the call is live report the figures so far: a real call through the speech-vendor fakes
 // and the backend fake, the details read over real HTTP before the call ends.

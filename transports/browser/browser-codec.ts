@@ -1,4 +1,4 @@
-import type { PipelineEvent } from '../../pipeline/contract.js'
+import type { PipelineEvent } from '../../pipeline/index.js'
 import type { BrowserClientMessage, BrowserErrorCode, BrowserFrameError, DecodeResult } from './browser-messages.js'
 
 /**

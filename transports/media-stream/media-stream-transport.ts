@@ -10,7 +10,7 @@ import type { EndReason } from '../../core/end-reason.js'
 import type { SessionPort } from '../../gateway/sessions/session-port.js'
 import type { SocketTransport } from '../http/upgrade-session.js'
 import type { Log } from '../../core/log.js'
-import type { PipelineEvent } from '../../pipeline/contract.js'
+import type { PipelineEvent } from '../../pipeline/index.js'
 import { LogLimiter } from './log-limiter.js'
 
 /** Above this many bytes waiting in the socket, assistant audio is dropped (~40 s of audio as base64 JSON). */

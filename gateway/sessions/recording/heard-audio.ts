@@ -1,4 +1,4 @@
-import { OffsetMap } from '../../../pipeline/stt/offset-map.js'
+import { OffsetMap } from '../../../pipeline/index.js'
 
 /** Both caller audio formats are 8 kHz. */
 const RATE = 8000

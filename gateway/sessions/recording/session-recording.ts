@@ -17,10 +17,15 @@ import {
 } from '../../store/recordings.js'
 import type { StoredPausedSpan, StoredSilencedSpan } from '../../store/schema.js'
 import { HeardAudio } from './heard-audio.js'
-import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../../pipeline/contract.js'
-import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
-import { bufferToInt16 } from '../../../pipeline/audio/pcm16.js'
-import { Resampler } from '../../../pipeline/audio/resampler.js'
+import {
+  type InputAudioFormat,
+  type OutputAudioFormat,
+  type PipelineEvent,
+  type PipelineInput,
+  decodeMulaw,
+  bufferToInt16,
+  Resampler,
+} from '../../../pipeline/index.js'
 import { ChunkRecorder, type RecordingOutcome, type RecordingSink } from './recorder.js'
 import { isDatabaseUnavailable } from '../../store/database-errors.js'
 import { EstimatedPlayout, MarkedPlayout, type AgentPlayout } from './agent-playout.js'

@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../store/schema.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, readRecordingChunks, type RecordingChunk } from '../../store/recordings.js'
-import { wavHeader } from '../../../pipeline/audio/wav.js'
+import { wavHeader } from '../../../pipeline/index.js'
 
 const HEADER_BYTES = 44
 /** Samples per channel read from the store at a time (2 s at 16 kHz). */

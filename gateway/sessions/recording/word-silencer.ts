@@ -1,6 +1,10 @@
-import { createRedactor, type StreamingRedactor } from '../../../pipeline/privacy/streaming-redactor.js'
-import type { RedactionSwitches } from '../../../pipeline/privacy/redaction-options.js'
-import type { RedactedWord, TimedWord } from '../../../pipeline/privacy/timed-words.js'
+import {
+  createRedactor,
+  type StreamingRedactor,
+  type RedactionSwitches,
+  type RedactedWord,
+  type TimedWord,
+} from '../../../pipeline/index.js'
 
 /**
  * The caller's timed STT words of a whole session as one stream through the redactor (issue 29), so a card number

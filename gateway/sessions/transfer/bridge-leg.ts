@@ -2,7 +2,7 @@
  * One side of the warm transfer's bridge: a carrier call's media stream, a browser socket, later a SIP call. The
  * bridge needs only this of it, so each transport adapts its own socket and nothing here knows one.
  */
-import type { AudioFormat } from '../../../pipeline/audio/audio-format.js'
+import type { AudioFormat } from '../../../pipeline/index.js'
 
 /** What the bridge needs of a leg. */
 export interface BridgeLeg {

@@ -7,9 +7,7 @@
  * whole 20 ms frame out at once (the resampler's lookahead, 27 input samples at 8 kHz, is the only delay, and it is
  * audio delay, not waiting). Input cut into other sizes is re-cut: at most one frame's worth waits for the rest.
  */
-import { AUDIO_FORMATS, type AudioFormat } from '../../../pipeline/audio/audio-format.js'
-import { decodeMulaw, encodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
-import { Resampler } from '../../../pipeline/audio/resampler.js'
+import { AUDIO_FORMATS, type AudioFormat, decodeMulaw, encodeMulaw, Resampler } from '../../../pipeline/index.js'
 
 /** Length of every frame out. */
 export const BRIDGE_FRAME_MS = 20

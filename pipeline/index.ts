@@ -1,0 +1,82 @@
+/**
+ * The voice pipeline's one door: everything code outside pipeline/ uses, and nothing else. A transport speaks
+ * `PipelineInput` and `PipelineEvent` in its audio formats; the session builds a `VoicePipeline` from
+ * `VoicePipelineDeps`, starts it and hears back through `PipelineHooks`; the API and the store validate and
+ * resolve agent configurations; recordings and transcripts use the audio and privacy helpers.
+ *
+ * Code outside pipeline/ imports from here only, so the inside can be rearranged freely (tests and benchmarks
+ * may reach inside). This file only re-exports: the definitions stay beside the code that uses them, and no
+ * folder of pipeline/ imports this one (no folder cycle through the root).
+ */
+
+// ---- driving one call: what a transport and its session use ------------------------------------------------
+export type { CompletedTurn, PipelineEvent, PipelineHooks, PipelineInput, TurnLatency } from './voice/pipeline-io.js'
+export {
+  LATENCY_STAGES,
+  type LatencyBreakdown,
+  type LatencyStage,
+  type LatencyStageName,
+} from './latency/latency-breakdown.js'
+export type { AudioFormat, InputAudioFormat, OutputAudioFormat } from './audio/audio-format.js'
+export type { VadFactory } from './voice/caller-audio.js'
+export { VoicePipeline, type VoicePipelineDeps } from './voice/voice-pipeline.js'
+export { newTurnId } from './voice/turn-ids.js'
+export { observeSharedVad, type VadObserver } from './vad/vad-batcher.js'
+export type { HistoryItem } from './agent/agent-step.js'
+export { BeepDetector } from './amd/beep-detector.js'
+
+// ---- vendors: one table keyed by plugin id; the session opens a call's steps through it ----------------------
+export type { VendorSetting } from './vendor/vendor-transport.js'
+export { VENDOR_TABLE, type VendorId } from './vendor-table/vendor-table.js'
+export type { VendorRow } from './vendor-table/vendor-row.js'
+export {
+  availableVendors,
+  openAgentStep,
+  openSessionStt,
+  openSessionTts,
+  type VendorSettings,
+} from './vendor-table/open-vendor.js'
+export { globalFetch, type FetchLike } from './agent/http-exchange.js'
+
+// ---- warming up what the first call needs ------------------------------------------------------------------
+export { sharedSileroModel } from './vad/silero-model.js'
+export { sharedEspeakEngine } from './tts/espeak-engine.js'
+export { ttsLocalOptionsSchema } from './config/tts-options.js'
+
+// ---- agent configuration: validation, resolution, templates ------------------------------------------------
+export { configOverrideSchema, pipelineConfigSchema, type PipelineConfig } from './config/schema.js'
+export { validateConfigOverride, validatePipelineConfig } from './config/validate.js'
+export { formatIssues, ruleMessage } from './config/issue-messages.js'
+export { resolveSessionConfig } from './config/resolve-session-config.js'
+export { frontendConfig, type FrontendConfig } from './config/frontend-config.js'
+export { webhookUrlProblem, type UrlPolicy } from './config/webhook-url.js'
+export { pluginStage, type PluginConfig } from './config/plugins-schema.js'
+export { AGENT_WEBHOOK_DEFAULTS } from './config/agent-options.js'
+export type { SessionWebhookEvent } from './config/session-webhook-schema.js'
+export {
+  DEFAULT_TEMPLATE_ID,
+  TEMPLATES,
+  findTemplate,
+  withAvailableVendors,
+  withWebhookUrl,
+  type VendorAvailability,
+} from './config/templates.js'
+export { resolvePrivacy, type PrivacyConfig } from './config/privacy-schema.js'
+
+// ---- privacy: redaction of text, transcripts and recordings ------------------------------------------------
+export { redact } from './privacy/redact.js'
+export type { RedactionSpan } from './privacy/redaction-span.js'
+export { createRedactor, type RedactedPiece, type StreamingRedactor } from './privacy/streaming-redactor.js'
+export type { RedactedWord, TimedWord } from './privacy/timed-words.js'
+export type { RedactionSwitches } from './privacy/redaction-options.js'
+
+// ---- audio for recordings and the warm transfer's bridge ---------------------------------------------------
+export { AUDIO_FORMATS } from './audio/audio-format.js'
+export { decodeMulaw, encodeMulaw } from './audio/g711-mulaw.js'
+export { bufferToInt16 } from './audio/pcm16.js'
+export { Resampler } from './audio/resampler.js'
+export { wavHeader } from './audio/wav.js'
+export { OffsetMap } from './stt/offset-map.js'
+
+// ---- webhooks: request signing -----------------------------------------------------------------------------
+export { signedHeaders } from './webhook/signed-request.js'
