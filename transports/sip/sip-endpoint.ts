@@ -1,0 +1,240 @@
+/**
+ * The gateway's SIP endpoint: UDP and TCP on one address, each request decoded with the message codec, checked
+ * against the scanner list and the per-source flood limit, stamped with where it came from, then answered
+ * through the server transactions (sip-request-handler.ts). Nothing a peer sends throws out of a socket
+ * handler: a failure inside is logged and counted, and the endpoint goes on.
+ */
+import { randomBytes } from 'node:crypto'
+import type { RemoteInfo } from 'node:dgram'
+import type { Log } from '../../core/log.js'
+import { DropLogThrottle } from './drop-log-throttle.js'
+import { isScanner } from './scanner-user-agents.js'
+import { refuseEveryInvite, type SipAdmission, type SipSource } from './sip-admission.js'
+import { decodeSipMessage, encodeSipMessage, type SipDecodeResult } from './sip-message-codec.js'
+import type { SipMessage } from './sip-message.js'
+import { SipRequestHandler } from './sip-request-handler.js'
+import { responseToDecodeError } from './sip-response.js'
+import { DEFAULT_TCP_LIMITS, type SipTcpConnection, SipTcpListener, type SipTcpLimits } from './sip-tcp-listener.js'
+import { SipUdpListener } from './sip-udp-listener.js'
+import { DEFAULT_SOURCE_RATE_LIMITS, SourceRateLimiter, type SourceRateLimits } from './source-rate-limiter.js'
+import { ServerTransactionTable } from './server-transaction-table.js'
+import { realTimers, type TimerScheduler } from './transaction-timers.js'
+import { stampReceived } from './via-received.js'
+
+/** Why a message never reached the request handler (a malformed request may still get its 400), as counted. */
+export type SipDropReason = 'scanner' | 'rate_limited' | 'malformed' | 'connection_limit' | 'framing_error' | 'internal_error'
+
+/** What the endpoint counts; the wiring turns it into metrics. */
+export interface SipEndpointMetrics {
+  dropped(reason: SipDropReason): void
+}
+
+/** Endpoint options. */
+export interface SipEndpointOptions {
+  /** Bind address. */
+  readonly host: string
+  /** UDP and TCP port; 0 picks a free port both can use (tests). */
+  readonly port: number
+  /** The host our Contact carries (SIP_PUBLIC_HOST). */
+  readonly publicHost: string
+  readonly log: Log
+  /** Decides on each new INVITE; default: every one refused with 403. */
+  readonly admission?: SipAdmission
+  /** True while the gateway drains: new INVITEs get 503 (OPTIONS are still answered). */
+  readonly isDraining?: () => boolean
+  readonly metrics?: SipEndpointMetrics
+  readonly rateLimits?: SourceRateLimits
+  readonly tcpLimits?: SipTcpLimits
+  readonly timers?: TimerScheduler
+  /** Most live server transactions. */
+  readonly maxTransactions?: number
+}
+
+/** Counts by reason since start (the same figures the metrics get). */
+export type SipDropCounts = Record<SipDropReason, number>
+
+/** How many times a port 0 bind retries when TCP and UDP cannot get the same free port. */
+const PORT_ATTEMPTS = 10
+
+/** A listening SIP endpoint. */
+export class SipEndpoint {
+  readonly #options: SipEndpointOptions
+  readonly #udp: SipUdpListener
+  readonly #tcp: SipTcpListener
+  readonly #transactions: ServerTransactionTable
+  readonly #limiter: SourceRateLimiter
+  readonly #dropLog = new DropLogThrottle()
+  readonly #handler: SipRequestHandler
+  readonly #dropped: SipDropCounts
+  #draining = false
+  #closing: Promise<void> | undefined
+
+  private constructor(
+    options: SipEndpointOptions,
+    parts: { udp: SipUdpListener; tcp: SipTcpListener; transactions: ServerTransactionTable; dropped: SipDropCounts },
+  ) {
+    this.#options = options
+    this.#udp = parts.udp
+    this.#tcp = parts.tcp
+    this.#transactions = parts.transactions
+    this.#dropped = parts.dropped
+    this.#limiter = new SourceRateLimiter(options.rateLimits ?? DEFAULT_SOURCE_RATE_LIMITS)
+    this.#handler = new SipRequestHandler({
+      transactions: this.#transactions,
+      admission: options.admission ?? refuseEveryInvite,
+      isDraining: () => this.isDraining,
+      contact: (transport) => `sip:${hostForUri(options.publicHost)}:${this.port}${transport === 'tcp' ? ';transport=tcp' : ''}`,
+      onAdmissionError: (error) => options.log.error({ err: error }, 'SIP admission failed; the INVITE got 500'),
+    })
+  }
+
+  /** Binds UDP and TCP on the same port and starts answering. */
+  static async start(options: SipEndpointOptions): Promise<SipEndpoint> {
+    const dropped: SipDropCounts = {
+      scanner: 0,
+      rate_limited: 0,
+      malformed: 0,
+      connection_limit: 0,
+      framing_error: 0,
+      internal_error: 0,
+    }
+    const transactions = new ServerTransactionTable(options.timers ?? realTimers, options.maxTransactions)
+    // The sockets need the endpoint to hand messages to, and the endpoint needs the sockets: late-bound.
+    let endpoint: SipEndpoint | undefined
+    const tcpEvents = {
+      onMessage: (result: SipDecodeResult, connection: SipTcpConnection) => {
+        if (endpoint !== undefined) endpoint.#onTcp(result, connection)
+      },
+      onRefused: (reason: 'connection_limit' | 'framing_error', address: string) => {
+        if (endpoint !== undefined) endpoint.#drop(reason, address)
+      },
+    }
+    const onDatagram = (bytes: Buffer, from: RemoteInfo): void => {
+      if (endpoint !== undefined) endpoint.#onDatagram(bytes, from)
+    }
+    const onUdpError = (error: Error): void => options.log.warn({ err: error }, 'SIP UDP socket error')
+    let lastError: unknown
+    for (let attempt = 0; attempt < (options.port === 0 ? PORT_ATTEMPTS : 1); attempt++) {
+      const tcp = await SipTcpListener.listen(options.host, options.port, tcpEvents, options.tcpLimits ?? DEFAULT_TCP_LIMITS)
+      try {
+        const udp = await SipUdpListener.bind(options.host, tcp.port, onDatagram, onUdpError)
+        endpoint = new SipEndpoint(options, { udp, tcp, transactions, dropped })
+        return endpoint
+      } catch (e) {
+        lastError = e
+        await tcp.close()
+      }
+    }
+    throw lastError
+  }
+
+  /** The port UDP and TCP listen on. */
+  get port(): number {
+    return this.#tcp.port
+  }
+
+  /** True once `drain()` was called or the gateway's drain predicate says so. */
+  get isDraining(): boolean {
+    return this.#draining || (this.#options.isDraining?.() ?? false)
+  }
+
+  /** Live server transactions (a leak shows here). */
+  get liveTransactions(): number {
+    return this.#transactions.size
+  }
+
+  /** Messages dropped without an answer, by reason. */
+  get dropped(): Readonly<SipDropCounts> {
+    return this.#dropped
+  }
+
+  /** New INVITEs get 503 with Retry-After from now on; OPTIONS are still answered. */
+  drain(): void {
+    this.#draining = true
+  }
+
+  /** Closes both sockets and forgets every transaction. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#transactions.close()
+      await Promise.all([this.#udp.close(), this.#tcp.close()])
+    })()
+    return this.#closing
+  }
+
+  #onDatagram(bytes: Buffer, from: RemoteInfo): void {
+    const source: SipSource = { address: from.address, port: from.port, transport: 'udp' }
+    this.#guard(source, () => {
+      // The bucket is checked before decoding: a flood costs a map look-up per packet, not a parse.
+      if (!this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
+      const result = decodeSipMessage(bytes, { framing: 'datagram' })
+      const send = (message: SipMessage, address: string, port: number): void =>
+        this.#udp.send(encodeSipMessage(message), address, port, (e) =>
+          this.#options.log.debug({ err: e, address, port }, 'SIP UDP send failed'),
+        )
+      if (!result.ok) {
+        const answer = responseToDecodeError(result.error, newTag())
+        this.#drop('malformed', source.address, result.error.code)
+        if (answer !== null) send(answer, source.address, source.port)
+        return
+      }
+      if (result.message.kind !== 'request') return
+      if (isScanner(result.message)) return this.#drop('scanner', source.address)
+      const stamped = stampReceived(result.message, source)
+      if (stamped === null) return this.#drop('malformed', source.address, 'bad_via')
+      const { address, port } = stamped.destination
+      this.#handler.handle(stamped.request, { source, reliable: false, send: (m) => send(m, address, port) })
+    })
+  }
+
+  #onTcp(result: SipDecodeResult, connection: SipTcpConnection): void {
+    const source: SipSource = { address: connection.address, port: connection.port, transport: 'tcp' }
+    this.#guard(source, () => {
+      if (!this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
+      const send = (message: SipMessage): void => {
+        connection.write(encodeSipMessage(message))
+      }
+      if (!result.ok) {
+        const answer = responseToDecodeError(result.error, newTag())
+        this.#drop('malformed', source.address, result.error.code)
+        if (answer !== null) send(answer)
+        return
+      }
+      if (result.message.kind !== 'request') return
+      if (isScanner(result.message)) return this.#drop('scanner', source.address)
+      // Section 18.2.1: the Via gets `received` over TCP too; the answer goes on the connection regardless.
+      const stamped = stampReceived(result.message, source)
+      if (stamped === null) return this.#drop('malformed', source.address, 'bad_via')
+      this.#handler.handle(stamped.request, { source, reliable: true, send })
+    })
+  }
+
+  /** Runs a socket handler's work; whatever it throws is counted and logged, never raised to the socket. */
+  #guard(source: SipSource, work: () => void): void {
+    try {
+      work()
+    } catch (e) {
+      this.#dropped.internal_error++
+      this.#options.metrics?.dropped('internal_error')
+      this.#options.log.error({ err: e, source: source.address, transport: source.transport }, 'SIP message handling failed')
+    }
+  }
+
+  #drop(reason: SipDropReason, address: string, detail?: string): void {
+    this.#dropped[reason]++
+    this.#options.metrics?.dropped(reason)
+    const count = this.#dropLog.record(address)
+    if (count > 0)
+      this.#options.log.info({ source: address, reason, detail, count }, 'SIP traffic dropped (logged once a minute per source)')
+  }
+}
+
+/** An IPv6 address in a URI is bracketed. */
+function hostForUri(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}
+
+/** A To tag for a 400: 64 random bits. */
+function newTag(): string {
+  return randomBytes(8).toString('hex')
+}
