@@ -20,6 +20,8 @@ import { carrierPath, type CarrierPath } from './carrier-path.js'
 import { buildApp } from './routes.js'
 import { upgradeRoutes } from './upgrades.js'
 import { replicaAddress } from './replica-address.js'
+import { startSip } from './sip-wiring.js'
+import type { SipEndpoint } from '../transports/sip/sip-endpoint.js'
 import type { GatewayDeps } from './gateway-deps.js'
 
 /** How long closing waits for upgraded sockets to finish their close handshakes. */
@@ -43,6 +45,8 @@ export interface Gateway {
   recordingRetention: RecordingRetention | undefined
   /** The tunnels this replica holds and the relay between replicas. */
   tunnels: TunnelHub
+  /** The SIP endpoint (SIP_PORT set); it drains with the sessions and closes with the gateway. */
+  sip: SipEndpoint | undefined
   /**
    * Stops taking new sessions at once, lets live ones go on for up to `graceMs` (default 0: ends them now),
    * ends the rest with `shutdown`, then closes the server. The server keeps answering meanwhile: `/readyz`
@@ -143,7 +147,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address
   tunnels.directUrl = config.replicaUrl ?? replicaAddress(addr)
   let closing: Promise<void> | undefined
-  return {
+  let sip: SipEndpoint | undefined
+  const gateway: Gateway = {
     server,
     app,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
@@ -153,10 +158,15 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     recordingMover: mover,
     recordingRetention: retention,
     tunnels,
+    get sip() {
+      return sip
+    },
     close(graceMs = 0) {
       closing ??= (async () => {
         tunnels.drain()
         await sessions.shutdown(graceMs)
+        // After the sessions: OPTIONS health checks are answered (and INVITEs get 503) until the calls are gone.
+        await sip?.close()
         // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect
         // and take them back; the lease sweep restores the agents of those that do not.
         await tunnels.stop()
@@ -176,4 +186,12 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       return closing
     },
   }
+  try {
+    sip = await startSip({ settings: config.sip, log, metrics: metrics.sip, isDraining: () => sessions.isDraining })
+  } catch (e) {
+    // The SIP port is taken or not ours: the gateway does not half-start.
+    await gateway.close()
+    throw e
+  }
+  return gateway
 }

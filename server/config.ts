@@ -63,8 +63,23 @@ export interface GatewayConfig {
   recordingRetentionDays: number | undefined
   /** An S3-compatible object store finished recordings move to (`RECORDING_S3_*`); undefined keeps them in the database. */
   recordingObjectStore: RecordingObjectStoreConfig | undefined
+  /** The SIP endpoint (`SIP_PORT` set); undefined: SIP is off. */
+  sip: SipSettings | undefined
   /** Each vendor's URL and key, keyed by plugin id, read from the variables the vendor table names. */
   vendors: Record<VendorId, VendorSetting> & VendorSettings
+}
+
+/** The SIP endpoint's settings (docs/sip.md, "The SIP endpoint"). */
+export interface SipSettings {
+  /** UDP and TCP port (`SIP_PORT`). */
+  port: number
+  /** Bind address (`SIP_HOST`). */
+  host: string
+  /** The host put in Via, Contact and later SDP (`SIP_PUBLIC_HOST`; default: PUBLIC_URL's host). */
+  publicHost: string
+  /** The RTP port range (`RTP_PORT_MIN`/`RTP_PORT_MAX`), even numbers; carried for the calls to come. */
+  rtpPortMin: number
+  rtpPortMax: number
 }
 
 /** Raised when an environment variable has an invalid value; the message names the variable. */
@@ -193,8 +208,29 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
     recordingRetentionDays:
       str(env, 'RECORDING_RETENTION_DAYS') === undefined ? undefined : int(env, 'RECORDING_RETENTION_DAYS', 0, 1, 36_500),
     recordingObjectStore: recordingObjectStore(env),
+    sip: sipSettings(env, publicUrl),
     vendors: vendorSettings(env, vendors),
   }
+}
+
+/** A host name or an IPv4/IPv6 address (IPv6 may be bracketed). */
+const HOST_PATTERN = /^(?:[\w.-]+|\[?[0-9A-Fa-f:.]+\]?)$/
+
+/** The SIP settings, each checked even when SIP_PORT is unset, so a typo is named before anyone turns SIP on. */
+function sipSettings(env: Env, publicUrl: string): SipSettings | undefined {
+  const host = str(env, 'SIP_HOST') ?? '0.0.0.0'
+  if (!HOST_PATTERN.test(host)) throw new ConfigError('SIP_HOST', `is not a host name or address: "${host}"`)
+  const publicHost = str(env, 'SIP_PUBLIC_HOST') ?? new URL(publicUrl).hostname.replace(/^\[|\]$/g, '')
+  if (!HOST_PATTERN.test(publicHost)) throw new ConfigError('SIP_PUBLIC_HOST', `is not a host name or address: "${publicHost}"`)
+  const rtpPortMin = int(env, 'RTP_PORT_MIN', 10_000, 1024, 65534)
+  const rtpPortMax = int(env, 'RTP_PORT_MAX', 20_000, 1025, 65534)
+  // RTP takes the even port and RTCP the odd one above it (RFC 3550 section 11).
+  if (rtpPortMin % 2 !== 0) throw new ConfigError('RTP_PORT_MIN', `must be even, got ${rtpPortMin}`)
+  if (rtpPortMax % 2 !== 0) throw new ConfigError('RTP_PORT_MAX', `must be even, got ${rtpPortMax}`)
+  if (rtpPortMin >= rtpPortMax) throw new ConfigError('RTP_PORT_MAX', `must be above RTP_PORT_MIN (${rtpPortMin}), got ${rtpPortMax}`)
+  if (str(env, 'SIP_PORT') === undefined) return undefined
+  const port = int(env, 'SIP_PORT', 5060, 1, 65535)
+  return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax }
 }
 
 /** A comma-separated list of CIDR ranges (a bare address is one host). */

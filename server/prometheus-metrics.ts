@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Metrics, TurnStage, WebhookOutcome } from '../core/metrics.js'
 import type { VadObserver } from '../pipeline/index.js'
+import type { SipDropReason, SipEndpointMetrics } from '../transports/sip/sip-endpoint.js'
 
 /** Turn latencies run from tens of ms (a stage) to seconds (a slow backend); buckets in seconds. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10]
@@ -25,6 +26,7 @@ export class PrometheusMetrics implements Metrics {
   readonly #carrierErrors: Counter<'operation' | 'code'>
   readonly #vadBatch: Histogram
   readonly #vadSkipped: Counter
+  readonly #sipDropped: Counter<'reason'>
 
   /** `liveSessions` lists the channel of every live session, read at each scrape. */
   constructor(liveSessions: () => Iterable<string>) {
@@ -95,6 +97,12 @@ export class PrometheusMetrics implements Metrics {
       help: 'Caller frames treated as silence without inference because the VAD model fell behind',
       registers,
     })
+    this.#sipDropped = new Counter({
+      name: 'voxgate_sip_dropped_total',
+      help: 'SIP messages that never reached the SIP request handler, by reason (scanner, rate_limited, malformed, ...)',
+      labelNames: ['reason'],
+      registers,
+    })
   }
 
   sessionStarted(channel: string): void {
@@ -127,6 +135,11 @@ export class PrometheusMetrics implements Metrics {
   readonly vad: VadObserver = {
     batch: (size) => this.#vadBatch.observe(size),
     skipped: (frames) => this.#vadSkipped.inc(frames),
+  }
+
+  /** Hears the SIP endpoint. */
+  readonly sip: SipEndpointMetrics = {
+    dropped: (reason: SipDropReason) => this.#sipDropped.inc({ reason }),
   }
 
   /** The scrape: Prometheus text exposition format. */

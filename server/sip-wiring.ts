@@ -1,0 +1,39 @@
+/**
+ * The SIP endpoint as the gateway runs it: started after the HTTP server listens when SIP_PORT is set, draining
+ * with the sessions (new INVITEs get 503 while OPTIONS health checks still get 200), closed with the gateway.
+ * Until SIP trunks exist every INVITE is refused with 403.
+ */
+import type { Log } from '../core/log.js'
+import { refuseEveryInvite, type SipAdmission } from '../transports/sip/sip-admission.js'
+import { SipEndpoint, type SipEndpointMetrics } from '../transports/sip/sip-endpoint.js'
+import type { SipSettings } from './config.js'
+
+/** What the SIP wiring needs of the gateway. */
+export interface SipWiringDeps {
+  readonly settings: SipSettings | undefined
+  readonly log: Log
+  readonly metrics: SipEndpointMetrics
+  /** The gateway's drain state (the session manager's). */
+  readonly isDraining: () => boolean
+  readonly admission?: SipAdmission
+}
+
+/** Starts the endpoint when SIP is configured and logs its address once; undefined when SIP is off. */
+export async function startSip(deps: SipWiringDeps): Promise<SipEndpoint | undefined> {
+  const { settings, log } = deps
+  if (settings === undefined) return undefined
+  const endpoint = await SipEndpoint.start({
+    host: settings.host,
+    port: settings.port,
+    publicHost: settings.publicHost,
+    log,
+    metrics: deps.metrics,
+    isDraining: deps.isDraining,
+    admission: deps.admission ?? refuseEveryInvite,
+  })
+  log.info(
+    { sip_host: settings.host, sip_port: endpoint.port, sip_public_host: settings.publicHost, transports: ['udp', 'tcp'] },
+    'SIP endpoint listening',
+  )
+  return endpoint
+}
