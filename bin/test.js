@@ -84,6 +84,7 @@ const DATABASE_SUITE = [
   'test/cli/tunnel.test.ts',
   'test/cli/tunnel-reconnect.test.ts',
   'test/openapi/response-schemas.test.ts',
+  'test/sip/sip-gateway.test.ts',
 ]
 
 /** The tests' own programs that tests run as child processes (test/helpers/node-script.ts finds their bundles). */
