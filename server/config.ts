@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import { parseCidr } from '../gateway/webhooks/egress-policy.js'
+import { parseCidr } from '../core/cidr.js'
 import type { RecordingObjectStoreConfig } from '../gateway/sessions/recording/object-store.js'
 import {
   VENDOR_TABLE,
