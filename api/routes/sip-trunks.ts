@@ -31,6 +31,11 @@ const cidr = z
   .string()
   .max(64)
   .superRefine((raw, ctx) => {
+    // A zone id names an interface of one host; Postgres' inet, which matches the ranges, cannot hold it.
+    if (raw.includes('%')) {
+      ctx.addIssue({ code: 'custom', message: `"${raw}" has a zone id (%...): give the address alone` })
+      return
+    }
     try {
       if (parseCidr(raw).prefix === 0) {
         ctx.addIssue({

@@ -144,11 +144,12 @@ export async function deleteSipTrunk(db: Kysely<Database>, organizationId: strin
 
 /**
  * Every trunk, of any organization, whose inbound allow-list contains `ip` (IPv4, IPv6, or IPv4-mapped IPv6 as the
- * IPv4 address it is), oldest first. Postgres does the match with `inet <<=`, the same on PGlite and the server. Not
+ * IPv4 address it is; a zone id dropped), oldest first. Postgres does the match with `inet <<=`, the same on PGlite and the server. Not
  * an address (a zone id, a host name): none.
  */
 export async function trunksForSource(db: Kysely<Database>, ip: string): Promise<SipTrunkRow[]> {
-  const address = unmappedAddress(ip.trim())
+  // A link-local source may carry its zone (`fe80::1%eth0`), which inet cannot hold; the address is what matches.
+  const address = unmappedAddress(ip.trim().replace(/%[^%]*$/, ''))
   if (isIP(address) === 0) return []
   return db
     .selectFrom('sip_trunks')

@@ -99,6 +99,7 @@ t.test('every validation error names its field, with code validation_failed', as
     ['an unknown field', { name: 'a', inbound: { allowed_cidrs: ['10.0.0.0/8'] }, nmae: 1 }, /nmae/],
     ['not a CIDR', { name: 'a', inbound: { allowed_cidrs: ['10.0.0.300/8'] } }, /inbound\.allowed_cidrs\[0\].*not an IP/],
     ['a bad prefix', { name: 'a', inbound: { allowed_cidrs: ['10.0.0.0/33'] } }, /inbound\.allowed_cidrs\[0\].*prefix/],
+    ['a zone id', { name: 'a', inbound: { allowed_cidrs: ['fe80::1%eth0'] } }, /inbound\.allowed_cidrs\[0\].*zone id/],
     ['IPv4 /0', { name: 'a', inbound: { allowed_cidrs: ['0.0.0.0/0'] } }, /inbound\.allowed_cidrs\[0\].*every address/],
     ['IPv6 /0', { name: 'a', inbound: { allowed_cidrs: ['::/0'] } }, /inbound\.allowed_cidrs\[0\].*every address/],
     [
