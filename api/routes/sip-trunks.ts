@@ -17,7 +17,6 @@ import {
   listSipTrunks,
   MAX_SIP_TRUNK_CIDRS,
   MAX_SIP_TRUNK_NAME,
-  sipTrunkFields,
   toSipTrunk,
   updateSipTrunk,
   type SipTrunkFields,
@@ -188,11 +187,8 @@ export function sipTrunksRouter(deps: SipTrunkDeps): Router<ApiState> {
 
   r.patch('/v1/sip/trunks/:trunk_id', async (ctx) => {
     const body = parseOr400(updateSipTrunkSchema, await readJsonObject(ctx))
-    const organizationId = ctx.state.organizationId
     const id = ctx.params.trunk_id as string
-    const row = await getSipTrunkRow(db, organizationId, id)
-    if (row === undefined) throw voxError('sip_trunk_not_found')
-    const updated = await updateSipTrunk(db, organizationId, id, merge(credentialsKey, sipTrunkFields(row), body))
+    const updated = await updateSipTrunk(db, ctx.state.organizationId, id, (stored) => merge(credentialsKey, stored, body))
     if (updated === undefined) throw voxError('sip_trunk_not_found')
     ctx.body = toSipTrunk(updated)
   })

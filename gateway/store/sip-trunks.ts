@@ -121,20 +121,33 @@ export async function getSipTrunkRow(db: Kysely<Database>, organizationId: strin
   return db.selectFrom('sip_trunks').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst()
 }
 
-/** Replaces a trunk's fields; undefined when the organization has no such trunk. */
+/**
+ * Changes a trunk: `change` gets its stored fields and returns the new ones (or throws, and nothing changes). The
+ * row is locked meanwhile, so two concurrent changes merge one after the other instead of one losing the other's.
+ * Undefined when the organization has no such trunk.
+ */
 export async function updateSipTrunk(
   db: Kysely<Database>,
   organizationId: string,
   id: string,
-  fields: SipTrunkFields,
+  change: (stored: SipTrunkFields) => SipTrunkFields,
 ): Promise<SipTrunkRow | undefined> {
-  return db
-    .updateTable('sip_trunks')
-    .set({ ...columns(fields), updated_at: new Date() })
-    .where('organization_id', '=', organizationId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst()
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .selectFrom('sip_trunks')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst()
+    if (row === undefined) return undefined
+    return tx
+      .updateTable('sip_trunks')
+      .set({ ...columns(change(sipTrunkFields(row))), updated_at: new Date() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  })
 }
 
 /** Deletes a trunk; the deleted row, or undefined when the organization has no such trunk. */

@@ -62,6 +62,15 @@ t.test('create, get, list, patch and delete a trunk; no answer carries a passwor
   })
   t.equal((await rowOf(id)).outbound_password_sealed, null, 'null clears the stored password')
 
+  const [x, y] = await Promise.all([
+    gw.request('PATCH', `/v1/sip/trunks/${id}`, { body: { name: 'Concurrent' } }),
+    gw.request('PATCH', `/v1/sip/trunks/${id}`, { body: { inbound: { allowed_cidrs: ['198.51.100.8'] } } }),
+  ])
+  t.same([x.status, y.status], [200, 200])
+  const both = (await gw.request('GET', `/v1/sip/trunks/${id}`)).body
+  t.same([both.name, both.inbound.allowed_cidrs], ['Concurrent', ['198.51.100.8']], 'two concurrent changes both land')
+  t.ok(both.updated_at > c.body.updated_at, 'updated_at moves')
+
   const noOutbound = await gw.request('PATCH', `/v1/sip/trunks/${id}`, { body: { outbound: null } })
   t.equal(noOutbound.body.outbound, null)
 
@@ -130,6 +139,8 @@ t.test('every validation error names its field, with code validation_failed', as
     t.ok(Array.isArray(r.body.details) && r.body.details.length > 0, `${what}: details`)
   }
   t.same((await gw.request('GET', '/v1/sip/trunks')).body.trunks, [], 'nothing was created')
+  const short = await create({ name: 'a', inbound: { username: 'pbx', password: 'sh0rt' } })
+  t.notOk(short.text.includes('sh0rt'), 'an error never echoes a password')
 
   const ok = await create({ name: 'Outbound only', outbound: { uri: 'SIPS:+14155552671@t.example.com' } })
   t.equal(ok.status, 201, ok.text)
