@@ -69,6 +69,7 @@ const DATABASE_SUITE = [
   'test/gateway/store.test.ts',
   'test/gateway/connection-loss.test.ts',
   'test/gateway/pglite-template.test.ts',
+  'test/gateway/sip-trunks-store.test.ts',
   'test/carrier-e2e/balancer.test.ts',
   'test/carrier-e2e/call-transfer.test.ts',
   'test/carrier-e2e/cross-replica.test.ts',

@@ -40,6 +40,12 @@ export const ERRORS = {
   organization_not_found: { status: 404, message: 'organization not found' },
   template_not_found: { status: 404, message: 'agent template not found' },
   agent_link_not_found: { status: 404, message: 'agent link not found' },
+  sip_trunk_not_found: { status: 404, message: 'SIP trunk not found' },
+  sip_trunk_limit: { status: 409, message: 'this organization has as many SIP trunks as it may: delete one first' },
+  sip_credentials_key_missing: {
+    status: 503,
+    message: 'this gateway cannot store SIP trunk passwords: its operator must set SIP_CREDENTIALS_KEY',
+  },
   recording_not_found: { status: 404, message: 'no recording for this session' },
   recording_store_unavailable: {
     status: 503,

@@ -27,21 +27,21 @@ export { BeepDetector } from './amd/beep-detector.js'
 
 // ---- vendors: one table keyed by plugin id; the session opens a call's steps through it ----------------------
 export type { VendorSetting } from './vendor/vendor-transport.js'
-export { VENDOR_TABLE, type VendorId } from './vendor-table/vendor-table.js'
-export type { VendorRow } from './vendor-table/vendor-row.js'
+export { VENDOR_TABLE, type VendorId } from './vendors/vendor-table.js'
+export type { VendorRow } from './vendors/vendor-row.js'
 export {
   availableVendors,
   openAgentStep,
   openSessionStt,
   openSessionTts,
   type VendorSettings,
-} from './vendor-table/open-vendor.js'
+} from './vendor-streams/open-vendor.js'
 export { globalFetch, type FetchLike } from './agent/http-exchange.js'
 
 // ---- warming up what the first call needs ------------------------------------------------------------------
 export { sharedSileroModel } from './vad/silero-model.js'
 export { sharedEspeakEngine } from './tts/espeak-engine.js'
-export { ttsLocalOptionsSchema } from './config/tts-options.js'
+export { ttsLocalOptionsSchema } from './options/tts-options.js'
 
 // ---- agent configuration: validation, resolution, templates ------------------------------------------------
 export { configOverrideSchema, pipelineConfigSchema, type PipelineConfig } from './config/schema.js'
@@ -49,9 +49,9 @@ export { validateConfigOverride, validatePipelineConfig } from './config/validat
 export { formatIssues, ruleMessage } from './config/issue-messages.js'
 export { resolveSessionConfig } from './config/resolve-session-config.js'
 export { frontendConfig, type FrontendConfig } from './config/frontend-config.js'
-export { webhookUrlProblem, type UrlPolicy } from './config/webhook-url.js'
+export { webhookUrlProblem, type UrlPolicy } from './options/webhook-url.js'
 export { pluginStage, type PluginConfig } from './config/plugins-schema.js'
-export { AGENT_WEBHOOK_DEFAULTS } from './config/agent-options.js'
+export { AGENT_WEBHOOK_DEFAULTS } from './options/agent-options.js'
 export type { SessionWebhookEvent } from './config/session-webhook-schema.js'
 export {
   DEFAULT_TEMPLATE_ID,

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
-import { parseCidr } from '../gateway/webhooks/egress-policy.js'
+import { parseCidr } from '../core/cidr.js'
+import { parseSecretKey } from '../core/secret-box.js'
 import type { RecordingObjectStoreConfig } from '../gateway/sessions/recording/object-store.js'
 import {
   VENDOR_TABLE,
@@ -22,6 +23,8 @@ export interface GatewayConfig {
   adminToken: string | undefined
   /** Bearer token `GET /metrics` requires; unset: metrics are open (keep the port private then). */
   metricsToken: string | undefined
+  /** Seals SIP trunk passwords (`SIP_CREDENTIALS_KEY`); unset: trunks without passwords only. */
+  sipCredentialsKey: Buffer | undefined
   /** OTLP/HTTP base URL for turn traces (`OTEL_EXPORTER_OTLP_ENDPOINT`); unset: no tracing code is loaded. */
   otlpEndpoint: string | undefined
   logLevel: string
@@ -186,6 +189,7 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
     dataDir: resolve(str(env, 'DATA_DIR') ?? './data'),
     adminToken,
     metricsToken: str(env, 'METRICS_TOKEN'),
+    sipCredentialsKey: secretKey(env, 'SIP_CREDENTIALS_KEY'),
     otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', undefined, ['http', 'https']),
     logLevel,
     allowInsecureWebhooks,
@@ -231,6 +235,17 @@ function sipSettings(env: Env, publicUrl: string): SipSettings | undefined {
   if (str(env, 'SIP_PORT') === undefined) return undefined
   const port = int(env, 'SIP_PORT', 5060, 1, 65535)
   return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax }
+}
+
+/** A 32-byte key (64 hex digits or base64), or undefined when unset. */
+function secretKey(env: Env, name: string): Buffer | undefined {
+  const raw = str(env, name)
+  if (raw === undefined) return undefined
+  try {
+    return parseSecretKey(raw)
+  } catch (e) {
+    throw new ConfigError(name, (e as Error).message)
+  }
 }
 
 /** A comma-separated list of CIDR ranges (a bare address is one host). */

@@ -22,6 +22,7 @@ import { webhookDeliveriesRouter } from '../api/routes/webhook-deliveries.js'
 import { metricsRouter } from '../api/routes/metrics.js'
 import { docsRouter } from '../api/routes/docs.js'
 import { tunnelRequestsRouter } from '../api/routes/tunnel-requests.js'
+import { sipTrunksRouter } from '../api/routes/sip-trunks.js'
 import { openApiDocument } from '../api/openapi/openapi-document.js'
 import type { PrometheusMetrics } from './prometheus-metrics.js'
 import type { CarrierPath } from './carrier-path.js'
@@ -110,6 +111,8 @@ export function buildApp(
   v1.use(deliveries.routes(), deliveries.allowedMethods({ throw: true }))
   const links = agentLinksRouter(linkDeps)
   v1.use(links.routes(), links.allowedMethods({ throw: true }))
+  const sipTrunks = sipTrunksRouter({ db: store.db, credentialsKey: config.sipCredentialsKey })
+  v1.use(sipTrunks.routes(), sipTrunks.allowedMethods({ throw: true }))
   app.use(v1.routes())
   return app
 }

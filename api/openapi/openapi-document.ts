@@ -4,6 +4,7 @@ import { END_REASONS } from '../../core/end-reason.js'
 import { OPERATIONS } from './operations.js'
 import type { Auth, Operation } from './operation.js'
 import { PRIVACY_OPERATIONS } from './privacy-operations.js'
+import { SIP_OPERATIONS } from './sip-operations.js'
 import { responseSchemas } from './response-schemas.js'
 
 type Json = Record<string, unknown>
@@ -242,7 +243,7 @@ function operationObject(op: Operation): Json {
  */
 export function openApiDocument(serverUrl: string): Json {
   const paths: Record<string, Json> = {}
-  for (const op of [...OPERATIONS, ...PRIVACY_OPERATIONS]) {
+  for (const op of [...OPERATIONS, ...PRIVACY_OPERATIONS, ...SIP_OPERATIONS]) {
     const path = openApiPath(op.path)
     paths[path] = { ...paths[path], [op.method]: operationObject(op) }
   }
@@ -257,7 +258,7 @@ export function openApiDocument(serverUrl: string): Json {
         'your backend are described in the README; additions to the SPEC are named there.',
     },
     servers: [{ url: serverUrl }],
-    tags: ['sessions', 'agents', 'calls', 'carrier', 'admin', 'health', 'observability'].map((name) => ({ name })),
+    tags: ['sessions', 'agents', 'calls', 'carrier', 'admin', 'health', 'observability', 'sip'].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {

@@ -66,6 +66,35 @@ const DAILY_STATS_SCHEMA = object({
   latency_p99_ms: nullable('number'),
 })
 
+/** gateway/store/sip-trunks.ts `SipTrunk`: never a password, only whether one is set. */
+const SIP_TRUNK_SCHEMA = object({
+  id: { type: 'string' },
+  name: { type: 'string' },
+  inbound: {
+    oneOf: [
+      object({
+        allowed_cidrs: { type: 'array', items: { type: 'string' } },
+        username: nullable('string'),
+        has_password: { type: 'boolean' },
+      }),
+      { type: 'null' },
+    ],
+  },
+  outbound: {
+    oneOf: [
+      object({
+        uri: { type: 'string' },
+        username: nullable('string'),
+        has_password: { type: 'boolean' },
+        from_number: { ...nullable('string'), description: 'E.164' },
+      }),
+      { type: 'null' },
+    ],
+  },
+  created_at: { type: 'string' },
+  updated_at: { type: 'string' },
+})
+
 /**
  * Response bodies of the agent, webhook delivery and daily stats routes, for `components.schemas`. Each mirrors
  * the store's mapping named above; test/openapi checks real answers against them, and the console's types are
@@ -82,5 +111,7 @@ export function responseSchemas(): Record<string, Json> {
     WebhookDeliveryList: object({ deliveries: { type: 'array', items: ref('WebhookDelivery') } }),
     DailyStats: DAILY_STATS_SCHEMA,
     DailyStatsList: object({ days: { type: 'array', items: ref('DailyStats') } }),
+    SipTrunk: SIP_TRUNK_SCHEMA,
+    SipTrunkList: object({ trunks: { type: 'array', items: ref('SipTrunk') } }),
   }
 }

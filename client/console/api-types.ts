@@ -488,6 +488,27 @@ export interface components {
     DailyStatsList: {
       days: components['schemas']['DailyStats'][]
     }
+    SipTrunk: {
+      id: string
+      name: string
+      inbound: {
+        allowed_cidrs: string[]
+        username: string | null
+        has_password: boolean
+      } | null
+      outbound: {
+        uri: string
+        username: string | null
+        has_password: boolean
+        /** @description E.164 */
+        from_number: string | null
+      } | null
+      created_at: string
+      updated_at: string
+    }
+    SipTrunkList: {
+      trunks: components['schemas']['SipTrunk'][]
+    }
   }
   responses: {
     /** @description the error body */

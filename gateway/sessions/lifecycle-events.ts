@@ -1,7 +1,7 @@
 import type { SessionRow, TranscriptEntryRow } from '../store/schema.js'
 
-/** Fields every webhook about a session carries. */
-function common(row: SessionRow, customMetadata: Record<string, unknown> | undefined) {
+/** Fields every webhook about a session carries (`session.*` and `transfer.*` events alike). */
+export function sessionFields(row: SessionRow, customMetadata: Record<string, unknown> | undefined) {
   return {
     session_id: row.id,
     conversation_id: row.conversation_id,
@@ -19,7 +19,7 @@ function common(row: SessionRow, customMetadata: Record<string, unknown> | undef
 export function sessionStartEvent(row: SessionRow, welcomeTurnId: string, customMetadata: Record<string, unknown> | undefined) {
   return {
     type: 'session.start' as const,
-    ...common(row, customMetadata),
+    ...sessionFields(row, customMetadata),
     turn_id: welcomeTurnId,
     agent_id: row.agent_id,
     started_at: row.started_at?.toISOString() ?? null,
@@ -45,7 +45,7 @@ export function sessionEndEvent(
   }
   return {
     type: 'session.end' as const,
-    ...common(row, customMetadata),
+    ...sessionFields(row, customMetadata),
     agent_id: row.agent_id,
     started_at: row.started_at?.toISOString() ?? null,
     ended_at: row.ended_at?.toISOString() ?? null,
@@ -72,7 +72,7 @@ export function sessionUpdateEvent(
 ) {
   return {
     type: 'session.update' as const,
-    ...common(row, customMetadata),
+    ...sessionFields(row, customMetadata),
     recording_status: update.recordingStatus,
     ...(update.recordingUrl !== undefined && { recording_url: update.recordingUrl }),
     ...(update.recordingDuration !== undefined && { recording_duration: update.recordingDuration }),

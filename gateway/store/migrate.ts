@@ -13,6 +13,7 @@ import { turnFailures } from './migrations/0011-turn-failures.js'
 import { sessionListOrder } from './migrations/0012-session-list-order.js'
 import { failedTurnsIndex } from './migrations/0013-failed-turns-index.js'
 import { recordingPrivacy } from './migrations/0014-recording-privacy.js'
+import { sipTrunks } from './migrations/0015-sip-trunks.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0012-session-list-order': sessionListOrder,
   '0013-failed-turns-index': failedTurnsIndex,
   '0014-recording-privacy': recordingPrivacy,
+  '0015-sip-trunks': sipTrunks,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

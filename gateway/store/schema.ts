@@ -281,6 +281,25 @@ export interface TunnelsTable {
   created_at: CreatedAt
 }
 
+/** sip_trunks: an organization's SIP peer; passwords sealed with AES-256-GCM (core/secret-box.ts), never in clear. */
+export interface SipTrunksTable {
+  id: string
+  organization_id: string
+  name: string
+  /** CIDR ranges as written (a bare address is one host); an INVITE from inside one may use the trunk. */
+  inbound_allowed_cidrs: Json<string[]>
+  inbound_username: string | null
+  inbound_password_sealed: string | null
+  /** `sip:` or `sips:` URI outbound calls go to; null: the trunk takes inbound calls only. */
+  outbound_uri: string | null
+  outbound_username: string | null
+  outbound_password_sealed: string | null
+  /** E.164. */
+  outbound_from_number: string | null
+  created_at: CreatedAt
+  updated_at: Timestamp
+}
+
 /** The whole database as Kysely sees it. */
 export interface Database {
   organizations: OrganizationsTable
@@ -297,6 +316,7 @@ export interface Database {
   tunnels: TunnelsTable
   device_authorizations: DeviceAuthorizationsTable
   webhook_deliveries: WebhookDeliveriesTable
+  sip_trunks: SipTrunksTable
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>
@@ -310,3 +330,4 @@ export type TranscriptEntryRow = Selectable<TranscriptEntriesTable>
 export type TunnelRow = Selectable<TunnelsTable>
 export type DeviceAuthorizationRow = Selectable<DeviceAuthorizationsTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
+export type SipTrunkRow = Selectable<SipTrunksTable>

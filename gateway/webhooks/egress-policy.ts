@@ -9,6 +9,7 @@
 import { BlockList, isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import type { FetchLike } from '../../pipeline/index.js'
+import { parseCidr, unmappedAddress } from '../../core/cidr.js'
 
 /** Built-in refusals, with why. */
 const BUILT_IN: { cidr: string; why: string }[] = [
@@ -23,19 +24,6 @@ const BUILT_IN: { cidr: string; why: string }[] = [
   { cidr: 'ff00::/8', why: 'multicast' },
 ]
 
-/** Parses `a.b.c.d/n` or `v6/n` (a bare address is /32 or /128); throws with the reason. */
-export function parseCidr(raw: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } {
-  const [address = '', prefixText] = raw.trim().split('/')
-  const version = isIP(address)
-  if (version === 0) throw new Error(`"${raw}" is not an IP address or CIDR range`)
-  const max = version === 4 ? 32 : 128
-  const prefix = prefixText === undefined ? max : Number(prefixText)
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || (prefixText !== undefined && !/^\d+$/.test(prefixText))) {
-    throw new Error(`"${raw}" has a prefix length outside 0-${max}`)
-  }
-  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' }
-}
-
 function blockList(cidrs: readonly string[]): BlockList {
   const list = new BlockList()
   for (const c of cidrs) {
@@ -43,12 +31,6 @@ function blockList(cidrs: readonly string[]): BlockList {
     list.addSubnet(address, prefix, family)
   }
   return list
-}
-
-/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address it is. */
-function plain(ip: string): string {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  return m?.[1] ?? ip
 }
 
 function familyOf(ip: string): 'ipv4' | 'ipv6' | undefined {
@@ -105,7 +87,7 @@ export class EgressPolicy {
 
   /** Why connecting to `ip`:`port` is refused, or undefined. `selfAllowed`: the gateway's own port is fine. */
   addressRefusal(ip: string, port: number | undefined, selfAllowed = false): string | undefined {
-    const address = plain(ip)
+    const address = unmappedAddress(ip)
     const family = familyOf(address)
     if (family === undefined) return `${ip} is not an IP address`
     if (this.#deny.check(address, family)) return `${address} is in WEBHOOK_DENY_CIDRS`

@@ -1,5 +1,4 @@
-import type { AgentLlmOptions } from '../config/agent-options.js'
-import type { PluginOf } from '../config/plugins-schema.js'
+import type { AgentLlmOptions, AgentWebhookOptions } from '../options/agent-options.js'
 import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import type { AgentStep } from './agent-step.js'
 import type { FetchLike } from './http-exchange.js'
@@ -7,8 +6,11 @@ import { OpenAiLlmAgentStep } from './llm-agent.js'
 import { ScriptedAgentStep } from './scripted-agent.js'
 import { WebhookAgentStep } from './webhook-agent.js'
 
-/** A validated `agent.*` plugin entry of the pipeline configuration. */
-export type AgentPluginConfig = PluginOf<'agent.llm'> | PluginOf<'agent.webhook'>
+/**
+ * A validated `agent.*` plugin entry of the pipeline configuration (config/plugins-schema.ts's entries of these two
+ * ids; spelled out here because the configuration is composed above the agent steps).
+ */
+export type AgentPluginConfig = { use: 'agent.llm'; options: AgentLlmOptions } | { use: 'agent.webhook'; options: AgentWebhookOptions }
 
 /** What the agent steps need from the gateway. */
 export interface AgentStepDeps {

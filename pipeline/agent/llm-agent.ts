@@ -1,4 +1,4 @@
-import type { AgentLlmOptions } from '../config/agent-options.js'
+import type { AgentLlmOptions } from '../options/agent-options.js'
 import { AgentErrorCode, type AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest } from './agent-step.js'
 import { type ExchangeFailureCodes, HttpAgentStep, type HttpAgentStepDeps, sseReply } from './http-agent-step.js'

@@ -1,4 +1,4 @@
-import type { AgentLlmOptions } from '../config/agent-options.js'
+import type { AgentLlmOptions } from '../options/agent-options.js'
 import { snippet } from './agent-errors.js'
 import type { HistoryItem } from './agent-step.js'
 

@@ -1,4 +1,4 @@
-import type { AgentLlmOptions } from '../config/agent-options.js'
+import type { AgentLlmOptions } from '../options/agent-options.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'
 
 /** What {@link ScriptedAgentStep} needs besides its options. */

@@ -1,4 +1,4 @@
-import type { WebhookStepOptions } from '../config/agent-options.js'
+import type { WebhookStepOptions } from '../options/agent-options.js'
 import { signedHeaders } from '../webhook/signed-request.js'
 import { AgentErrorCode, snippet, type AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest } from './agent-step.js'

@@ -1,4 +1,4 @@
-import { isPlainObject } from './rules.js'
+import { isPlainObject } from '../options/rules.js'
 
 /**
  * Deep-merges a per-session override onto an agent config: plain objects merge key by key, everything

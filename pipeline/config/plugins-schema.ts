@@ -1,23 +1,28 @@
 import { z } from 'zod'
-import { agentLlmOptionsSchema, agentWebhookOptionsSchema } from './agent-options.js'
-import { sttVendorAOptionsSchema, sttVendorBOptionsSchema } from './stt-options.js'
-import { ttsLocalOptionsSchema, ttsVendorAOptionsSchema } from './tts-options.js'
-import { turnManagerOptionsSchema } from './turn-manager-options.js'
-import type { UrlPolicy } from './webhook-url.js'
+import { agentWebhookOptionsSchema } from '../options/agent-options.js'
+import { ttsLocalOptionsSchema } from '../options/tts-options.js'
+import { turnManagerOptionsSchema } from '../options/turn-manager-options.js'
+import type { UrlPolicy } from '../options/webhook-url.js'
+import type { VendorRow } from '../vendors/vendor-row.js'
+import { VENDOR_TABLE } from '../vendors/vendor-table.js'
 
-/** Every plugin name, in pipeline order. */
-export const PLUGIN_USES = [
-  'stt.vendor_a',
-  'stt.vendor_b',
-  'turn_manager',
-  'agent.llm',
-  'agent.webhook',
-  'tts.vendor_a',
-  'tts.local',
-] as const
+type Table = typeof VENDOR_TABLE
+type Row = Table[number]
+type IdsOf<K extends Row['kind']> = Extract<Row, { kind: K }>['id']
+
+/** The vendors' plugin ids of one kind, in table order. */
+function idsOf<K extends Row['kind']>(kind: K): IdsOf<K>[] {
+  return VENDOR_TABLE.filter((row) => row.kind === kind).map((row) => row.id as IdsOf<K>)
+}
+
+/**
+ * Every plugin name, in pipeline order: the vendor table's rows (stt.*, agent.llm, tts.*) with the plugins that are
+ * not vendors (turn_manager, agent.webhook, tts.local). A vendor's row is all its plugin entry needs.
+ */
+export const PLUGIN_USES = [...idsOf('stt'), 'turn_manager', ...idsOf('llm'), 'agent.webhook', ...idsOf('tts'), 'tts.local'] as const
 
 /** One of {@link PLUGIN_USES}. */
-export type PluginUse = (typeof PLUGIN_USES)[number]
+export type PluginUse = IdsOf<Row['kind']> | 'turn_manager' | 'agent.webhook' | 'tts.local'
 
 /** The pipeline stage a plugin belongs to. */
 export type PluginStage = 'stt' | 'turn_manager' | 'agent' | 'tts'
@@ -30,23 +35,40 @@ export function pluginStage(use: PluginUse): PluginStage {
   return use.slice(0, use.indexOf('.')) as PluginStage
 }
 
-/** The ordered plugin list, built per URL policy (agent.webhook's url depends on it). */
-export function pluginsSchema(policy: UrlPolicy) {
-  const plugin = z.discriminatedUnion('use', [
-    z.strictObject({ use: z.literal('stt.vendor_a'), options: sttVendorAOptionsSchema }),
-    z.strictObject({ use: z.literal('stt.vendor_b'), options: sttVendorBOptionsSchema }),
-    z.strictObject({ use: z.literal('turn_manager'), options: turnManagerOptionsSchema }),
-    z.strictObject({ use: z.literal('agent.llm'), options: agentLlmOptionsSchema }),
-    z.strictObject({ use: z.literal('agent.webhook'), options: agentWebhookOptionsSchema(policy) }),
-    z.strictObject({ use: z.literal('tts.vendor_a'), options: ttsVendorAOptionsSchema }),
-    z.strictObject({ use: z.literal('tts.local'), options: ttsLocalOptionsSchema }),
-  ])
+/**
+ * The ordered plugin list, built per URL policy (agent.webhook's url depends on it) from the vendor table's rows and
+ * the plugins that are not vendors. `table` is the vendor table (a test may add a row).
+ */
+export function pluginsSchema(policy: UrlPolicy, table: readonly VendorRow[] = VENDOR_TABLE) {
+  const rows = (kind: VendorRow['kind']) => table.filter((row) => row.kind === kind).map((row) => entry(row.id, row.options))
+  const ordered = [
+    ...rows('stt'),
+    entry('turn_manager', turnManagerOptionsSchema),
+    ...rows('llm'),
+    entry('agent.webhook', agentWebhookOptionsSchema(policy)),
+    ...rows('tts'),
+    entry('tts.local', ttsLocalOptionsSchema),
+  ]
+  // Typed as the default table's entries (each id with its own options) and the three others.
+  type Others =
+    | ReturnType<typeof entry<'turn_manager', typeof turnManagerOptionsSchema>>
+    | ReturnType<typeof entry<'agent.webhook', ReturnType<typeof agentWebhookOptionsSchema>>>
+    | ReturnType<typeof entry<'tts.local', typeof ttsLocalOptionsSchema>>
+  const plugin = z.discriminatedUnion('use', ordered as unknown as [...VendorEntries<Table>, ...Others[]])
   return z.array(plugin).superRefine((plugins, ctx) => {
     for (const problem of pluginOrderProblems(plugins.map((p) => p.use))) {
       ctx.addIssue({ code: 'custom', message: problem })
     }
   })
 }
+
+/** One plugin entry's schema: its `use` and its options, nothing else. */
+function entry<U extends string, S extends z.ZodType>(use: U, options: S) {
+  return z.strictObject({ use: z.literal(use), options })
+}
+
+/** The entries of the vendor table's rows, typed row by row (each id with its own options). */
+type VendorEntries<T extends readonly VendorRow[]> = { -readonly [K in keyof T]: ReturnType<typeof entry<T[K]['id'], T[K]['options']>> }
 
 /**
  * What is wrong with the order and multiplicity of a plugin list: at most one stt.*, exactly one

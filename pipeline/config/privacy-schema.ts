@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { integerBetween } from './rules.js'
+import { integerBetween } from '../options/rules.js'
 
 /** Retention of a session's recording in days: at least one, at most ten years. */
 const retentionDays = integerBetween(1, 3650)

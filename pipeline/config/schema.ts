@@ -1,10 +1,10 @@
 import { z } from 'zod'
 import { pluginsSchema, pluginStage } from './plugins-schema.js'
 import { privacyOverrideSchema, privacySchema } from './privacy-schema.js'
-import { numberBetween, plainObject, toggle } from './rules.js'
+import { numberBetween, plainObject, toggle } from '../options/rules.js'
 import { sessionWebhookOverrideSchema, sessionWebhookSchema } from './session-webhook-schema.js'
 import { vadOverrideSchema, vadSchema } from './vad-schema.js'
-import type { UrlPolicy } from './webhook-url.js'
+import type { UrlPolicy } from '../options/webhook-url.js'
 
 const clientsSchema = z.strictObject({
   browser: toggle().default(true),

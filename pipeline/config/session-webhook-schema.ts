@@ -1,7 +1,7 @@
 import { z } from 'zod'
-import { customHeaders } from './http-headers.js'
-import { distinctList, plainObject } from './rules.js'
-import { webhookUrl, type UrlPolicy } from './webhook-url.js'
+import { customHeaders } from '../options/http-headers.js'
+import { distinctList, plainObject } from '../options/rules.js'
+import { webhookUrl, type UrlPolicy } from '../options/webhook-url.js'
 
 /** Lifecycle webhook event types. */
 export const SESSION_WEBHOOK_EVENTS = ['session.start', 'session.end', 'session.update'] as const

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { integerBetween, numberBetween } from './rules.js'
+import { integerBetween, numberBetween } from '../options/rules.js'
 
 /** Silero v5 window sizes (samples at 16 kHz) the VAD accepts; 512 (32 ms) is the model's native window. */
 export const VAD_FRAME_SAMPLES = [512] as const

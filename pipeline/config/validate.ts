@@ -1,6 +1,6 @@
 import { formatIssues, ruleMessage } from './issue-messages.js'
 import { configOverrideSchema, pipelineConfigSchema, type ConfigOverride, type PipelineConfig } from './schema.js'
-import type { UrlPolicy } from './webhook-url.js'
+import type { UrlPolicy } from '../options/webhook-url.js'
 
 /** Options of {@link validatePipelineConfig} and {@link validateConfigOverride}. */
 export type ValidateOptions = UrlPolicy

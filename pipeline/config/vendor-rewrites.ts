@@ -1,9 +1,9 @@
-import { AGENT_WEBHOOK_DEFAULTS, AGENT_WEBHOOK_EVENTS, type AgentWebhookOptions } from './agent-options.js'
-import { fallbackOptionsSchema, holdingOptionsSchema } from './fallback-options.js'
+import { AGENT_WEBHOOK_DEFAULTS, AGENT_WEBHOOK_EVENTS, type AgentWebhookOptions } from '../options/agent-options.js'
+import { fallbackOptionsSchema, holdingOptionsSchema } from '../options/fallback-options.js'
 import { pluginStage, type PluginConfig } from './plugins-schema.js'
 import type { PipelineConfig } from './schema.js'
-import { sttVendorAOptionsSchema, sttVendorBOptionsSchema } from './stt-options.js'
-import { ttsLocalOptionsSchema } from './tts-options.js'
+import { sttVendorAOptionsSchema, sttVendorBOptionsSchema } from '../options/stt-options.js'
+import { ttsLocalOptionsSchema } from '../options/tts-options.js'
 
 /**
  * Which vendor credentials this gateway has (an adapter without a key cannot run), per stage and vendor name

@@ -1,4 +1,4 @@
-import type { SttVendorAOptions } from '../config/stt-options.js'
+import type { SttVendorAOptions } from '../options/stt-options.js'
 import { VendorErrorCode } from '../vendor/vendor-errors.js'
 import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
 import type { SttStreamOptions } from './stt-stream.js'

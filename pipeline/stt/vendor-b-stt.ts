@@ -1,4 +1,4 @@
-import type { SttVendorBOptions } from '../config/stt-options.js'
+import type { SttVendorBOptions } from '../options/stt-options.js'
 import { type CloseVerdict, VendorErrorCode, verdictForCloseCode } from '../vendor/vendor-errors.js'
 import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
 import type { SttStream, SttStreamOptions, SttWord } from './stt-stream.js'

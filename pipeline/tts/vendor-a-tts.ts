@@ -1,4 +1,4 @@
-import type { TtsVendorAOptions } from '../config/tts-options.js'
+import type { TtsVendorAOptions } from '../options/tts-options.js'
 import { VendorErrorCode } from '../vendor/vendor-errors.js'
 import { queryString, webSocketBase } from '../vendor/ws-url.js'
 import type { VendorConnectRequest } from '../vendor/vendor-transport.js'

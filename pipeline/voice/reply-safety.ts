@@ -1,4 +1,4 @@
-import type { FallbackOptions, HoldingOptions } from '../config/fallback-options.js'
+import type { FallbackOptions, HoldingOptions } from '../options/fallback-options.js'
 import type { PipelineConfig } from '../config/schema.js'
 import type { AssistantTurn } from './assistant-turn.js'
 

@@ -1,4 +1,4 @@
-import type { TurnManagerOptions } from '../config/turn-manager-options.js'
+import type { TurnManagerOptions } from '../options/turn-manager-options.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import type { SttEvent, SttStream, SttWord } from '../stt/stt-stream.js'
 import type { UserEnd } from './assistant-turn.js'

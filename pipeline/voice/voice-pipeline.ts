@@ -1,7 +1,7 @@
 import type { InputAudioFormat, OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { PipelineConfig } from '../config/schema.js'
-import type { TurnManagerOptions } from '../config/turn-manager-options.js'
+import type { TurnManagerOptions } from '../options/turn-manager-options.js'
 import type { SttStream } from '../stt/stt-stream.js'
 import type { TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'

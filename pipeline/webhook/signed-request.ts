@@ -1,4 +1,4 @@
-import { RESERVED_HEADERS } from '../config/http-headers.js'
+import { RESERVED_HEADERS } from '../options/http-headers.js'
 import { SIGNATURE_HEADER, signWebhook } from './signature.js'
 
 /** User agent of every webhook request the gateway sends. */

@@ -2,7 +2,7 @@
 import type { Test } from 'tap'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from '../../pipeline/agent/agent-step.js'
 import { WebhookAgentStep, type WebhookAgentDeps } from '../../pipeline/agent/webhook-agent.js'
-import { agentWebhookOptionsSchema, type WebhookStepOptions } from '../../pipeline/config/agent-options.js'
+import { agentWebhookOptionsSchema, type WebhookStepOptions } from '../../pipeline/options/agent-options.js'
 import type { PipelineLogger } from '../../pipeline/runtime/logger.js'
 import { startFakeBackend, type BackendReply, type BackendRequest } from '../fakes/backend/fake-backend.js'
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { OpenAiLlmAgentStep, type LlmAgentDeps } from '../../pipeline/agent/llm-agent.js'
-import { agentLlmOptionsSchema } from '../../pipeline/config/agent-options.js'
+import { agentLlmOptionsSchema } from '../../pipeline/options/agent-options.js'
 import { startFakeOpenAi } from '../fakes/openai/fake-openai.js'
 import { context, events, memoryLogger, replyOf, run } from './agent-helpers.js'
 

@@ -3,7 +3,7 @@ import { createAgentStep } from '../../pipeline/agent/create-agent-step.js'
 import { OpenAiLlmAgentStep } from '../../pipeline/agent/llm-agent.js'
 import { SCRIPTED_LINES, ScriptedAgentStep } from '../../pipeline/agent/scripted-agent.js'
 import { WebhookAgentStep } from '../../pipeline/agent/webhook-agent.js'
-import { agentLlmOptionsSchema, agentWebhookOptionsSchema } from '../../pipeline/config/agent-options.js'
+import { agentLlmOptionsSchema, agentWebhookOptionsSchema } from '../../pipeline/options/agent-options.js'
 import { context, events, memoryLogger } from './agent-helpers.js'
 
 // 2024-03-05 15:04 UTC

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DEFAULT_SYSTEM_PROMPT, DEFAULT_WELCOME_MESSAGE } from '../../pipeline/config/agent-options.js'
+import { DEFAULT_SYSTEM_PROMPT, DEFAULT_WELCOME_MESSAGE } from '../../pipeline/options/agent-options.js'
 import { baseConfig, configWithPlugin, validOf } from './fixtures/config-fixtures.js'
 
 t.test('root and vad defaults', async (t) => {

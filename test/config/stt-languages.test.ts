@@ -1,5 +1,5 @@
 import t from 'tap'
-import { NOVA3_LANGUAGES } from '../../pipeline/config/stt-options.js'
+import { NOVA3_LANGUAGES } from '../../pipeline/options/stt-options.js'
 import { configWithPlugin, errorsOf, validOf } from './fixtures/config-fixtures.js'
 
 const nova = (language: unknown) => configWithPlugin('stt.vendor_a', { model_id: 'nova-3', language })

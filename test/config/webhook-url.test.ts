@@ -1,5 +1,5 @@
 import t from 'tap'
-import { isLoopbackHost } from '../../pipeline/config/webhook-url.js'
+import { isLoopbackHost } from '../../pipeline/options/webhook-url.js'
 import { baseConfig, configWithPlugin, errorsOf } from './fixtures/config-fixtures.js'
 
 const session = (url: unknown) => ({ ...baseConfig(), session_webhook: { url } })

@@ -114,3 +114,13 @@ t.test('REPLICA_URL: unset by default (the process works it out once listening),
   t.equal(loadConfig({ REPLICA_URL: 'http://10.0.0.7:3000/' }).replicaUrl, 'http://10.0.0.7:3000')
   t.throws(() => loadConfig({ REPLICA_URL: 'ws://10.0.0.7:3000' }), /REPLICA_URL: must use http or https/)
 })
+
+t.test('SIP_CREDENTIALS_KEY: unset by default; 32 bytes in hex or base64; anything else names the variable', async (t) => {
+  t.equal(loadConfig({}).sipCredentialsKey, undefined)
+  const hex = 'ab'.repeat(32)
+  t.same(loadConfig({ SIP_CREDENTIALS_KEY: hex }).sipCredentialsKey, Buffer.from(hex, 'hex'))
+  const b64 = Buffer.alloc(32, 7).toString('base64')
+  t.same(loadConfig({ SIP_CREDENTIALS_KEY: b64 }).sipCredentialsKey, Buffer.alloc(32, 7))
+  t.throws(() => loadConfig({ SIP_CREDENTIALS_KEY: 'ab'.repeat(16) }), /SIP_CREDENTIALS_KEY: must be 32 bytes/)
+  t.throws(() => loadConfig({ SIP_CREDENTIALS_KEY: 'not a key' }), /SIP_CREDENTIALS_KEY: must be 32 bytes/)
+})

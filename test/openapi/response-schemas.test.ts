@@ -136,3 +136,29 @@ t.test('the operations the console reads name their answer schema', async (t) =>
     ),
   )
 })
+
+t.test("the SIP trunks' answers: each side present or null, never a password", async (t) => {
+  const both = await gw.request('POST', '/v1/sip/trunks', {
+    body: {
+      name: 'PBX',
+      inbound: { allowed_cidrs: ['192.0.2.0/24'] },
+      outbound: { uri: 'sip:pbx.example.com', from_number: '+14155552671' },
+    },
+  })
+  t.equal(both.status, 201, both.text)
+  t.same(departures(both.body, ref('SipTrunk')), [], 'POST /v1/sip/trunks')
+  const outboundOnly = await gw.request('POST', '/v1/sip/trunks', { body: { name: 'Carrier', outbound: { uri: 'sips:sip.example.net' } } })
+  t.equal(outboundOnly.body.inbound, null)
+  t.same(departures(outboundOnly.body, ref('SipTrunk')), [], 'a null side')
+  t.same(
+    departures({ ...both.body, inbound: { ...both.body.inbound, password: 'x' } }, ref('SipTrunk')).length,
+    1,
+    'a password field would depart',
+  )
+  const list = (await gw.request('GET', '/v1/sip/trunks')).body
+  t.equal(list.trunks.length, 2)
+  t.same(departures(list, ref('SipTrunkList')), [], 'GET /v1/sip/trunks')
+  const path = doc.paths['/v1/sip/trunks/{trunk_id}']
+  t.same(Object.keys(path).sort(), ['delete', 'get', 'patch'])
+  t.equal(path.patch.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/SipTrunk')
+})

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import t from 'tap'
 import { z } from 'zod'
 import { ConfigError, loadConfig, vendorAvailability } from '../../server/config.js'
-import { pluginsSchema } from '../../pipeline/config/plugins-schema.js'
+import { PLUGIN_USES, pluginsSchema } from '../../pipeline/config/plugins-schema.js'
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import { findTemplate } from '../../pipeline/config/templates.js'
 import { validatePipelineConfig } from '../../pipeline/config/validate.js'
@@ -14,9 +14,9 @@ import {
   openSessionStt,
   openSessionTts,
   type VendorSettings,
-} from '../../pipeline/vendor-table/open-vendor.js'
-import type { SttVendorRow, VendorRow } from '../../pipeline/vendor-table/vendor-row.js'
-import { VENDOR_TABLE } from '../../pipeline/vendor-table/vendor-table.js'
+} from '../../pipeline/vendor-streams/open-vendor.js'
+import type { SttVendorRow, VendorRow } from '../../pipeline/vendors/vendor-row.js'
+import { VENDOR_TABLE } from '../../pipeline/vendors/vendor-table.js'
 
 // The vendor table is the one place a vendor is registered: the gateway reads its variables from the rows, the
 // session opens a call's streams through them. These tests tie the rows to the agent configuration and the docs,
@@ -132,11 +132,23 @@ t.test('a row added to the table is read from the environment and selected by it
   )
 })
 
-t.test('the agent configuration still lists its plugins by hand: a new vendor adds its options there too', async (t) => {
-  // config/ sits below the adapters (they import its option types), so its plugin list cannot be built from the
-  // table without a folder cycle; the first test keeps the two in step.
+t.test("the agent configuration's plugin list is built from the table: a row is all a vendor's plugin entry needs", async (t) => {
+  const plugins = (config: PipelineConfig) => config.plugins as unknown[]
+  const withTest = plugins(configWithStt('stt.vendor_test', { language: 'de' }))
+  const extended = pluginsSchema({}, table).safeParse(withTest)
+  t.ok(extended.success, `the list built with the added row accepts the new plugin${extended.success ? '' : `: ${extended.error.message}`}`)
+  if (extended.success)
+    t.strictSame(extended.data[0], { use: 'stt.vendor_test', options: { language: 'de' } }, 'its options parsed by its own schema')
+  const badOptions = pluginsSchema({}, table).safeParse(plugins(configWithStt('stt.vendor_test', { language: 7 })))
+  t.equal(badOptions.success, false, "and checks them with the row's schema")
+  t.equal(pluginsSchema({}).safeParse(withTest).success, false, 'the default table does not know it')
   const checked = validatePipelineConfig(configWithStt('stt.vendor_test', {}))
-  t.equal(checked.ok, false, 'an id the plugin list does not name is refused')
+  t.equal(checked.ok, false, 'nor does the configuration built from the default table')
+  t.strictSame(
+    PLUGIN_USES,
+    ['stt.vendor_a', 'stt.vendor_b', 'turn_manager', 'agent.llm', 'agent.webhook', 'tts.vendor_a', 'tts.local'],
+    'the plugin names in pipeline order, the vendors among them from the table',
+  )
 })
 
 t.test('a TTS vendor without a key speaks with tts.local, and the warning names its variable', async (t) => {

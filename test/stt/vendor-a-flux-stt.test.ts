@@ -1,6 +1,6 @@
 import t from 'tap'
-import { sttVendorAOptionsSchema } from '../../pipeline/config/stt-options.js'
-import { createSttStream } from '../../pipeline/vendor-table/open-vendor.js'
+import { sttVendorAOptionsSchema } from '../../pipeline/options/stt-options.js'
+import { createSttStream } from '../../pipeline/vendor-streams/open-vendor.js'
 import type { SttEvent } from '../../pipeline/stt/stt-stream.js'
 import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js'
 import { EventReader, FAST_TRANSPORT, audioBytes } from './stream-helpers.js'

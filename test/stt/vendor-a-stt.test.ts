@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { sttVendorAOptionsSchema } from '../../pipeline/config/stt-options.js'
-import { createSttStream } from '../../pipeline/vendor-table/open-vendor.js'
+import { sttVendorAOptionsSchema } from '../../pipeline/options/stt-options.js'
+import { createSttStream } from '../../pipeline/vendor-streams/open-vendor.js'
 import type { SttEvent, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
 import { webSocketBase } from '../../pipeline/vendor/ws-url.js'
 import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js'

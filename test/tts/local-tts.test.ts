@@ -1,7 +1,7 @@
 import t from 'tap'
 import { decodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { bufferToInt16 } from '../../pipeline/audio/pcm16.js'
-import { ttsLocalOptionsSchema } from '../../pipeline/config/tts-options.js'
+import { ttsLocalOptionsSchema } from '../../pipeline/options/tts-options.js'
 import { loadEspeakEngine, sharedEspeakEngine, type EspeakEngine } from '../../pipeline/tts/espeak-engine.js'
 import { MAX_SENTENCE_CHARS, splitSentences } from '../../pipeline/tts/espeak-sentences.js'
 import { createLocalTtsStream, type LocalTtsStreamOptions } from '../../pipeline/tts/local-tts.js'

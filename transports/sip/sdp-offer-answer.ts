@@ -92,16 +92,7 @@ export function answerOffer(offerSdp: string, local: LocalMedia): AnswerResult {
     i === audio.index ? audioMedia(local.port, payloads, chosen.codec, chosen.payloadType, telephoneEvent, direction) : rejectedMedia(m),
   )
   const answer = write(session(local, media))
-  const negotiated: NegotiatedAudio = {
-    codec: chosen.codec,
-    payloadType: chosen.payloadType,
-    telephoneEventPayloadType: telephoneEvent,
-    remoteAddress: audio.address,
-    remotePort: audio.media.port,
-    remotePtime: audio.media.ptime,
-    remoteDirection: audio.direction,
-    held: audio.direction === 'sendonly' || audio.direction === 'inactive' || isNullAddress(audio.address),
-  }
+  const negotiated = negotiatedAudio(audio, chosen, telephoneEvent)
   return { ok: true, audio: negotiated, answer }
 }
 
@@ -135,19 +126,24 @@ export function readAnswer(
   if (audio === null) return { ok: false, reason: 'the answer has no RTP/AVP audio stream' }
   const chosen = chooseCodec(audio, offered)
   if (chosen === null) return { ok: false, reason: 'the answer accepts none of the offered codecs' }
-  const telephoneEvent = telephoneEventPayload(audio.media)
+  return { ok: true, audio: negotiatedAudio(audio, chosen, telephoneEventPayload(audio.media)) }
+}
+
+/** What was agreed for the remote audio stream, offered or answered. */
+function negotiatedAudio(
+  audio: RemoteAudio,
+  chosen: { codec: G711Codec; payloadType: number },
+  telephoneEventPayloadType: number | undefined,
+): NegotiatedAudio {
   return {
-    ok: true,
-    audio: {
-      codec: chosen.codec,
-      payloadType: chosen.payloadType,
-      telephoneEventPayloadType: telephoneEvent,
-      remoteAddress: audio.address,
-      remotePort: audio.media.port,
-      remotePtime: audio.media.ptime,
-      remoteDirection: audio.direction,
-      held: audio.direction === 'sendonly' || audio.direction === 'inactive' || isNullAddress(audio.address),
-    },
+    codec: chosen.codec,
+    payloadType: chosen.payloadType,
+    telephoneEventPayloadType,
+    remoteAddress: audio.address,
+    remotePort: audio.media.port,
+    remotePtime: audio.media.ptime,
+    remoteDirection: audio.direction,
+    held: audio.direction === 'sendonly' || audio.direction === 'inactive' || isNullAddress(audio.address),
   }
 }
 

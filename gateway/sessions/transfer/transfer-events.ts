@@ -5,6 +5,7 @@
  * the agent's `session_webhook.events` does not list them until the transfer is wired into the session.
  */
 import type { SessionRow } from '../../store/schema.js'
+import { sessionFields } from '../lifecycle-events.js'
 import type { TransferFact } from './transfer-steps.js'
 
 /** The transfer an event is about. */
@@ -17,17 +18,6 @@ export interface TransferSubject {
 
 /** A transfer lifecycle webhook's body. */
 export type TransferLifecycleEvent = ReturnType<typeof transferLifecycleEvent>
-
-/** Fields every webhook about a session carries (as `session.*` events have them). */
-function common(row: SessionRow, customMetadata: Record<string, unknown> | undefined) {
-  return {
-    session_id: row.id,
-    conversation_id: row.conversation_id,
-    ...(customMetadata !== undefined && { custom_metadata: customMetadata }),
-    ...(row.from_phone_number !== null && { from_phone_number: row.from_phone_number }),
-    ...(row.to_phone_number !== null && { to_phone_number: row.to_phone_number }),
-  }
-}
 
 /**
  * The webhook for one fact. Timings are ms since the transfer started: `elapsed_ms` (this fact), `answered_after_ms`
@@ -42,7 +32,7 @@ export function transferLifecycleEvent(
   const answeredAfter = fact.type === 'transfer.connected' || fact.type === 'transfer.failed' ? fact.answeredAtMs : undefined
   return {
     type: fact.type,
-    ...common(row, customMetadata),
+    ...sessionFields(row, customMetadata),
     agent_id: row.agent_id,
     mode: 'warm' as const,
     to: subject.to,

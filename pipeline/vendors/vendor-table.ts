@@ -1,7 +1,7 @@
 import { createLlmAgentStep } from '../agent/create-agent-step.js'
-import { agentLlmOptionsSchema } from '../config/agent-options.js'
-import { sttVendorAOptionsSchema, sttVendorBOptionsSchema } from '../config/stt-options.js'
-import { ttsVendorAOptionsSchema } from '../config/tts-options.js'
+import { agentLlmOptionsSchema } from '../options/agent-options.js'
+import { sttVendorAOptionsSchema, sttVendorBOptionsSchema } from '../options/stt-options.js'
+import { ttsVendorAOptionsSchema } from '../options/tts-options.js'
 import { createVendorASttStream } from '../stt/vendor-a-stt.js'
 import { createVendorBSttStream } from '../stt/vendor-b-stt.js'
 import { createVendorATtsStream } from '../tts/vendor-a-tts.js'
@@ -13,7 +13,8 @@ const HTTP = ['http', 'https'] as const
 /**
  * Every outside vendor, keyed by the plugin id an agent configuration selects it with. The gateway reads each
  * row's environment variables at start-up and the session opens a call's streams through the row's factory, so a
- * new vendor is its adapter file plus a row here (and its options in the agent configuration's plugin list).
+ * new vendor is its adapter file plus a row here: the agent configuration's plugin list is built from the rows too
+ * (config/plugins-schema.ts).
  * The order is the order the environment is checked in: the first bad variable is the one reported.
  */
 export const VENDOR_TABLE = [

@@ -20,7 +20,7 @@ export interface VendorEnv {
 }
 
 interface RowBase<Id extends string, Schema extends z.ZodType> {
-  /** The plugin id an agent configuration selects the vendor with (`stt.vendor_a`). */
+  /** The plugin id an agent configuration selects the vendor with: `stt.`, `tts.` or `agent.` and a name (`stt.vendor_a`). */
   id: Id
   env: VendorEnv
   /** The plugin's options schema: the one the agent configuration validates `options` with. */
@@ -28,19 +28,22 @@ interface RowBase<Id extends string, Schema extends z.ZodType> {
 }
 
 /** A speech-to-text vendor: its factory opens one call's stream. */
-export interface SttVendorRow<Id extends string = string, Schema extends z.ZodType = z.ZodType> extends RowBase<Id, Schema> {
+export interface SttVendorRow<Id extends `stt.${string}` = `stt.${string}`, Schema extends z.ZodType = z.ZodType>
+  extends RowBase<Id, Schema> {
   kind: 'stt'
   create(options: z.output<Schema>, stream: SttStreamOptions): SttStream
 }
 
 /** A text-to-speech vendor: its factory opens one call's stream. */
-export interface TtsVendorRow<Id extends string = string, Schema extends z.ZodType = z.ZodType> extends RowBase<Id, Schema> {
+export interface TtsVendorRow<Id extends `tts.${string}` = `tts.${string}`, Schema extends z.ZodType = z.ZodType>
+  extends RowBase<Id, Schema> {
   kind: 'tts'
   create(options: z.output<Schema>, stream: TtsStreamOptions): TtsStream
 }
 
 /** A language model vendor behind an agent step: its factory builds the step (which may stand in offline). */
-export interface LlmVendorRow<Id extends string = string, Schema extends z.ZodType = z.ZodType> extends RowBase<Id, Schema> {
+export interface LlmVendorRow<Id extends `agent.${string}` = `agent.${string}`, Schema extends z.ZodType = z.ZodType>
+  extends RowBase<Id, Schema> {
   kind: 'llm'
   create(options: z.output<Schema>, deps: AgentStepDeps): AgentStep
 }

@@ -7,8 +7,8 @@ import type { SttStream, SttStreamOptions } from '../stt/stt-stream.js'
 import { createLocalTtsStream } from '../tts/local-tts.js'
 import type { TtsStream, TtsStreamOptions } from '../tts/tts-stream.js'
 import type { VendorSetting } from '../vendor/vendor-transport.js'
-import type { LlmVendorRow, SttVendorRow, TtsVendorRow, VendorKind, VendorRow } from './vendor-row.js'
-import { VENDOR_TABLE } from './vendor-table.js'
+import type { LlmVendorRow, SttVendorRow, TtsVendorRow, VendorKind, VendorRow } from '../vendors/vendor-row.js'
+import { VENDOR_TABLE } from '../vendors/vendor-table.js'
 
 /** Each vendor's endpoint as the gateway configured it, keyed by plugin id; an absent id is not configured. */
 export type VendorSettings = Readonly<Partial<Record<string, VendorSetting>>>
