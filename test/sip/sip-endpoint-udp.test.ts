@@ -160,3 +160,13 @@ t.test('an admitted INVITE gets 480 and no session: calls over SIP are not wired
   const res = await peer.next()
   t.equal(res.status, 480)
 })
+
+t.test('an admission answering a status that is no refusal gets 500; line breaks never reach the wire', async (t) => {
+  const { peer } = await endpoint(t, { admission: () => ({ admit: false, status: 200, reason: 'ok' }) })
+  await peer.send(sipRequest({ method: 'INVITE' }))
+  t.equal((await peer.next()).status, 500)
+  const { peer: peer2 } = await endpoint(t, { admission: () => ({ admit: false, status: 486, reason: 'busy\r\nX-Injected: 1' }) })
+  await peer2.send(sipRequest({ method: 'INVITE' }))
+  const res = await peer2.next()
+  t.same([res.status, res.reason, getHeader(res, 'X-Injected')], [486, 'busy X-Injected: 1', undefined])
+})

@@ -27,11 +27,14 @@ export class ServerTransactionTable {
   readonly #pending = new Set<TimerHandle>()
   readonly #scheduler: TimerScheduler
   readonly #max: number
+  #closed = false
 
   constructor(scheduler: TimerScheduler, max = MAX_SERVER_TRANSACTIONS) {
     this.#max = max
     this.#scheduler = {
       schedule: (ms, fire) => {
+        // A transaction answered after close (an admission that resolved late) arms nothing.
+        if (this.#closed) return { cancel: () => undefined }
         const handle: TimerHandle = scheduler.schedule(ms, () => {
           this.#pending.delete(tracked)
           fire()
@@ -65,7 +68,7 @@ export class ServerTransactionTable {
 
   /** A new INVITE server transaction under `key`; `null` when the table is full. */
   createInvite(key: string, wire: ServerTransactionWire): InviteServerTransaction | null {
-    if (this.#byKey.size >= this.#max) return null
+    if (this.#closed || this.#byKey.size >= this.#max) return null
     const tx = new InviteServerTransaction(
       { timers: this.#scheduler, reliable: wire.reliable, send: wire.send },
       { onTerminated: () => this.#remove(key, tx) },
@@ -76,7 +79,7 @@ export class ServerTransactionTable {
 
   /** A new non-INVITE server transaction under `key`; `null` when the table is full. */
   createNonInvite(key: string, wire: ServerTransactionWire): NonInviteServerTransaction | null {
-    if (this.#byKey.size >= this.#max) return null
+    if (this.#closed || this.#byKey.size >= this.#max) return null
     const tx = new NonInviteServerTransaction(
       { timers: this.#scheduler, reliable: wire.reliable, send: wire.send },
       { onTerminated: () => this.#remove(key, tx) },
@@ -87,6 +90,7 @@ export class ServerTransactionTable {
 
   /** Forgets every transaction and cancels every timer (the endpoint is closing). */
   close(): void {
+    this.#closed = true
     for (const handle of [...this.#pending]) handle.cancel()
     this.#byKey.clear()
   }

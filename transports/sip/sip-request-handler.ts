@@ -110,7 +110,7 @@ export class SipRequestHandler {
       const response = decision.admit
         ? // Admitted, but calls over SIP are not wired to sessions yet: temporarily unavailable, never a session.
           buildResponse(request, 480, { toTag: newTag(), reason: 'SIP calls are not enabled yet' })
-        : buildResponse(request, decision.status, { toTag: newTag(), reason: decision.reason, headers })
+        : refusal(request, decision, headers)
       if (tx === null) ctx.send(response)
       else tx.respond(response)
     }
@@ -140,6 +140,19 @@ export class SipRequestHandler {
     this.#options.onAdmissionError?.(error)
     answer({ admit: false, status: 500, reason: 'Server Internal Error' })
   }
+}
+
+/**
+ * The answer to a refused INVITE. A status outside 300-699 would not end the transaction as a refusal (a 2xx
+ * would wait for an ACK to a call that does not exist), so it becomes 500; the reason goes on the wire as the
+ * reason phrase, so line breaks are removed from it.
+ */
+function refusal(request: SipRequest, decision: { status: number; reason: string }, headers: SipHeader[]): SipResponse {
+  const valid = Number.isInteger(decision.status) && decision.status >= 300 && decision.status <= 699
+  const reason = decision.reason.replace(/[\r\n]+/g, ' ').slice(0, 200)
+  return valid
+    ? buildResponse(request, decision.status, { toTag: newTag(), reason, headers })
+    : buildResponse(request, 500, { toTag: newTag(), headers })
 }
 
 /** What an OPTIONS answer advertises (RFC 3261 section 11.2). */
