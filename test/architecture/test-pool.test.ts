@@ -45,8 +45,8 @@ t.test('a file weighs the share of a core it kept busy last time, within bounds'
   t.equal(pool.weightOf({ wallMs: 10_000, cpuMs: 100 }), 0.15, 'a mostly waiting file still counts for 15% of a core')
   t.equal(pool.weightOf({ wallMs: 1_000, cpuMs: 900, childCpuMs: 300 }), 1.2, 'threads can keep more than a core busy')
   t.equal(pool.weightOf({ wallMs: 1_000, cpuMs: 2_000, childCpuMs: 900 }), 2, 'never more than two')
-  t.equal(pool.weightOf(undefined), 0.45, 'a file never run counts as one that waits on real time')
-  t.equal(pool.weightOf({ wallMs: 0, cpuMs: 10 }), 0.45)
+  t.equal(pool.weightOf(undefined), 1, 'a file never run counts as a whole core (it may be a busy one)')
+  t.equal(pool.weightOf({ wallMs: 0, cpuMs: 10 }), 1)
 })
 
 t.test("tap's counts comment is read from the end of the output", async (t) => {
@@ -88,8 +88,8 @@ t.test('the next file is the first in run order that fits beside the running one
   t.equal(pool.pickNext(['unit2'], weights, batch, at(1.25, 1, 0)), 0, 'batch files alone fill the cores')
   t.equal(pool.pickNext(['unit2'], weights, batch, at(2.25, 2, 0)), -1, 'two per two cores')
   t.equal(pool.pickNext(['a'], weights, batch, at(1.3, 1, 0)), -1, 'a real-time file beside them keeps to the budget')
-  t.equal(pool.pickNext(['x'], weights, batch, at(1.2, 3)), 0, 'a file never run counts for less than half a core')
-  t.equal(pool.pickNext(['x'], weights, batch, at(1.3, 3)), -1)
+  t.equal(pool.pickNext(['x'], weights, batch, at(0.7, 3)), 0, 'a file never run counts for a whole core')
+  t.equal(pool.pickNext(['x'], weights, batch, at(0.8, 3)), -1)
 })
 
 t.test("the machine's load is read from /proc/stat over the last window", async (t) => {
