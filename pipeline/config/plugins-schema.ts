@@ -8,21 +8,21 @@ import { VENDOR_TABLE } from '../vendors/vendor-table.js'
 
 type Table = typeof VENDOR_TABLE
 type Row = Table[number]
-type IdsOf<K extends Row['kind']> = Extract<Row, { kind: K }>['id']
-
-/** The vendors' plugin ids of one kind, in table order. */
-function idsOf<K extends Row['kind']>(kind: K): IdsOf<K>[] {
-  return VENDOR_TABLE.filter((row) => row.kind === kind).map((row) => row.id as IdsOf<K>)
-}
 
 /**
- * Every plugin name, in pipeline order: the vendor table's rows (stt.*, agent.llm, tts.*) with the plugins that are
- * not vendors (turn_manager, agent.webhook, tts.local). A vendor's row is all its plugin entry needs.
+ * The plugin names of a vendor table in pipeline order: its rows (stt.*, agent.llm, tts.*) with the plugins that
+ * are not vendors (turn_manager, agent.webhook, tts.local). A vendor's row is all its plugin entry needs.
  */
-export const PLUGIN_USES = [...idsOf('stt'), 'turn_manager', ...idsOf('llm'), 'agent.webhook', ...idsOf('tts'), 'tts.local'] as const
+function pluginUsesOf(table: readonly VendorRow[]): string[] {
+  const ids = (kind: VendorRow['kind']) => table.filter((row) => row.kind === kind).map((row) => row.id)
+  return [...ids('stt'), 'turn_manager', ...ids('llm'), 'agent.webhook', ...ids('tts'), 'tts.local']
+}
+
+/** Every plugin name of the vendor table, in pipeline order. */
+export const PLUGIN_USES = pluginUsesOf(VENDOR_TABLE) as readonly PluginUse[]
 
 /** One of {@link PLUGIN_USES}. */
-export type PluginUse = IdsOf<Row['kind']> | 'turn_manager' | 'agent.webhook' | 'tts.local'
+export type PluginUse = Row['id'] | 'turn_manager' | 'agent.webhook' | 'tts.local'
 
 /** The pipeline stage a plugin belongs to. */
 export type PluginStage = 'stt' | 'turn_manager' | 'agent' | 'tts'
@@ -40,15 +40,13 @@ export function pluginStage(use: PluginUse): PluginStage {
  * the plugins that are not vendors. `table` is the vendor table (a test may add a row).
  */
 export function pluginsSchema(policy: UrlPolicy, table: readonly VendorRow[] = VENDOR_TABLE) {
-  const rows = (kind: VendorRow['kind']) => table.filter((row) => row.kind === kind).map((row) => entry(row.id, row.options))
-  const ordered = [
-    ...rows('stt'),
-    entry('turn_manager', turnManagerOptionsSchema),
-    ...rows('llm'),
-    entry('agent.webhook', agentWebhookOptionsSchema(policy)),
-    ...rows('tts'),
-    entry('tts.local', ttsLocalOptionsSchema),
-  ]
+  const others: Record<string, z.ZodType> = {
+    turn_manager: entry('turn_manager', turnManagerOptionsSchema),
+    'agent.webhook': entry('agent.webhook', agentWebhookOptionsSchema(policy)),
+    'tts.local': entry('tts.local', ttsLocalOptionsSchema),
+  }
+  const rows = new Map<string, z.ZodType>(table.map((row) => [row.id, entry(row.id, row.options)]))
+  const ordered = pluginUsesOf(table).map((use) => rows.get(use) ?? others[use]!)
   // Typed as the default table's entries (each id with its own options) and the three others.
   type Others =
     | ReturnType<typeof entry<'turn_manager', typeof turnManagerOptionsSchema>>
