@@ -75,8 +75,9 @@ export function createCpuMeter(
     try {
       const fields = readStat().split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
       if (fields.length < 4 || fields.some((n) => !Number.isFinite(n))) return undefined
-      // user nice system idle iowait irq softirq steal ...: idle and iowait are a core not working.
-      return { at: now(), idle: fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) }
+      // user nice system idle iowait irq softirq steal ...: idle and iowait are a core not working, and so is time
+      // given to programs at a positive nice: they give way to the test files (a build at `nice 19` beside the run).
+      return { at: now(), idle: fields[1] + fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) }
     } catch {
       return undefined
     }
@@ -139,6 +140,23 @@ export function pickNext(queue, weights, batch, { load, capacity, running, realT
     const budget = realTime > 0 || !batch.has(f) ? capacity : cores * BATCH_BUDGET
     return load + (weights.get(f) ?? UNKNOWN_WEIGHT) <= budget + 1e-9
   })
+}
+
+/**
+ * The load a file would start beside, in cores: the running files' weights (`busy`, plus what files started in the
+ * last STARTUP_MS add to reach STARTUP_WEIGHT), or the machine's measure over the last window when that is more.
+ * The measure lags both ways: a file started in the last UNSEEN_MS is not in it yet (its weight is added), and one
+ * that ended within the window still is, for the part of the window it ran in (that part is taken off: without it,
+ * short files ending and starting one after another counted twice, and the last ninety ran about one at a time).
+ */
+export function estimateLoad({ now, busy, measured, started, ended, windowMs = LOAD_WINDOW_MS }) {
+  const recent = started.filter((f) => f.at >= now - STARTUP_MS)
+  const starting = recent.reduce((s, f) => s + Math.max(0, STARTUP_WEIGHT - f.weight), 0)
+  if (measured === undefined) return busy + starting
+  const unseen = recent.filter((f) => f.at >= now - UNSEEN_MS).reduce((s, f) => s + f.weight, 0)
+  // The share of the window each ended file ran in: from its start (or the window's) to its end.
+  const gone = ended.reduce((s, f) => s + (f.weight * Math.max(0, f.at - Math.max(f.began, now - windowMs))) / windowMs, 0)
+  return Math.max(busy + starting, measured + unseen - gone)
 }
 
 /**
@@ -209,6 +227,7 @@ export async function runPool(
         clearTimeout(killer)
         busy -= weight
         if (keepsTime) realTime -= 1
+        finished.push({ began, at: performance.now(), weight })
         running.delete(file)
         const counts = check ? undefined : parseCounts(output)
         const seconds = ((performance.now() - began) / 1000).toFixed(1)
@@ -243,12 +262,12 @@ export async function runPool(
   // Files started lately: the machine's measure does not show them yet, and a file's first seconds (loading its
   // bundle, starting a gateway, PGlite, a browser) keep a core busier than its average.
   const started = []
+  const finished = []
   const load = (measured) => {
     const now = performance.now()
     while (started.length > 0 && started[0].at < now - STARTUP_MS) started.shift()
-    const starting = started.reduce((s, f) => s + Math.max(0, STARTUP_WEIGHT - f.weight), 0)
-    const unseen = started.filter((f) => f.at >= now - UNSEEN_MS).reduce((s, f) => s + f.weight, 0)
-    return Math.max(busy + starting, measured === undefined ? 0 : measured + unseen)
+    while (finished.length > 0 && finished[0].at < now - LOAD_WINDOW_MS) finished.shift()
+    return estimateLoad({ now, busy, measured, started, ended: finished })
   }
   try {
     while ((queue.length > 0 && !stopping) || running.size > 0) {

@@ -18,9 +18,10 @@
 // - `--database` runs only the files whose behaviour depends on the database (DATABASE_SUITE below): the second
 //   half of CI, against the PostgreSQL server, runs those rather than everything again.
 //
-// Usage: node bin/test.js [--checks] [--database] [--jobs N] [--list] [--times] [--save-times] [files or folders...]
+// Usage: node bin/test.js [--checks] [--database] [--jobs N] [--alone] [--list] [--times] [--save-times] [files or folders...]
 //   --checks also run Biome and tsc (`npm run lint`, `npm run typecheck`) as jobs beside the first test files
 //   --jobs   at most this many files at once (default: four per core; the CPU budget still applies)
+//   --alone  every file in a process of its own (by default short unit files share some: bin/test-groups.js)
 //   --list   print the files that would run, in run order, and exit
 //   --times  print the 20 slowest files of the last run (wall and CPU time) and exit
 //   --save-times  write the last run's times to bin/test-times.json, the seed a fresh clone starts from
@@ -29,6 +30,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { EXTERNAL, loadEsbuild, REQUIRE_BANNER, TSCONFIG_RAW } from './build.js'
+import { groupFiles, groupName, shareTimes } from './test-groups.js'
 import { CPU_BUDGET, runPool } from './test-pool.js'
 import { childCpuMs } from './test-preload.js'
 
@@ -141,6 +143,13 @@ function saveSeed() {
   console.log(`# ${Object.keys(seed).length} files' times written to ${relative(root, SEED_TIMES_FILE)}`)
 }
 
+/** A group's times as one process's: its files' added up (undefined when one of them has none). */
+function sumTimes(list) {
+  if (list.some((t) => t === undefined)) return undefined
+  const add = (k) => list.reduce((s, t) => s + (t[k] ?? 0), 0)
+  return { wallMs: add('wallMs'), cpuMs: add('cpuMs'), childCpuMs: add('childCpuMs') }
+}
+
 /** Longest first: last run's wall time, else a guess from the folder. */
 function longestFirst(files, times) {
   const guess = (f) => times[f]?.wallMs ?? (SLOW.some((p) => isUnder(f, p)) ? 20_000 : 3_000)
@@ -188,16 +197,35 @@ function removeOldBuilds() {
   }
 }
 
-/** Bundles `files` (in run order) into BUILD_DIR; returns the bundle of each file by its source path. */
-export async function bundle(files) {
+/** The entry of a group of test files sharing a process (bin/test-groups.js): one import of each, in run order. */
+const GROUP_NAMESPACE = 'voxgate-test-group'
+function groupEntries(groups) {
+  return {
+    name: 'test-groups',
+    setup(build) {
+      build.onResolve({ filter: /^voxgate-test-group:/ }, (args) => ({ path: args.path, namespace: GROUP_NAMESPACE }))
+      build.onLoad({ filter: /.*/, namespace: GROUP_NAMESPACE }, (args) => {
+        const files = groups.get(args.path)
+        return { contents: files.map((f) => `import ${JSON.stringify(`./${f}`)}\n`).join(''), resolveDir: root, loader: 'js' }
+      })
+    },
+  }
+}
+
+/**
+ * Bundles `jobs` (in run order; each a test file alone or a group of them sharing a process) into BUILD_DIR; returns
+ * each job's bundle by its files.
+ */
+export async function bundle(jobs) {
   const esbuild = await loadEsbuild()
   removeOldBuilds()
   // The run order is in the names: tap starts files in the order of their names.
-  const names = files.map((f, i) => `${String(i).padStart(3, '0')}.${f.replace(/\.ts$/, '').replaceAll('/', '.')}`)
+  const names = jobs.map((files, i) => `${String(i).padStart(3, '0')}.${files.length > 1 ? 'group.' : ''}${files[0].replace(/\.ts$/, '').replaceAll('/', '.')}`)
+  const groups = new Map(jobs.map((files, i) => [`voxgate-test-group:${i}`, files]).filter(([, files]) => files.length > 1))
   await esbuild.build({
     absWorkingDir: root,
     entryPoints: {
-      ...Object.fromEntries(files.map((f, i) => [names[i], f])),
+      ...Object.fromEntries(jobs.map((files, i) => [names[i], files.length > 1 ? `voxgate-test-group:${i}` : files[0]])),
       ...Object.fromEntries(SCRIPTS.map((f) => [`scripts/${f.replace(/\.ts$/, '')}`, f])),
     },
     outdir: BUILD_DIR,
@@ -212,12 +240,12 @@ export async function bundle(files) {
     banner: { js: REQUIRE_BANNER },
     sourcemap: 'linked',
     logLevel: 'error',
-    plugins: [sourceLocations],
+    plugins: [sourceLocations, groupEntries(groups)],
     tsconfigRaw: TSCONFIG_RAW,
   })
   // The service process esbuild keeps holds ~600 MB for nothing while the tests run.
   await esbuild.stop()
-  return new Map(files.map((f, i) => [f, join(BUILD_DIR, `${names[i]}.js`)]))
+  return new Map(jobs.map((files, i) => [files, join(BUILD_DIR, `${names[i]}.js`)]))
 }
 
 /** A scratch folder on /dev/shm when that is a tmpfs with room (2 GB free), else undefined (the usual tmpdir). */
@@ -274,8 +302,12 @@ async function main(argv) {
     return 0
   }
   const started = performance.now()
-  const bundles = await bundle(files)
-  console.log(`# ${files.length} test files bundled in ${Math.round(performance.now() - started)} ms`)
+  const groups = flag('--alone') ? files.map((f) => [f]) : groupFiles(files, times, (f) => readFileSync(join(root, f), 'utf8'))
+  const bundles = await bundle(groups)
+  const shared = groups.filter((g) => g.length > 1)
+  console.log(
+    `# ${files.length} test files bundled in ${Math.round(performance.now() - started)} ms; ${shared.reduce((s, g) => s + g.length, 0)} short unit files share ${shared.length} processes`,
+  )
 
   const cores = availableParallelism()
   const maxJobs = jobsAt >= 0 ? Number(argv[jobsAt + 1]) : Math.max(2, cores * 4)
@@ -298,32 +330,36 @@ async function main(argv) {
     ...(scratch !== undefined && { TMPDIR: scratch }),
   }
   // `--checks`: Biome and the type check run as two more jobs, beside the first test files rather than before all.
-  const jobs = new Map([...(flag('--checks') ? CHECKS : []), ...bundles])
+  const jobs = new Map([...(flag('--checks') ? CHECKS : []), ...[...bundles].map(([files, out]) => [groupName(files), out])])
   const checkTimes = Object.fromEntries(CHECKS.map(([name]) => [name, CHECK_TIMES]))
+  const groupTimes = Object.fromEntries(shared.map((g) => [groupName(g), sumTimes(g.map((f) => times[f]))]))
   const result = await runPool(jobs, {
     cores,
     maxJobs,
-    times: { ...times, ...checkTimes },
+    times: { ...times, ...groupTimes, ...checkTimes },
     nodeArgs,
     env,
     cwd: root,
     timeoutS: FILE_TIMEOUT_S,
   })
   const { counts } = result
+  const filesOf = new Map([...bundles.keys()].map((g) => [groupName(g), g]))
+  const notRun = result.notRun.reduce((n, job) => n + (filesOf.get(job)?.length ?? 0), 0)
   console.log(
-    `# ${files.length - result.notRun.length} files, ${counts.total} tests: ${counts.pass} pass, ${counts.fail} fail, ${counts.skip} skip, ${counts.todo} todo`,
+    `# ${files.length - notRun} files, ${counts.total} tests: ${counts.pass} pass, ${counts.fail} fail, ${counts.skip} skip, ${counts.todo} todo`,
   )
   if (result.failed.length > 0) console.log(`# failed: ${result.failed.join(' ')}`)
   const code = result.failed.length > 0 || result.notRun.length > 0 ? 1 : 0
 
-  const sourceOf = new Map([...bundles].map(([src, out]) => [out, src]))
+  const sourceOf = new Map([...bundles].map(([files, out]) => [out, files]))
   const ran = {}
   if (existsSync(timingFile)) {
     for (const line of readFileSync(timingFile, 'utf8').split('\n')) {
       if (line === '') continue
       const t = JSON.parse(line)
       const src = sourceOf.get(t.file)
-      if (src !== undefined) ran[src] = { wallMs: t.wallMs, cpuMs: t.cpuMs, childCpuMs: t.childCpuMs, rssMb: t.rssMb }
+      const measured = { wallMs: t.wallMs, cpuMs: t.cpuMs, childCpuMs: t.childCpuMs, rssMb: t.rssMb }
+      if (src !== undefined) Object.assign(ran, shareTimes(src, measured, times))
     }
   }
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })

@@ -16,6 +16,14 @@ interface Pool {
   parseCounts(output: string): Record<string, number> | undefined
   createCpuMeter(readStat: () => string, now: () => number, windowMs: number): { busyCores(cores: number): number | undefined }
   isBatch(t: Times | undefined): boolean
+  estimateLoad(o: {
+    now: number
+    busy: number
+    measured: number | undefined
+    started: { at: number; weight: number }[]
+    ended: { began: number; at: number; weight: number }[]
+    windowMs?: number
+  }): number
   pickNext(
     queue: string[],
     weights: Map<string, number>,
@@ -92,6 +100,33 @@ t.test('the next file is the first in run order that fits beside the running one
   t.equal(pool.pickNext(['x'], weights, batch, at(0.8, 3)), -1)
 })
 
+t.test('the load a file starts beside: the weights, or the measure corrected for what it does not show yet or any more', async (t) => {
+  const none = { started: [], ended: [] }
+  const round = (n: number) => Math.round(n * 1e6) / 1e6
+  t.equal(pool.estimateLoad({ now: 10_000, busy: 1.2, measured: undefined, ...none }), 1.2, 'no measure: the weights')
+  t.equal(pool.estimateLoad({ now: 10_000, busy: 1.2, measured: 1.5, ...none }), 1.5, 'the measure when it is more')
+  t.equal(
+    round(pool.estimateLoad({ now: 10_000, busy: 0.2, measured: 0.2, started: [{ at: 9_900, weight: 0.2 }], ended: [] })),
+    0.6,
+    'a file just started counts for 0.6 of a core (the weights: 0.2 + 0.4 of start-up), and the measure does not show it yet (0.2 + 0.2)',
+  )
+  t.equal(
+    round(pool.estimateLoad({ now: 10_000, busy: 0.5, measured: 2, started: [], ended: [{ began: 8_500, at: 9_400, weight: 1 }] })),
+    1.7,
+    'a file that ended is taken off the measure for the part of the 3 s window it ran in (0.9 s of it: 0.3 of a core)',
+  )
+  t.equal(
+    round(pool.estimateLoad({ now: 10_000, busy: 0, measured: 2, started: [], ended: [{ began: 5_000, at: 9_999, weight: 1 }] })),
+    1.000333,
+    'a file that ran the whole window and just ended: its whole weight',
+  )
+  t.equal(
+    pool.estimateLoad({ now: 10_000, busy: 0.5, measured: 2, started: [], ended: [{ began: 1_000, at: 6_000, weight: 1 }] }),
+    2,
+    'one that ended before the window is not in the measure',
+  )
+})
+
 t.test("the machine's load is read from /proc/stat over the last window", async (t) => {
   let stat = ''
   let at = 0
@@ -113,6 +148,18 @@ t.test("the machine's load is read from /proc/stat over the last window", async 
   at = 1500
   stat = line(1200, 1100)
   t.equal(meter.busyCores(2), 1.25, 'the sample older than a second is dropped: 125 of 200 since 500 ms')
+  const niceLine = (busy: number, nice: number, idle: number) => `cpu  ${busy} ${nice} 0 ${idle} 0 0 0 0 0 0\n`
+  const niced = pool.createCpuMeter(
+    () => stat,
+    () => at,
+    1000,
+  )
+  at = 0
+  stat = niceLine(1000, 0, 1000)
+  niced.busyCores(2)
+  at = 1000
+  stat = niceLine(1050, 100, 1050)
+  t.equal(niced.busyCores(2), 0.5, 'time of programs at a positive nice (a build at nice 19) counts as a core free: 50 of 200')
   const broken = pool.createCpuMeter(
     () => 'no such thing',
     () => 0,

@@ -49,3 +49,17 @@ t.test('naming a folder runs the files in it', async (t) => {
   const some = list('test/architecture')
   t.ok(some.length >= 2 && some.every((f) => f.startsWith('test/architecture/')), some.join(', '))
 })
+
+t.test('short unit files sharing a process run the same tests as each alone', async (t) => {
+  // Three short unit files, which share a process by default (bin/test-groups.js).
+  const files = ['test/config/bounds.test.ts', 'test/config/plugins-order.test.ts', 'test/config/webhook-url.test.ts']
+  const run = (...args: string[]) => execFileSync(process.execPath, ['bin/test.js', ...args, ...files], { cwd: root, encoding: 'utf8' })
+  const counts = (out: string) => /^# (\d+) files, (\d+) tests: (\d+) pass, 0 fail/m.exec(out)?.slice(1)
+  const grouped = run()
+  const alone = run('--alone')
+  const shared = /(\d+) short unit files share (\d+) processes/.exec(grouped)
+  t.ok(shared !== null && Number(shared[1]) > Number(shared[2]), `files shared processes: ${shared?.[0]}`)
+  t.match(alone, /0 short unit files share 0 processes/)
+  t.ok(counts(grouped) !== undefined, 'the grouped run passed')
+  t.same(counts(grouped), counts(alone), 'the same files, tests and passes either way')
+})
