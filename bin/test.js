@@ -220,7 +220,9 @@ export async function bundle(jobs) {
   const esbuild = await loadEsbuild()
   removeOldBuilds()
   // The run order is in the names: tap starts files in the order of their names.
-  const names = jobs.map((files, i) => `${String(i).padStart(3, '0')}.${files.length > 1 ? 'group.' : ''}${files[0].replace(/\.ts$/, '').replaceAll('/', '.')}`)
+  const names = jobs.map(
+    (files, i) => `${String(i).padStart(3, '0')}.${files.length > 1 ? 'group.' : ''}${files[0].replace(/\.ts$/, '').replaceAll('/', '.')}`,
+  )
   const groups = new Map(jobs.map((files, i) => [`voxgate-test-group:${i}`, files]).filter(([, files]) => files.length > 1))
   await esbuild.build({
     absWorkingDir: root,

@@ -23,7 +23,7 @@ t.test('a file that could tell it shares a process runs alone', async (t) => {
   const plain = "import t from 'tap'\nt.test('a', async (t) => {\n  const x = await f()\n  process.env.X\n})\n"
   t.equal(groups.aloneBecause(plain), undefined, 'tests that only use what they make, awaits inside tests')
   t.equal(groups.aloneBecause("t.beforeEach(() => {})\nt.test('a', () => {})\n"), 'a root hook or setting')
-  t.equal(groups.aloneBecause("t.teardown(() => gw.close())\n"), 'a root hook or setting')
+  t.equal(groups.aloneBecause('t.teardown(() => gw.close())\n'), 'a root hook or setting')
   t.equal(groups.aloneBecause('const gw = await startTestGateway()\n'), 'top-level await')
   t.equal(groups.aloneBecause('await setup()\n'), 'top-level await')
   t.equal(groups.aloneBecause("t.test('a', async () => {\n  process.env.VOXGATE_X = '1'\n})\n"), 'changes the process')
