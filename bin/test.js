@@ -50,10 +50,12 @@ const TEST_ROOTS = ['test', 'client/test']
 /** `npm test`'s checks before the tests: the same commands as `npm run lint` and `npm run typecheck`. */
 const CHECKS = [
   ['biome check .', [join(root, 'node_modules', '.bin', 'biome'), 'check', '.']],
-  ['tsc --noEmit', [process.execPath, join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']],
+  // TypeScript 7's native compiler (the `typescript7` alias): the same check as TypeScript 5's `tsc` in 4 s of CPU
+  // instead of 17 (2026-11-27, this project). TypeScript 5 stays for its JavaScript API (console types, tsx).
+  ['tsc --noEmit', [process.execPath, join(root, 'node_modules', 'typescript7', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']],
 ]
-/** The checks keep a core busy for ~15 s (tsc; Biome for ~1 s): they start first and count for a whole core. */
-const CHECK_TIMES = { wallMs: 15_000, cpuMs: 15_000 }
+/** The checks keep a core busy for ~4 s (tsc; Biome for ~1 s): they start first and count for a whole core. */
+const CHECK_TIMES = { wallMs: 4_000, cpuMs: 4_000 }
 /** tap's timeout for a test file, in seconds (package.json's tap config says the same). */
 const FILE_TIMEOUT_S = 120
 const NOT_TESTS = new Set(['fakes', 'fixtures', 'helpers', 'artifacts', 'node_modules'])
