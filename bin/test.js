@@ -38,7 +38,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 /** Each run bundles into a folder of its own (two runs in one checkout must not swap each other's files). */
 const BUILDS = join(root, '.cache', 'tests')
 const BUILD_DIR = join(BUILDS, String(process.pid))
-const TIMES_FILE = join(root, '.cache', 'test-times.json')
+/**
+ * This checkout's last times. VOXGATE_TEST_TIMES names another file to read and write instead, with no seed under
+ * it (a test of the runner gives it times of its own, so what it checks does not depend on the last run).
+ */
+const TIMES_FILE = process.env.VOXGATE_TEST_TIMES ? resolve(process.env.VOXGATE_TEST_TIMES) : join(root, '.cache', 'test-times.json')
 /**
  * The times of a quiet run on a 2-core machine, checked in, for a fresh clone (no .cache yet): the order and the
  * weights (how many files run at once) come from them until this checkout has run the suite itself. Refresh after
@@ -128,7 +132,7 @@ function readJson(file) {
 
 /** Each file's last times: this checkout's last run, else the checked-in seed. */
 function readTimes() {
-  return { ...readJson(SEED_TIMES_FILE), ...readJson(TIMES_FILE) }
+  return { ...(process.env.VOXGATE_TEST_TIMES ? {} : readJson(SEED_TIMES_FILE)), ...readJson(TIMES_FILE) }
 }
 
 /** Writes this checkout's last times as the seed (rounded to 100 ms; memory left out), for a fresh clone. */

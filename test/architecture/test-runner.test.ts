@@ -1,7 +1,9 @@
 // bin/test.js picks the files the PostgreSQL half of CI runs (`--database`) from a list: this holds the list to its
 // rule, so a new test of the store, of replicas or of the API's queries cannot miss the server half.
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 
@@ -53,7 +55,19 @@ t.test('naming a folder runs the files in it', async (t) => {
 t.test('short unit files sharing a process run the same tests as each alone', async (t) => {
   // Three short unit files, which share a process by default (bin/test-groups.js).
   const files = ['test/config/bounds.test.ts', 'test/config/plugins-order.test.ts', 'test/config/webhook-url.test.ts']
-  const run = (...args: string[]) => execFileSync(process.execPath, ['bin/test.js', ...args, ...files], { cwd: root, encoding: 'utf8' })
+  // Times of their own, as short busy files have (not this checkout's last run, which a loaded machine stretches).
+  const dir = mkdtempSync(join(tmpdir(), 'test-runner-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const timesFile = join(dir, 'times.json')
+  const writeTimes = () => writeFileSync(timesFile, JSON.stringify(Object.fromEntries(files.map((f) => [f, { wallMs: 400, cpuMs: 400 }]))))
+  const run = (...args: string[]) => {
+    writeTimes()
+    return execFileSync(process.execPath, ['bin/test.js', ...args, ...files], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, VOXGATE_TEST_TIMES: timesFile },
+    })
+  }
   const counts = (out: string) => /^# (\d+) files, (\d+) tests: (\d+) pass, 0 fail/m.exec(out)?.slice(1)
   const grouped = run()
   const alone = run('--alone')
