@@ -58,12 +58,15 @@ for (let i = 0; i < 160; i++) MIC_FRAME.writeInt16LE(1500, i * 2)
 t.test('response.recording pauses and resumes the recording and the transcript of a browser session', async (t) => {
   const auth = await gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: agent.id } })
   const client = await openBrowserSession(gw.url, auth.body.client_session_key, { acknowledgePlayback: true })
-  // The microphone streams in real time for the whole session, as a browser's does.
+  // The microphone streams in real time for the whole session, as a browser's does: by the clock, so a late timer
+  // on a loaded machine sends the frames it owes at once (as a browser's audio buffer does) instead of the call's
+  // audio falling behind its wall-clock pause span.
   let frames = 0
   const waiters: { n: number; wake: () => void }[] = []
+  const micStarted = performance.now()
   const mic = setInterval(() => {
-    client.send({ type: 'client.audio', content: MIC_FRAME.toString('base64') })
-    frames++
+    const due = Math.floor((performance.now() - micStarted) / 20) + 1
+    for (; frames < due; frames++) client.send({ type: 'client.audio', content: MIC_FRAME.toString('base64') })
     for (const w of waiters.filter((x) => frames >= x.n)) w.wake()
   }, 20)
   t.teardown(() => clearInterval(mic))
