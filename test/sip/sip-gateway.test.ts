@@ -11,7 +11,7 @@ t.test('without SIP_PORT the gateway opens no SIP socket', async (t) => {
   t.equal(gw.gateway.sip, undefined)
 })
 
-t.test('with SIP_PORT the gateway answers OPTIONS, refuses INVITE 403, drains to 503 and frees the port on close', async (t) => {
+t.test('with SIP_PORT the gateway answers OPTIONS, refuses an INVITE from no trunk 403, drains to 503 and frees the port on close', async (t) => {
   const port = await freeSipPort()
   const gw = await startTestGateway({ SIP_PORT: String(port), SIP_HOST: '127.0.0.1', SIP_PUBLIC_HOST: 'sip.example.com' })
   let closed = false
@@ -30,6 +30,8 @@ t.test('with SIP_PORT the gateway answers OPTIONS, refuses INVITE 403, drains to
   t.equal((await tcp.next()).status, 200, 'TCP too')
 
   await udp.send(sipRequest({ method: 'INVITE' }))
+  // The admission asks the store for trunks: 100 Trying first, then the refusal.
+  t.equal((await udp.next()).status, 100)
   const refused = await udp.next()
   t.same([refused.status, refused.reason], [403, 'no SIP trunk for this address'])
   const sessions = await gw.store.db.selectFrom('sessions').select('id').execute()
