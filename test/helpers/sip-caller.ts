@@ -38,7 +38,10 @@ export class SipCaller {
   #rtpTarget: { address: string; port: number } | undefined
   #rtpSeq = 1000
   #rtpTs = 0
-  #pacing: NodeJS.Timeout | undefined
+  #speaking: Promise<void> = Promise.resolve()
+  readonly #timers = new Set<NodeJS.Timeout>()
+  #closed = false
+  #sdpVersion = 1
 
   private constructor(
     readonly sip: Socket,
@@ -126,6 +129,25 @@ export class SipCaller {
     this.#send(`CANCEL ${this.#inviteUri} SIP/2.0`, 'CANCEL', this.#inviteBranch, this.#cseq, [], '')
   }
 
+  /** A re-INVITE within the dialog: `sendonly` puts the call on hold, `sendrecv` takes it off. */
+  reinvite(direction: 'sendonly' | 'sendrecv'): void {
+    this.#sdpVersion++
+    this.#send(
+      `INVITE ${this.#inviteUri} SIP/2.0`,
+      'INVITE',
+      newBranch(),
+      ++this.#cseq,
+      [`Contact: <sip:caller@${this.address}:${this.sipPort}>`, 'Content-Type: application/sdp'],
+      this.#offer(direction),
+      `<${this.#inviteUri}>;tag=${this.#toTag}`,
+    )
+  }
+
+  /** ACK for the 200 to a re-INVITE. */
+  ackReinvite(ok: SipResponse): void {
+    this.#send(`ACK ${this.#inviteUri} SIP/2.0`, 'ACK', newBranch(), this.#cseq, [], '', getHeader(ok, 'To'))
+  }
+
   /** BYE within the dialog. */
   bye(): void {
     this.#send(
@@ -139,23 +161,29 @@ export class SipCaller {
     )
   }
 
-  /** Sends mu-law audio as RTP, one 160-byte packet every 20 ms. */
+  /** Sends mu-law audio as RTP, one 160-byte packet every 20 ms (after what is already being sent). */
   speak(ulaw: Buffer): Promise<void> {
-    return new Promise((resolve) => {
-      let at = 0
-      let marker = true
-      this.#pacing = setInterval(() => {
-        if (at >= ulaw.length) {
-          clearInterval(this.#pacing)
-          resolve()
-          return
-        }
-        this.#rtpSend(0, ulaw.subarray(at, at + 160), marker)
-        marker = false
-        at += 160
-        this.#rtpTs += 160
-      }, 20)
-    })
+    this.#speaking = this.#speaking.then(
+      () =>
+        new Promise<void>((resolve) => {
+          let at = 0
+          let marker = true
+          const timer = setInterval(() => {
+            if (at >= ulaw.length || this.#closed) {
+              clearInterval(timer)
+              this.#timers.delete(timer)
+              resolve()
+              return
+            }
+            this.#rtpSend(0, ulaw.subarray(at, at + 160), marker)
+            marker = false
+            at += 160
+            this.#rtpTs += 160
+          }, 20)
+          this.#timers.add(timer)
+        }),
+    )
+    return this.#speaking
   }
 
   /** Sends one RFC 4733 digit (payload type 101) as its packets, one every 20 ms. */
@@ -169,7 +197,8 @@ export class SipCaller {
   }
 
   close(): Promise<void> {
-    clearInterval(this.#pacing)
+    this.#closed = true
+    for (const timer of this.#timers) clearInterval(timer)
     return Promise.all([new Promise<void>((r) => this.sip.close(() => r())), new Promise<void>((r) => this.rtp.close(() => r()))]).then(
       () => undefined,
     )
@@ -182,10 +211,10 @@ export class SipCaller {
     this.rtp.send(bytes, target.port, target.address)
   }
 
-  #offer(): string {
+  #offer(direction = 'sendrecv'): string {
     return [
       'v=0',
-      `o=phone 1 1 IN IP4 ${this.address}`,
+      `o=phone 1 ${this.#sdpVersion} IN IP4 ${this.address}`,
       's=-',
       `c=IN IP4 ${this.address}`,
       't=0 0',
@@ -194,7 +223,7 @@ export class SipCaller {
       'a=rtpmap:101 telephone-event/8000',
       'a=fmtp:101 0-16',
       'a=ptime:20',
-      'a=sendrecv',
+      `a=${direction}`,
       '',
     ].join('\r\n')
   }

@@ -20,7 +20,12 @@ export interface SipSessionPort {
   readonly input?: PipelineInput | undefined
   end(reason: EndReason): Promise<void>
   transportClosed(reason?: EndReason): Promise<void>
+  /** Restarts the user-silence timeout (a held caller is not a silent one). */
+  noteUserActivity?(): void
 }
+
+/** While the caller is held, how often the user-silence timeout is pushed back (it counts in minutes). */
+export const HOLD_ACTIVITY_INTERVAL_MS = 30_000
 
 /** What the call does when the session ends by itself (agent hang-up, limits, shutdown): it sends BYE. */
 export interface SipCallTransportEvents {
@@ -36,6 +41,7 @@ export class SipCallTransport {
   readonly #events: SipCallTransportEvents
   #session: SipSessionPort | undefined
   #closed = false
+  #hold: NodeJS.Timeout | undefined
   /** Assistant audio frames dropped because the pacer's queue was full. */
   droppedFrames = 0
 
@@ -50,9 +56,32 @@ export class SipCallTransport {
     this.#session = session
   }
 
+  /** True while the peer holds the call. */
+  get held(): boolean {
+    return this.#hold !== undefined
+  }
+
+  /**
+   * The peer put the call on hold or took it off. While held, what it sends (music on hold) reaches the
+   * pipeline as silence, so it is neither transcribed nor taken for a turn, and the user-silence timeout is
+   * pushed back; it runs again from the moment the call is taken off hold.
+   */
+  setHeld(held: boolean): void {
+    if (held === this.held || this.#closed) return
+    this.#session?.noteUserActivity?.()
+    if (!held) {
+      clearInterval(this.#hold)
+      this.#hold = undefined
+      return
+    }
+    this.#hold = setInterval(() => this.#session?.noteUserActivity?.(), HOLD_ACTIVITY_INTERVAL_MS)
+    this.#hold.unref()
+  }
+
   /** Caller audio from the jitter buffer, in the negotiated codec. */
   callerAudio(frame: Buffer, atMs: number): void {
-    this.#session?.input?.pushAudio(this.#alaw ? toMulaw(frame) : frame, atMs)
+    const audio = this.held ? Buffer.alloc(frame.length, MULAW_SILENCE) : this.#alaw ? toMulaw(frame) : frame
+    this.#session?.input?.pushAudio(audio, atMs)
   }
 
   /** A digit from RFC 4733 events: the same path as carrier DTMF. */
@@ -81,6 +110,7 @@ export class SipCallTransport {
   close(reason: EndReason): void {
     if (this.#closed) return
     this.#closed = true
+    clearInterval(this.#hold)
     this.#events.onSessionEnded(reason)
   }
 
@@ -88,6 +118,7 @@ export class SipCallTransport {
   peerEnded(reason: EndReason): void {
     if (this.#closed) return
     this.#closed = true
+    clearInterval(this.#hold)
     void this.#session?.transportClosed(reason)
   }
 
@@ -117,6 +148,9 @@ export class SipCallTransport {
     }
   }
 }
+
+/** Mu-law silence. */
+const MULAW_SILENCE = 0xff
 
 function toMulaw(alaw: Buffer): Buffer {
   return Buffer.from(encodeMulaw(decodeAlaw(alaw)))

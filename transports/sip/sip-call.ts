@@ -114,6 +114,13 @@ export class SipCall {
     if (this.#state === 'answered') this.#state = 'confirmed'
   }
 
+  /** Our 200 was never acknowledged (timer L): the dialog is ended with a BYE, and so is the session. */
+  noAck(): void {
+    if (this.#state !== 'answered') return
+    this.#transport?.peerEnded('client_disconnected')
+    this.hangUp('client_disconnected')
+  }
+
   /** The peer's BYE: 200 (by the caller), and the session ends as a caller hang-up. */
   peerBye(): void {
     if (this.#state === 'ended') return
@@ -131,6 +138,7 @@ export class SipCall {
     if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
     this.#local = next
     media.update(answered.audio)
+    this.#transport?.setHeld(answered.audio.held)
     return buildResponse(request, 200, {
       headers: [
         { name: 'Contact', value: `<${this.#o.contact}>` },

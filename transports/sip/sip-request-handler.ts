@@ -92,8 +92,10 @@ export class SipRequestHandler {
     }
     if (request.method === 'INVITE') {
       // Without an RFC 3261 branch (or with the table full) there is no transaction: answered statelessly.
-      const tx = key === null ? null : transactions.createInvite(key, wire)
-      this.#invite(request, ctx, tx, key)
+      // A 200 never acknowledged (timer L) ends the call (RFC 3261 section 13.3.1.4: the UAS sends BYE).
+      let call: SipCall | undefined
+      const tx = key === null ? null : transactions.createInvite(key, wire, (final) => (final.status < 300 ? call?.noAck() : undefined))
+      call = this.#invite(request, ctx, tx, key)
       return
     }
     const tx = key === null ? null : transactions.createNonInvite(key, wire)
@@ -138,7 +140,7 @@ export class SipRequestHandler {
     return this.#options.transactions.find(key) instanceof InviteServerTransaction
   }
 
-  #invite(request: SipRequest, ctx: SipRequestContext, tx: InviteServerTransaction | null, key: string | null): void {
+  #invite(request: SipRequest, ctx: SipRequestContext, tx: InviteServerTransaction | null, key: string | null): SipCall {
     const { calls } = this.#options
     const transport = ctx.source.transport
     const wire: ClientWire = { reliable: ctx.reliable, send: ctx.sendRequest }
@@ -158,11 +160,11 @@ export class SipRequestHandler {
     })
     if (this.#options.isDraining()) {
       call.refuse(503, 'Service Unavailable', [{ name: 'Retry-After', value: String(DRAINING_RETRY_AFTER_S) }])
-      return
+      return call
     }
     if (!calls.dialogs.addEarly(call.inviteKey, call)) {
       call.refuse(503, 'too many calls', [{ name: 'Retry-After', value: String(DRAINING_RETRY_AFTER_S) }])
-      return
+      return call
     }
     const answer = (decision: SipAdmissionDecision): void => {
       // A CANCEL that came while the admission looked things up already answered the INVITE 487.
@@ -182,17 +184,18 @@ export class SipRequestHandler {
       decided = this.#options.admission(ctx.source, request)
     } catch (e) {
       this.#admissionFailed(e, answer)
-      return
+      return call
     }
     if (!(decided instanceof Promise)) {
       answer(decided)
-      return
+      return call
     }
     // The decision takes a round trip: 100 Trying stops the peer's retransmissions meanwhile (section 17.2.1).
     const trying = buildResponse(request, 100)
     if (tx === null) ctx.send(trying)
     else tx.respond(trying)
     decided.then(answer, (e: unknown) => this.#admissionFailed(e, answer))
+    return call
   }
 
   #admissionFailed(error: unknown, answer: (d: SipAdmissionDecision) => void): void {

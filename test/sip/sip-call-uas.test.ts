@@ -1,7 +1,8 @@
 /**
- * CANCEL of a ringing call, with the admission held by the test so the CANCEL surely comes first (against the
- * gateway's store the admission may finish within one turn of the event loop): over a real endpoint and the
- * test phone. The session side is the `SipSessionPort` a transport drives, recorded here.
+ * The UAS flows that need the admission in the test's hands, over a real endpoint and the test phone: CANCEL
+ * with the admission held so the CANCEL surely comes first (against the gateway's store the admission may finish
+ * within one turn of the event loop), a refusal from `open`, and a 200 never acknowledged. The session side is
+ * the `SipSessionPort` a transport drives, recorded here.
  */
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
@@ -10,13 +11,23 @@ import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
 import type { SipAdmission } from '../../transports/sip/sip-admission.js'
 import type { SipSessionPort } from '../../transports/sip/sip-call-transport.js'
 import { getHeader } from '../../transports/sip/sip-message.js'
+import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
 import { eventually } from '../helpers/eventually.js'
 import { SipCaller } from '../helpers/sip-caller.js'
 
 const rtpMin = 40_000 + 2 * Math.floor(Math.random() * 5_000)
 
-async function endpoint(t: Test, admission: SipAdmission) {
+/** RFC 3261 timers 50 times faster: timer L (64*T1) after 640 ms. */
+const fastTimers: TimerScheduler = {
+  schedule(ms, fire) {
+    const handle = setTimeout(fire, ms / 50)
+    return { cancel: () => clearTimeout(handle) }
+  },
+}
+
+async function endpoint(t: Test, admission: SipAdmission, timers?: TimerScheduler) {
   const sip = await SipEndpoint.start({
+    ...(timers !== undefined && { timers }),
     host: '127.0.0.1',
     port: 0,
     publicHost: '127.0.0.1',
@@ -30,16 +41,22 @@ async function endpoint(t: Test, admission: SipAdmission) {
   return { sip, phone }
 }
 
-/** A session that records how it was ended. */
-function recordedSession(): SipSessionPort & { ends: string[] } {
+/** A session that records how it was ended, the caller audio it got and its activity notes. */
+function recordedSession(): SipSessionPort & { ends: string[]; frames: Buffer[]; activity: number } {
   const ends: string[] = []
-  return {
+  const frames: Buffer[] = []
+  const session = {
     id: 'sess_test',
     isEnded: false,
     ends,
+    frames,
+    activity: 0,
+    noteUserActivity: () => void session.activity++,
+    input: { pushAudio: (chunk: Buffer) => void frames.push(chunk) } as unknown as SipSessionPort['input'],
     end: async (reason: EndReason) => void ends.push(`end:${reason}`),
     transportClosed: async (reason?: EndReason) => void ends.push(`closed:${reason}`),
   }
+  return session
 }
 
 /** The next three answers, as `status method`. */
@@ -117,4 +134,54 @@ t.test('a refusal from open reaches the caller with its status and headers', asy
   t.same([r.status, r.reason, getHeader(r, 'Retry-After')], [503, 'the gateway is shutting down', '30'])
   phone.ackError(r)
   t.equal(sip.liveCalls, 0)
+})
+
+t.test('a 200 never acknowledged: resent until timer L, then a BYE, and the session ends', async (t) => {
+  const session = recordedSession()
+  const { sip, phone } = await endpoint(t, async () => ({ admit: true, open: async () => ({ admit: true, session }) }), fastTimers)
+  phone.invite('+14155552671')
+  t.equal((await phone.next()).status, 100)
+  t.equal((await phone.next()).status, 200)
+  t.equal((await phone.next()).status, 200, 'resent on timer G while no ACK comes')
+  const bye = await phone.byes.next(3_000, 'BYE after timer L')
+  t.equal(getHeader(bye, 'Call-ID'), phone.callId)
+  t.match(getHeader(bye, 'From'), /;tag=[0-9a-f]{16}$/, 'From carries our tag')
+  t.match(getHeader(bye, 'To'), new RegExp(`;tag=${phone.fromTag}$`), 'To carries the caller tag')
+  t.equal(bye.uri, `sip:caller@127.0.0.1:${phone.sipPort}`, 'sent to the INVITE Contact')
+  t.same(session.ends, ['closed:client_disconnected'])
+  await eventually(async () => (sip.liveCalls === 0 ? true : undefined))
+})
+
+t.test('hold and unhold by re-INVITE: answered, the held caller feeds the pipeline silence, timeouts pushed back', async (t) => {
+  const session = recordedSession()
+  const { phone } = await endpoint(t, async () => ({ admit: true, open: async () => ({ admit: true, session }) }))
+  phone.invite('+14155552671')
+  const ok = await phone.final()
+  phone.ack(ok)
+  void phone.speak(Buffer.alloc(160 * 8, 0x10))
+  await eventually(async () => (session.frames.some((f) => f[0] === 0x10) ? true : undefined))
+
+  phone.reinvite('sendonly')
+  const held = await phone.final()
+  t.equal(held.status, 200)
+  phone.ackReinvite(held)
+  t.match(held.body.toString(), /a=recvonly/, 'the answer mirrors the hold')
+  t.match(held.body.toString(), /o=\S+ \d+ 2 IN/, 'our SDP version went up')
+  t.equal(session.activity, 1, 'the user-silence timeout is pushed back')
+  const before = session.frames.length
+  void phone.speak(Buffer.alloc(160 * 8, 0x20))
+  await eventually(async () => (session.frames.length > before + 6 ? true : undefined))
+  t.notOk(
+    session.frames.slice(before).some((f) => f.some((b) => b === 0x20)),
+    'music on hold reaches the pipeline as silence',
+  )
+
+  phone.reinvite('sendrecv')
+  const back = await phone.final()
+  phone.ackReinvite(back)
+  t.match(back.body.toString(), /a=sendrecv/)
+  t.equal(session.activity, 2, 'the timeout runs again from the unhold')
+  phone.bye()
+  t.equal((await phone.final()).status, 200)
+  t.same(session.ends, ['closed:caller_hangup'])
 })
