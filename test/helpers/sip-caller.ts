@@ -124,6 +124,16 @@ export class SipCaller {
     this.#send(`ACK sip:x@${this.gateway.host} SIP/2.0`, 'ACK', newBranch(), this.#cseq, [], '', to)
   }
 
+  /** ACK for a 200 that carried the gateway's offer (our INVITE had none), with our answer: PCMU and events. */
+  ackWithAnswer(ok: SipResponse): void {
+    const to = getHeader(ok, 'To') ?? ''
+    this.#toTag = /;tag=([^;]+)/.exec(to)?.[1]
+    const sdp = ok.body.toString('utf8')
+    this.#rtpTarget = { address: /c=IN IP4 (\S+)/.exec(sdp)?.[1] ?? this.gateway.host, port: Number(/m=audio (\d+)/.exec(sdp)?.[1]) }
+    const answer = this.#offer()
+    this.#send(`ACK ${this.#inviteUri} SIP/2.0`, 'ACK', newBranch(), this.#cseq, ['Content-Type: application/sdp'], answer, to)
+  }
+
   /** CANCEL for the INVITE in flight. */
   cancel(): void {
     this.#send(`CANCEL ${this.#inviteUri} SIP/2.0`, 'CANCEL', this.#inviteBranch, this.#cseq, [], '')

@@ -9,7 +9,7 @@ import { silentLogger } from '../../core/log.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
 import type { SipAdmission } from '../../transports/sip/sip-admission.js'
-import type { SipSessionPort } from '../../transports/sip/sip-call-transport.js'
+import type { SipCallTransport, SipSessionPort } from '../../transports/sip/sip-call-transport.js'
 import { getHeader } from '../../transports/sip/sip-message.js'
 import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
 import { eventually } from '../helpers/eventually.js'
@@ -42,17 +42,24 @@ async function endpoint(t: Test, admission: SipAdmission, timers?: TimerSchedule
 }
 
 /** A session that records how it was ended, the caller audio it got and its activity notes. */
-function recordedSession(): SipSessionPort & { ends: string[]; frames: Buffer[]; activity: number } {
+function recordedSession(): SipSessionPort & { ends: string[]; frames: Buffer[]; activity: number; reports: string[] } {
   const ends: string[] = []
   const frames: Buffer[] = []
+  const reports: string[] = []
   const session = {
     id: 'sess_test',
     isEnded: false,
     ends,
     frames,
+    reports,
     activity: 0,
     noteUserActivity: () => void session.activity++,
-    input: { pushAudio: (chunk: Buffer) => void frames.push(chunk) } as unknown as SipSessionPort['input'],
+    input: {
+      pushAudio: (chunk: Buffer) => void frames.push(chunk),
+      audioWritten: (id: number) => void reports.push(`written:${id}`),
+      markPlayed: (id: number) => void reports.push(`played:${id}`),
+      dtmf: (digit: string) => void reports.push(`dtmf:${digit}`),
+    } as unknown as SipSessionPort['input'],
     end: async (reason: EndReason) => void ends.push(`end:${reason}`),
     transportClosed: async (reason?: EndReason) => void ends.push(`closed:${reason}`),
   }
@@ -184,4 +191,42 @@ t.test('hold and unhold by re-INVITE: answered, the held caller feeds the pipeli
   phone.bye()
   t.equal((await phone.final()).status, 200)
   t.same(session.ends, ['closed:caller_hangup'])
+})
+
+t.test('an INVITE without SDP: our offer in the 200, the answer in the ACK, and media both ways from then on', async (t) => {
+  const session = recordedSession()
+  let transport: SipCallTransport | undefined
+  const { phone } = await endpoint(t, async () => ({
+    admit: true,
+    open: async (tr) => {
+      transport = tr
+      return { admit: true, session }
+    },
+  }))
+  phone.invite('+14155552671', { sdp: false })
+  const ok = await phone.final()
+  t.equal(ok.status, 200)
+  t.match(ok.body.toString(), /m=audio \d+ RTP\/AVP 0 101\r\n/, 'we offer PCMU and telephone-event')
+  // The agent speaks before the answer came: it waits, and goes out once the ACK brings the answer.
+  transport?.deliver({ type: 'audio', turnId: 't1', chunkId: 1, audio: Buffer.alloc(160 * 5, 0x42), durationMs: 100 })
+  phone.ackWithAnswer(ok)
+  await eventually(async () => (phone.heard.filter((h) => h.payload[0] === 0x42).length === 5 ? true : undefined))
+  t.pass('the agent audio reached the phone after the answer')
+  t.same(session.reports, ['written:1', 'played:1'], 'written at its first packet, heard at its last')
+  void phone.speak(Buffer.alloc(160 * 6, 0x10))
+  await eventually(async () => (session.frames.some((f) => f[0] === 0x10) ? true : undefined))
+  t.pass('the caller audio reached the session')
+  phone.bye()
+  t.equal((await phone.final()).status, 200)
+})
+
+t.test('an INVITE without SDP whose ACK brings no answer: the call ends with a BYE', async (t) => {
+  const session = recordedSession()
+  const { sip, phone } = await endpoint(t, async () => ({ admit: true, open: async () => ({ admit: true, session }) }))
+  phone.invite('+14155552671', { sdp: false })
+  const ok = await phone.final()
+  phone.ack(ok)
+  await phone.byes.next(2_000, 'BYE')
+  t.same(session.ends, ['closed:error'])
+  await eventually(async () => (sip.liveCalls === 0 ? true : undefined))
 })

@@ -30,6 +30,8 @@ export interface RtpMediaEvents {
   /** One 20 ms frame of caller audio in the negotiated codec; `atMs` is its time since the first packet. */
   readonly onAudio: (frame: Buffer, atMs: number) => void
   readonly onDigit: (digit: string) => void
+  /** What a callback threw: logged by the owner; the clock goes on. */
+  readonly onError?: (error: unknown) => void
 }
 
 /** Counters for tests and logs. */
@@ -119,9 +121,13 @@ export class RtpMedia {
       this.#peer = { address: audio.remoteAddress, port: audio.remotePort }
       this.#latched = false
     }
-    if (audio.payloadType !== this.#audio.payloadType || audio.telephoneEventPayloadType !== this.#audio.telephoneEventPayloadType) {
+    if (audio.payloadType !== this.#audio.payloadType) {
+      // Another codec: what was queued was encoded for the old one. Its chunks count as heard, so nothing waits.
       this.#pacer = newPacer(audio)
+      for (const w of this.#waiting) w.sent()
       this.#waiting = []
+    } else if (audio.telephoneEventPayloadType !== this.#audio.telephoneEventPayloadType) {
+      this.#pacer.setTelephoneEventPayloadType(audio.telephoneEventPayloadType)
     }
     this.#audio = audio
   }
@@ -138,12 +144,18 @@ export class RtpMedia {
   #loop(): void {
     if (this.#closed) return
     const { packet, delayMs } = this.#held ? { packet: undefined, delayMs: FRAME_MS } : this.#pacer.tick()
-    if (packet !== undefined) {
-      const bytes = encodeRtp({ ...packet, ssrc: this.#ssrc })
-      this.#lease.socket.send(bytes, this.#peer.port, this.#peer.address, () => undefined)
-      while (this.#waiting.length > 0 && this.#waiting[0]!.payload === packet.payload) this.#waiting.shift()!.sent()
+    // Whatever the session's callbacks do, the 20 ms clock must go on (a timer callback that throws would also
+    // take the process down).
+    try {
+      if (packet !== undefined) {
+        const bytes = encodeRtp({ ...packet, ssrc: this.#ssrc })
+        this.#lease.socket.send(bytes, this.#peer.port, this.#peer.address, () => undefined)
+        while (this.#waiting.length > 0 && this.#waiting[0]!.payload === packet.payload) this.#waiting.shift()!.sent()
+      }
+      this.#pull()
+    } catch (e) {
+      this.#events.onError?.(e)
     }
-    this.#pull()
     this.#timer = setTimeout(() => this.#loop(), delayMs)
   }
 

@@ -9,7 +9,7 @@ import { randomInt } from 'node:crypto'
 import type { SipAdmittedCall, SipSource } from './sip-admission.js'
 import type { RtpPortPool } from './rtp-port-pool.js'
 import { RtpMedia } from './rtp-media.js'
-import { answerOffer, type LocalMedia } from './sdp-offer-answer.js'
+import { type AnswerResult, answerOffer, createOffer, type LocalMedia, TELEPHONE_EVENT_PAYLOAD } from './sdp-offer-answer.js'
 import type { SipCall } from './sip-call.js'
 import { SipCallTransport } from './sip-call-transport.js'
 import { getHeader } from './sip-message.js'
@@ -22,7 +22,7 @@ export interface SipCallAnswererOptions {
   readonly rtpPorts: RtpPortPool
   /** The address in our SDP (SIP_PUBLIC_HOST). */
   readonly publicHost: string
-  /** Told when opening the session threw: the INVITE got 500. */
+  /** Told when opening the session threw (the INVITE got 500), or a media callback did (the call goes on). */
   readonly onError?: (error: unknown) => void
   /** Told when a call is connected: the endpoint finds it by its dialog from now on. */
   readonly onConnected: (call: SipCall) => void
@@ -45,12 +45,15 @@ export class SipCallAnswerer {
   ): Promise<void> {
     const type = getHeader(invite, 'Content-Type')
     const offer = invite.body.toString('utf8')
-    if (offer.trim() === '' || (type !== undefined && !/^application\/sdp\b/i.test(type.trim()))) {
-      // An INVITE without an offer (the offer in our 200, the answer in the ACK) is not supported yet.
-      return call.refuse(488, 'an SDP offer in the INVITE is required', [{ name: 'Warning', value: '304 voxgate "SDP offer required"' }])
+    // No offer (RFC 3264 section 4 with RFC 3261 section 13.2.1): ours goes in the 200, the answer comes in the ACK.
+    const late = offer.trim() === ''
+    if (!late && type !== undefined && !/^application\/sdp\b/i.test(type.trim())) {
+      return call.refuse(415, 'Unsupported Media Type', [{ name: 'Accept', value: 'application/sdp' }])
     }
-    const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1 })
-    if (!probe.ok) return call.refuse(488, probe.reason, [{ name: 'Warning', value: probe.warning }])
+    if (!late) {
+      const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1 })
+      if (!probe.ok) return call.refuse(488, probe.reason, [{ name: 'Warning', value: probe.warning }])
+    }
 
     const lease = await this.#o.rtpPorts.acquire()
     if (lease === null) return call.refuse(503, 'no RTP port free', [{ name: 'Retry-After', value: String(NO_PORT_RETRY_AFTER_S) }])
@@ -61,7 +64,7 @@ export class SipCallAnswerer {
       sessionId: String(randomInt(1, 2 ** 47)),
       sessionVersion: 1,
     }
-    const answered = answerOffer(offer, local)
+    const answered = late ? lateOffer(local, source.address) : answerOffer(offer, local)
     if (!answered.ok) {
       lease.release()
       return call.refuse(488, answered.reason, [{ name: 'Warning', value: answered.warning }])
@@ -70,6 +73,7 @@ export class SipCallAnswerer {
     const media = new RtpMedia(lease, answered.audio, source.address, {
       onAudio: (frame, atMs) => transport?.callerAudio(frame, atMs),
       onDigit: (digit) => transport?.callerDigit(digit),
+      onError: (e) => this.#o.onError?.(e),
     })
     transport = new SipCallTransport(media, answered.audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) })
 
@@ -92,7 +96,29 @@ export class SipCallAnswerer {
       void opened.session.end('caller_hangup')
       return
     }
-    call.answer(media, transport, local, answered.answer)
+    call.answer(media, transport, local, answered.answer, late)
     this.#o.onConnected(call)
+  }
+}
+
+/**
+ * Our offer for an INVITE that had none: PCMU only, so the pipeline's mu-law needs no codec switch once the
+ * answer comes, plus telephone-event. Until the ACK's answer the media waits (not started), assuming what the
+ * answer must say: PCMU, our telephone-event payload type, the signalling peer's address.
+ */
+function lateOffer(local: LocalMedia, peer: string): AnswerResult & { ok: true } {
+  const codecs = ['PCMU'] as const
+  return {
+    ok: true,
+    answer: createOffer({ ...local, codecs }),
+    audio: {
+      codec: 'PCMU',
+      payloadType: 0,
+      telephoneEventPayloadType: TELEPHONE_EVENT_PAYLOAD,
+      remoteAddress: peer,
+      remotePort: 9,
+      remoteDirection: 'sendrecv',
+      held: false,
+    },
   }
 }

@@ -37,7 +37,7 @@ export class SipCallTransport {
   readonly kind = 'sip' as const
   readonly audio = { input: 'ulaw_8000', output: 'ulaw_8000' } as const
   readonly #media: RtpMedia
-  readonly #alaw: boolean
+  #alaw: boolean
   readonly #events: SipCallTransportEvents
   #session: SipSessionPort | undefined
   #closed = false
@@ -54,6 +54,11 @@ export class SipCallTransport {
   /** Binds the session; caller audio and digits flow to it from now on. */
   attach(session: SipSessionPort): void {
     this.#session = session
+  }
+
+  /** A re-INVITE changed the codec: caller audio and ours are converted for the new one from now on. */
+  setCodec(codec: 'PCMU' | 'PCMA'): void {
+    this.#alaw = codec === 'PCMA'
   }
 
   /** True while the peer holds the call. */

@@ -9,7 +9,7 @@ import type { EndReason } from '../../core/end-reason.js'
 import { type ClientTransactionTable, type ClientWire, newBranch } from './client-transaction-table.js'
 import type { InviteServerTransaction } from './invite-transactions.js'
 import type { RtpMedia } from './rtp-media.js'
-import { answerOffer, type LocalMedia } from './sdp-offer-answer.js'
+import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { getHeader, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
@@ -47,6 +47,8 @@ export class SipCall {
   #media: RtpMedia | undefined
   #transport: SipCallTransport | undefined
   #local: LocalMedia | undefined
+  /** Our 200 carried the offer: the ACK carries the answer, and the media starts with it. */
+  #awaitingAnswer = false
 
   constructor(options: SipCallOptions) {
     this.#o = options
@@ -88,8 +90,11 @@ export class SipCall {
     return true
   }
 
-  /** Answers 200 with our SDP; the media clock starts and the session hears the caller from now on. */
-  answer(media: RtpMedia, transport: SipCallTransport, local: LocalMedia, sdp: string): void {
+  /**
+   * Answers 200 with our SDP; the media clock starts and the session hears the caller from now on. With
+   * `offered` our SDP is an offer (the INVITE had none) and the media waits for the answer in the ACK.
+   */
+  answer(media: RtpMedia, transport: SipCallTransport, local: LocalMedia, sdp: string, offered = false): void {
     this.#media = media
     this.#transport = transport
     this.#local = local
@@ -105,13 +110,28 @@ export class SipCall {
         body: Buffer.from(sdp),
       }),
     )
-    media.start()
+    this.#awaitingAnswer = offered
+    if (!offered) media.start()
   }
 
-  /** The ACK of our 200: its retransmissions stop. */
-  ack(): void {
+  /**
+   * The ACK of our 200: its retransmissions stop. When our 200 carried the offer, the ACK must carry the answer:
+   * the media starts with it, and a missing or unusable one ends the call with a BYE (RFC 3261 section 13.3.1.4).
+   */
+  ack(request: SipRequest): void {
     this.#o.tx?.receiveAck(this.#o.invite)
-    if (this.#state === 'answered') this.#state = 'confirmed'
+    if (this.#state !== 'answered') return
+    this.#state = 'confirmed'
+    if (!this.#awaitingAnswer) return
+    this.#awaitingAnswer = false
+    const answer = readAnswer(request.body.toString('utf8'), ['PCMU'])
+    if (!answer.ok) {
+      this.#transport?.peerEnded('error')
+      this.hangUp('error')
+      return
+    }
+    this.#media?.update(answer.audio)
+    this.#media?.start()
   }
 
   /** Our 200 was never acknowledged (timer L): the dialog is ended with a BYE, and so is the session. */
@@ -138,6 +158,7 @@ export class SipCall {
     if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
     this.#local = next
     media.update(answered.audio)
+    this.#transport?.setCodec(answered.audio.codec)
     this.#transport?.setHeld(answered.audio.held)
     return buildResponse(request, 200, {
       headers: [

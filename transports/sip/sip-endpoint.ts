@@ -112,7 +112,7 @@ export class SipEndpoint {
         answerer: new SipCallAnswerer({
           rtpPorts,
           publicHost: options.publicHost,
-          onError: (error) => options.log.error({ err: error }, 'SIP call failed to open its session; the INVITE got 500'),
+          onError: (error) => options.log.error({ err: error }, 'SIP call failed (opening its session, or in its media)'),
           onConnected: (call) => dialogs.confirm(call.inviteKey, call.callId, call.localTag, call),
         }),
         via: (transport) => ({ host: options.publicHost, port: this.port, transport: transport === 'tcp' ? 'TCP' : 'UDP' }),

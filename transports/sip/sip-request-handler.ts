@@ -72,7 +72,7 @@ export class SipRequestHandler {
       // (another branch) that its dialog takes; with neither it is dropped (section 17.2.3).
       const tx = key === null ? undefined : transactions.find(key)
       if (tx instanceof InviteServerTransaction) tx.receiveAck(request)
-      else this.#options.calls.dialogs.findDialog(request)?.ack()
+      else this.#options.calls.dialogs.findDialog(request)?.ack(request)
       return
     }
     const live = key === null ? undefined : transactions.find(key)
