@@ -46,7 +46,10 @@ export function storeSipAdmission(deps: SipAdmissionDeps): SipAdmission {
 async function admit(deps: SipAdmissionDeps, digest: DigestServer, source: SipSource, invite: SipRequest): Promise<SipAdmissionDecision> {
   const log = deps.log.child({ sip_call_id: getHeader(invite, 'Call-ID')?.slice(0, 64), source: source.address })
   const refuse = (why: SipCallRefusal, fields: Record<string, unknown> = {}, headers: { name: string; value: string }[] = []) => {
-    log.info({ ...fields, reason: why }, 'SIP call refused')
+    // A challenge is the first half of a digest exchange, not a refusal; the session manager counts its own.
+    const counted = why === 'auth_required' || fields.counted === true
+    if (!counted) deps.sessions.metrics.sessionRefused('sip', why)
+    log.info({ ...fields, counted: undefined, reason: why }, 'SIP call refused')
     return sipRefusal(why, headers)
   }
   const trunks = await trunksForSource(deps.db, source.address)
@@ -106,7 +109,7 @@ async function admit(deps: SipAdmissionDeps, digest: DigestServer, source: SipSo
       const opened = await deps.sessions.open(key, transport, { ipAddress: source.address, countryCode: null })
       if (!opened.ok) {
         const why = opened.reason === 'unknown' || opened.reason === 'used' || opened.reason === 'expired' ? 'error' : opened.reason
-        return refuse(why, fields)
+        return refuse(why, { ...fields, counted: true })
       }
       log.info({ ...fields, session_id: opened.session.id }, 'SIP call connected')
       return { admit: true, session: opened.session }

@@ -142,6 +142,9 @@ t.test('refusals leave no session: a stranger 403, a wrong password 401 then 403
   t.equal(notHere.status, 404)
   unknown.ackError(notHere)
   t.equal((await sessionsOf(guarded.orgId)).length, before, 'no session was stored')
+  const metrics = await c.gw.request('GET', '/metrics', { key: null })
+  t.match(metrics.text, /voxgate_session_refusals_total\{channel="sip",reason="unknown_source"\} 1/)
+  t.match(metrics.text, /voxgate_session_refusals_total\{channel="sip",reason="not_in_service"\} 1/)
 })
 
 t.test('the right digest password connects the call to the organization of the dialled number', async (t) => {
