@@ -161,7 +161,8 @@ t.test('a 200 never acknowledged: resent until timer L, then a BYE, and the sess
 
 t.test('hold and unhold by re-INVITE: answered, the held caller feeds the pipeline silence, timeouts pushed back', async (t) => {
   const session = recordedSession()
-  const { phone } = await endpoint(t, async () => ({ admit: true, open: async () => ({ admit: true, session }) }))
+  // Fast timers: a 200 whose ACK went astray would come again within 10 ms and show up below.
+  const { phone } = await endpoint(t, async () => ({ admit: true, open: async () => ({ admit: true, session }) }), fastTimers)
   phone.invite('+14155552671')
   const ok = await phone.final()
   phone.ack(ok)
@@ -185,9 +186,12 @@ t.test('hold and unhold by re-INVITE: answered, the held caller feeds the pipeli
 
   phone.reinvite('sendrecv')
   const back = await phone.final()
+  t.equal(getHeader(back, 'CSeq'), '3 INVITE', 'the hold 200 was not resent after its ACK')
   phone.ackReinvite(back)
   t.match(back.body.toString(), /a=sendrecv/)
   t.equal(session.activity, 2, 'the timeout runs again from the unhold')
+  await new Promise((r) => setTimeout(r, 50))
+  t.equal(phone.responses.items.length, 0, 'no 200 resent after the ACKs (timer G would fire every 10 ms)')
   phone.bye()
   t.equal((await phone.final()).status, 200)
   t.same(session.ends, ['closed:caller_hangup'])

@@ -13,6 +13,7 @@ import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { getHeader, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
+import { parseCSeq } from './sip-uri-codec.js'
 
 /** Where a call is. */
 export type SipCallState = 'ringing' | 'answered' | 'confirmed' | 'ended'
@@ -49,6 +50,8 @@ export class SipCall {
   #local: LocalMedia | undefined
   /** Our 200 carried the offer: the ACK carries the answer, and the media starts with it. */
   #awaitingAnswer = false
+  /** The last re-INVITE answered 200, whose ACK (same CSeq number) stops its retransmissions. */
+  #reinvite: { cseq: number; tx: InviteServerTransaction } | undefined
 
   constructor(options: SipCallOptions) {
     this.#o = options
@@ -119,6 +122,12 @@ export class SipCall {
    * the media starts with it, and a missing or unusable one ends the call with a BYE (RFC 3261 section 13.3.1.4).
    */
   ack(request: SipRequest): void {
+    const cseq = cseqNumber(request)
+    if (this.#reinvite !== undefined && cseq === this.#reinvite.cseq) {
+      this.#reinvite.tx.receiveAck(request)
+      this.#reinvite = undefined
+      return
+    }
     this.#o.tx?.receiveAck(this.#o.invite)
     if (this.#state !== 'answered') return
     this.#state = 'confirmed'
@@ -149,7 +158,7 @@ export class SipCall {
   }
 
   /** A re-INVITE: the new offer is answered with our SDP (a new version); hold sends the caller nothing. */
-  reinvite(request: SipRequest): SipResponse {
+  reinvite(request: SipRequest, tx: InviteServerTransaction | null): SipResponse {
     const local = this.#local
     const media = this.#media
     if (local === undefined || media === undefined || this.#state === 'ended') return buildResponse(request, 481)
@@ -160,6 +169,8 @@ export class SipCall {
     media.update(answered.audio)
     this.#transport?.setCodec(answered.audio.codec)
     this.#transport?.setHeld(answered.audio.held)
+    const cseq = cseqNumber(request)
+    this.#reinvite = tx === null || cseq === undefined ? undefined : { cseq, tx }
     return buildResponse(request, 200, {
       headers: [
         { name: 'Contact', value: `<${this.#o.contact}>` },
@@ -217,6 +228,11 @@ export class SipCall {
     this.#state = 'ended'
     this.#o.onEnded()
   }
+}
+
+/** A request's CSeq number. */
+function cseqNumber(request: SipRequest): number | undefined {
+  return parseCSeq(getHeader(request, 'CSeq') ?? '')?.seq
 }
 
 /** The URI inside a Contact value (`<sip:...>;params` or a bare addr-spec). */

@@ -85,7 +85,7 @@ export class SipRequestHandler {
       // A re-INVITE (hold, unhold, a new address) within a dialog; a To tag we do not know: 481.
       const tx = key === null ? null : transactions.createInvite(key, wire)
       const call = this.#options.calls.dialogs.findDialog(request)
-      const response = call === undefined ? buildResponse(request, 481) : call.reinvite(request)
+      const response = call === undefined ? buildResponse(request, 481) : call.reinvite(request, tx)
       if (tx === null) ctx.send(response)
       else tx.respond(response)
       return
