@@ -1,6 +1,7 @@
 /**
  * The SIP endpoint's admission over the store: the packet's source address finds the trunks that allow it
- * (`trunksForSource`, any organization); the dialled number (Request-URI user part, else To's) finds its agent
+ * (`trunksForSource`, any organization), else the digest user name finds a trunk without an allow-list (digest
+ * from anywhere; challenged first when the INVITE has no credentials); the dialled number (Request-URI user part, else To's) finds its agent
  * through the phone number assignments, and the number must belong to one of those trunks' organizations (a
  * number of another organization is as unknown as a missing one: 404). A trunk with a user name and password
  * asks for digest: no credentials get a 401 challenge, wrong ones 403. Nothing is stored until `open`, which
@@ -17,8 +18,9 @@ import { authorizeSession } from '../gateway/sessions/authorize.js'
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
 import { findPhoneNumber } from '../gateway/store/phone-numbers.js'
 import type { Database, SipTrunkRow } from '../gateway/store/schema.js'
-import { sipTrunkPasswords, trunksForSource } from '../gateway/store/sip-trunks.js'
+import { credentialOnlyTrunks, sipTrunkPasswords, trunksForSource } from '../gateway/store/sip-trunks.js'
 import { DigestServer } from '../transports/sip/digest-auth.js'
+import { parseAuthHeader } from '../transports/sip/digest-header-codec.js'
 import type { SipAdmission, SipAdmissionDecision, SipSource } from '../transports/sip/sip-admission.js'
 import { getHeader, type SipRequest } from '../transports/sip/sip-message.js'
 import { parseNameAddr, parseUri, unescapeUser } from '../transports/sip/sip-uri-codec.js'
@@ -52,8 +54,24 @@ async function admit(deps: SipAdmissionDeps, digest: DigestServer, source: SipSo
     log.info({ ...fields, counted: undefined, reason: why }, 'SIP call refused')
     return sipRefusal(why, headers)
   }
-  const trunks = await trunksForSource(deps.db, source.address)
-  if (trunks.length === 0) return refuse('unknown_source')
+  const bySource = await trunksForSource(deps.db, source.address)
+  // Trunks without an allow-list take digest from anywhere: those of the user name the credentials give (all of
+  // them while there are none yet). A stranger is challenged before any number is looked up, so it cannot tell
+  // numbers that exist from numbers that do not.
+  const authorization = getHeader(invite, 'Authorization')
+  const username = authorization === undefined ? undefined : (parseAuthHeader(authorization)?.params.get('username') ?? '')
+  const anywhere = await credentialOnlyTrunks(deps.db, username)
+  if (bySource.length === 0) {
+    if (anywhere.length === 0) return refuse('unknown_source')
+    if (authorization === undefined) {
+      return refuse(
+        'auth_required',
+        {},
+        digest.challenges().map((value) => ({ name: 'WWW-Authenticate', value })),
+      )
+    }
+  }
+  const trunks = [...bySource, ...anywhere]
   const to = dialledNumber(invite)
   const assignment = to === undefined ? undefined : await findPhoneNumber(deps.db, to.e164)
   const trunk = assignment === undefined ? undefined : trunks.find((t) => t.organization_id === assignment.organization_id)
