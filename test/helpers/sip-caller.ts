@@ -74,11 +74,12 @@ export class SipCaller {
   }
 
   /** Sends the INVITE (with `authorization` when retrying a challenge). */
-  invite(to: string, opts: { authorization?: string; sdp?: boolean } = {}): void {
+  invite(to: string, opts: { authorization?: string; sdp?: boolean; extra?: string[] } = {}): void {
     this.#inviteBranch = `z9hG4bK${randomBytes(6).toString('hex')}`
     const sdp = opts.sdp === false ? '' : this.#offer()
     this.#lastInvite = [
       ...(opts.authorization === undefined ? [] : [`Authorization: ${opts.authorization}`]),
+      ...(opts.extra ?? []),
       `Contact: <sip:caller@${this.address}:${this.sipPort}>`,
       ...(sdp === '' ? [] : ['Content-Type: application/sdp']),
     ]
@@ -156,6 +157,19 @@ export class SipCaller {
   /** ACK for the 200 to a re-INVITE. */
   ackReinvite(ok: SipResponse): void {
     this.#send(`ACK ${this.#inviteUri} SIP/2.0`, 'ACK', newBranch(), this.#cseq, [], '', getHeader(ok, 'To'))
+  }
+
+  /** An UPDATE within the dialog (a session-timer refresh), without SDP. */
+  update(extra: string[]): void {
+    this.#send(
+      `UPDATE ${this.#inviteUri} SIP/2.0`,
+      'UPDATE',
+      newBranch(),
+      ++this.#cseq,
+      extra,
+      '',
+      `<${this.#inviteUri}>;tag=${this.#toTag}`,
+    )
   }
 
   /** BYE within the dialog. */

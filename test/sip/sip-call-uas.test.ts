@@ -234,3 +234,38 @@ t.test('an INVITE without SDP whose ACK brings no answer: the call ends with a B
   t.same(session.ends, ['closed:error'])
   await eventually(async () => (sip.liveCalls === 0 ? true : undefined))
 })
+
+t.test('session timers (RFC 4028): below Min-SE 422; the peer refreshing by UPDATE; no refresh ends the call', async (t) => {
+  let opened = 0
+  const session = recordedSession()
+  const { sip, phone } = await endpoint(
+    t,
+    async () => ({
+      admit: true,
+      open: async () => {
+        opened++
+        return { admit: true, session }
+      },
+    }),
+    fastTimers,
+  )
+  phone.invite('+14155552671', { extra: ['Session-Expires: 60', 'Supported: timer'] })
+  const small = await phone.final()
+  t.same([small.status, getHeader(small, 'Min-SE')], [422, '90'])
+  phone.ackError(small)
+  t.equal(opened, 0, 'refused before the session')
+
+  phone.invite('+14155552671', { extra: ['Session-Expires: 90;refresher=uac', 'Supported: timer'] })
+  const ok = await phone.final()
+  t.same([getHeader(ok, 'Session-Expires'), getHeader(ok, 'Require')], ['90;refresher=uac', 'timer'])
+  phone.ack(ok)
+  phone.update(['Session-Expires: 90;refresher=uac', 'Supported: timer'])
+  const refreshed = await phone.final()
+  t.same([refreshed.status, getHeader(refreshed, 'Session-Expires')], [200, '90;refresher=uac'], 'a refresh by UPDATE')
+  t.equal(refreshed.body.length, 0, 'no SDP in the answer to an UPDATE without one')
+  // 90 s - 30 s on timers 50 times faster: the BYE comes 1.2 s after the last refresh.
+  const bye = await phone.byes.next(3_000, 'BYE when the refresh never comes')
+  t.equal(getHeader(bye, 'Call-ID'), phone.callId)
+  t.same(session.ends, ['closed:client_disconnected'])
+  await eventually(async () => (sip.liveCalls === 0 ? true : undefined))
+})

@@ -6,6 +6,7 @@
  * at once as a caller hang-up.
  */
 import { randomInt } from 'node:crypto'
+import { CallSessionTimer } from './call-session-timer.js'
 import type { SipAdmittedCall, SipSource } from './sip-admission.js'
 import type { RtpPortPool } from './rtp-port-pool.js'
 import { RtpMedia } from './rtp-media.js'
@@ -54,6 +55,9 @@ export class SipCallAnswerer {
       const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1 })
       if (!probe.ok) return call.refuse(488, probe.reason, [{ name: 'Warning', value: probe.warning }])
     }
+
+    const timer = CallSessionTimer.negotiate(invite)
+    if (!timer.ok) return call.refuse(timer.status, timer.reason, timer.headers)
 
     const lease = await this.#o.rtpPorts.acquire()
     if (lease === null) return call.refuse(503, 'no RTP port free', [{ name: 'Retry-After', value: String(NO_PORT_RETRY_AFTER_S) }])

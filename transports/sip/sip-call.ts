@@ -13,6 +13,8 @@ import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { getHeader, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
+import { CallSessionTimer } from './call-session-timer.js'
+import type { TimerScheduler } from './transaction-timers.js'
 import { parseCSeq } from './sip-uri-codec.js'
 
 /** Where a call is. */
@@ -35,6 +37,8 @@ export interface SipCallOptions {
   /** How our requests reach the peer: where its INVITE came from. */
   readonly wire: ClientWire
   readonly clients: ClientTransactionTable
+  /** The endpoint's timers (the session timer's deadline). */
+  readonly timers: TimerScheduler
   /** Told once when the call is over, for any reason (the endpoint forgets it). */
   readonly onEnded: () => void
 }
@@ -48,13 +52,18 @@ export class SipCall {
   #media: RtpMedia | undefined
   #transport: SipCallTransport | undefined
   #local: LocalMedia | undefined
+  /** Our SDP as last sent. */
+  #currentSdp: string | undefined
   /** Our 200 carried the offer: the ACK carries the answer, and the media starts with it. */
   #awaitingAnswer = false
+  /** RFC 4028: the deadline for the peer's refresh, when it is the refresher. */
+  readonly #sessionTimer: CallSessionTimer
   /** The last re-INVITE answered 200, whose ACK (same CSeq number) stops its retransmissions. */
   #reinvite: { cseq: number; tx: InviteServerTransaction } | undefined
 
   constructor(options: SipCallOptions) {
     this.#o = options
+    this.#sessionTimer = new CallSessionTimer(options.timers, () => this.#expired())
   }
 
   get state(): SipCallState {
@@ -101,18 +110,19 @@ export class SipCall {
     this.#media = media
     this.#transport = transport
     this.#local = local
+    this.#currentSdp = sdp
     if (this.#state !== 'ringing') return this.#teardown()
     this.#state = 'answered'
+    // The answerer refused a bad timer before anything was allocated: here it is always acceptable.
+    const timer = CallSessionTimer.negotiate(this.#o.invite)
     this.#respond(
       buildResponse(this.#o.invite, 200, {
         toTag: this.localTag,
-        headers: [
-          { name: 'Contact', value: `<${this.#o.contact}>` },
-          { name: 'Content-Type', value: 'application/sdp' },
-        ],
+        headers: [...this.#sdpHeaders(), ...timer.headers],
         body: Buffer.from(sdp),
       }),
     )
+    if (timer.ok) this.#sessionTimer.arm(timer.intervalS)
     this.#awaitingAnswer = offered
     if (!offered) media.start()
   }
@@ -157,27 +167,59 @@ export class SipCall {
     this.#teardown()
   }
 
-  /** A re-INVITE: the new offer is answered with our SDP (a new version); hold sends the caller nothing. */
+  /**
+   * A re-INVITE: the new offer is answered with our SDP (a new version; hold sends the caller nothing), and a
+   * session timer it asks for is renewed. One without SDP only refreshes the timer, and gets our current SDP.
+   */
   reinvite(request: SipRequest, tx: InviteServerTransaction | null): SipResponse {
+    const response = this.#modify(request, true)
+    const cseq = cseqNumber(request)
+    if (response.status === 200) this.#reinvite = tx === null || cseq === undefined ? undefined : { cseq, tx }
+    return response
+  }
+
+  /** An UPDATE (RFC 3311): a session-timer refresh, with or without a new offer. */
+  update(request: SipRequest): SipResponse {
+    return this.#modify(request, false)
+  }
+
+  #modify(request: SipRequest, isInvite: boolean): SipResponse {
     const local = this.#local
     const media = this.#media
     if (local === undefined || media === undefined || this.#state === 'ended') return buildResponse(request, 481)
-    const next = { ...local, sessionVersion: local.sessionVersion + 1 }
-    const answered = answerOffer(request.body.toString('utf8'), next)
-    if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
-    this.#local = next
-    media.update(answered.audio)
-    this.#transport?.setCodec(answered.audio.codec)
-    this.#transport?.setHeld(answered.audio.held)
-    const cseq = cseqNumber(request)
-    this.#reinvite = tx === null || cseq === undefined ? undefined : { cseq, tx }
-    return buildResponse(request, 200, {
-      headers: [
-        { name: 'Contact', value: `<${this.#o.contact}>` },
-        { name: 'Content-Type', value: 'application/sdp' },
-      ],
-      body: Buffer.from(answered.answer),
-    })
+    const timer = CallSessionTimer.negotiate(request)
+    if (!timer.ok) return buildResponse(request, timer.status, { reason: timer.reason, headers: timer.headers })
+    let body = Buffer.alloc(0)
+    if (request.body.length > 0) {
+      const next = { ...local, sessionVersion: local.sessionVersion + 1 }
+      const answered = answerOffer(request.body.toString('utf8'), next)
+      if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
+      this.#local = next
+      media.update(answered.audio)
+      this.#transport?.setCodec(answered.audio.codec)
+      this.#transport?.setHeld(answered.audio.held)
+      body = Buffer.from(answered.answer)
+      this.#currentSdp = answered.answer
+    } else if (isInvite) {
+      // A re-INVITE without an offer wants ours (RFC 3261 14.2); the same SDP, so its answer changes nothing.
+      body = Buffer.from(this.#currentSdp ?? '')
+    }
+    this.#sessionTimer.arm(timer.intervalS)
+    return buildResponse(request, 200, { headers: [...(body.length > 0 ? this.#sdpHeaders() : []), ...timer.headers], body })
+  }
+
+  #sdpHeaders(): SipHeader[] {
+    return [
+      { name: 'Contact', value: `<${this.#o.contact}>` },
+      { name: 'Content-Type', value: 'application/sdp' },
+    ]
+  }
+
+  /** The peer was to refresh the session timer and did not: the session ends and the peer gets a BYE. */
+  #expired(): void {
+    if (this.#state === 'ended') return
+    this.#transport?.peerEnded('client_disconnected')
+    this.hangUp('client_disconnected')
   }
 
   /** The session ended by itself (agent hang-up, limits, shutdown): BYE to the peer, then the port is freed. */
@@ -219,6 +261,7 @@ export class SipCall {
   }
 
   #teardown(): void {
+    this.#sessionTimer.stop()
     this.#media?.close()
     this.#end()
   }

@@ -109,6 +109,7 @@ export class SipEndpoint {
       calls: {
         dialogs,
         clients: this.#clients,
+        timers: parts.timers,
         answerer: new SipCallAnswerer({
           rtpPorts,
           publicHost: options.publicHost,

@@ -15,10 +15,10 @@ import type { SipHeader, SipMessage, SipRequest, SipResponse } from './sip-messa
 import { buildResponse } from './sip-response.js'
 import { InviteServerTransaction } from './invite-transactions.js'
 import type { ServerTransactionTable } from './server-transaction-table.js'
-import { transactionKey } from './transaction-timers.js'
+import { type TimerScheduler, transactionKey } from './transaction-timers.js'
 
 /** The methods this endpoint implements, as its Allow header lists them. */
-export const ALLOWED_METHODS = 'INVITE, ACK, CANCEL, BYE, OPTIONS'
+export const ALLOWED_METHODS = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE'
 
 /** Seconds a draining endpoint asks a caller to wait before trying it again (a balancer tries another replica). */
 export const DRAINING_RETRY_AFTER_S = 30
@@ -39,6 +39,7 @@ export interface SipCallSupport {
   readonly dialogs: SipDialogTable<SipCall>
   readonly answerer: SipCallAnswerer
   readonly clients: ClientTransactionTable
+  readonly timers: TimerScheduler
   /** Our Via sent-by for requests we send. */
   readonly via: (transport: 'udp' | 'tcp') => { host: string; port: number; transport: 'UDP' | 'TCP' }
 }
@@ -117,6 +118,10 @@ export class SipRequestHandler {
         return buildResponse(request, 405, { toTag: tag, headers: [{ name: 'Allow', value: ALLOWED_METHODS }] })
       case 'CANCEL':
         return buildResponse(request, this.#cancel(request) ? 200 : 481, { toTag: tag })
+      case 'UPDATE': {
+        const call = this.#options.calls.dialogs.findDialog(request)
+        return call === undefined ? buildResponse(request, 481, { toTag: tag }) : call.update(request)
+      }
       case 'BYE': {
         const call = this.#options.calls.dialogs.findDialog(request)
         if (call === undefined) return buildResponse(request, 481, { toTag: tag })
@@ -156,6 +161,7 @@ export class SipRequestHandler {
       via: calls.via(transport),
       wire,
       clients: calls.clients,
+      timers: calls.timers,
       onEnded: () => calls.dialogs.remove(call),
     })
     if (this.#options.isDraining()) {
