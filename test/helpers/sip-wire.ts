@@ -152,6 +152,10 @@ export class TcpPeer {
     if (m.kind !== 'response') throw new Error('got a request, expected a response')
     return m
   }
+  /** The next message of either kind (the gateway's own requests come on the connection too). */
+  nextMessage(timeoutMs = 2000): Promise<SipMessage> {
+    return this.#inbox.next(timeoutMs, 'SIP message on the connection')
+  }
   close(): void {
     this.socket.destroy()
   }

@@ -14,6 +14,7 @@ import { getHeader } from '../../transports/sip/sip-message.js'
 import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
 import { eventually } from '../helpers/eventually.js'
 import { SipCaller } from '../helpers/sip-caller.js'
+import { sipRequest, TcpPeer } from '../helpers/sip-wire.js'
 
 const rtpMin = 40_000 + 2 * Math.floor(Math.random() * 5_000)
 
@@ -267,5 +268,50 @@ t.test('session timers (RFC 4028): below Min-SE 422; the peer refreshing by UPDA
   const bye = await phone.byes.next(3_000, 'BYE when the refresh never comes')
   t.equal(getHeader(bye, 'Call-ID'), phone.callId)
   t.same(session.ends, ['closed:client_disconnected'])
+  await eventually(async () => (sip.liveCalls === 0 ? true : undefined))
+})
+
+t.test('a call over TCP: the answers and our BYE come on the connection the INVITE came on', async (t) => {
+  const session = recordedSession()
+  let transport: SipCallTransport | undefined
+  const { sip } = await endpoint(t, async () => ({
+    admit: true,
+    open: async (tr) => {
+      transport = tr
+      return { admit: true, session }
+    },
+  }))
+  const tcp = await TcpPeer.open(sip.port)
+  t.teardown(() => tcp.close())
+  const offer = [
+    'v=0',
+    'o=pbx 1 1 IN IP4 127.0.0.1',
+    's=-',
+    'c=IN IP4 127.0.0.1',
+    't=0 0',
+    'm=audio 40000 RTP/AVP 8',
+    'a=rtpmap:8 PCMA/8000',
+    '',
+  ]
+  const body = offer.join('\r\n')
+  const invite = sipRequest({
+    method: 'INVITE',
+    transport: 'TCP',
+    viaPort: tcp.port,
+    callId: 'tcp-call',
+    extra: ['Content-Type: application/sdp'],
+  })
+  tcp.send(
+    Buffer.concat([invite.subarray(0, invite.indexOf('Content-Length')), Buffer.from(`Content-Length: ${body.length}\r\n\r\n${body}`)]),
+  )
+  t.equal((await tcp.next()).status, 100)
+  const ok = await tcp.next()
+  t.equal(ok.status, 200)
+  t.match(ok.body.toString(), /m=audio \d+ RTP\/AVP 8\r\n/, 'PCMA answered')
+  t.equal(getHeader(ok, 'Contact'), `<sip:127.0.0.1:${sip.port};transport=tcp>`)
+  transport?.close('hangup')
+  const bye = await tcp.nextMessage()
+  t.same(bye.kind === 'request' ? [bye.method, getHeader(bye, 'Call-ID')] : [], ['BYE', 'tcp-call@pbx.example.net'])
+  t.match(getHeader(bye, 'Via'), /^SIP\/2.0\/TCP /)
   await eventually(async () => (sip.liveCalls === 0 ? true : undefined))
 })
