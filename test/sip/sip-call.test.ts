@@ -186,3 +186,25 @@ t.test('a trunk without an allow-list takes digest from any address; a wrong use
   q.bye()
   t.equal((await q.final()).status, 200)
 })
+
+// Last: the gateway stays drained.
+t.test('a draining replica: new INVITEs get 503 with Retry-After, a live call goes on until its BYE', async (t) => {
+  // A welcome of about two seconds, so it is still playing once the replica drains.
+  backend.reply = (req) => sse(req.json.turn_id, 'Welcome to the line that keeps talking while the replica drains.')
+  const live = await phone(t)
+  await connect(live, tenant.number)
+  const [row] = (await sessionsOf(tenant.orgId)).filter((r) => r.status !== 'ended')
+  c.gw.gateway.sessions.drain()
+  const late = await phone(t)
+  late.invite(tenant.number)
+  const refused = await late.final()
+  t.same([refused.status, getHeader(refused, 'Retry-After')], [503, '30'])
+  late.ackError(refused)
+  const heard = live.heard.length
+  await eventually(async () => (live.heard.length > heard + 5 ? true : undefined))
+  t.pass('the live call still gets its audio')
+  live.bye()
+  t.equal((await live.final()).status, 200)
+  const ended = await eventually(async () => (await sessionsOf(tenant.orgId)).find((r) => r.id === row?.id && r.status === 'ended'))
+  t.equal(ended.end_reason, 'caller_hangup')
+})
