@@ -1,9 +1,10 @@
 /**
  * One inbound call as the UAS sees it (RFC 3261 sections 12 to 15): ringing until its 200, then a dialog with our
  * tag, the peer's tag and our own CSeq space. It answers the INVITE through its server transaction (the 200 is
- * retransmitted until the ACK), takes a CANCEL before the 200 (487), answers re-INVITEs (hold and unhold), and
- * ends either way: the peer's BYE, or ours when the session ends by itself. Its media and transport are
- * attached once the session exists; whichever way it ends, the RTP port is freed once.
+ * retransmitted until the ACK, which carries the answer when our 200 carried the offer), takes a CANCEL before
+ * the 200 (487), answers re-INVITEs and UPDATEs (hold and unhold, session-timer refreshes), and ends either
+ * way: the peer's BYE, or ours when the session ends by itself, the 200 is never acknowledged or a refresh is
+ * missed. Its media and transport are attached once the session exists; the RTP port is freed once.
  */
 import type { EndReason } from '../../core/end-reason.js'
 import { type ClientTransactionTable, type ClientWire, newBranch } from './client-transaction-table.js'
@@ -47,7 +48,6 @@ export interface SipCallOptions {
 export class SipCall {
   readonly #o: SipCallOptions
   #state: SipCallState = 'ringing'
-  #cancelled = false
   #cseq = 0
   #media: RtpMedia | undefined
   #transport: SipCallTransport | undefined
@@ -82,11 +82,6 @@ export class SipCall {
     return getHeader(this.#o.invite, 'Call-ID') ?? ''
   }
 
-  /** True once a CANCEL stopped the call before its 200. */
-  get cancelled(): boolean {
-    return this.#cancelled
-  }
-
   /** Answers the INVITE with a final refusal (ringing calls only). */
   refuse(status: number, reason: string, headers: readonly SipHeader[] = []): void {
     if (this.#state !== 'ringing') return
@@ -97,7 +92,6 @@ export class SipCall {
   /** A CANCEL before the 200: the INVITE gets 487 and the call is over. False when it was already answered. */
   cancel(): boolean {
     if (this.#state !== 'ringing') return false
-    this.#cancelled = true
     this.refuse(487, 'Request Terminated')
     return true
   }
