@@ -29,6 +29,10 @@ const { tenant, backend } = await newBackendTenant(t, c, 'sip-token', (config) =
   config.session_webhook = { url: `${receiver.url}/lifecycle` }
 })
 backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello, you reached the SIP line.' : 'Noted.')
+{
+  const org = await c.gw.request('PATCH', `/admin/v1/organizations/${tenant.orgId}`, { admin: true, body: { recording_enabled: true } })
+  if (org.status !== 200) throw new Error(org.text)
+}
 
 async function trunk(apiKey: string, inbound: Record<string, unknown>) {
   const r = await c.gw.request('POST', '/v1/sip/trunks', { key: apiKey, body: { name: 'pbx', inbound } })
@@ -97,6 +101,15 @@ t.test('a call from a trunk hears the welcome as paced RTP, DTMF reaches the age
   t.equal(ended.end_reason, 'caller_hangup')
   await receiver.waitFor((r) => r.json?.type === 'session.end' && r.json.session_id === row?.id)
   await eventually(async () => (c.gw.gateway.sip?.liveCalls === 0 ? true : undefined))
+  const recording = await eventually(async () => {
+    const r = await c.gw.store.db
+      .selectFrom('recordings')
+      .selectAll()
+      .where('session_id', '=', row?.id ?? '')
+      .executeTakeFirst()
+    return r?.status === 'completed' ? r : undefined
+  })
+  t.ok(Number(recording.total_samples) > 8000 * 0.5, `the call was recorded like a carrier call (${recording.total_samples} samples)`)
 })
 
 t.test('the agent hangs up: the caller gets a BYE after the farewell', async (t) => {
