@@ -78,8 +78,8 @@ t.test('a call from a trunk hears the welcome as paced RTP, DTMF reaches the age
   }
   const gaps = speech.slice(1).map((h, i) => h.at - speech[i]!.at)
   const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length
-  t.ok(mean > 17 && mean < 23, `packets ~20 ms apart (mean ${mean.toFixed(1)} ms)`)
-  t.ok(Math.min(...gaps) > 8, `no bursts (closest ${Math.min(...gaps).toFixed(1)} ms)`)
+  t.ok(mean > 16 && mean < 24, `packets ~20 ms apart (mean ${mean.toFixed(1)} ms)`)
+  t.ok(Math.min(...gaps) > 5, `no bursts (closest ${Math.min(...gaps).toFixed(1)} ms)`)
 
   const [row] = await sessionsOf(tenant.orgId)
   t.equal(row?.channel, 'sip')
