@@ -73,9 +73,8 @@ t.test('a call from a trunk hears the welcome as paced RTP, DTMF reaches the age
     const loud = p.heard.filter((h) => h.payloadType === 0 && h.payload.some((b) => (b & 0x7f) < 0x70))
     return loud.length >= 25 ? p.heard.slice(0, 50) : undefined
   }, 5_000)
-  for (let i = 1; i < speech.length; i++) {
-    if (speech[i]!.sequence !== ((speech[i - 1]!.sequence + 1) & 0xffff)) t.fail(`sequence jumps at packet ${i}`)
-  }
+  const jumps = speech.slice(1).filter((h, i) => h.sequence !== ((speech[i]!.sequence + 1) & 0xffff))
+  t.equal(jumps.length, 0, `sequence numbers consecutive over ${speech.length} packets`)
   const gaps = speech.slice(1).map((h, i) => h.at - speech[i]!.at)
   const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length
   t.ok(mean > 16 && mean < 24, `packets ~20 ms apart (mean ${mean.toFixed(1)} ms)`)
