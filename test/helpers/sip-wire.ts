@@ -49,7 +49,7 @@ export function sipRequest(f: RequestFields): Buffer {
 }
 
 /** A queue of received messages with a waiting `next()`. */
-class Inbox<T> {
+export class Inbox<T> {
   readonly items: T[] = []
   #waiters: ((v: T) => void)[] = []
   push(v: T): void {
@@ -151,6 +151,10 @@ export class TcpPeer {
     const m = await this.#inbox.next(timeoutMs, 'SIP message on the connection')
     if (m.kind !== 'response') throw new Error('got a request, expected a response')
     return m
+  }
+  /** The next message of either kind (the gateway's own requests come on the connection too). */
+  nextMessage(timeoutMs = 2000): Promise<SipMessage> {
+    return this.#inbox.next(timeoutMs, 'SIP message on the connection')
   }
   close(): void {
     this.socket.destroy()

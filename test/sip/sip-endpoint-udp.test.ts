@@ -28,7 +28,7 @@ t.test('OPTIONS over UDP gets 200 with Allow, Accept and Supported, sent to the 
   await peer.send(sipRequest({ method: 'OPTIONS', viaHost: 'pbx.example.net', viaPort: 5080 }))
   const res = await peer.next()
   t.equal(res.status, 200)
-  t.equal(getHeader(res, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS')
+  t.equal(getHeader(res, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE')
   t.equal(getHeader(res, 'Accept'), 'application/sdp')
   t.equal(getHeader(res, 'Supported'), 'timer')
   t.equal(getHeader(res, 'Contact'), `<sip:sip.example.com:${sip.port}>`)
@@ -87,12 +87,12 @@ t.test('REGISTER 405, BYE 481, unmatched CANCEL 481, unknown method 501, stray A
   }
   const register = await statusOf('REGISTER', ['Contact: <sip:alice@127.0.0.1:5999>', 'Expires: 3600'])
   t.equal(register.status, 405)
-  t.equal(getHeader(register, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS')
+  t.equal(getHeader(register, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE')
   t.equal((await statusOf('BYE')).status, 481)
   t.equal((await statusOf('CANCEL')).status, 481)
   const subscribe = await statusOf('SUBSCRIBE', ['Event: presence'])
   t.equal(subscribe.status, 501)
-  t.equal(getHeader(subscribe, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS')
+  t.equal(getHeader(subscribe, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE')
   await peer.send(sipRequest({ method: 'ACK', callId: 'stray' }))
   // Datagrams are handled in order: the OPTIONS answer is the next thing back only if the ACK got none.
   await peer.send(sipRequest({ method: 'OPTIONS', callId: 'after-ack' }))
@@ -118,7 +118,7 @@ t.test('a draining endpoint answers INVITE 503 with Retry-After and OPTIONS 200'
   const { sip, peer } = await endpoint(t, {
     admission: () => {
       asked++
-      return { admit: true }
+      return { admit: false, status: 403, reason: 'never asked' }
     },
   })
   sip.drain()
@@ -154,11 +154,23 @@ t.test('an admission that takes a round trip: 100 Trying first, then its answer;
   t.equal((await peer2.next()).status, 500)
 })
 
-t.test('an admitted INVITE gets 480 and no session: calls over SIP are not wired yet', async (t) => {
-  const { peer } = await endpoint(t, { admission: () => ({ admit: true }) })
+t.test('an admitted INVITE whose session cannot open gets the refusal open gives, and leaves no call', async (t) => {
+  let opened = 0
+  const { sip, peer } = await endpoint(t, {
+    admission: () => ({
+      admit: true,
+      open: async () => {
+        opened++
+        return { admit: false, status: 486, reason: 'concurrent session limit reached' }
+      },
+    }),
+  })
+  // Without SDP: our offer would go in the 200 (sip-call-uas.test.ts), but the session is refused first.
   await peer.send(sipRequest({ method: 'INVITE' }))
   const res = await peer.next()
-  t.equal(res.status, 480)
+  t.same([res.status, res.reason], [486, 'concurrent session limit reached'])
+  t.equal(opened, 1)
+  t.equal(sip.liveCalls, 0)
 })
 
 t.test('an admission answering a status that is no refusal gets 500; line breaks never reach the wire', async (t) => {
