@@ -70,9 +70,10 @@ export { createRedactor, type RedactedPiece, type StreamingRedactor } from './pr
 export type { RedactedWord, TimedWord } from './privacy/timed-words.js'
 export type { RedactionSwitches } from './privacy/redaction-options.js'
 
-// ---- audio for recordings and the warm transfer's bridge ---------------------------------------------------
+// ---- audio for recordings, the warm transfer's bridge and SIP's G.711 ------------------------------------
 export { AUDIO_FORMATS } from './audio/audio-format.js'
 export { decodeMulaw, encodeMulaw } from './audio/g711-mulaw.js'
+export { decodeAlaw, encodeAlaw } from './audio/g711-alaw.js'
 export { bufferToInt16 } from './audio/pcm16.js'
 export { Resampler } from './audio/resampler.js'
 export { wavHeader } from './audio/wav.js'

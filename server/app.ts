@@ -21,6 +21,7 @@ import { buildApp } from './routes.js'
 import { upgradeRoutes } from './upgrades.js'
 import { replicaAddress } from './replica-address.js'
 import { startSip } from './sip-wiring.js'
+import { storeSipAdmission } from './sip-admission.js'
 import type { SipEndpoint } from '../transports/sip/sip-endpoint.js'
 import type { GatewayDeps } from './gateway-deps.js'
 
@@ -187,7 +188,20 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     },
   }
   try {
-    sip = await startSip({ settings: config.sip, log, metrics: metrics.sip, isDraining: () => sessions.isDraining })
+    sip = await startSip({
+      settings: config.sip,
+      log,
+      metrics: metrics.sip,
+      isDraining: () => sessions.isDraining,
+      admission: storeSipAdmission({
+        db: store.db,
+        log,
+        sessions,
+        credentialsKey: config.sipCredentialsKey,
+        webhookPolicy: config.webhookPolicy,
+        realm: config.sip?.publicHost ?? 'voxgate',
+      }),
+    })
   } catch (e) {
     // The SIP port is taken or not ours: the gateway does not half-start.
     await gateway.close()

@@ -8,7 +8,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5,
 /** VAD batches hold 1 to maxBatch (32 by default) frames. */
 const VAD_BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128]
 /** Channels always reported, so a dashboard sees 0 rather than no series. */
-const CHANNELS = ['browser', 'carrier'] as const
+const CHANNELS = ['browser', 'carrier', 'sip'] as const
 
 /**
  * The gateway's metrics in one prom-client registry of its own (not the global one, so two gateways in one

@@ -1,7 +1,7 @@
 /**
  * The SIP endpoint as the gateway runs it: started after the HTTP server listens when SIP_PORT is set, draining
  * with the sessions (new INVITEs get 503 while OPTIONS health checks still get 200), closed with the gateway.
- * Until SIP trunks exist every INVITE is refused with 403.
+ * INVITEs are admitted through the store (sip-admission.ts): trunks, digest, the dialled number's agent.
  */
 import type { Log } from '../core/log.js'
 import { refuseEveryInvite, type SipAdmission } from '../transports/sip/sip-admission.js'
@@ -30,6 +30,7 @@ export async function startSip(deps: SipWiringDeps): Promise<SipEndpoint | undef
     metrics: deps.metrics,
     isDraining: deps.isDraining,
     admission: deps.admission ?? refuseEveryInvite,
+    rtpPorts: { min: settings.rtpPortMin, max: settings.rtpPortMax },
   })
   log.info(
     { sip_host: settings.host, sip_port: endpoint.port, sip_public_host: settings.publicHost, transports: ['udp', 'tcp'] },

@@ -141,7 +141,7 @@ const SESSION_LIST_ITEM_SCHEMA: Json = {
     agent_id: { type: 'string' },
     agent_name: { type: 'string' },
     conversation_id: { type: 'string' },
-    channel: { type: 'string', enum: ['browser', 'carrier'] },
+    channel: { type: 'string', enum: ['browser', 'carrier', 'sip'] },
     direction: nullable('string'),
     status: { type: 'string', enum: ['connected', 'ended'] },
     from_phone_number: nullable('string'),

@@ -87,7 +87,7 @@ export interface components {
         agent_name: string
         conversation_id: string
         /** @enum {string} */
-        channel: 'browser' | 'carrier'
+        channel: 'browser' | 'carrier' | 'sip'
         direction?: string | null
         /** @enum {string} */
         status: 'connected' | 'ended'

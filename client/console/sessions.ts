@@ -31,7 +31,8 @@ export function callParties(s: Pick<SessionListItem, 'channel' | 'from_phone_num
 }
 
 function channelPill(s: SessionListItem): HTMLElement {
-  const label = s.channel === 'carrier' ? (s.direction?.startsWith('outbound') ? 'Phone · out' : 'Phone · in') : 'Browser'
+  const inOut = s.direction?.startsWith('outbound') ? 'out' : 'in'
+  const label = s.channel === 'carrier' ? `Phone · ${inOut}` : s.channel === 'sip' ? `SIP · ${inOut}` : 'Browser'
   return h('span', { class: 'pill' }, label)
 }
 

@@ -62,9 +62,10 @@ export async function authorizeSession(
   }
   const effective = resolveSessionConfig(agent.config, override, policy)
   if (!effective.ok) throw voxError('validation_failed', prefix(effective.errors).join('; '), { details: prefix(effective.errors) })
-  const clientOn = input.origin.channel === 'browser' ? effective.config.clients.browser : effective.config.clients.carrier
-  if (!clientOn) {
-    throw voxError('bad_request', `${input.origin.channel} clients are disabled for this agent (config.clients.${input.origin.channel})`)
+  // A SIP call is a phone call: `clients.carrier` governs it as it does the carrier's.
+  const client = input.origin.channel === 'browser' ? 'browser' : 'carrier'
+  if (!effective.config.clients[client]) {
+    throw voxError('bad_request', `${input.origin.channel} clients are disabled for this agent (config.clients.${client})`)
   }
 
   if (input.conversationId !== undefined && input.conversationId !== null) {

@@ -20,7 +20,7 @@ export const TRANSFER_APOLOGY = 'I am sorry, I could not transfer your call.'
 /** The session as its call control sees it. */
 export interface CallControlHost {
   readonly row: SessionRow
-  readonly channel: 'browser' | 'carrier' | 'test'
+  readonly channel: 'browser' | 'carrier' | 'sip' | 'test'
   readonly signal: AbortSignal
   isEnded(): boolean
   /** The pipeline's input as it is now (nothing before the pipeline runs and after it ended). */

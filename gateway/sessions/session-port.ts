@@ -9,7 +9,7 @@ import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput 
 
 /** What a transport must offer the session. */
 export interface SessionTransport {
-  readonly kind: 'browser' | 'carrier' | 'test'
+  readonly kind: 'browser' | 'carrier' | 'sip' | 'test'
   /** The audio formats of the wire; a transport without audio runs text only. */
   readonly audio?: { input: InputAudioFormat; output: OutputAudioFormat }
   /** Pipeline events for the wire (turns, audio, transcripts, clear, hangup). Must not throw. */

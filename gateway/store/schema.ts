@@ -108,7 +108,7 @@ export interface SessionsTable {
   agent_id: string
   organization_id: string
   status: SessionStatus
-  channel: 'browser' | 'carrier'
+  channel: 'browser' | 'carrier' | 'sip'
   direction: string | null
   /** SHA-256 of the client_session_key (kept after use so a reused key is told apart from an unknown one). */
   key_hash: string | null

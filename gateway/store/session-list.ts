@@ -8,7 +8,7 @@ export interface SessionListItem {
   agent_id: string
   agent_name: string
   conversation_id: string
-  channel: 'browser' | 'carrier'
+  channel: 'browser' | 'carrier' | 'sip'
   direction: string | null
   status: SessionStatus
   from_phone_number: string | null

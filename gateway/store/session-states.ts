@@ -48,7 +48,7 @@ function endedRow(reason: EndReason, time: EndTime) {
 
 /** Telephony and connection details recorded on a session. */
 export interface SessionOrigin {
-  channel: 'browser' | 'carrier'
+  channel: 'browser' | 'carrier' | 'sip'
   direction?: string | null
   fromPhoneNumber?: string | null
   fromPhoneCountry?: string | null

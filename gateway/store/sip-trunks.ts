@@ -175,6 +175,21 @@ export async function trunksForSource(db: Kysely<Database>, ip: string): Promise
     .execute()
 }
 
+/**
+ * Trunks without an allow-list, only a user name and password (digest from anywhere), of any organization,
+ * oldest first; with `username`, only those with that user name.
+ */
+export async function credentialOnlyTrunks(db: Kysely<Database>, username?: string): Promise<SipTrunkRow[]> {
+  let q = db
+    .selectFrom('sip_trunks')
+    .selectAll()
+    .where('inbound_username', 'is not', null)
+    .where('inbound_password_sealed', 'is not', null)
+    .where(sql<boolean>`jsonb_array_length(sip_trunks.inbound_allowed_cidrs) = 0`)
+  if (username !== undefined) q = q.where('inbound_username', '=', username)
+  return q.orderBy('created_at').orderBy('id').execute()
+}
+
 /** A trunk's passwords in clear, for the SIP endpoint's digest checks and answers; throws under a wrong key. */
 export function sipTrunkPasswords(row: SipTrunkRow, key: Buffer): { inbound: string | null; outbound: string | null } {
   return {

@@ -49,7 +49,7 @@ export function sipRequest(f: RequestFields): Buffer {
 }
 
 /** A queue of received messages with a waiting `next()`. */
-class Inbox<T> {
+export class Inbox<T> {
   readonly items: T[] = []
   #waiters: ((v: T) => void)[] = []
   push(v: T): void {

@@ -118,7 +118,7 @@ t.test('a draining endpoint answers INVITE 503 with Retry-After and OPTIONS 200'
   const { sip, peer } = await endpoint(t, {
     admission: () => {
       asked++
-      return { admit: true }
+      return { admit: false, status: 403, reason: 'never asked' }
     },
   })
   sip.drain()
@@ -154,11 +154,21 @@ t.test('an admission that takes a round trip: 100 Trying first, then its answer;
   t.equal((await peer2.next()).status, 500)
 })
 
-t.test('an admitted INVITE gets 480 and no session: calls over SIP are not wired yet', async (t) => {
-  const { peer } = await endpoint(t, { admission: () => ({ admit: true }) })
+t.test('an admitted INVITE without an SDP offer gets 488 and never opens a session', async (t) => {
+  let opened = 0
+  const { peer } = await endpoint(t, {
+    admission: () => ({
+      admit: true,
+      open: async () => {
+        opened++
+        return { admit: false, status: 486, reason: 'Busy Here' }
+      },
+    }),
+  })
   await peer.send(sipRequest({ method: 'INVITE' }))
   const res = await peer.next()
-  t.equal(res.status, 480)
+  t.same([res.status, res.reason], [488, 'an SDP offer in the INVITE is required'])
+  t.equal(opened, 0)
 })
 
 t.test('an admission answering a status that is no refusal gets 500; line breaks never reach the wire', async (t) => {

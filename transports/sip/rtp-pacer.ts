@@ -63,7 +63,7 @@ export class RtpPacer {
   readonly stats: PacerStats = { sent: 0, idle: 0, skipped: 0, cleared: 0 }
   readonly #now: () => number
   readonly #payloadType: number
-  readonly #eventPayloadType: number | undefined
+  #eventPayloadType: number | undefined
   readonly #frameMs: number
   readonly #samples: number
   readonly #maxQueued: number
@@ -105,6 +105,11 @@ export class RtpPacer {
     if (this.#eventPayloadType === undefined || this.#queue.length >= this.#maxQueued) return false
     this.#queue.push({ kind: 'digit', digit, durationMs })
     return true
+  }
+
+  /** The peer's telephone-event payload type changed (a late answer, a re-INVITE); digits use it from now on. */
+  setTelephoneEventPayloadType(payloadType: number | undefined): void {
+    this.#eventPayloadType = payloadType
   }
 
   /** Drops queued audio (barge-in); a digit being sent finishes so the peer sees its end. Returns frames dropped. */

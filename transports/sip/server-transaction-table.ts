@@ -6,7 +6,7 @@
  */
 import { InviteServerTransaction } from './invite-transactions.js'
 import { NonInviteServerTransaction } from './non-invite-transactions.js'
-import type { SipMessage } from './sip-message.js'
+import type { SipMessage, SipResponse } from './sip-message.js'
 import type { TimerHandle, TimerScheduler } from './transaction-timers.js'
 
 /** Most live server transactions; at 20 requests/s a source keeps about 640 (timer J is 32 s over UDP). */
@@ -66,12 +66,12 @@ export class ServerTransactionTable {
     return this.#byKey.get(key)
   }
 
-  /** A new INVITE server transaction under `key`; `null` when the table is full. */
-  createInvite(key: string, wire: ServerTransactionWire): InviteServerTransaction | null {
+  /** A new INVITE server transaction under `key`; `null` when the table is full. `onNoAck`: timer H or L fired. */
+  createInvite(key: string, wire: ServerTransactionWire, onNoAck?: (final: SipResponse) => void): InviteServerTransaction | null {
     if (this.#closed || this.#byKey.size >= this.#max) return null
     const tx = new InviteServerTransaction(
       { timers: this.#scheduler, reliable: wire.reliable, send: wire.send },
-      { onTerminated: () => this.#remove(key, tx) },
+      { onTerminated: () => this.#remove(key, tx), onNoAck },
     )
     this.#byKey.set(key, tx)
     return tx

@@ -7,7 +7,12 @@
 import { randomBytes } from 'node:crypto'
 import type { RemoteInfo } from 'node:dgram'
 import type { Log } from '../../core/log.js'
+import { ClientTransactionTable } from './client-transaction-table.js'
 import { DropLogThrottle } from './drop-log-throttle.js'
+import { RtpPortPool } from './rtp-port-pool.js'
+import type { SipCall } from './sip-call.js'
+import { SipCallAnswerer } from './sip-call-answerer.js'
+import { SipDialogTable } from './sip-dialogs.js'
 import { isScanner } from './scanner-user-agents.js'
 import { refuseEveryInvite, type SipAdmission, type SipSource } from './sip-admission.js'
 import { decodeSipMessage, encodeSipMessage, type SipDecodeResult } from './sip-message-codec.js'
@@ -48,6 +53,10 @@ export interface SipEndpointOptions {
   readonly timers?: TimerScheduler
   /** Most live server transactions. */
   readonly maxTransactions?: number
+  /** The RTP port range (RTP_PORT_MIN..RTP_PORT_MAX); 10000..20000 by default. */
+  readonly rtpPorts?: { readonly min: number; readonly max: number }
+  /** Most calls, ringing and connected. */
+  readonly maxCalls?: number
 }
 
 /** Counts by reason since start (the same figures the metrics get). */
@@ -66,12 +75,20 @@ export class SipEndpoint {
   readonly #dropLog = new DropLogThrottle()
   readonly #handler: SipRequestHandler
   readonly #dropped: SipDropCounts
+  readonly #dialogs: SipDialogTable<SipCall>
+  readonly #clients: ClientTransactionTable
   #draining = false
   #closing: Promise<void> | undefined
 
   private constructor(
     options: SipEndpointOptions,
-    parts: { udp: SipUdpListener; tcp: SipTcpListener; transactions: ServerTransactionTable; dropped: SipDropCounts },
+    parts: {
+      udp: SipUdpListener
+      tcp: SipTcpListener
+      transactions: ServerTransactionTable
+      dropped: SipDropCounts
+      timers: TimerScheduler
+    },
   ) {
     this.#options = options
     this.#udp = parts.udp
@@ -79,12 +96,27 @@ export class SipEndpoint {
     this.#transactions = parts.transactions
     this.#dropped = parts.dropped
     this.#limiter = new SourceRateLimiter(options.rateLimits ?? DEFAULT_SOURCE_RATE_LIMITS)
+    this.#dialogs = new SipDialogTable<SipCall>(options.maxCalls)
+    this.#clients = new ClientTransactionTable(parts.timers)
+    const rtpPorts = new RtpPortPool({ host: options.host, min: options.rtpPorts?.min ?? 10_000, max: options.rtpPorts?.max ?? 20_000 })
+    const dialogs = this.#dialogs
     this.#handler = new SipRequestHandler({
       transactions: this.#transactions,
       admission: options.admission ?? refuseEveryInvite,
       isDraining: () => this.isDraining,
       contact: (transport) => `sip:${hostForUri(options.publicHost)}:${this.port}${transport === 'tcp' ? ';transport=tcp' : ''}`,
       onAdmissionError: (error) => options.log.error({ err: error }, 'SIP admission failed; the INVITE got 500'),
+      calls: {
+        dialogs,
+        clients: this.#clients,
+        answerer: new SipCallAnswerer({
+          rtpPorts,
+          publicHost: options.publicHost,
+          onError: (error) => options.log.error({ err: error }, 'SIP call failed (opening its session, or in its media)'),
+          onConnected: (call) => dialogs.confirm(call.inviteKey, call.callId, call.localTag, call),
+        }),
+        via: (transport) => ({ host: options.publicHost, port: this.port, transport: transport === 'tcp' ? 'TCP' : 'UDP' }),
+      },
     })
   }
 
@@ -118,7 +150,7 @@ export class SipEndpoint {
       const tcp = await SipTcpListener.listen(options.host, options.port, tcpEvents, options.tcpLimits ?? DEFAULT_TCP_LIMITS)
       try {
         const udp = await SipUdpListener.bind(options.host, tcp.port, onDatagram, onUdpError)
-        endpoint = new SipEndpoint(options, { udp, tcp, transactions, dropped })
+        endpoint = new SipEndpoint(options, { udp, tcp, transactions, dropped, timers: options.timers ?? realTimers })
         return endpoint
       } catch (e) {
         lastError = e
@@ -143,6 +175,11 @@ export class SipEndpoint {
     return this.#transactions.size
   }
 
+  /** Calls held, ringing or connected (a leak shows here). */
+  get liveCalls(): number {
+    return this.#dialogs.size
+  }
+
   /** Messages dropped without an answer, by reason. */
   get dropped(): Readonly<SipDropCounts> {
     return this.#dropped
@@ -156,6 +193,9 @@ export class SipEndpoint {
   /** Closes both sockets and forgets every transaction. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      // The sessions ended before (the gateway closes them first); what is left only holds ports.
+      for (const call of this.#dialogs.calls()) call.drop()
+      this.#clients.close()
       this.#transactions.close()
       await Promise.all([this.#udp.close(), this.#tcp.close()])
     })()
@@ -178,12 +218,17 @@ export class SipEndpoint {
         if (answer !== null) send(answer, source.address, source.port)
         return
       }
-      if (result.message.kind !== 'request') return
+      if (result.message.kind !== 'request') return void this.#clients.receive(result.message)
       if (isScanner(result.message)) return this.#drop('scanner', source.address)
       const stamped = stampReceived(result.message, source)
       if (stamped === null) return this.#drop('malformed', source.address, 'bad_via')
       const { address, port } = stamped.destination
-      this.#handler.handle(stamped.request, { source, reliable: false, send: (m) => send(m, address, port) })
+      this.#handler.handle(stamped.request, {
+        source,
+        reliable: false,
+        send: (m) => send(m, address, port),
+        sendRequest: (m) => send(m, source.address, source.port),
+      })
     })
   }
 
@@ -200,12 +245,12 @@ export class SipEndpoint {
         if (answer !== null) send(answer)
         return
       }
-      if (result.message.kind !== 'request') return
+      if (result.message.kind !== 'request') return void this.#clients.receive(result.message)
       if (isScanner(result.message)) return this.#drop('scanner', source.address)
       // Section 18.2.1: the Via gets `received` over TCP too; the answer goes on the connection regardless.
       const stamped = stampReceived(result.message, source)
       if (stamped === null) return this.#drop('malformed', source.address, 'bad_via')
-      this.#handler.handle(stamped.request, { source, reliable: true, send })
+      this.#handler.handle(stamped.request, { source, reliable: true, send, sendRequest: send })
     })
   }
 

@@ -1,12 +1,16 @@
 /**
  * What the SIP endpoint answers, once a request has decoded and passed the scanner and flood checks: the
  * server transaction layer (a retransmission gets the last response again, never a second handling) and the
- * UAS core for a gateway with no dialogs yet. OPTIONS gets 200 (trunk health checks, also while draining);
- * INVITE goes to the admission, or gets 503 while draining; REGISTER 405; CANCEL, BYE with nothing to match
- * 481; a stray ACK is dropped; any other method 501.
+ * UAS core. OPTIONS gets 200 (trunk health checks, also while draining); a new INVITE goes to the admission
+ * (503 while draining) and, admitted, to the answerer that makes it a call; an ACK, BYE or re-INVITE goes to
+ * its dialog (481 without one); CANCEL stops a ringing call (487); REGISTER 405; any other method 501.
  */
 import { randomBytes } from 'node:crypto'
+import type { ClientTransactionTable, ClientWire } from './client-transaction-table.js'
 import type { SipAdmission, SipAdmissionDecision, SipSource } from './sip-admission.js'
+import { SipCall } from './sip-call.js'
+import type { SipCallAnswerer } from './sip-call-answerer.js'
+import { type SipDialogTable, toTag } from './sip-dialogs.js'
 import type { SipHeader, SipMessage, SipRequest, SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
 import { InviteServerTransaction } from './invite-transactions.js'
@@ -26,6 +30,17 @@ export interface SipRequestContext {
   readonly reliable: boolean
   /** Sends a response back (to the Via's received/rport over UDP, on the connection over TCP). */
   readonly send: (message: SipMessage) => void
+  /** Sends a request of ours to the peer: where its request came from (UDP), on the connection (TCP). */
+  readonly sendRequest: (message: SipRequest) => void
+}
+
+/** What the handler needs to turn INVITEs into calls. */
+export interface SipCallSupport {
+  readonly dialogs: SipDialogTable<SipCall>
+  readonly answerer: SipCallAnswerer
+  readonly clients: ClientTransactionTable
+  /** Our Via sent-by for requests we send. */
+  readonly via: (transport: 'udp' | 'tcp') => { host: string; port: number; transport: 'UDP' | 'TCP' }
 }
 
 /** What the handler is given. */
@@ -37,6 +52,7 @@ export interface SipRequestHandlerOptions {
   readonly contact: (transport: 'udp' | 'tcp') => string
   /** Told when an admission threw or rejected: the INVITE got 500. */
   readonly onAdmissionError?: (error: unknown) => void
+  readonly calls: SipCallSupport
 }
 
 /** Answers decoded requests through the server transactions. */
@@ -52,9 +68,11 @@ export class SipRequestHandler {
     const { transactions } = this.#options
     const key = transactionKey(request)
     if (request.method === 'ACK') {
-      // The ACK for our error answer completes its INVITE transaction; with none it is dropped (section 17.2.3).
+      // The ACK for our error answer completes its INVITE transaction; the ACK for a 200 is a request of its own
+      // (another branch) that its dialog takes; with neither it is dropped (section 17.2.3).
       const tx = key === null ? undefined : transactions.find(key)
       if (tx instanceof InviteServerTransaction) tx.receiveAck(request)
+      else this.#options.calls.dialogs.findDialog(request)?.ack(request)
       return
     }
     const live = key === null ? undefined : transactions.find(key)
@@ -63,10 +81,21 @@ export class SipRequestHandler {
       return
     }
     const wire = { reliable: ctx.reliable, send: ctx.send }
+    if (request.method === 'INVITE' && toTag(request) !== undefined) {
+      // A re-INVITE (hold, unhold, a new address) within a dialog; a To tag we do not know: 481.
+      const tx = key === null ? null : transactions.createInvite(key, wire)
+      const call = this.#options.calls.dialogs.findDialog(request)
+      const response = call === undefined ? buildResponse(request, 481) : call.reinvite(request, tx)
+      if (tx === null) ctx.send(response)
+      else tx.respond(response)
+      return
+    }
     if (request.method === 'INVITE') {
       // Without an RFC 3261 branch (or with the table full) there is no transaction: answered statelessly.
-      const tx = key === null ? null : transactions.createInvite(key, wire)
-      this.#invite(request, ctx, tx)
+      // A 200 never acknowledged (timer L) ends the call (RFC 3261 section 13.3.1.4: the UAS sends BYE).
+      let call: SipCall | undefined
+      const tx = key === null ? null : transactions.createInvite(key, wire, (final) => (final.status < 300 ? call?.noAck() : undefined))
+      call = this.#invite(request, ctx, tx, key)
       return
     }
     const tx = key === null ? null : transactions.createNonInvite(key, wire)
@@ -88,52 +117,85 @@ export class SipRequestHandler {
         return buildResponse(request, 405, { toTag: tag, headers: [{ name: 'Allow', value: ALLOWED_METHODS }] })
       case 'CANCEL':
         return buildResponse(request, this.#cancel(request) ? 200 : 481, { toTag: tag })
-      case 'BYE':
-        // No dialog exists yet: every BYE is for an unknown one.
-        return buildResponse(request, 481, { toTag: tag })
+      case 'BYE': {
+        const call = this.#options.calls.dialogs.findDialog(request)
+        if (call === undefined) return buildResponse(request, 481, { toTag: tag })
+        call.peerBye()
+        return buildResponse(request, 200)
+      }
       default:
         return buildResponse(request, 501, { toTag: tag, headers: [{ name: 'Allow', value: ALLOWED_METHODS }] })
     }
   }
 
   /**
-   * A CANCEL matches the INVITE transaction with the same branch and sent-by (section 9.2). The INVITE has
-   * always had its final answer here (there are no calls to ring yet), so the CANCEL has nothing left to stop.
+   * A CANCEL matches the INVITE transaction with the same branch and sent-by (section 9.2). A call still ringing
+   * is stopped (its INVITE gets 487); an INVITE already answered finally has nothing left to stop, but the
+   * CANCEL still gets 200 (section 9.2).
    */
   #cancel(request: SipRequest): boolean {
     const key = transactionKey({ ...request, headers: request.headers.map((h) => (h.name === 'CSeq' ? cseqAsInvite(h) : h)) })
-    return key !== null && this.#options.transactions.find(key) instanceof InviteServerTransaction
+    if (key === null) return false
+    this.#options.calls.dialogs.findEarly(key)?.cancel()
+    return this.#options.transactions.find(key) instanceof InviteServerTransaction
   }
 
-  #invite(request: SipRequest, ctx: SipRequestContext, tx: InviteServerTransaction | null): void {
-    const answer = (decision: SipAdmissionDecision, headers: SipHeader[] = []): void => {
-      const response = decision.admit
-        ? // Admitted, but calls over SIP are not wired to sessions yet: temporarily unavailable, never a session.
-          buildResponse(request, 480, { toTag: newTag(), reason: 'SIP calls are not enabled yet' })
-        : refusal(request, decision, headers)
-      if (tx === null) ctx.send(response)
-      else tx.respond(response)
-    }
+  #invite(request: SipRequest, ctx: SipRequestContext, tx: InviteServerTransaction | null, key: string | null): SipCall {
+    const { calls } = this.#options
+    const transport = ctx.source.transport
+    const wire: ClientWire = { reliable: ctx.reliable, send: ctx.sendRequest }
+    const localTag = newTag()
+    const call = new SipCall({
+      invite: request,
+      // Without a branch no CANCEL can name it: a key of its own keeps it in the table all the same.
+      inviteKey: key ?? `stateless\n${localTag}`,
+      tx,
+      respond: ctx.send,
+      localTag,
+      contact: this.#options.contact(transport),
+      via: calls.via(transport),
+      wire,
+      clients: calls.clients,
+      onEnded: () => calls.dialogs.remove(call),
+    })
     if (this.#options.isDraining()) {
-      answer({ admit: false, status: 503, reason: 'Service Unavailable' }, [{ name: 'Retry-After', value: String(DRAINING_RETRY_AFTER_S) }])
-      return
+      call.refuse(503, 'Service Unavailable', [{ name: 'Retry-After', value: String(DRAINING_RETRY_AFTER_S) }])
+      return call
+    }
+    if (!calls.dialogs.addEarly(call.inviteKey, call)) {
+      call.refuse(503, 'too many calls', [{ name: 'Retry-After', value: String(DRAINING_RETRY_AFTER_S) }])
+      return call
+    }
+    const answer = (decision: SipAdmissionDecision): void => {
+      // A CANCEL that came while the admission looked things up already answered the INVITE 487.
+      if (call.state !== 'ringing') return
+      if (!decision.admit) {
+        const r = refusal(decision)
+        call.refuse(r.status, r.reason, decision.headers ?? [])
+        return
+      }
+      void calls.answerer.connect(call, decision, ctx.source, request).catch((e: unknown) => {
+        this.#options.onAdmissionError?.(e)
+        call.refuse(500, 'Server Internal Error')
+      })
     }
     let decided: SipAdmissionDecision | Promise<SipAdmissionDecision>
     try {
       decided = this.#options.admission(ctx.source, request)
     } catch (e) {
       this.#admissionFailed(e, answer)
-      return
+      return call
     }
     if (!(decided instanceof Promise)) {
       answer(decided)
-      return
+      return call
     }
     // The decision takes a round trip: 100 Trying stops the peer's retransmissions meanwhile (section 17.2.1).
     const trying = buildResponse(request, 100)
     if (tx === null) ctx.send(trying)
     else tx.respond(trying)
     decided.then(answer, (e: unknown) => this.#admissionFailed(e, answer))
+    return call
   }
 
   #admissionFailed(error: unknown, answer: (d: SipAdmissionDecision) => void): void {
@@ -143,16 +205,14 @@ export class SipRequestHandler {
 }
 
 /**
- * The answer to a refused INVITE. A status outside 300-699 would not end the transaction as a refusal (a 2xx
- * would wait for an ACK to a call that does not exist), so it becomes 500; the reason goes on the wire as the
- * reason phrase, so line breaks are removed from it.
+ * The status and reason of a refused INVITE. A status outside 300-699 would not end the transaction as a
+ * refusal (a 2xx would wait for an ACK to a call that does not exist), so it becomes 500; the reason goes on the
+ * wire as the reason phrase, so line breaks are removed from it.
  */
-function refusal(request: SipRequest, decision: { status: number; reason: string }, headers: SipHeader[]): SipResponse {
+function refusal(decision: { status: number; reason: string }): { status: number; reason: string } {
   const valid = Number.isInteger(decision.status) && decision.status >= 300 && decision.status <= 699
   const reason = decision.reason.replace(/[\r\n]+/g, ' ').slice(0, 200)
-  return valid
-    ? buildResponse(request, decision.status, { toTag: newTag(), reason, headers })
-    : buildResponse(request, 500, { toTag: newTag(), headers })
+  return valid ? { status: decision.status, reason } : { status: 500, reason: 'Server Internal Error' }
 }
 
 /** What an OPTIONS answer advertises (RFC 3261 section 11.2). */

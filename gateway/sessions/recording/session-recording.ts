@@ -116,7 +116,7 @@ export class SessionRecording {
       deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url, deps.retentionDays)
     this.#recorder = new ChunkRecorder({ sink, sampleRate: this.sampleRate, log: deps.log, isTransient: isDatabaseUnavailable })
     this.#playout =
-      transport.kind === 'carrier'
+      transport.kind === 'carrier' || transport.kind === 'sip'
         ? new MarkedPlayout(this.#recorder, this.sampleRate)
         : new EstimatedPlayout(this.#recorder, this.sampleRate)
     this.#decodeIn = decoder(transport.audio.input, this.sampleRate)

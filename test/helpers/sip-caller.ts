@@ -1,0 +1,274 @@
+/**
+ * A small SIP phone for tests, over real UDP sockets: it sends an INVITE with a G.711 SDP offer (PCMU and
+ * telephone-event), answers digest challenges, ACKs, hangs up or cancels, answers the gateway's BYE with 200,
+ * sends RTP (caller speech, RFC 4733 digits) paced at 20 ms, and records every RTP packet it receives with its
+ * arrival time. The messages it builds are plain RFC 3261 text, so what the gateway parses is what a phone sends.
+ */
+import { randomBytes } from 'node:crypto'
+import { createSocket, type Socket } from 'node:dgram'
+import { authorize, pickChallenge } from '../../transports/sip/digest-auth.js'
+import { decodeRtp, encodeRtp } from '../../transports/sip/rtp-codec.js'
+import { decodeSipMessage, encodeSipMessage } from '../../transports/sip/sip-message-codec.js'
+import { getHeader, getHeaderValues, type SipRequest, type SipResponse } from '../../transports/sip/sip-message.js'
+import { buildResponse } from '../../transports/sip/sip-response.js'
+import { dtmfPackets } from '../../transports/sip/dtmf-sender.js'
+import { Inbox } from './sip-wire.js'
+
+/** One RTP packet the phone received. */
+export interface HeardPacket {
+  readonly at: number
+  readonly sequence: number
+  readonly timestamp: number
+  readonly payloadType: number
+  readonly payload: Buffer
+}
+
+/** A test phone bound to `address` (127.0.0.2 is another source on Linux loopback). */
+export class SipCaller {
+  readonly heard: HeardPacket[] = []
+  readonly responses = new Inbox<SipResponse>()
+  readonly byes = new Inbox<SipRequest>()
+  readonly callId = `${randomBytes(8).toString('hex')}@test-phone`
+  readonly fromTag = randomBytes(4).toString('hex')
+  #cseq = 0
+  #toTag: string | undefined
+  #inviteBranch = ''
+  #lastInvite: string[] = []
+  #inviteUri = ''
+  #rtpTarget: { address: string; port: number } | undefined
+  #rtpSeq = 1000
+  #rtpTs = 0
+  #speaking: Promise<void> = Promise.resolve()
+  readonly #timers = new Set<NodeJS.Timeout>()
+  #closed = false
+  #sdpVersion = 1
+
+  private constructor(
+    readonly sip: Socket,
+    readonly rtp: Socket,
+    readonly address: string,
+    readonly gateway: { host: string; port: number },
+  ) {
+    sip.on('message', (bytes) => this.#onSip(bytes))
+    rtp.on('message', (bytes) => {
+      const d = decodeRtp(bytes)
+      if (d.kind === 'rtp') this.heard.push({ at: performance.now(), ...d.packet })
+    })
+  }
+
+  static async open(gateway: { host: string; port: number }, address = '127.0.0.1'): Promise<SipCaller> {
+    const bind = async () => {
+      const s = createSocket('udp4')
+      await new Promise<void>((resolve) => s.bind(0, address, resolve))
+      return s
+    }
+    return new SipCaller(await bind(), await bind(), address, gateway)
+  }
+
+  get sipPort(): number {
+    return this.sip.address().port
+  }
+
+  get rtpPort(): number {
+    return this.rtp.address().port
+  }
+
+  /** Sends the INVITE (with `authorization` when retrying a challenge). */
+  invite(to: string, opts: { authorization?: string; sdp?: boolean } = {}): void {
+    this.#inviteBranch = `z9hG4bK${randomBytes(6).toString('hex')}`
+    const sdp = opts.sdp === false ? '' : this.#offer()
+    this.#lastInvite = [
+      ...(opts.authorization === undefined ? [] : [`Authorization: ${opts.authorization}`]),
+      `Contact: <sip:caller@${this.address}:${this.sipPort}>`,
+      ...(sdp === '' ? [] : ['Content-Type: application/sdp']),
+    ]
+    this.#inviteUri = `sip:${to}@${this.gateway.host}`
+    this.#send(`INVITE ${this.#inviteUri} SIP/2.0`, 'INVITE', this.#inviteBranch, ++this.#cseq, this.#lastInvite, sdp)
+  }
+
+  /** Answers a 401 by re-sending the INVITE with digest credentials. */
+  retryWithDigest(challenge: SipResponse, to: string, username: string, password: string): void {
+    const picked = pickChallenge(getHeaderValues(challenge, 'WWW-Authenticate') ?? [])
+    if (picked === null) throw new Error('no digest challenge in the 401')
+    this.ackError(challenge)
+    const uri = `sip:${to}@${this.gateway.host}`
+    this.invite(to, { authorization: authorize(picked, { username, password, method: 'INVITE', uri }) })
+  }
+
+  /** The next final (or provisional) response. */
+  next(timeoutMs = 3000): Promise<SipResponse> {
+    return this.responses.next(timeoutMs, 'SIP response')
+  }
+
+  /** The next final response, skipping provisionals. */
+  async final(timeoutMs = 3000): Promise<SipResponse> {
+    for (;;) {
+      const r = await this.next(timeoutMs)
+      if (r.status >= 200) return r
+    }
+  }
+
+  /** ACK for an error answer (same branch as the INVITE, section 17.1.1.3). */
+  ackError(response: SipResponse): void {
+    this.#send(`ACK ${this.#inviteUri} SIP/2.0`, 'ACK', this.#inviteBranch, this.#cseq, [], '', getHeader(response, 'To'))
+  }
+
+  /** ACK for the 200 (a new branch), and RTP goes to the SDP answer's address from now on. */
+  ack(ok: SipResponse): void {
+    const to = getHeader(ok, 'To') ?? ''
+    this.#toTag = /;tag=([^;]+)/.exec(to)?.[1]
+    const sdp = ok.body.toString('utf8')
+    const port = Number(/m=audio (\d+)/.exec(sdp)?.[1])
+    const address = /c=IN IP4 (\S+)/.exec(sdp)?.[1] ?? this.gateway.host
+    this.#rtpTarget = { address, port }
+    this.#send(`ACK sip:x@${this.gateway.host} SIP/2.0`, 'ACK', newBranch(), this.#cseq, [], '', to)
+  }
+
+  /** ACK for a 200 that carried the gateway's offer (our INVITE had none), with our answer: PCMU and events. */
+  ackWithAnswer(ok: SipResponse): void {
+    const to = getHeader(ok, 'To') ?? ''
+    this.#toTag = /;tag=([^;]+)/.exec(to)?.[1]
+    const sdp = ok.body.toString('utf8')
+    this.#rtpTarget = { address: /c=IN IP4 (\S+)/.exec(sdp)?.[1] ?? this.gateway.host, port: Number(/m=audio (\d+)/.exec(sdp)?.[1]) }
+    const answer = this.#offer()
+    this.#send(`ACK ${this.#inviteUri} SIP/2.0`, 'ACK', newBranch(), this.#cseq, ['Content-Type: application/sdp'], answer, to)
+  }
+
+  /** CANCEL for the INVITE in flight. */
+  cancel(): void {
+    this.#send(`CANCEL ${this.#inviteUri} SIP/2.0`, 'CANCEL', this.#inviteBranch, this.#cseq, [], '')
+  }
+
+  /** A re-INVITE within the dialog: `sendonly` puts the call on hold, `sendrecv` takes it off. */
+  reinvite(direction: 'sendonly' | 'sendrecv'): void {
+    this.#sdpVersion++
+    this.#send(
+      `INVITE ${this.#inviteUri} SIP/2.0`,
+      'INVITE',
+      newBranch(),
+      ++this.#cseq,
+      [`Contact: <sip:caller@${this.address}:${this.sipPort}>`, 'Content-Type: application/sdp'],
+      this.#offer(direction),
+      `<${this.#inviteUri}>;tag=${this.#toTag}`,
+    )
+  }
+
+  /** ACK for the 200 to a re-INVITE. */
+  ackReinvite(ok: SipResponse): void {
+    this.#send(`ACK ${this.#inviteUri} SIP/2.0`, 'ACK', newBranch(), this.#cseq, [], '', getHeader(ok, 'To'))
+  }
+
+  /** BYE within the dialog. */
+  bye(): void {
+    this.#send(
+      `BYE sip:x@${this.gateway.host} SIP/2.0`,
+      'BYE',
+      newBranch(),
+      ++this.#cseq,
+      [],
+      '',
+      `<sip:x@${this.gateway.host}>;tag=${this.#toTag}`,
+    )
+  }
+
+  /** Sends mu-law audio as RTP, one 160-byte packet every 20 ms (after what is already being sent). */
+  speak(ulaw: Buffer): Promise<void> {
+    this.#speaking = this.#speaking.then(
+      () =>
+        new Promise<void>((resolve) => {
+          let at = 0
+          let marker = true
+          const timer = setInterval(() => {
+            if (at >= ulaw.length || this.#closed) {
+              clearInterval(timer)
+              this.#timers.delete(timer)
+              resolve()
+              return
+            }
+            this.#rtpSend(0, ulaw.subarray(at, at + 160), marker)
+            marker = false
+            at += 160
+            this.#rtpTs += 160
+          }, 20)
+          this.#timers.add(timer)
+        }),
+    )
+    return this.#speaking
+  }
+
+  /** Sends one RFC 4733 digit (payload type 101) as its packets, one every 20 ms. */
+  async digit(digit: string): Promise<void> {
+    const packets = dtmfPackets({ digit, durationMs: 100, timestamp: this.#rtpTs, sequence: this.#rtpSeq }) ?? []
+    for (const p of packets) {
+      this.#rtpSend(101, p.payload, p.marker)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    this.#rtpTs += 800
+  }
+
+  close(): Promise<void> {
+    this.#closed = true
+    for (const timer of this.#timers) clearInterval(timer)
+    return Promise.all([new Promise<void>((r) => this.sip.close(() => r())), new Promise<void>((r) => this.rtp.close(() => r()))]).then(
+      () => undefined,
+    )
+  }
+
+  #rtpSend(payloadType: number, payload: Buffer, marker: boolean): void {
+    const target = this.#rtpTarget
+    if (target === undefined) return
+    const bytes = encodeRtp({ payloadType, payload, marker, sequence: this.#rtpSeq++, timestamp: this.#rtpTs, ssrc: 0x1234 })
+    this.rtp.send(bytes, target.port, target.address)
+  }
+
+  #offer(direction = 'sendrecv'): string {
+    return [
+      'v=0',
+      `o=phone 1 ${this.#sdpVersion} IN IP4 ${this.address}`,
+      's=-',
+      `c=IN IP4 ${this.address}`,
+      't=0 0',
+      `m=audio ${this.rtpPort} RTP/AVP 0 101`,
+      'a=rtpmap:0 PCMU/8000',
+      'a=rtpmap:101 telephone-event/8000',
+      'a=fmtp:101 0-16',
+      'a=ptime:20',
+      `a=${direction}`,
+      '',
+    ].join('\r\n')
+  }
+
+  #send(start: string, method: string, branch: string, cseq: number, extra: string[], body: string, to?: string): void {
+    const lines = [
+      start,
+      `Via: SIP/2.0/UDP ${this.address}:${this.sipPort};branch=${branch};rport`,
+      'Max-Forwards: 70',
+      `From: <sip:+442071838750@${this.address}>;tag=${this.fromTag}`,
+      `To: ${to ?? `<${start.split(' ')[1]}>`}`,
+      `Call-ID: ${this.callId}`,
+      `CSeq: ${cseq} ${method}`,
+      ...extra,
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      '',
+      body,
+    ]
+    this.sip.send(Buffer.from(lines.join('\r\n')), this.gateway.port, this.gateway.host)
+  }
+
+  #onSip(bytes: Buffer): void {
+    const r = decodeSipMessage(bytes)
+    if (!r.ok) return
+    if (r.message.kind === 'response') {
+      this.responses.push(r.message)
+      return
+    }
+    if (r.message.method === 'BYE') {
+      this.sip.send(encodeSipMessage(buildResponse(r.message, 200)), this.gateway.port, this.gateway.host)
+      this.byes.push(r.message)
+    }
+  }
+}
+
+function newBranch(): string {
+  return `z9hG4bK${randomBytes(6).toString('hex')}`
+}

@@ -1,0 +1,188 @@
+/**
+ * Inbound SIP calls end to end: a real gateway with SIP on, trunks made through the API, and a test phone
+ * (test/helpers/sip-caller.ts) speaking SIP and RTP over UDP. An allowed caller hears the welcome as paced RTP,
+ * its digits reach the agent, and hanging up either way ends the session (channel `sip`, lifecycle webhooks);
+ * a stranger, a wrong password and an unknown number leave no session. (CANCEL races the admission, which on
+ * PGlite finishes within one turn of the event loop: sip-call-cancel.test.ts holds the admission to test it.)
+ */
+import t, { type Test } from 'tap'
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
+import { eventually, newBackendTenant, newTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
+import { freeSipPort } from '../helpers/sip-wire.js'
+import { SipCaller } from '../helpers/sip-caller.js'
+import { getHeader } from '../../transports/sip/sip-message.js'
+
+const sipPort = await freeSipPort()
+const rtpMin = 30_000 + 2 * Math.floor(Math.random() * 10_000)
+const { c } = await startVoiceWorld(t, {
+  SIP_PORT: String(sipPort),
+  SIP_HOST: '127.0.0.1',
+  SIP_PUBLIC_HOST: '127.0.0.1',
+  RTP_PORT_MIN: String(rtpMin),
+  RTP_PORT_MAX: String(rtpMin + 200),
+  SIP_CREDENTIALS_KEY: 'ab'.repeat(32),
+})
+const gateway = { host: '127.0.0.1', port: sipPort }
+const receiver = await startWebhookReceiver()
+t.teardown(() => receiver.close())
+const { tenant, backend } = await newBackendTenant(t, c, 'sip-token', (config) => {
+  config.session_webhook = { url: `${receiver.url}/lifecycle` }
+})
+backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello, you reached the SIP line.' : 'Noted.')
+
+async function trunk(apiKey: string, inbound: Record<string, unknown>) {
+  const r = await c.gw.request('POST', '/v1/sip/trunks', { key: apiKey, body: { name: 'pbx', inbound } })
+  if (r.status !== 201) throw new Error(r.text)
+}
+await trunk(tenant.apiKey, { allowed_cidrs: ['127.0.0.1'] })
+// Another organization behind the same address, whose trunk asks for digest.
+const guarded = await newTenant(c)
+await trunk(guarded.apiKey, { allowed_cidrs: ['127.0.0.1'], username: 'pbx', password: 'right-password' })
+
+async function phone(t: Test, address = '127.0.0.1'): Promise<SipCaller> {
+  const p = await SipCaller.open(gateway, address)
+  t.teardown(() => p.close())
+  return p
+}
+
+async function sessionsOf(orgId: string) {
+  return c.gw.store.db.selectFrom('sessions').selectAll().where('organization_id', '=', orgId).orderBy('created_at').execute()
+}
+
+/** Dials `number` and returns the 200 once ACKed. */
+async function connect(p: SipCaller, number: string) {
+  p.invite(number)
+  const ok = await p.final()
+  if (ok.status !== 200) throw new Error(`${ok.status} ${ok.reason}`)
+  p.ack(ok)
+  return ok
+}
+
+t.test('a call from a trunk hears the welcome as paced RTP, DTMF reaches the agent, the caller hangs up', async (t) => {
+  const p = await phone(t)
+  const ok = await connect(p, tenant.number.slice(1))
+  t.match(getHeader(ok, 'Contact'), `<sip:127.0.0.1:${sipPort}>`)
+  t.match(ok.body.toString(), /m=audio \d+ RTP\/AVP 0 101/, 'PCMU and telephone-event answered')
+
+  // The welcome: non-silent mu-law, one packet per 20 ms, consecutive sequence numbers.
+  const speech = await eventually(async () => {
+    const loud = p.heard.filter((h) => h.payloadType === 0 && h.payload.some((b) => (b & 0x7f) < 0x70))
+    return loud.length >= 25 ? p.heard.slice(0, 50) : undefined
+  }, 5_000)
+  for (let i = 1; i < speech.length; i++) {
+    if (speech[i]!.sequence !== ((speech[i - 1]!.sequence + 1) & 0xffff)) t.fail(`sequence jumps at packet ${i}`)
+  }
+  const gaps = speech.slice(1).map((h, i) => h.at - speech[i]!.at)
+  const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length
+  t.ok(mean > 17 && mean < 23, `packets ~20 ms apart (mean ${mean.toFixed(1)} ms)`)
+  t.ok(Math.min(...gaps) > 8, `no bursts (closest ${Math.min(...gaps).toFixed(1)} ms)`)
+
+  const [row] = await sessionsOf(tenant.orgId)
+  t.equal(row?.channel, 'sip')
+  t.equal(row?.to_phone_number, tenant.number)
+  t.equal(row?.from_phone_number, '+442071838750')
+  await receiver.waitFor((r) => r.json?.type === 'session.start' && r.json.session_id === row?.id)
+
+  void p.speak(Buffer.alloc(160 * 10, 0xff))
+  await p.digit('5')
+  await eventually(async () => backend.requests.find((q) => q.json.type === 'data' && q.json.data?.dtmf === '5'), 3_000)
+  t.pass('the RFC 4733 digit reached the agent as carrier DTMF does')
+
+  p.bye()
+  t.equal((await p.final()).status, 200, 'BYE answered')
+  const ended = await eventually(async () => {
+    const [r] = await sessionsOf(tenant.orgId)
+    return r?.status === 'ended' ? r : undefined
+  })
+  t.equal(ended.end_reason, 'caller_hangup')
+  await receiver.waitFor((r) => r.json?.type === 'session.end' && r.json.session_id === row?.id)
+  await eventually(async () => (c.gw.gateway.sip?.liveCalls === 0 ? true : undefined))
+})
+
+t.test('the agent hangs up: the caller gets a BYE after the farewell', async (t) => {
+  backend.reply = (req) =>
+    req.json.type === 'session.start'
+      ? { kind: 'sse', steps: [{ data: { type: 'response.hangup', content: 'Goodbye.', turn_id: req.json.turn_id } }] }
+      : sse(req.json.turn_id)
+  t.teardown(() => {
+    backend.reply = (req) => sse(req.json.turn_id, 'Hello.')
+  })
+  const p = await phone(t)
+  await connect(p, tenant.number)
+  const bye = await p.byes.next(5_000, 'BYE from the gateway')
+  t.equal(getHeader(bye, 'Call-ID'), p.callId)
+  const farewell = p.heard.filter((h) => h.payload.some((b) => (b & 0x7f) < 0x70))
+  t.ok(farewell.length >= 5, `the farewell was heard before the BYE (${farewell.length} packets)`)
+  const ended = await eventually(async () =>
+    (await sessionsOf(tenant.orgId)).find((r) => r.status === 'ended' && r.end_reason === 'hangup'),
+  )
+  t.equal(ended.channel, 'sip')
+})
+
+t.test('refusals leave no session: a stranger 403, a wrong password 401 then 403, an unknown number 404', async (t) => {
+  const before = (await sessionsOf(guarded.orgId)).length
+  const stranger = await phone(t, '127.0.0.2')
+  stranger.invite(tenant.number)
+  const refused = await stranger.final()
+  t.same([refused.status, refused.reason], [403, 'no SIP trunk for this address'])
+  stranger.ackError(refused)
+
+  const p = await phone(t)
+  p.invite(guarded.number)
+  const challenge = await p.final()
+  t.equal(challenge.status, 401)
+  p.retryWithDigest(challenge, guarded.number, 'pbx', 'wrong-password')
+  const wrong = await p.final()
+  t.same([wrong.status, wrong.reason], [403, 'bad credentials'])
+  p.ackError(wrong)
+
+  const unknown = await phone(t)
+  unknown.invite('+14155550000')
+  const notHere = await unknown.final()
+  t.equal(notHere.status, 404)
+  unknown.ackError(notHere)
+  t.equal((await sessionsOf(guarded.orgId)).length, before, 'no session was stored')
+  const metrics = await c.gw.request('GET', '/metrics', { key: null })
+  t.match(metrics.text, /voxgate_session_refusals_total\{channel="sip",reason="unknown_source"\} 1/)
+  t.match(metrics.text, /voxgate_session_refusals_total\{channel="sip",reason="not_in_service"\} 1/)
+})
+
+t.test('the right digest password connects the call to the organization of the dialled number', async (t) => {
+  const p = await phone(t)
+  p.invite(guarded.number)
+  const challenge = await p.final()
+  t.equal(challenge.status, 401)
+  p.retryWithDigest(challenge, guarded.number, 'pbx', 'right-password')
+  const ok = await p.final()
+  t.equal(ok.status, 200)
+  p.ack(ok)
+  const [row] = await sessionsOf(guarded.orgId)
+  t.equal(row?.channel, 'sip')
+  p.bye()
+  t.equal((await p.final()).status, 200)
+  await eventually(async () => ((await sessionsOf(guarded.orgId))[0]?.status === 'ended' ? true : undefined))
+})
+
+t.test('a trunk without an allow-list takes digest from any address; a wrong user name gets 403', async (t) => {
+  const roaming = await newTenant(c)
+  await trunk(roaming.apiKey, { username: 'roamer', password: 'roaming-password' })
+  const p = await phone(t, '127.0.0.2')
+  p.invite(roaming.number)
+  const challenge = await p.final()
+  t.equal(challenge.status, 401, 'a stranger is challenged now that a trunk takes digest from anywhere')
+  p.retryWithDigest(challenge, roaming.number, 'someone-else', 'roaming-password')
+  const wrong = await p.final()
+  t.equal(wrong.status, 403)
+  p.ackError(wrong)
+
+  const q = await phone(t, '127.0.0.2')
+  q.invite(roaming.number)
+  q.retryWithDigest(await q.final(), roaming.number, 'roamer', 'roaming-password')
+  const ok = await q.final()
+  t.equal(ok.status, 200)
+  q.ack(ok)
+  const [row] = await sessionsOf(roaming.orgId)
+  t.equal(row?.channel, 'sip')
+  q.bye()
+  t.equal((await q.final()).status, 200)
+})

@@ -1,0 +1,81 @@
+/**
+ * The endpoint's own requests in flight (BYE to end a call), as non-INVITE client transactions keyed by their
+ * Via branch, which the response carries back (RFC 3261 section 17.1.3). Bounded: past `max` a request is sent
+ * once without retransmissions rather than held.
+ */
+import { randomBytes } from 'node:crypto'
+import { NonInviteClientTransaction } from './non-invite-transactions.js'
+import { getHeader, type SipRequest, type SipResponse } from './sip-message.js'
+import { parseVia } from './sip-uri-codec.js'
+import type { TimerScheduler } from './transaction-timers.js'
+
+/** Most client transactions held. */
+export const MAX_CLIENT_TRANSACTIONS = 4_000
+
+/** How a request reaches its peer. */
+export interface ClientWire {
+  readonly reliable: boolean
+  readonly send: (request: SipRequest) => void
+}
+
+/** Client transactions by branch. */
+export class ClientTransactionTable {
+  readonly #byBranch = new Map<string, NonInviteClientTransaction>()
+  readonly #timers: TimerScheduler
+  readonly #max: number
+
+  constructor(timers: TimerScheduler, max = MAX_CLIENT_TRANSACTIONS) {
+    this.#timers = timers
+    this.#max = max
+  }
+
+  /** Live transactions. */
+  get size(): number {
+    return this.#byBranch.size
+  }
+
+  /** Sends `request` (its top Via has `branch`) and retransmits it until a final answer or timer F. */
+  send(request: SipRequest, branch: string, wire: ClientWire, done: (status: number | 'timeout') => void = () => undefined): void {
+    if (this.#byBranch.size >= this.#max) {
+      wire.send(request)
+      done('timeout')
+      return
+    }
+    const tx = new NonInviteClientTransaction(
+      request,
+      { timers: this.#timers, reliable: wire.reliable, send: (m) => wire.send(m as SipRequest) },
+      {
+        onResponse: (r) => {
+          if (r.status >= 200) done(r.status)
+        },
+        onTimeout: () => done('timeout'),
+        onTerminated: () => {
+          if (this.#byBranch.get(branch) === tx) this.#byBranch.delete(branch)
+        },
+      },
+    )
+    this.#byBranch.set(branch, tx)
+    tx.start()
+  }
+
+  /** Gives up on every request in flight (the endpoint closes): no more retransmissions. */
+  close(): void {
+    for (const tx of [...this.#byBranch.values()]) tx.transportError()
+    this.#byBranch.clear()
+  }
+
+  /** Hands a response to its transaction; false when none matches (a stray response is dropped). */
+  receive(response: SipResponse): boolean {
+    const via = getHeader(response, 'Via')
+    const branch = via === undefined ? undefined : parseVia(via)?.params.get('branch')
+    const tx = typeof branch === 'string' ? this.#byBranch.get(branch) : undefined
+    if (tx === undefined) return false
+    tx.receive(response)
+    return true
+  }
+}
+
+/** A new RFC 3261 branch (the magic cookie, then 96 random bits). */
+export function newBranch(): string {
+  return `z9hG4bK${randomBytes(12).toString('hex')}`
+}

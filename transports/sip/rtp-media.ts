@@ -1,0 +1,215 @@
+/**
+ * The RTP stream of one call on its own UDP socket. Incoming: RTCP and undecodable packets are ignored,
+ * telephone-event packets become digits, audio goes through the jitter buffer and comes out as one 20 ms frame
+ * per 20 ms of clock. Outgoing: frames go through the pacer, one packet per 20 ms slot.
+ *
+ * Symmetric RTP (for callers behind NAT): until a packet comes we send to the SDP's address; the first RTP
+ * packet from the SDP's address or the signalling peer's address latches the stream to where it came from (its
+ * port may differ: NAT), and from then on we send there and ignore packets from anywhere else. Packets from
+ * any other address never latch, so a stranger who guesses the port can neither inject audio nor steal the
+ * stream.
+ */
+import { randomBytes } from 'node:crypto'
+import type { RemoteInfo } from 'node:dgram'
+import { DtmfReceiver } from './dtmf-receiver.js'
+import { JitterBuffer } from './jitter-buffer.js'
+import { decodeRtp, encodeRtp, isRtcp } from './rtp-codec.js'
+import { RtpPacer } from './rtp-pacer.js'
+import type { RtpPortLease } from './rtp-port-pool.js'
+import type { NegotiatedAudio } from './sdp-offer-answer.js'
+
+/** Bytes of G.711 per 20 ms frame at 8 kHz. */
+export const FRAME_BYTES = 160
+/** Frame duration. */
+export const FRAME_MS = 20
+/** Most frames the incoming side catches up on in one tick after the event loop stalled (200 ms). */
+const MAX_CATCH_UP_FRAMES = 10
+
+/** What the media tells the call. */
+export interface RtpMediaEvents {
+  /** One 20 ms frame of caller audio in the negotiated codec; `atMs` is its time since the first packet. */
+  readonly onAudio: (frame: Buffer, atMs: number) => void
+  readonly onDigit: (digit: string) => void
+  /** What a callback threw: logged by the owner; the clock goes on. */
+  readonly onError?: (error: unknown) => void
+}
+
+/** Counters for tests and logs. */
+export interface RtpMediaStats {
+  received: number
+  /** Packets ignored: RTCP, undecodable, an unknown payload type, or another source than the latched one. */
+  ignored: number
+  /** Packets from an address that may not latch. */
+  foreign: number
+}
+
+/** One call's RTP. */
+export class RtpMedia {
+  readonly stats: RtpMediaStats = { received: 0, ignored: 0, foreign: 0 }
+  readonly #lease: RtpPortLease
+  readonly #events: RtpMediaEvents
+  readonly #jitter: JitterBuffer
+  readonly #dtmf = new DtmfReceiver()
+  readonly #ssrc = randomBytes(4).readUInt32BE(0)
+  readonly #latchable: ReadonlySet<string>
+  #audio: NegotiatedAudio
+  #pacer: RtpPacer
+  /** Frames whose sending someone waits for (chunk ends), oldest first. */
+  #waiting: { payload: Buffer; sent: () => void }[] = []
+  #peer: { address: string; port: number }
+  #latched = false
+  #firstAt: number | undefined
+  #pulled = 0
+  #timer: NodeJS.Timeout | undefined
+  #held = false
+  #closed = false
+
+  constructor(lease: RtpPortLease, audio: NegotiatedAudio, signallingAddress: string, events: RtpMediaEvents) {
+    this.#lease = lease
+    this.#audio = audio
+    this.#events = events
+    this.#peer = { address: audio.remoteAddress, port: audio.remotePort }
+    this.#latchable = new Set([unmapped(audio.remoteAddress), unmapped(signallingAddress)])
+    this.#jitter = new JitterBuffer({ silenceByte: silenceOf(audio) })
+    this.#pacer = newPacer(audio)
+    lease.socket.on('message', (bytes, from) => this.#onPacket(bytes, from))
+    lease.socket.on('error', () => undefined)
+  }
+
+  /** Our RTP port (in the SDP answer). */
+  get port(): number {
+    return this.#lease.port
+  }
+
+  /** Where packets go now (the latched source, else the SDP's address). */
+  get peer(): { address: string; port: number; latched: boolean } {
+    return { ...this.#peer, latched: this.#latched }
+  }
+
+  /** Starts the 20 ms clock. */
+  start(): void {
+    if (this.#timer !== undefined || this.#closed) return
+    this.#loop()
+  }
+
+  /** Queues one frame; `sent` is called when its packet left. False when the pacer's queue is full. */
+  enqueue(frame: Buffer, sent?: () => void): boolean {
+    if (this.#closed || !this.#pacer.enqueue(frame)) return false
+    if (sent !== undefined) this.#waiting.push({ payload: frame, sent })
+    return true
+  }
+
+  /** Queues an RFC 4733 digit after the audio; false when the peer offered no telephone-event. */
+  enqueueDigit(digit: string): boolean {
+    return !this.#closed && this.#pacer.enqueueDigit(digit)
+  }
+
+  /** Drops queued audio (barge-in); returns the frames dropped. */
+  clear(): number {
+    this.#waiting = []
+    return this.#pacer.clear()
+  }
+
+  /**
+   * A re-INVITE changed the stream: hold sends nothing (the held caller hears nothing, and queued audio waits);
+   * a new address or codec applies from now on.
+   */
+  update(audio: NegotiatedAudio): void {
+    this.#held = audio.held
+    const moved = audio.remoteAddress !== this.#audio.remoteAddress || audio.remotePort !== this.#audio.remotePort
+    if (moved && !audio.held) {
+      this.#peer = { address: audio.remoteAddress, port: audio.remotePort }
+      this.#latched = false
+    }
+    if (audio.payloadType !== this.#audio.payloadType) {
+      // Another codec: what was queued was encoded for the old one. Its chunks count as heard, so nothing waits.
+      this.#pacer = newPacer(audio)
+      for (const w of this.#waiting) w.sent()
+      this.#waiting = []
+    } else if (audio.telephoneEventPayloadType !== this.#audio.telephoneEventPayloadType) {
+      this.#pacer.setTelephoneEventPayloadType(audio.telephoneEventPayloadType)
+    }
+    this.#audio = audio
+  }
+
+  /** Stops the clock and frees the port. Idempotent. */
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    clearTimeout(this.#timer)
+    this.#waiting = []
+    this.#lease.release()
+  }
+
+  #loop(): void {
+    if (this.#closed) return
+    const { packet, delayMs } = this.#held ? { packet: undefined, delayMs: FRAME_MS } : this.#pacer.tick()
+    // Whatever the session's callbacks do, the 20 ms clock must go on (a timer callback that throws would also
+    // take the process down).
+    try {
+      if (packet !== undefined) {
+        const bytes = encodeRtp({ ...packet, ssrc: this.#ssrc })
+        this.#lease.socket.send(bytes, this.#peer.port, this.#peer.address, () => undefined)
+        while (this.#waiting.length > 0 && this.#waiting[0]!.payload === packet.payload) this.#waiting.shift()!.sent()
+      }
+      this.#pull()
+    } catch (e) {
+      this.#events.onError?.(e)
+    }
+    this.#timer = setTimeout(() => this.#loop(), delayMs)
+  }
+
+  /** Hands the caller's audio on, one frame per 20 ms since the first packet. */
+  #pull(): void {
+    for (const d of this.#dtmf.poll()) this.#events.onDigit(d.digit)
+    if (this.#firstAt === undefined) return
+    const due = Math.floor((Date.now() - this.#firstAt) / FRAME_MS)
+    // After a stall the missed frames are skipped, not replayed in a burst the pipeline would take as speech.
+    if (due - this.#pulled > MAX_CATCH_UP_FRAMES) this.#pulled = due - MAX_CATCH_UP_FRAMES
+    while (this.#pulled < due) {
+      this.#events.onAudio(this.#jitter.pop(), this.#pulled * FRAME_MS)
+      this.#pulled++
+    }
+  }
+
+  #onPacket(bytes: Buffer, from: RemoteInfo): void {
+    if (this.#closed) return
+    this.stats.received++
+    if (isRtcp(bytes)) return void this.stats.ignored++
+    if (this.#latched) {
+      if (from.address !== this.#peer.address || from.port !== this.#peer.port) return void this.stats.foreign++
+    } else if (!this.#latchable.has(unmapped(from.address))) {
+      return void this.stats.foreign++
+    }
+    const decoded = decodeRtp(bytes)
+    if (decoded.kind !== 'rtp') return void this.stats.ignored++
+    const p = decoded.packet
+    const audio = p.payloadType === this.#audio.payloadType
+    const event = p.payloadType === this.#audio.telephoneEventPayloadType
+    if (!audio && !event) return void this.stats.ignored++
+    if (!this.#latched) {
+      this.#latched = true
+      this.#peer = { address: from.address, port: from.port }
+    }
+    if (event) {
+      for (const d of this.#dtmf.receive(p)) this.#events.onDigit(d.digit)
+      return
+    }
+    this.#firstAt ??= Date.now()
+    this.#jitter.push(p)
+  }
+}
+
+function newPacer(audio: NegotiatedAudio): RtpPacer {
+  return new RtpPacer({ payloadType: audio.payloadType, telephoneEventPayloadType: audio.telephoneEventPayloadType })
+}
+
+/** G.711 silence: 0xFF for PCMU, 0xD5 for PCMA. */
+export function silenceOf(audio: Pick<NegotiatedAudio, 'codec'>): number {
+  return audio.codec === 'PCMU' ? 0xff : 0xd5
+}
+
+/** `::ffff:a.b.c.d` (a dual-stack socket) is the IPv4 address it carries. */
+function unmapped(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
+}

@@ -1,0 +1,76 @@
+/**
+ * RTP sockets for calls, one per call, on even ports of `RTP_PORT_MIN..RTP_PORT_MAX` (RTP takes the even port,
+ * RFC 3550 section 11; RTCP, which we ignore, would take the odd one above). The pool remembers which ports its
+ * calls hold and starts each search after the last port it gave, so a port just freed is not reused at once (a
+ * late packet of the old call must not reach the new one). A port some other process holds is skipped.
+ */
+import { createSocket, type Socket } from 'node:dgram'
+
+/** An RTP socket bound for one call; `release()` closes it and frees the port (idempotent). */
+export interface RtpPortLease {
+  readonly socket: Socket
+  readonly port: number
+  release(): void
+}
+
+/** Hands out RTP sockets from a port range. */
+export class RtpPortPool {
+  readonly #host: string
+  readonly #min: number
+  readonly #max: number
+  readonly #held = new Set<number>()
+  #cursor: number
+
+  constructor(options: { host: string; min: number; max: number }) {
+    this.#host = options.host
+    this.#min = options.min + (options.min % 2)
+    this.#max = options.max
+    this.#cursor = this.#min
+  }
+
+  /** Ports held by live calls. */
+  get inUse(): number {
+    return this.#held.size
+  }
+
+  /** Binds a socket on the next free even port; `null` when every port of the range is taken. */
+  async acquire(): Promise<RtpPortLease | null> {
+    const slots = Math.floor((this.#max - this.#min) / 2) + 1
+    for (let tried = 0; tried < slots; tried++) {
+      const port = this.#cursor
+      this.#cursor = port + 2 > this.#max ? this.#min : port + 2
+      if (this.#held.has(port)) continue
+      const socket = await bind(this.#host, port)
+      if (socket === null) continue
+      this.#held.add(port)
+      let released = false
+      return {
+        socket,
+        port,
+        release: () => {
+          if (released) return
+          released = true
+          this.#held.delete(port)
+          socket.close()
+        },
+      }
+    }
+    return null
+  }
+}
+
+/** A UDP socket bound to `host:port`, or `null` when the port is taken. */
+function bind(host: string, port: number): Promise<Socket | null> {
+  const socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
+  return new Promise((resolve) => {
+    const failed = (): void => {
+      socket.close()
+      resolve(null)
+    }
+    socket.once('error', failed)
+    socket.bind(port, host, () => {
+      socket.off('error', failed)
+      resolve(socket)
+    })
+  })
+}

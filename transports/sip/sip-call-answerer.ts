@@ -1,0 +1,124 @@
+/**
+ * Turns an admitted INVITE into a connected call: the SDP offer is checked before anything is allocated (none,
+ * or nothing usable: 488), an RTP port is taken from the pool (none free: 503), the session is opened over the
+ * call's transport (refused: the admission's status), and only then the 200 with our SDP answer goes out. A
+ * CANCEL at any point before the 200 wins: whatever was allocated is freed, and a session opened meanwhile ends
+ * at once as a caller hang-up.
+ */
+import { randomInt } from 'node:crypto'
+import type { SipAdmittedCall, SipSource } from './sip-admission.js'
+import type { RtpPortPool } from './rtp-port-pool.js'
+import { RtpMedia } from './rtp-media.js'
+import { type AnswerResult, answerOffer, createOffer, type LocalMedia, TELEPHONE_EVENT_PAYLOAD } from './sdp-offer-answer.js'
+import type { SipCall } from './sip-call.js'
+import { SipCallTransport } from './sip-call-transport.js'
+import { getHeader } from './sip-message.js'
+
+/** Seconds a caller refused for want of an RTP port is asked to wait. */
+const NO_PORT_RETRY_AFTER_S = 5
+
+/** What the answerer needs. */
+export interface SipCallAnswererOptions {
+  readonly rtpPorts: RtpPortPool
+  /** The address in our SDP (SIP_PUBLIC_HOST). */
+  readonly publicHost: string
+  /** Told when opening the session threw (the INVITE got 500), or a media callback did (the call goes on). */
+  readonly onError?: (error: unknown) => void
+  /** Told when a call is connected: the endpoint finds it by its dialog from now on. */
+  readonly onConnected: (call: SipCall) => void
+}
+
+/** Connects admitted calls. */
+export class SipCallAnswerer {
+  readonly #o: SipCallAnswererOptions
+
+  constructor(options: SipCallAnswererOptions) {
+    this.#o = options
+  }
+
+  /** Runs the steps; the call ends up answered 200, refused, or cancelled. Never throws. */
+  async connect(
+    call: SipCall,
+    admitted: SipAdmittedCall,
+    source: SipSource,
+    invite: { body: Buffer; headers: readonly { name: string; value: string }[] },
+  ): Promise<void> {
+    const type = getHeader(invite, 'Content-Type')
+    const offer = invite.body.toString('utf8')
+    // No offer (RFC 3264 section 4 with RFC 3261 section 13.2.1): ours goes in the 200, the answer comes in the ACK.
+    const late = offer.trim() === ''
+    if (!late && type !== undefined && !/^application\/sdp\b/i.test(type.trim())) {
+      return call.refuse(415, 'Unsupported Media Type', [{ name: 'Accept', value: 'application/sdp' }])
+    }
+    if (!late) {
+      const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1 })
+      if (!probe.ok) return call.refuse(488, probe.reason, [{ name: 'Warning', value: probe.warning }])
+    }
+
+    const lease = await this.#o.rtpPorts.acquire()
+    if (lease === null) return call.refuse(503, 'no RTP port free', [{ name: 'Retry-After', value: String(NO_PORT_RETRY_AFTER_S) }])
+    if (call.state !== 'ringing') return lease.release()
+    const local: LocalMedia = {
+      address: this.#o.publicHost,
+      port: lease.port,
+      sessionId: String(randomInt(1, 2 ** 47)),
+      sessionVersion: 1,
+    }
+    const answered = late ? lateOffer(local, source.address) : answerOffer(offer, local)
+    if (!answered.ok) {
+      lease.release()
+      return call.refuse(488, answered.reason, [{ name: 'Warning', value: answered.warning }])
+    }
+    let transport: SipCallTransport | undefined
+    const media = new RtpMedia(lease, answered.audio, source.address, {
+      onAudio: (frame, atMs) => transport?.callerAudio(frame, atMs),
+      onDigit: (digit) => transport?.callerDigit(digit),
+      onError: (e) => this.#o.onError?.(e),
+    })
+    transport = new SipCallTransport(media, answered.audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) })
+
+    let opened: Awaited<ReturnType<SipAdmittedCall['open']>>
+    try {
+      opened = await admitted.open(transport)
+    } catch (e) {
+      media.close()
+      this.#o.onError?.(e)
+      return call.refuse(500, 'Server Internal Error')
+    }
+    if (!opened.admit) {
+      media.close()
+      return call.refuse(opened.status, opened.reason, opened.headers)
+    }
+    transport.attach(opened.session)
+    if (call.state !== 'ringing') {
+      // Cancelled while the session opened: it ends at once, and no 200 goes out.
+      media.close()
+      void opened.session.end('caller_hangup')
+      return
+    }
+    call.answer(media, transport, local, answered.answer, late)
+    this.#o.onConnected(call)
+  }
+}
+
+/**
+ * Our offer for an INVITE that had none: PCMU only, so the pipeline's mu-law needs no codec switch once the
+ * answer comes, plus telephone-event. Until the ACK's answer the media waits (not started), assuming what the
+ * answer must say: PCMU, our telephone-event payload type, the signalling peer's address.
+ */
+function lateOffer(local: LocalMedia, peer: string): AnswerResult & { ok: true } {
+  const codecs = ['PCMU'] as const
+  return {
+    ok: true,
+    answer: createOffer({ ...local, codecs }),
+    audio: {
+      codec: 'PCMU',
+      payloadType: 0,
+      telephoneEventPayloadType: TELEPHONE_EVENT_PAYLOAD,
+      remoteAddress: peer,
+      remotePort: 9,
+      remoteDirection: 'sendrecv',
+      held: false,
+    },
+  }
+}
