@@ -22,15 +22,31 @@ const TOKEN = 'warm-transfer-token'
 const { c } = await startVoiceWorld(t)
 const api = await FakeCallsApi.start({ authToken: TOKEN, stepMs: 5, rewriteUrl: c.rewrite })
 t.teardown(() => api.close())
-const { tenant, backend } = await newBackendTenant(t, c, TOKEN, (config) => {
-  config.session_webhook = undefined
-})
+const { tenant, backend } = await newBackendTenant(t, c, TOKEN)
+{
+  // The transfer's lifecycle webhooks (opt-in) go to the same fake, under a path of their own.
+  const events = ['transfer.started', 'transfer.answered', 'transfer.connected', 'transfer.failed']
+  const agent = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey })).body
+  const config = { ...agent.config, session_webhook: { url: `${backend.url}/lifecycle`, events } }
+  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey, body: { config } })
+  if (r.status !== 200) throw new Error(r.text)
+}
 {
   const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
     admin: true,
     body: { account_sid: api.accountSid, auth_token: TOKEN, api_base_url: api.baseUrl },
   })
   if (r.status !== 200) throw new Error(r.text)
+}
+
+/** Agent webhook requests (not the lifecycle webhooks) of `type`. */
+function agentRequests(type: string) {
+  return backend.requests.filter((r) => r.json.type === type && !r.path.endsWith('/lifecycle'))
+}
+
+/** Lifecycle webhooks of the session `sessionId`, in arrival order. */
+function lifecycle(sessionId: string) {
+  return backend.requests.filter((r) => r.path.endsWith('/lifecycle') && r.json.session_id === sessionId).map((r) => r.json)
 }
 
 /** The welcome asks for a warm transfer with `fields`; `transfer.failed` is answered by `onFailed`. */
@@ -40,6 +56,7 @@ function script(fields: Record<string, unknown>, onFailed: (turnId: string) => B
     if (req.json.type === 'session.start') {
       return { kind: 'sse', steps: [{ data: { type: 'response.transfer', turn_id: turnId, mode: 'warm', to: HUMAN, ...fields } }] }
     }
+    if (req.path.endsWith('/lifecycle')) return { kind: 'json', body: {} }
     if (req.json.type === 'transfer.failed') return onFailed(turnId)
     return sse(turnId, 'ok')
   }
@@ -139,10 +156,20 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
   t.equal(end.by, 'server', "the human's hang-up ended the caller's leg")
   const row = await endedRow(callSid)
   t.equal(row.end_reason, 'transfer_human_hangup', 'the end reason says the human hung up')
-  t.notOk(
-    backend.requests.some((r) => r.json.type === 'transfer.failed'),
-    'no transfer.failed',
+  t.equal(agentRequests('transfer.failed').length, 0, 'no transfer.failed')
+  const events = await eventually(async () => {
+    const e = lifecycle(row.id)
+    return e.length >= 3 ? e : undefined
+  })
+  t.strictSame(
+    events.map((e) => e.type),
+    ['transfer.started', 'transfer.answered', 'transfer.connected'],
+    'lifecycle webhooks',
   )
+  const connected = events[2]!
+  t.equal(connected.to, HUMAN)
+  t.ok(connected.elapsed_ms >= connected.answered_after_ms && connected.answered_after_ms > 0, 'with timings')
+  backend.requests.length = 0
 })
 
 t.test('declined with 2: the caller is back with the agent, which is told and speaks', async (t) => {
@@ -151,12 +178,10 @@ t.test('declined with 2: the caller is back with the agent, which is told and sp
   const { callSid, caller, human: dialled } = await callAndHuman()
   const human = await dialled
   const leg = await eventually(async () => (human.phone?.outcome === 'connected' ? human.phone.call : undefined))
-  await leg.waitFor(() => leg.marks.some((m) => m.name.startsWith('whisper')), 5000)
+  await leg.waitFor(() => leg.marks.some((m) => m.name.startsWith('whisper') && m.echoedAt !== undefined), 5000)
   leg.sendDtmf('2')
   await leg.ended
-  const failed = await eventually(async () =>
-    backend.requests.find((r) => r.json.type === 'transfer.failed' && r.json.session_id !== undefined),
-  )
+  const failed = await eventually(async () => agentRequests('transfer.failed')[0])
   t.equal(failed.json.reason, 'declined')
   t.equal(failed.json.to, HUMAN)
   const row = await eventually(async () => sessionOfCall(c, callSid))
@@ -165,6 +190,8 @@ t.test('declined with 2: the caller is back with the agent, which is told and sp
     return rows.find((e) => e.assistant_message === 'Nobody is free right now.')
   })
   t.ok(said, "the backend's reply was spoken to the caller")
+  const lost = await eventually(async () => lifecycle(row.id).find((e) => e.type === 'transfer.failed'))
+  t.match(lost, { reason: 'declined', failed_in: 'awaiting_acceptance', to: HUMAN }, 'transfer.failed lifecycle webhook')
   await human.done
   t.ok(['completed', 'canceled'].includes(human.status), `the human leg is over (${human.status})`)
   t.ok(caller.isOpen, 'the call goes on')
@@ -178,7 +205,7 @@ t.test('no answer: the caller hears the default line and the backend is told no_
   const { callSid, caller, human: dialled } = await callAndHuman()
   const human = await dialled
   await human.done
-  const failed = await eventually(async () => backend.requests.find((r) => r.json.type === 'transfer.failed'))
+  const failed = await eventually(async () => agentRequests('transfer.failed')[0])
   t.equal(failed.json.reason, 'no_answer')
   const row = await eventually(async () => sessionOfCall(c, callSid))
   const said = await eventually(async () => {
@@ -190,4 +217,34 @@ t.test('no answer: the caller hears the default line and the backend is told no_
   await caller.hangup()
   const ended = await endedRow(callSid)
   t.equal(ended.end_reason, 'caller_hangup')
+})
+
+t.test('an answering machine on the human leg is voicemail', async (t) => {
+  backend.requests.length = 0
+  api.outcome = { kind: 'answer', realtime: true, silenceWhenIdle: true, playbackSpeed: 4, answeredBy: 'machine_start', amdAfterMs: 50 }
+  script({ whisper: 'A caller about a refund.', timeout_s: 20 }, (id) => sse(id, 'I reached a voicemail.'))
+  const { caller, human: dialled } = await callAndHuman()
+  const human = await dialled
+  t.equal(human.params.machineDetection, 'DetectMessageEnd', 'the leg is dialled with machine detection')
+  const failed = await eventually(async () => agentRequests('transfer.failed')[0])
+  t.equal(failed.json.reason, 'voicemail')
+  await human.done
+  t.ok(caller.isOpen, 'the call goes on')
+  await caller.hangup()
+})
+
+t.test('the caller hangs up while the human rings: the leg is cancelled, the session ends caller_hangup', async (t) => {
+  backend.requests.length = 0
+  api.outcome = { kind: 'manual' }
+  script({ timeout_s: 20 }, (id) => sse(id, 'unexpected'))
+  const { callSid, caller, human: dialled } = await callAndHuman()
+  const human = await dialled
+  await human.progress('ringing')
+  await caller.hangup()
+  t.equal(await human.done, 'canceled', 'the human leg was hung up through the Calls API')
+  const row = await endedRow(callSid)
+  t.equal(row.end_reason, 'caller_hangup')
+  const lost = await eventually(async () => lifecycle(row.id).find((e) => e.type === 'transfer.failed'))
+  t.equal(lost.reason, 'caller_hung_up')
+  t.equal(agentRequests('transfer.failed').length, 0, 'nobody to give back: the agent is not asked')
 })

@@ -48,11 +48,10 @@ function recordingIo() {
       }),
     startHold: (line) => void calls.push(`hold:${line ?? ''}`),
     stopHold: () => void calls.push('stop_hold'),
-    speakWhisper: (text, signal) =>
-      new Promise((resolve, reject) => {
-        calls.push(`whisper:${text}`)
-        whisper = { resolve, reject, signal }
-      }),
+    speakWhisper: (text, signal, done) => {
+      calls.push(`whisper:${text}`)
+      whisper = { resolve: () => done(), reject: (e) => done(e), signal }
+    },
     bridge: () => void calls.push('bridge'),
     stopHumanLeg: () => void calls.push('stop_leg'),
     returnToAgent: (reason: TransferFailureReason) => void calls.push(`return:${reason}`),

@@ -155,21 +155,22 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     this.#side.clearCaller()
   }
 
-  async speakWhisper(text: string, signal: AbortSignal): Promise<void> {
-    const audio = await this.#side.speak(text, signal)
-    const out = this.#out
-    if (out === undefined || signal.aborted) throw new Error('the human leg is gone')
-    const name = `whisper-${++this.#whisperSeq}`
-    await new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(signal.reason)
-      signal.addEventListener('abort', onAbort, { once: true })
-      this.#whisperDone = () => {
-        signal.removeEventListener('abort', onAbort)
-        resolve()
-      }
-      out.send(audio)
-      out.mark(name)
-    })
+  speakWhisper(text: string, signal: AbortSignal, done: (error?: unknown) => void): void {
+    this.#side.speak(text, signal).then(
+      (audio) => {
+        const out = this.#out
+        if (out === undefined || signal.aborted) return done(new Error('the human leg is gone'))
+        const name = `whisper-${++this.#whisperSeq}`
+        // Called as the mark's echo is read, before any frame after it (a key pressed right after the whisper).
+        this.#whisperDone = () => {
+          this.#whisperDone = undefined
+          done()
+        }
+        out.send(audio)
+        out.mark(name)
+      },
+      (err: unknown) => done(err),
+    )
   }
 
   bridge(): void {

@@ -14,8 +14,8 @@ export interface WarmTransferIo {
   /** Says `line` (if any) to the caller, then plays hold audio until `stopHold`; the agent stops listening. */
   startHold(line: string | undefined, signal: AbortSignal): void
   stopHold(): void
-  /** Speaks `text` to the human only; resolves once it was played. */
-  speakWhisper(text: string, signal: AbortSignal): Promise<void>
+  /** Speaks `text` to the human only; calls `done` once it was played (with an error when it could not be). */
+  speakWhisper(text: string, signal: AbortSignal, done: (error?: unknown) => void): void
   /** Connects the two legs' audio. */
   bridge(): void
   /** Hangs up the human's leg (idempotent). */
@@ -123,15 +123,12 @@ export class WarmTransferDriver {
       case 'stop_hold':
         return io.stopHold()
       case 'speak_whisper':
-        io.speakWhisper(action.text, signal).then(
-          () => this.input({ type: 'whisper_done' }),
-          (err: unknown) => {
-            if (signal.aborted) return
-            // The human hears nothing more of the brief; acceptance (a key) can still come.
-            this.#onError('speak_whisper', err)
-            this.input({ type: 'whisper_done' })
-          },
-        )
+        io.speakWhisper(action.text, signal, (err) => {
+          if (signal.aborted) return
+          // A failed whisper: the human hears nothing more of the brief; acceptance (a key) can still come.
+          if (err !== undefined) this.#onError('speak_whisper', err)
+          this.input({ type: 'whisper_done' })
+        })
         return
       case 'bridge':
         return io.bridge()
