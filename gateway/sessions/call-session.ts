@@ -284,7 +284,9 @@ export class CallSession {
     const minutes = tm?.use === 'turn_manager' ? tm.options.user_silence_timeout_minutes : undefined
     if (minutes === undefined || minutes === null) return
     clearTimeout(this.#silenceTimer)
-    this.#silenceTimer = setTimeout(() => void this.end('silence_timeout'), minutes * this.#minuteMs).unref()
+    // A warm transfer keeps the caller away from the agent (talking to a human): it is not silence.
+    const expire = () => (this.#warm?.active === true ? this.noteUserActivity() : void this.end('silence_timeout'))
+    this.#silenceTimer = setTimeout(expire, minutes * this.#minuteMs).unref()
   }
 
   /**
