@@ -6,6 +6,8 @@
  * is asked `transfer.failed` and speaks. One gateway for the file; every wait is on an event.
  */
 import t from 'tap'
+import { WebSocket } from 'ws'
+import { postSignedForm } from '../fakes/carrier/sign.js'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import type { FakeCall } from '../fakes/carrier/fake-call.js'
 import { newCallSid, type SimulatedCall } from '../fakes/carrier/phone-simulator.js'
@@ -240,6 +242,22 @@ t.test('the caller hangs up while the human rings: the leg is cancelled, the ses
   const { callSid, caller, human: dialled } = await callAndHuman()
   const human = await dialled
   await human.progress('ringing')
+  const statusUrl = human.params.statusCallback ?? ''
+  const forged = await postSignedForm({
+    postTo: c.rewrite(statusUrl),
+    signedUrl: statusUrl,
+    form: { AccountSid: api.accountSid, CallSid: human.sid, CallStatus: 'busy' },
+    authToken: 'not-the-token',
+  })
+  t.equal(forged.status, 403, "a leg's callback is checked with the organization's token")
+  const stream = /url="([^"]+)"/.exec(human.params.twiml ?? '')?.[1] ?? ''
+  const refused = await new Promise<number>((resolve) => {
+    const ws = new WebSocket(c.rewrite(stream.replace(/tl_[^/]+$/, 'tl_unknown')))
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0))
+    ws.on('open', () => resolve(101))
+    ws.on('error', () => undefined)
+  })
+  t.equal(refused, 401, 'an unknown transfer leg token opens nothing')
   await caller.hangup()
   t.equal(await human.done, 'canceled', 'the human leg was hung up through the Calls API')
   const row = await endedRow(callSid)
