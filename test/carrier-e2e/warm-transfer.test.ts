@@ -266,3 +266,23 @@ t.test('the caller hangs up while the human rings: the leg is cancelled, the ses
   t.equal(lost.reason, 'caller_hung_up')
   t.equal(agentRequests('transfer.failed').length, 0, 'nobody to give back: the agent is not asked')
 })
+
+t.test('accept "none" without a whisper bridges on answer; the caller hanging up ends both legs', async (t) => {
+  backend.requests.length = 0
+  api.outcome = { kind: 'answer', realtime: true, silenceWhenIdle: true, playbackSpeed: 4 }
+  script({ accept: 'none', timeout_s: 20 }, (id) => sse(id, 'unexpected'))
+  const { callSid, caller, human: dialled } = await callAndHuman()
+  const human = await dialled
+  const leg = await eventually(async () => (human.phone?.outcome === 'connected' ? human.phone.call : undefined))
+  const row = await eventually(async () => sessionOfCall(c, callSid))
+  await eventually(async () => lifecycle(row.id).find((e) => e.type === 'transfer.connected'))
+  const from = leg.receivedAudio().length
+  void caller.sendAudio(tone(440, 300))
+  await leg.waitFor(() => toneFrames(leg.receivedAudio().subarray(from), 440) >= 8, 4000)
+  t.equal(toneFrames(leg.receivedAudio().subarray(0, from), 440), 0, 'the human heard no whisper nor prompt')
+  await caller.hangup()
+  await leg.ended
+  t.equal(await human.done, 'completed', "the caller's hang-up ended the human's leg")
+  const ended = await endedRow(callSid)
+  t.equal(ended.end_reason, 'transfer_caller_hangup', 'the end reason says the caller hung up')
+})
