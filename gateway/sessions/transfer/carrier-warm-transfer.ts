@@ -40,8 +40,8 @@ export interface WarmTransferSessionSide {
   playToCaller(audio: Buffer): void
   /** Drops what the caller has queued and not heard (the end of hold audio). */
   clearCaller(): void
-  /** The agent's voice: `text` as mu-law 8 kHz. */
-  speak(text: string, signal: AbortSignal): Promise<Buffer>
+  /** The agent's voice: `text` as mu-law 8 kHz, whole at the end; `onAudio` gets each piece as it comes. */
+  speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   /** Listens to the caller's audio (while the agent does not); returns the unlisten. */
   listenToCaller(listener: (audio: Uint8Array) => void): () => void
   returnToAgent(reason: TransferFailureReason): void
@@ -113,11 +113,19 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     const play = async () => {
       let leadMs = 0
       if (line !== undefined) {
-        try {
-          const audio = await this.#side.speak(line, signal)
+        // The line is played as its speech comes; the hold audio follows where the line's audio ends.
+        let firstAt: number | undefined
+        let queuedMs = 0
+        const onAudio = (audio: Buffer) => {
           if (!this.#holding) return
+          firstAt ??= performance.now()
+          queuedMs += audio.length / 8
           this.#side.playToCaller(audio)
-          leadMs = audio.length / 8
+        }
+        try {
+          await this.#side.speak(line, signal, onAudio)
+          if (!this.#holding) return
+          leadMs = firstAt === undefined ? 0 : Math.max(0, firstAt + queuedMs - performance.now())
         } catch (err) {
           if (signal.aborted || !this.#holding) return
           this.#side.log.warn({ err }, 'warm transfer: the hold line could not be spoken; hold audio starts')

@@ -30,7 +30,7 @@ export interface WarmTransferHost {
   /** Raw mu-law 8 kHz audio to the caller, and dropping what is queued. */
   playToCaller(audio: Buffer): void
   clearCaller(): void
-  speak(text: string, signal: AbortSignal): Promise<Buffer>
+  speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   end(reason: EndReason): Promise<void>
   /** A lifecycle fact of the transfer (webhook and log). */
   report(fact: TransferFact, to: string): void
@@ -75,7 +75,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
         callerId: (row.direction === 'inbound' ? row.from_phone_number : row.to_phone_number) ?? row.to_phone_number ?? '',
         playToCaller: (audio) => host.playToCaller(audio),
         clearCaller: () => host.clearCaller(),
-        speak: (text, signal) => host.speak(text, signal),
+        speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
         listenToCaller: (listener) => {
           this.#callerListeners.add(listener)
           return () => this.#callerListeners.delete(listener)
@@ -154,7 +154,7 @@ export function sessionWarmTransfer(s: WarmTransferSession, deps: () => CarrierW
       input: () => s.input(),
       playToCaller: (audio) => play.call(transport, audio),
       clearCaller: () => transport.deliver?.({ type: 'clear_playback', turnId: 'transfer' }),
-      speak: (text, signal) => speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal }),
+      speak: (text, signal, onAudio) => speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal, onAudio }),
       end: (reason) => s.end(reason),
       report: (fact, to) => {
         log.info(

@@ -10,10 +10,13 @@ import type { VendorEndpoints } from '../pipeline-factory.js'
 /** Longest utterance kept: 2 minutes of mu-law (a whisper is at most 1,000 characters). */
 export const MAX_UTTERANCE_BYTES = 8000 * 120
 
-/** Speaks `text` with the agent's TTS; rejects when the configuration has no TTS or the vendor failed. */
+/**
+ * Speaks `text` with the agent's TTS; rejects when the configuration has no TTS or the vendor failed. `onAudio` gets
+ * each piece as it comes (so it can be played before the rest is synthesized); the whole is returned at the end.
+ */
 export async function speakOnce(
   text: string,
-  deps: { config: PipelineConfig; vendors: VendorEndpoints; log: Log; signal: AbortSignal },
+  deps: { config: PipelineConfig; vendors: VendorEndpoints; log: Log; signal: AbortSignal; onAudio?: (audio: Buffer) => void },
 ): Promise<Buffer> {
   const tts = openSessionTts(deps.config, deps.vendors, { outputFormat: 'ulaw_8000', signal: deps.signal, logger: deps.log })
   if (tts === undefined) throw new Error('the agent has no text-to-speech step')
@@ -28,6 +31,7 @@ export async function speakOnce(
       if (event.type === 'audio' && event.contextId === contextId && bytes < MAX_UTTERANCE_BYTES) {
         chunks.push(event.audio)
         bytes += event.audio.length
+        deps.onAudio?.(event.audio)
       } else if (event.type === 'done' && event.contextId === contextId) break
       else if (event.type === 'error' && (event.contextId === undefined || event.contextId === contextId)) {
         throw new Error(`text-to-speech failed: ${event.message}`)
