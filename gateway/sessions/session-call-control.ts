@@ -183,6 +183,7 @@ export class SessionCallControl {
       replayFinished: (turnId) => input.replayFinished(turnId),
       callControlFailed: (failure) => input.callControlFailed?.(failure),
       machineVerdict: (verdict) => input.machineVerdict?.(verdict),
+      transferFailed: (failure) => input.transferFailed?.(failure),
     }
   }
 

@@ -34,6 +34,9 @@ const { tenant, backend } = await newBackendTenant(t, c, TOKEN)
   if (r.status !== 200) throw new Error(r.text)
 }
 {
+  // Recording on: the caller's side keeps being recorded, and the recording's tap must pass the transfer on.
+  const org = await c.gw.request('PATCH', `/admin/v1/organizations/${tenant.orgId}`, { admin: true, body: { recording_enabled: true } })
+  if (org.status !== 200) throw new Error(org.text)
   const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
     admin: true,
     body: { account_sid: api.accountSid, auth_token: TOKEN, api_base_url: api.baseUrl },

@@ -190,6 +190,7 @@ export class SessionRecording {
       userData: (data) => input.userData(data),
       callControlFailed: (failure) => input.callControlFailed?.(failure),
       machineVerdict: (verdict) => input.machineVerdict?.(verdict),
+      transferFailed: (failure) => input.transferFailed?.(failure),
       dtmf: (digit) => {
         input.dtmf(digit)
         if (!this.#maskDtmf) return
