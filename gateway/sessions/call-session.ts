@@ -112,7 +112,7 @@ export class CallSession {
     this.ended = new Promise((r) => (this.#resolveEnded = r))
     this.#warm = deps.warmTransfer?.({
       ...{ log: deps.log, vendors: deps.vendors, row, config, transport, signal: this.#abort.signal },
-      ...{ input: () => this.#pipeline, end: (r) => this.end(r) },
+      ...{ input: () => this.#pipeline, end: (r) => this.end(r), recording: () => this.#keeping.recording },
       emit: (event, build) => this.#emitLifecycle(event as SessionWebhookEvent, build),
       customMetadata: () => this.#customMetadata,
     })

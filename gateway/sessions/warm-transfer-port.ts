@@ -31,6 +31,8 @@ export interface WarmTransferSession {
   readonly config: PipelineConfig
   readonly transport: SessionTransport
   readonly signal: AbortSignal
+  /** The session's recording, when it records: the bridged human's audio goes in with what the caller heard. */
+  recording(): { heardLive(audio: Buffer): void } | undefined
   input(): PipelineInput
   end(reason: EndReason): Promise<void>
   /** Sends lifecycle webhook `event` (built lazily) when the agent's `session_webhook.events` lists it. */

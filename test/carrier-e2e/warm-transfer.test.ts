@@ -6,6 +6,7 @@
  * is asked `transfer.failed` and speaks. One gateway for the file; every wait is on an event.
  */
 import t from 'tap'
+import wavefile from 'wavefile'
 import { WebSocket } from 'ws'
 import { postSignedForm } from '../fakes/carrier/sign.js'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
@@ -79,7 +80,11 @@ async function callAndHuman(): Promise<{ callSid: string; caller: SimulatedCall;
 
 /** Frames (20 ms) of `audio` (mu-law) in which `hz` holds most of the energy and the level is well above silence. */
 function toneFrames(audio: Buffer, hz: number): number {
-  const pcm = decodeMulaw(audio, new Int16Array(audio.length))
+  return pcmToneFrames(decodeMulaw(audio, new Int16Array(audio.length)), hz)
+}
+
+/** The same on PCM16 8 kHz samples (a recording's channel). */
+function pcmToneFrames(pcm: Int16Array, hz: number): number {
   let frames = 0
   for (let at = 0; at + 160 <= pcm.length; at += 160) {
     const frame = pcm.subarray(at, at + 160)
@@ -149,19 +154,35 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
   const callerFrom = caller.receivedAudio().length
   const humanFrom = leg.receivedAudio().length
   void caller.sendAudio(tone(440, 400))
-  void leg.sendAudio(tone(1000, 400))
+  const humanTone = leg.sendAudio(tone(1000, 400))
   await leg.waitFor(() => toneFrames(leg.receivedAudio().subarray(humanFrom), 440) >= 10, 4000)
   await caller.waitFor(() => toneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 10, 4000)
   t.ok(toneFrames(leg.receivedAudio().subarray(humanFrom), 440) >= 10, "the caller's 440 Hz tone reached the human")
   t.ok(toneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 10, "the human's 1 kHz tone reached the caller")
   t.equal(toneFrames(caller.receivedAudio().subarray(callerFrom), 440), 0, 'the caller does not hear itself')
 
+  // The whole tone crossed before the human hangs up (the recording keeps it: see below).
+  await humanTone
+  await caller.waitFor(() => toneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 18, 4000)
   await leg.hangup()
   const end = await caller.ended
   t.equal(end.by, 'server', "the human's hang-up ended the caller's leg")
   const row = await endedRow(callSid)
   t.equal(row.end_reason, 'transfer_human_hangup', 'the end reason says the human hung up')
   t.equal(agentRequests('transfer.failed').length, 0, 'no transfer.failed')
+  // The recording has both parties: the caller's tone on the left, the human's (what the caller heard) on the right.
+  const recorded = await eventually(async () => {
+    const d = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })
+    return d.body.recording_status === 'completed' ? d.body : undefined
+  })
+  const res = await fetch(`${c.gw.url}/v1/agents/${tenant.agentId}/sessions/${row.id}/recording`, {
+    headers: { authorization: `Bearer ${tenant.apiKey}` },
+  })
+  const wav = new wavefile.WaveFile(Buffer.from(await res.arrayBuffer()))
+  const [left, right] = wav.getSamples(false, Int16Array) as unknown as [Int16Array, Int16Array]
+  t.ok(recorded.recording_url, 'recorded')
+  t.ok(pcmToneFrames(left, 440) >= 10, "the caller's tone is on the caller's channel")
+  t.ok(pcmToneFrames(right, 1000) >= 10, "the human's tone is on the channel of what the caller heard")
   const events = await eventually(async () => {
     const e = lifecycle(row.id)
     return e.length >= 3 ? e : undefined

@@ -40,6 +40,8 @@ export interface WarmTransferSessionSide {
   playToCaller(audio: Buffer): void
   /** Drops what the caller has queued and not heard (the end of hold audio). */
   clearCaller(): void
+  /** The bridged human's audio, as the caller heard it (the recording). */
+  recordHeard(audio: Buffer): void
   /** The agent's voice: `text` as mu-law 8 kHz, whole at the end; `onAudio` gets each piece as it comes. */
   speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   /** Listens to the caller's audio (while the agent does not); returns the unlisten. */
@@ -189,7 +191,11 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
       inputFormat: 'ulaw_8000',
       outputFormat: 'ulaw_8000',
       listen: (listener) => this.#side.listenToCaller(listener),
-      send: (frame) => this.#side.playToCaller(Buffer.from(frame)),
+      send: (frame) => {
+        const audio = Buffer.from(frame)
+        this.#side.playToCaller(audio)
+        this.#side.recordHeard(audio)
+      },
     }
     const human: BridgeLeg = {
       inputFormat: 'ulaw_8000',

@@ -29,6 +29,8 @@ export interface WarmTransferHost {
   input(): PipelineInput
   /** Raw mu-law 8 kHz audio to the caller, and dropping what is queued. */
   playToCaller(audio: Buffer): void
+  /** The bridged human's audio, for the recording (what the caller heard). */
+  recordHeard(audio: Buffer): void
   clearCaller(): void
   speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   end(reason: EndReason): Promise<void>
@@ -74,6 +76,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
         // The number of the person on the line (inbound: who called; outbound: who was called), else the agent's.
         callerId: (row.direction === 'inbound' ? row.from_phone_number : row.to_phone_number) ?? row.to_phone_number ?? '',
         playToCaller: (audio) => host.playToCaller(audio),
+        recordHeard: (audio) => host.recordHeard(audio),
         clearCaller: () => host.clearCaller(),
         speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
         listenToCaller: (listener) => {
@@ -153,6 +156,7 @@ export function sessionWarmTransfer(s: WarmTransferSession, deps: () => CarrierW
       signal: s.signal,
       input: () => s.input(),
       playToCaller: (audio) => play.call(transport, audio),
+      recordHeard: (audio) => s.recording()?.heardLive(audio),
       clearCaller: () => transport.deliver?.({ type: 'clear_playback', turnId: 'transfer' }),
       speak: (text, signal, onAudio) => speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal, onAudio }),
       end: (reason) => s.end(reason),
