@@ -208,8 +208,10 @@ export type CarrierStatusParseResult =
 export interface CarrierCreateCallRequest extends CarrierCallOptions {
   readonly to: string
   readonly from: string
-  /** Voice hook URL the carrier requests when the callee answers. */
-  readonly url: string
+  /** Voice hook URL the carrier requests when the callee answers (`Url`); exactly one of `url` and `twiml`. */
+  readonly url?: string | undefined
+  /** Markup the call follows when answered (`Twiml`), instead of asking a voice hook: a warm transfer's leg. */
+  readonly twiml?: string | undefined
   readonly statusCallback?: string
   readonly statusCallbackEvents?: readonly CarrierStatusCallbackEvent[]
   /** Seconds to let the phone ring before giving up. */

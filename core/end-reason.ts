@@ -15,6 +15,9 @@ export type EndReason =
   | 'error'
   // The carrier connected the caller elsewhere (`response.transfer`, an addition to the SPEC).
   | 'transferred'
+  // A warm transfer's bridged call ended: the caller, or the human it was handed to, hung up (issue 28).
+  | 'transfer_caller_hangup'
+  | 'transfer_human_hangup'
   // Its process died and the sweeper ended it (connected or not).
   | 'lease_expired'
   // A newer authorization of the conversation replaced a key that was never used.
@@ -48,6 +51,8 @@ export const END_REASONS = [
   'shutdown',
   'error',
   'transferred',
+  'transfer_caller_hangup',
+  'transfer_human_hangup',
   'lease_expired',
   'superseded',
   'stream_not_connected',

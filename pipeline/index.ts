@@ -24,6 +24,7 @@ export { newTurnId } from './voice/turn-ids.js'
 export { observeSharedVad, type VadObserver } from './vad/vad-batcher.js'
 export type { HistoryItem } from './agent/agent-step.js'
 export { BeepDetector } from './amd/beep-detector.js'
+export { TRANSFER_FAILED_DEFAULT_LINES } from './agent/transfer-failed-body.js'
 
 // ---- vendors: one table keyed by plugin id; the session opens a call's steps through it ----------------------
 export type { VendorSetting } from './vendor/vendor-transport.js'

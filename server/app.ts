@@ -4,6 +4,8 @@ import type Koa from 'koa'
 import { fanOutMetrics } from '../core/metrics.js'
 import { SessionManager } from '../gateway/sessions/session-manager.js'
 import { carrierTransferer } from '../gateway/sessions/call-transfer.js'
+import { warmTransferDeps } from './carrier-path.js'
+import { sessionWarmTransfer } from '../gateway/sessions/transfer/session-warm-transfer.js'
 import { RecordingRetention } from '../gateway/sessions/recording/retention.js'
 import { RecordingMover } from '../gateway/sessions/recording/recording-mover.js'
 import { EgressPolicy, type WebhookEgress } from '../gateway/webhooks/egress-policy.js'
@@ -107,6 +109,11 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
         if (path === undefined) throw new Error('carrier path not built yet')
         return path.calls
       }),
+      warmTransfer: (session) =>
+        sessionWarmTransfer(session, () => {
+          if (path === undefined) throw new Error('carrier path not built yet')
+          return warmTransferDeps(path, config.publicUrl)
+        }),
       ...deps.sessionOverrides,
       webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
     },

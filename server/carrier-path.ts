@@ -6,6 +6,9 @@ import type { Carrier } from '../carrier/carrier.js'
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
 import { withCarrierMetrics } from './carrier-metrics.js'
 import type { GatewayDeps } from './gateway-deps.js'
+import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH } from '../api/routes/carrier-hooks.js'
+import type { CarrierWarmTransferDeps } from '../gateway/sessions/transfer/carrier-warm-transfer.js'
+import { TransferLegs } from '../gateway/sessions/transfer-legs.js'
 
 /** The process's carrier, and what its calls share with sessions. */
 export interface CarrierPath {
@@ -29,4 +32,17 @@ export function carrierPath(deps: GatewayDeps, sessions: SessionManager, egress:
     { outboundQueueMaxWaitMs: deps.config.outboundQueueMaxWaitMs, ...deps.carrier },
   )
   return { carrier, calls }
+}
+
+/** What a warm transfer's human leg needs of the process: its Calls API, the legs it waits for, the callback URLs. */
+export function warmTransferDeps(path: CarrierPath, publicUrl: string): CarrierWarmTransferDeps {
+  const base = publicUrl.replace(/\/+$/, '')
+  return {
+    db: path.calls.db,
+    carrier: path.carrier,
+    legs: path.calls.transferLegs ?? new TransferLegs(),
+    publicUrl,
+    statusCallbackUrl: `${base}${STATUS_CALLBACK_PATH}`,
+    machineDetectionUrl: `${base}${MACHINE_DETECTION_PATH}`,
+  }
 }

@@ -18,6 +18,7 @@ import {
 import type { CallDeps } from '../../gateway/sessions/call-deps.js'
 import { applyCallStatus, findReportedCall } from '../../gateway/sessions/call-progress.js'
 import { readCarrierRequest, requireSignature } from '../http/carrier-request.js'
+import type { TransferLegHandler } from '../../gateway/sessions/transfer-legs.js'
 import { applyMachineVerdict } from '../../gateway/sessions/machine-detection.js'
 import { isRetryableRefusal, REFUSAL_TEXT, RETRYABLE_REFUSALS } from './call-refusals.js'
 
@@ -96,6 +97,16 @@ async function statusCallback(deps: CarrierHooksDeps, ctx: Context): Promise<voi
   const request = await readCarrierRequest(ctx, carrier, deps.publicUrl)
   const parsed = carrier.parseStatusCallback(request.params)
   if (!parsed.ok) throw voxError('validation_failed', `status callback refused: ${parsed.reason.replace(/_/g, ' ')}`)
+  const leg = transferLegOf(deps, ctx)
+  if (leg !== undefined) {
+    // A warm transfer's human leg: it has no session of its own.
+    if (leg.handler !== undefined) {
+      if (leg.handler.credentials !== undefined) requireSignature(ctx, carrier, request, leg.handler.credentials.authToken, calls.log)
+      leg.handler.progress(parsed.update.status)
+    }
+    ctx.status = 204
+    return
+  }
   const reported = await findReportedCall(calls, parsed.update)
   if (reported !== undefined) {
     if (reported.credentials !== undefined) requireSignature(ctx, carrier, request, reported.credentials.authToken, calls.log)
@@ -110,6 +121,15 @@ async function machineDetectionCallback(deps: CarrierHooksDeps, ctx: Context): P
   const request = await readCarrierRequest(ctx, carrier, deps.publicUrl)
   const parsed = carrier.parseMachineDetection(request.params)
   if (parsed === undefined) throw voxError('validation_failed', 'machine detection callback needs CallSid and AnsweredBy')
+  const leg = transferLegOf(deps, ctx)
+  if (leg !== undefined) {
+    if (leg.handler !== undefined) {
+      if (leg.handler.credentials !== undefined) requireSignature(ctx, carrier, request, leg.handler.credentials.authToken, calls.log)
+      leg.handler.machineVerdict(parsed.verdict)
+    }
+    ctx.status = 204
+    return
+  }
   const reported = await findReportedCall(calls, { callSid: parsed.callSid, status: 'in-progress' })
   if (reported !== undefined) {
     if (reported.credentials !== undefined) requireSignature(ctx, carrier, request, reported.credentials.authToken, calls.log)
@@ -117,4 +137,14 @@ async function machineDetectionCallback(deps: CarrierHooksDeps, ctx: Context): P
     await applyMachineVerdict(calls, reported.session, parsed.verdict, 'carrier')
   }
   ctx.status = 204
+}
+
+/**
+ * A callback about a warm transfer's human leg names it with `?leg=<token>` (transfer-legs.ts): the leg, or
+ * `handler` undefined for a leg no longer waited for; undefined when the callback is about a session's call.
+ */
+function transferLegOf(deps: CarrierHooksDeps, ctx: Context): { handler: TransferLegHandler | undefined } | undefined {
+  const token = ctx.query.leg
+  if (typeof token !== 'string') return undefined
+  return { handler: deps.calls.transferLegs?.get(token) }
 }

@@ -69,8 +69,11 @@ export class TwilioCallsClient implements CarrierCallsClient {
     const form = new URLSearchParams()
     form.append('To', request.to)
     form.append('From', request.from)
-    form.append('Url', request.url)
-    form.append('Method', 'POST')
+    if (request.twiml !== undefined) form.append('Twiml', request.twiml)
+    else {
+      form.append('Url', request.url ?? '')
+      form.append('Method', 'POST')
+    }
     if (request.statusCallback !== undefined) {
       form.append('StatusCallback', request.statusCallback)
       form.append('StatusCallbackMethod', 'POST')

@@ -112,6 +112,8 @@ export interface components {
           | 'shutdown'
           | 'error'
           | 'transferred'
+          | 'transfer_caller_hangup'
+          | 'transfer_human_hangup'
           | 'lease_expired'
           | 'superseded'
           | 'stream_not_connected'
@@ -383,7 +385,15 @@ export interface components {
          *       "session.update"
          *     ]
          */
-        events: ('session.start' | 'session.end' | 'session.update')[]
+        events: (
+          | 'session.start'
+          | 'session.end'
+          | 'session.update'
+          | 'transfer.started'
+          | 'transfer.answered'
+          | 'transfer.connected'
+          | 'transfer.failed'
+        )[]
       }
       /** @default 30 */
       session_duration_timeout_minutes: number

@@ -25,6 +25,8 @@ export const END_REASONS = [
   'shutdown',
   'error',
   'transferred',
+  'transfer_caller_hangup',
+  'transfer_human_hangup',
   'lease_expired',
   'superseded',
   'stream_not_connected',

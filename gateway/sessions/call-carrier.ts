@@ -6,8 +6,10 @@ import type { TransferTarget } from '../../core/transfer-target.js'
 export interface DialRequest {
   readonly to: string
   readonly from: string
-  /** Voice hook the carrier requests when the callee answers. */
-  readonly url: string
+  /** Voice hook the carrier requests when the callee answers; exactly one of `url` and `twiml`. */
+  readonly url?: string | undefined
+  /** Markup the answered call follows instead (a warm transfer's leg: a media stream back to the gateway). */
+  readonly twiml?: string | undefined
   readonly statusCallback: string
   readonly statusCallbackEvents: readonly ('initiated' | 'ringing' | 'answered' | 'completed')[]
   /** Seconds to let the phone ring before giving up. */
@@ -32,6 +34,11 @@ export interface CallCarrier {
     /** Replaces the live call's markup (a transfer). */
     updateCall(sid: string, markup: string, options?: { signal?: AbortSignal }): Promise<unknown>
   }
-  /** Its voice markup; sessions use only the transfer document. */
-  readonly markup: { dial(target: TransferTarget): string }
+  /** Its voice markup: the transfer document, and a media stream for a warm transfer's leg. */
+  readonly markup: {
+    dial(target: TransferTarget): string
+    connectStream(streamUrl: string, parameters?: Readonly<Record<string, string>>): string
+  }
+  /** Where its media streams connect: the public stream URL of a one-time key. */
+  readonly mediaStream: { streamUrl(publicUrl: string, key: string): string }
 }

@@ -11,6 +11,7 @@ import type { DeliveryOptions } from '../webhooks/webhook-queue.js'
 import type { CallWatchdog } from './call-watchdog.js'
 import type { SessionManager } from './session-manager.js'
 import type { CallCarrier } from './call-carrier.js'
+import type { TransferLegs } from './transfer-legs.js'
 import type { EgressPolicy } from '../webhooks/egress-policy.js'
 
 /** Deadlines of carrier calls; every field has a default. */
@@ -40,4 +41,6 @@ export interface CallDeps {
   readonly ringTimeoutSec: number
   readonly statusGraceMs: number
   readonly outboundQueueMaxWaitMs: number
+  /** The warm transfers' human legs this process waits for (their streams and callbacks come here). */
+  readonly transferLegs?: TransferLegs | undefined
 }

@@ -14,7 +14,7 @@ import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks
 import { sessionDeliveryJournal } from './delivery-journal.js'
 import { sessionEndEvent, sessionStartEvent, sessionUpdateEvent } from './lifecycle-events.js'
 import type { RecordingSettings } from './recording/session-recording.js'
-import type { LiveUsage } from './session-details.js'
+import { liveUsage, type LiveUsage } from './session-details.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import type { CallTransferer } from './call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
@@ -25,6 +25,7 @@ import type { TurnToStore } from './turn-redactor.js'
 import { SessionKeeping } from './session-keeping.js'
 import { NO_INPUT, NO_VENDORS } from './no-input.js'
 import { sessionPipelineHooks } from './session-hooks.js'
+import type { WarmTransferFactory, WarmTransferSlot } from './warm-transfer-port.js'
 
 /** How long a session's end is retried while the database is unavailable. */
 const SESSION_END_RETRY_MS = 60_000
@@ -48,6 +49,8 @@ export interface SessionDeps {
   recording?: RecordingSettings | undefined
   /** Moves phone calls elsewhere (`response.transfer`); without it every transfer fails. */
   callTransfer?: CallTransferer | undefined
+  /** Dials warm transfers' human legs (`mode: "warm"`, phone calls); without it a warm transfer is refused. */
+  warmTransfer?: WarmTransferFactory | undefined
 }
 
 /** Usage figures a pipeline reports during the call. */
@@ -85,6 +88,8 @@ export class CallSession {
   readonly #transport: SessionTransport
   /** Transfer, call-control failures and machine detection (additions to the SPEC). */
   readonly #control: SessionCallControl
+  /** A warm transfer's slot (phone calls of a process that can dial one, issue 28). */
+  readonly #warm: WarmTransferSlot | undefined
   private constructor(
     deps: SessionDeps,
     readonly row: SessionRow,
@@ -105,6 +110,12 @@ export class CallSession {
       transport,
     })
     this.ended = new Promise((r) => (this.#resolveEnded = r))
+    this.#warm = deps.warmTransfer?.({
+      ...{ log: deps.log, vendors: deps.vendors, row, config, transport, signal: this.#abort.signal },
+      ...{ input: () => this.#pipeline, end: (r) => this.end(r), recording: () => this.#keeping.recording },
+      emit: (event, build) => this.#emitLifecycle(event as SessionWebhookEvent, build),
+      customMetadata: () => this.#customMetadata,
+    })
     this.#control = new SessionCallControl(
       {
         row,
@@ -115,7 +126,7 @@ export class CallSession {
         deliver: (e) => this.#transport.deliver?.(e),
         end: (r) => this.end(r),
       },
-      deps,
+      { ...deps, warm: this.#warm },
       transport.audio?.input === 'ulaw_8000',
     )
     const hook = config.session_webhook
@@ -207,7 +218,7 @@ export class CallSession {
         p.close()
         return
       }
-      const input = this.#keeping.tap(p)
+      const input = this.#keeping.tap(this.#warm?.gate(p) ?? p)
       this.#pipeline = this.#control.tap(input)
       this.#closePipeline = () => p.close()
       this.#control.pipelineStarted()
@@ -273,7 +284,9 @@ export class CallSession {
     const minutes = tm?.use === 'turn_manager' ? tm.options.user_silence_timeout_minutes : undefined
     if (minutes === undefined || minutes === null) return
     clearTimeout(this.#silenceTimer)
-    this.#silenceTimer = setTimeout(() => void this.end('silence_timeout'), minutes * this.#minuteMs).unref()
+    // A warm transfer keeps the caller away from the agent (talking to a human): it is not silence.
+    const expire = () => (this.#warm?.active === true ? this.noteUserActivity() : void this.end('silence_timeout'))
+    this.#silenceTimer = setTimeout(expire, minutes * this.#minuteMs).unref()
   }
 
   /**
@@ -293,17 +306,12 @@ export class CallSession {
 
   /** The usage so far, rounded as it is stored at the end: session details of a live session report it. */
   usageSoFar(): LiveUsage {
-    const samples = this.usage.latencySamples
-    const latency = samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length
-    return {
-      transcriptionDurationSeconds: round(this.usage.transcriptionSeconds),
-      ttsDurationSeconds: round(this.usage.ttsSeconds),
-      latencyMs: latency === null ? null : round(latency),
-    }
+    return liveUsage(this.usage)
   }
 
   /** Ends the session once: stops timers, aborts work, persists, sends `session.end`, closes the transport. */
-  end(reason: EndReason): Promise<void> {
+  end(endReason: EndReason): Promise<void> {
+    const reason = this.#ending === undefined ? (this.#warm?.ending(endReason) ?? endReason) : endReason
     const deferred = this.#ending === undefined ? this.#control.deferredEnd(reason) : undefined
     if (deferred !== undefined) {
       this.#ending = deferred.then((r) => this.#finish(r))
@@ -388,8 +396,4 @@ export class CallSession {
   get webhookResults() {
     return this.#webhooks?.results ?? []
   }
-}
-
-function round(n: number): number {
-  return Math.round(n * 1000) / 1000
 }

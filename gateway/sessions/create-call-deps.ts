@@ -1,6 +1,7 @@
 import { CallWatchdog } from './call-watchdog.js'
 import type { CallDeps, CallTimeouts } from './call-deps.js'
 import { endWaitingCall } from './waiting-calls.js'
+import { TransferLegs } from './transfer-legs.js'
 
 /** Builds the call deps of a process; its watchdog ends (and hangs up) a waiting call whose deadline passed. */
 export function createCallDeps(
@@ -20,6 +21,7 @@ export function createCallDeps(
     ringTimeoutSec: timeouts.ringTimeoutSec ?? 60,
     statusGraceMs: timeouts.statusGraceMs ?? 120_000,
     outboundQueueMaxWaitMs: timeouts.outboundQueueMaxWaitMs ?? 30_000,
+    transferLegs: new TransferLegs(),
   }
   return deps
 }

@@ -1,6 +1,6 @@
 /**
  * A session's call control (additions to the SPEC, issue 15): `response.transfer` (check the target, ask the
- * carrier, end `transferred`), failures reported to the agent in the error registry's shape, and answering
+ * carrier, end `transferred`; `mode: "warm"` goes to the session's warm transfer slot, issue 28), failures reported to the agent in the error registry's shape, and answering
  * machine detection (the verdict told once, the gateway's own beep detector on the callee's audio).
  */
 import type { Kysely } from 'kysely'
@@ -13,6 +13,8 @@ import { BeepDetector, decodeMulaw, type PipelineEvent, type PipelineInput } fro
 import { storeAnsweredBy } from '../store/carrier-calls.js'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { CallTransferer } from './call-transfer.js'
+import { parseWarmTransferRequest } from '../../core/warm-transfer-request.js'
+import type { WarmTransferSlot } from './warm-transfer-port.js'
 
 /** What the caller hears when a transfer fails (the call goes on with the agent). */
 export const TRANSFER_APOLOGY = 'I am sorry, I could not transfer your call.'
@@ -36,6 +38,7 @@ export class SessionCallControl {
   readonly #db: Kysely<Database>
   readonly #log: Log
   readonly #transferer: CallTransferer | undefined
+  readonly #warm: WarmTransferSlot | undefined
   /** A transfer in flight: resolves true once the carrier took the call. */
   #transferring: Promise<boolean> | undefined
   #transferredTo: string | undefined
@@ -47,13 +50,14 @@ export class SessionCallControl {
 
   constructor(
     host: CallControlHost,
-    deps: { db: Kysely<Database>; log: Log; callTransfer?: CallTransferer | undefined },
+    deps: { db: Kysely<Database>; log: Log; callTransfer?: CallTransferer | undefined; warm?: WarmTransferSlot | undefined },
     mulawInput: boolean,
   ) {
     this.#host = host
     this.#db = deps.db
     this.#log = deps.log.child({ session_id: host.row.id })
     this.#transferer = deps.callTransfer
+    this.#warm = deps.warm
     if (host.row.machine_detection && mulawInput) this.#beeps = new BeepDetector()
   }
 
@@ -88,23 +92,30 @@ export class SessionCallControl {
    */
   async #transfer(e: Extract<PipelineEvent, { type: 'transfer' }>): Promise<void> {
     const host = this.#host
-    if (this.#transferring !== undefined || host.isEnded()) return
+    if (this.#transferring !== undefined || host.isEnded() || this.#warm?.active === true) return
     const failed = (err: VoxgateError, apology: string | undefined) => {
       this.#log.warn({ code: err.code }, `transfer failed: ${err.message}`)
       this.#failed({ transfer_failed: { to: e.to.slice(0, 256), ...errorBody(err) } }, apology)
     }
-    const parsed = parseTransferTarget({ to: e.to, callerId: e.callerId, headers: e.headers })
+    const warm = e.warm
+    const input = { to: e.to, callerId: e.callerId, headers: e.headers }
+    const parsed = warm === undefined ? parseTransferTarget(input) : parseWarmTransferRequest({ ...input, ...warm })
     if (!parsed.ok) {
       const first = parsed.problems[0] ?? 'invalid target'
       const err = voxError('invalid_transfer_target', `invalid transfer target: ${first}`, { details: parsed.problems })
       return failed(err, TRANSFER_APOLOGY)
     }
     const transferer = this.#transferer
-    if (host.channel !== 'carrier' || transferer === undefined) {
+    if (warm !== undefined && 'request' in parsed && this.#warm !== undefined) {
+      this.#warm.start(parsed.request)
+      return
+    }
+    if (host.channel !== 'carrier' || transferer === undefined || warm !== undefined) {
       const err = voxError('transfer_not_supported', `only phone calls can be transferred (this is a ${host.channel} session)`)
       host.deliver({ type: 'notice', code: err.code, message: err.message })
       return failed(err, undefined)
     }
+    if (!('target' in parsed)) return
     const target = parsed.target
     this.#transferring = transferer.transfer(host.row, target, host.signal).then(
       () => {
@@ -172,6 +183,7 @@ export class SessionCallControl {
       replayFinished: (turnId) => input.replayFinished(turnId),
       callControlFailed: (failure) => input.callControlFailed?.(failure),
       machineVerdict: (verdict) => input.machineVerdict?.(verdict),
+      transferFailed: (failure) => input.transferFailed?.(failure),
     }
   }
 

@@ -52,6 +52,18 @@ export interface LiveUsage {
   latencyMs: number | null
 }
 
+/** A running session's usage figures, rounded as they are stored at the end. */
+export function liveUsage(usage: { transcriptionSeconds: number; ttsSeconds: number; latencySamples: readonly number[] }): LiveUsage {
+  const samples = usage.latencySamples
+  const latency = samples.length === 0 ? null : samples.reduce((a, b) => a + b, 0) / samples.length
+  const round = (n: number) => Math.round(n * 1000) / 1000
+  return {
+    transcriptionDurationSeconds: round(usage.transcriptionSeconds),
+    ttsDurationSeconds: round(usage.ttsSeconds),
+    latencyMs: latency === null ? null : round(latency),
+  }
+}
+
 /** What the details of a running session are computed with; both are optional. */
 export interface DetailsOptions {
   /** The live figures when the session runs on this process. */

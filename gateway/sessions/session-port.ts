@@ -14,6 +14,11 @@ export interface SessionTransport {
   readonly audio?: { input: InputAudioFormat; output: OutputAudioFormat }
   /** Pipeline events for the wire (turns, audio, transcripts, clear, hangup). Must not throw. */
   deliver?(event: PipelineEvent): void
+  /**
+   * Plays raw audio in the output format to the caller, in order, outside the pipeline's turns (no marks): a warm
+   * transfer's hold audio and bridged audio. Transports that cannot leave it out.
+   */
+  play?(audio: Buffer): void
   /** Called exactly once when the session ends for any reason other than the transport itself closing. */
   close(reason: EndReason): void
 }

@@ -25,6 +25,11 @@ export type AgentRequest =
    * addition to the SPEC: `answered_by` is `human`, `machine`, `machine_beep` or `unknown`); answered like a turn.
    */
   | { kind: 'machine_detection'; turnId: string; answeredBy: string }
+  /**
+   * A warm transfer failed and the caller is back with the agent (webhook type `transfer.failed`, an addition to the
+   * SPEC, issue 28): `reason` (no_answer, busy, declined, ...) and the target `to`; answered like a turn.
+   */
+  | { kind: 'transfer_failed'; turnId: string; reason: string; to: string }
 
 /** One earlier turn, for steps that keep conversation history (the built-in LLM). */
 export interface HistoryItem {

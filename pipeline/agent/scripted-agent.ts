@@ -63,7 +63,7 @@ export class ScriptedAgentStep implements AgentStep {
       const welcome = this.#options.welcome_message
       return welcome.trim() === '' ? [{ type: 'end' }] : [{ type: 'tts', text: welcome }, { type: 'end' }]
     }
-    if (request.kind === 'data' || request.kind === 'machine_detection') return [{ type: 'end' }]
+    if (request.kind === 'data' || request.kind === 'machine_detection' || request.kind === 'transfer_failed') return [{ type: 'end' }]
     const heard = request.text.trim()
     const normalized = heard
       .toLowerCase()

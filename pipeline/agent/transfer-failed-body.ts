@@ -4,8 +4,8 @@ import type { AgentContext } from './agent-step.js'
  * The agent webhook request that tells the backend a warm transfer failed (issue 28, an addition to the SPEC):
  * `{ type: "transfer.failed", reason, to, turn_id, ... }` with the common fields of every turn request. The caller is
  * back with the agent: the reply is spoken like any turn's, and with no speakable reply the caller hears
- * `TRANSFER_FAILED_DEFAULT_LINES[reason]`, never silence. Built here beside `webhook-body.ts` until the request kinds
- * there gain this one (when the transfer is wired).
+ * `TRANSFER_FAILED_DEFAULT_LINES[reason]`, never silence. The request kind `transfer_failed` of `webhook-body.ts` sends
+ * this body (a test checks both agree); the builder here documents its shape.
  */
 
 /** Why a warm transfer failed (the gateway's `TransferFailureReason`; the pipeline imports nothing outside itself). */

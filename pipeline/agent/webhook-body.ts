@@ -7,6 +7,7 @@ export const WEBHOOK_REQUEST_TYPES = {
   message: 'message',
   data: 'data',
   machine_detection: 'machine_detection',
+  transfer_failed: 'transfer.failed',
 } as const satisfies Record<AgentRequest['kind'], string>
 
 /** The JSON body of an agent webhook request. */
@@ -24,6 +25,9 @@ export interface WebhookRequestBody {
   text?: string
   /** `machine_detection` only (an addition): what answered the call. */
   answered_by?: string
+  /** `transfer.failed` only (an addition, issue 28): why the warm transfer failed, and whom it dialled. */
+  reason?: string
+  to?: string
   /** `message` only, an addition to the SPEC: the session's previous turn's latency and its breakdown. */
   previous_turn?: { turn_id: string; latency_ms: number; latency_breakdown: LatencyBreakdown }
   data?: unknown
@@ -57,6 +61,10 @@ export function webhookRequestBody(request: AgentRequest, context: AgentContext)
   // A data request always carries `data`; JSON has no undefined, so a missing value is sent as null.
   if (request.kind === 'data') body.data = request.data ?? null
   if (request.kind === 'machine_detection') body.answered_by = request.answeredBy
+  if (request.kind === 'transfer_failed') {
+    body.reason = request.reason
+    body.to = request.to
+  }
   if (context.fromPhoneNumber !== undefined) body.from_phone_number = context.fromPhoneNumber
   if (context.toPhoneNumber !== undefined) body.to_phone_number = context.toPhoneNumber
   return body

@@ -1,3 +1,4 @@
+import type { WarmTransferCommand } from '../agent/backend-event.js'
 import { breakdownTotalMs, type LatencyBreakdown, latencyBreakdown } from '../latency/latency-breakdown.js'
 import type { TurnFailure, TurnFailureCause } from '../agent/turn-failure.js'
 import type { TurnLatency } from './pipeline-io.js'
@@ -38,7 +39,9 @@ export class AssistantTurn {
   ttsDone: boolean
   hangup = false
   /** The reply ends by handing the caller elsewhere (`response.transfer`), once its words were heard. */
-  transfer: { to: string; callerId?: string | undefined; headers?: Record<string, string> | undefined } | undefined
+  transfer:
+    | { to: string; callerId?: string | undefined; headers?: Record<string, string> | undefined; warm?: WarmTransferCommand | undefined }
+    | undefined
   /** Keypad tones to play once the reply's speech is out (`response.dtmf`), in order. */
   readonly dtmf: { digits: string; toneMs?: number | undefined; gapMs?: number | undefined }[] = []
   /** Digits whose tones were sent, for the transcript. */
@@ -56,7 +59,7 @@ export class AssistantTurn {
   constructor(
     readonly turnId: string,
     /** `data`: speech the agent gave in reply to client data. */
-    readonly kind: 'welcome' | 'message' | 'data' | 'machine_detection',
+    readonly kind: 'welcome' | 'message' | 'data' | 'machine_detection' | 'transfer_failed',
     /** The user's words this turn answers (null for the welcome turn). */
     readonly userText: string | null,
     hasSpeech: boolean,

@@ -1,3 +1,4 @@
+import type { WarmTransferCommand } from '../agent/backend-event.js'
 import type { TurnFailure } from '../agent/turn-failure.js'
 import type { LatencyBreakdown } from '../latency/latency-breakdown.js'
 
@@ -41,7 +42,15 @@ export type PipelineEvent =
    * The agent asked to hand the caller to `to` (`response.transfer`), and its words before that were heard. The
    * session checks the target and asks the carrier; a failure comes back through `callControlFailed`.
    */
-  | { type: 'transfer'; turnId: string; to: string; callerId?: string | undefined; headers?: Record<string, string> | undefined }
+  | {
+      type: 'transfer'
+      turnId: string
+      to: string
+      callerId?: string | undefined
+      headers?: Record<string, string> | undefined
+      /** Set for `mode: "warm"` (issue 28): the session carries the transfer out warm. */
+      warm?: WarmTransferCommand | undefined
+    }
   /**
    * The backend paused or resumed recording and transcript storage (`response.recording`, in a turn's reply or a
    * data reply): the session acts on it at once.
@@ -94,6 +103,11 @@ export interface PipelineInput {
    */
   machineVerdict?(verdict: string): void
   callControlFailed?(failure: { data: unknown; apology?: string | undefined }): void
+  /**
+   * A warm transfer failed and the caller is back (issue 28): the agent is asked (`transfer.failed`) like a turn, and
+   * a reply with nothing to say is replaced by `defaultLine` so the caller never hears silence.
+   */
+  transferFailed?(failure: { reason: string; to: string; defaultLine: string | undefined }): void
 }
 
 /** Latency figures of one turn, in ms. */

@@ -1,3 +1,4 @@
+import type { WarmTransferCommand } from '../agent/backend-event.js'
 import type { OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
@@ -61,11 +62,16 @@ export class Replies {
   }
 
   /** Starts answering `request`. */
-  start(request: AgentRequest & { kind: 'welcome' | 'message' | 'machine_detection' }, userText: string | null, userEnd: UserEnd): void {
+  start(
+    request: AgentRequest & { kind: 'welcome' | 'message' | 'machine_detection' | 'transfer_failed' },
+    userText: string | null,
+    userEnd: UserEnd,
+    defaultLine?: string,
+  ): void {
     const a = this.#open(request.turnId, request.kind, userText, userEnd)
     const asked = request.kind === 'message' && this.#previous !== undefined ? { ...request, previousTurn: this.#previous } : request
-    const counted = request.kind === 'machine_detection' ? undefined : request.kind
-    void this.#run(a, (signal) => this.#d.agent.respond(asked, { ...this.#d.context }, { signal }), counted)
+    const counted = request.kind === 'machine_detection' || request.kind === 'transfer_failed' ? undefined : request.kind
+    void this.#run(a, (signal) => this.#d.agent.respond(asked, { ...this.#d.context }, { signal }), counted, defaultLine)
   }
 
   /**
@@ -92,6 +98,8 @@ export class Replies {
     a: AssistantTurn,
     events: (signal: AbortSignal) => AsyncIterable<AgentEvent> | Iterable<AgentEvent>,
     requestKind?: 'welcome' | 'message',
+    /** Said when the reply had nothing speakable (a failed warm transfer: the caller must not hear silence). */
+    defaultLine?: string,
   ): Promise<void> {
     // The turn's own controller, also aborted with the session (AbortSignal.any's composite signals can be
     // collected on Node 20 and then never fire).
@@ -126,7 +134,10 @@ export class Replies {
           case 'hangup':
           case 'transfer':
             if (e.type === 'hangup') a.hangup = true
-            if (e.type === 'transfer') a.transfer = { to: e.to, callerId: e.callerId, headers: e.headers }
+            if (e.type === 'transfer') {
+              const warm = (e as { warm?: WarmTransferCommand }).warm
+              a.transfer = { to: e.to, callerId: e.callerId, headers: e.headers, ...(warm !== undefined && { warm }) }
+            }
             if (e.text !== '') this.#say(a, e.text, true)
             break
           case 'dtmf':
@@ -161,6 +172,9 @@ export class Replies {
     if (!cancelled && requestKind === 'message' && a.failure === undefined && !a.agentSpoke && !a.hangup && a.transfer === undefined) {
       // Only keypad tones or data, or nothing at all: the caller would be left in silence.
       if (a.dtmf.length === 0) a.failure = { cause: 'empty_reply', detail: 'the reply ended with nothing to speak', heard: null }
+    }
+    if (!cancelled && defaultLine !== undefined && !a.agentSpoke && !a.hangup && a.transfer === undefined) {
+      this.#say(a, defaultLine, false)
     }
     if (requestKind !== undefined) {
       const outcome = cancelled ? 'cancelled' : failed || a.failure !== undefined ? 'failed' : 'delivered'

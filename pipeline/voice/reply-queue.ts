@@ -13,11 +13,10 @@ export interface HeldWords {
 }
 
 /** A machine detection verdict, asked of the agent like a turn. */
-export interface MachineVerdictRequest {
-  kind: 'machine_detection'
-  turnId: string
-  answeredBy: string
-}
+export type MachineVerdictRequest =
+  | { kind: 'machine_detection'; turnId: string; answeredBy: string }
+  /** A failed warm transfer, asked of the agent like a turn (it waits the same way). */
+  | { kind: 'transfer_failed'; turnId: string; reason: string; to: string; defaultLine?: string | undefined }
 
 /** Speech from data replies, spoken as an assistant turn of its own. */
 export interface HeldSpeech {

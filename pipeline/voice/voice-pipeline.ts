@@ -12,7 +12,7 @@ import { CallerAudio, type VadFactory } from './caller-audio.js'
 import { relayData } from './data-relay.js'
 import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
-import { ReplyQueue } from './reply-queue.js'
+import { ReplyQueue, type MachineVerdictRequest } from './reply-queue.js'
 import { replySafetyOf } from './reply-safety.js'
 import { TurnTaking } from './turn-taking.js'
 import type { UserTurn } from './user-turn.js'
@@ -217,6 +217,21 @@ export class VoicePipeline implements PipelineInput {
     this.#startAssistant(request, null, {})
   }
 
+  /**
+   * A warm transfer failed and the caller is back: the agent is asked (`transfer.failed`) like a turn, after the
+   * reply in progress if any; a reply with nothing to say gets `defaultLine` instead.
+   */
+  transferFailed(failure: { reason: string; to: string; defaultLine: string | undefined }): void {
+    if (this.#closed) return
+    const request = { kind: 'transfer_failed' as const, turnId: newTurnId('assistant'), reason: failure.reason, to: failure.to }
+    const held = { ...request, defaultLine: failure.defaultLine }
+    if (this.#isAssistantActive()) {
+      this.#queue.holdVerdict(held)
+      return
+    }
+    this.#startAssistant(held, null, {})
+  }
+
   callControlFailed(failure: { data: unknown; apology?: string | undefined }): void {
     if (this.#closed) return
     if (failure.apology !== undefined && failure.apology !== '') this.#speakDataReply(failure.apology, false)
@@ -305,11 +320,16 @@ export class VoicePipeline implements PipelineInput {
   }
 
   #startAssistant(
-    request: AgentRequest & { kind: 'welcome' | 'message' | 'machine_detection' },
+    request: (AgentRequest & { kind: 'welcome' | 'message' | 'machine_detection' }) | MachineVerdictRequest,
     userText: string | null,
     userEnd: UserEnd,
   ): void {
     this.#turns.resetBargeIn()
+    if (request.kind === 'transfer_failed') {
+      const { defaultLine, ...asked } = request
+      this.#replies.start(asked, userText, userEnd, defaultLine)
+      return
+    }
     this.#replies.start(request, userText, userEnd)
   }
 

@@ -47,6 +47,24 @@ t.test('a transfer from a browser session: error message to the client, transfer
   b.close()
 })
 
+t.test('a warm transfer from a browser session is refused the same way (browser callers are not wired yet)', async (t) => {
+  h.backend.reply = (req) => {
+    if (req.json.type === 'session.start') {
+      const transfer = { type: 'response.transfer', turn_id: req.json.turn_id, mode: 'warm', to: '+14155550100', whisper: 'A refund.' }
+      return { kind: 'sse', steps: [{ data: transfer }] }
+    }
+    return { kind: 'json', body: {} }
+  }
+  const start = h.backend.requests.length
+  const b = await browser()
+  const error = await b.waitFor((m) => m.type === 'error')
+  t.match(error.m, { type: 'error', code: 'transfer_not_supported' })
+  const data = await h.backend.request(start + 1)
+  t.match(data.json.data, { transfer_failed: { to: '+14155550100', code: 'transfer_not_supported' } })
+  t.equal(b.ws.readyState, b.ws.OPEN, 'the session goes on')
+  b.close()
+})
+
 t.test('machine_detection on a browser session is refused with the error shape', async (t) => {
   const r = await h.gw.request('POST', '/v1/agents/web/authorize_session', { body: { agent_id: h.agent.id, machine_detection: true } })
   t.equal(r.status, 400)

@@ -57,7 +57,9 @@ t.test('list rules', async (t) => {
   t.strictSame(sw(['session.end']), [])
   t.strictSame(sw([]), [], 'an empty list sends no lifecycle webhooks')
   t.strictSame(sw(['session.end', 'session.end']), ['session_webhook.events must not repeat "session.end"'])
-  t.strictSame(sw(['session.stop']), ['session_webhook.events[0] must be one of session.start, session.end, session.update'])
+  t.strictSame(sw(['session.stop']), [
+    'session_webhook.events[0] must be one of session.start, session.end, session.update, transfer.started, transfer.answered, transfer.connected, transfer.failed',
+  ])
   const aw = (events: unknown) => errorsOf(configWithPlugin('agent.webhook', { url: 'https://a.example.com/', events }))
   t.strictSame(aw(['message']), [])
   t.strictSame(aw(['data', 'welcome']), ['plugins[2].options.events must include "message"'])

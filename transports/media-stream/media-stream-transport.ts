@@ -116,6 +116,20 @@ export class MediaStreamTransport implements SocketTransport {
     }
   }
 
+  /** Raw mu-law audio to the caller outside the pipeline's turns (a warm transfer): no mark, dropped before `start`. */
+  play(audio: Buffer): void {
+    const ws = this.#ws
+    const sid = this.#streamSid
+    if (ws === undefined || sid === undefined || ws.readyState !== ws.OPEN) return
+    if (ws.bufferedAmount > (this.#opts.maxBufferedBytes ?? MAX_BUFFERED_BYTES)) {
+      this.droppedBytes += audio.length
+      return
+    }
+    for (let at = 0; at < audio.length; at += MAX_MEDIA_PAYLOAD_BYTES) {
+      ws.send(this.#codec.encodeMedia(sid, audio.subarray(at, at + MAX_MEDIA_PAYLOAD_BYTES)))
+    }
+  }
+
   close(reason: EndReason): void {
     clearTimeout(this.#startTimer)
     this.#closeSocket(reason === 'shutdown' ? 1001 : 1000, reason)

@@ -10,12 +10,15 @@ import type { CallDeps } from '../../gateway/sessions/call-deps.js'
 import { callStreamConnected, callStreamStarted } from '../../gateway/sessions/call-progress.js'
 import type { Carrier } from '../../carrier/carrier.js'
 import { MediaStreamTransport } from './media-stream-transport.js'
+import { WebSocketServer } from 'ws'
+import { TRANSFER_LEG_KEY_PREFIX } from '../../gateway/sessions/transfer-legs.js'
+import { attachTransferLeg } from './transfer-leg-socket.js'
 
 /** What the media-stream upgrade needs. */
 export interface MediaStreamUpgradeDeps {
   readonly carrier: Pick<Carrier, 'mediaStream' | 'codec'>
   /** The process's carrier calls: its sessions and log, the waiting-call deadlines, how statuses move. */
-  readonly calls: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'watchdog'>
+  readonly calls: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'watchdog' | 'transferLegs'>
   readonly trustProxy: boolean
   /** Measures the synchronous handling of each inbound frame in ms (benchmarks). */
   readonly frameTiming?: ((ms: number) => void) | undefined
@@ -32,6 +35,7 @@ export function mediaStreamUpgradeRoute(deps: MediaStreamUpgradeDeps): UpgradeRo
     channel: 'carrier',
     maxPayload: maxFrameBytes,
   })
+  const legSockets = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes, perMessageDeflate: false })
   return {
     matches: (pathname) => pathname.startsWith(pathPrefix),
     async handle(req, socket, head, url) {
@@ -42,6 +46,16 @@ export function mediaStreamUpgradeRoute(deps: MediaStreamUpgradeDeps): UpgradeRo
         return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
       }
       if (key === '' || key.includes('/')) return refuseUpgrade(socket, 400, 'missing session key in the stream URL')
+      if (key.startsWith(TRANSFER_LEG_KEY_PREFIX)) {
+        // A warm transfer's human leg: no session is opened for it.
+        const leg = calls.transferLegs?.get(key)
+        if (leg === undefined) return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
+        legSockets.handleUpgrade(req, socket, head, (ws) => {
+          ws.on('error', (e) => calls.log.debug({ err: e }, 'transfer leg socket error'))
+          attachTransferLeg(ws, leg, deps.carrier.codec, calls.log)
+        })
+        return
+      }
       // Set once the key opened the session; `start` always comes after that.
       let sessionId: string | undefined
       let callSid: string | null = null

@@ -93,6 +93,8 @@ export class SessionRecording {
   #lastCallerEnd: number | undefined
   readonly #inputSamples: (chunk: Buffer) => number
   /** Where the caller audio the pipeline heard sits on the timeline (the newest tap's pipeline). */
+  /** Where relayed live audio (`heardLive`) ends on the timeline, ms. */
+  #liveEndMs = 0
   #heard = new HeardAudio()
   /** Stretches of caller media time (a browser microphone pause starts one) and each one's timeline zero. */
   #epoch = 0
@@ -190,6 +192,7 @@ export class SessionRecording {
       userData: (data) => input.userData(data),
       callControlFailed: (failure) => input.callControlFailed?.(failure),
       machineVerdict: (verdict) => input.machineVerdict?.(verdict),
+      transferFailed: (failure) => input.transferFailed?.(failure),
       dtmf: (digit) => {
         input.dtmf(digit)
         if (!this.#maskDtmf) return
@@ -241,6 +244,19 @@ export class SessionRecording {
     last.to_ms = at
   }
 
+  /**
+   * Audio the caller hears as it is relayed to them, outside the pipeline (a warm transfer's bridged human): on the
+   * agent channel as it plays. Frames play back to back, so one that arrives with jitter follows the previous one;
+   * after a gap longer than `LIVE_GAP_MS` (the other party paused the stream) a new run starts where it arrived.
+   */
+  heardLive(audio: Buffer): void {
+    const samples = this.#decodeOut(audio)
+    const now = this.#now()
+    const start = now > this.#liveEndMs + LIVE_GAP_MS ? now : this.#liveEndMs
+    this.#recorder.agent(samples, start)
+    this.#liveEndMs = start + (samples.length * 1000) / this.sampleRate
+  }
+
   /** A pipeline event the transport was just given. */
   onEvent(e: PipelineEvent): void {
     if (e.type === 'audio') this.#playout.sent(e.chunkId, this.#decodeOut(e.audio), this.#now())
@@ -266,6 +282,9 @@ export class SessionRecording {
     return outcome
   }
 }
+
+/** Longest a relayed stream may pause and still be placed back to back (a carrier's jitter is well below it). */
+const LIVE_GAP_MS = 60
 
 /** Stretches of browser media time whose zero is remembered (each microphone pause starts one). */
 const MAX_EPOCHS_KEPT = 1000

@@ -1,8 +1,8 @@
 /**
  * The lifecycle webhooks of a warm transfer (issue 28): `transfer.started`, `transfer.answered`,
  * `transfer.connected` and `transfer.failed`, built from the machine's timed facts like the `session.*` events in
- * `../lifecycle-events.ts` (the same common fields, absent ones left out, `metadata` always an object). Not sent yet:
- * the agent's `session_webhook.events` does not list them until the transfer is wired into the session.
+ * `../lifecycle-events.ts` (the same common fields, absent ones left out, `metadata` always an object). Sent when the
+ * agent's `session_webhook.events` lists them (opt-in: not in the default list).
  */
 import type { SessionRow } from '../../store/schema.js'
 import { sessionFields } from '../lifecycle-events.js'

@@ -1,7 +1,7 @@
 /**
  * The vocabulary of a warm transfer (issue 28): its phases, what happens to it (inputs), what it asks for
  * (actions) and what it reports (lifecycle facts). The machine in `warm-transfer-machine.ts` maps one to the other;
- * whoever drives it (the session, once wired) owns the legs, the audio and the webhooks.
+ * whoever drives it (`warm-transfer-driver.ts`) owns the legs, the audio and the webhooks.
  */
 
 /** Where a warm transfer is. `failed` and `ended` are final. */

@@ -5,7 +5,8 @@
  */
 import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
-import { placeCall, type PlaceCallResult } from './phone-simulator.js'
+import { readMarkup } from './markup-reader.js'
+import { placeCall, SimulatedCall, type PlaceCallResult } from './phone-simulator.js'
 import { postSignedForm } from './sign.js'
 
 /** How a created call proceeds. */
@@ -54,6 +55,8 @@ export interface FakeCallParams {
   readonly to: string
   readonly from: string
   readonly url: string
+  /** Markup given at creation (`Twiml`): followed when answered instead of asking the voice hook. */
+  readonly twiml?: string | undefined
   readonly statusCallback: string | undefined
   readonly statusCallbackEvents: readonly string[]
   readonly timeoutSec: number | undefined
@@ -117,24 +120,27 @@ export class FakeCall {
     }
     this.#answeredAt = performance.now()
     this.status = 'in-progress'
-    this.phone = await placeCall({
-      voiceHookUrl: this.#ctx.rewriteUrl(this.params.url),
-      publicUrl: this.params.url,
-      authToken: this.#ctx.authToken,
-      signatureHeader: this.#ctx.signatureHeader,
-      accountSid: this.#ctx.accountSid,
-      callSid: this.sid,
-      from: this.params.from,
-      to: this.params.to,
-      direction: 'outbound-api',
-      rewriteUrl: this.#ctx.rewriteUrl,
-      ...(outcome.audio ? { audio: outcome.audio } : {}),
-      ...(outcome.realtime !== undefined ? { realtime: outcome.realtime } : {}),
-      ...(outcome.silenceWhenIdle !== undefined ? { silenceWhenIdle: outcome.silenceWhenIdle } : {}),
-      ...(outcome.playbackSpeed !== undefined ? { playbackSpeed: outcome.playbackSpeed } : {}),
-      ...(outcome.fromCountry ? { fromCountry: outcome.fromCountry } : {}),
-      ...(outcome.toCountry ? { toCountry: outcome.toCountry } : {}),
-    }).catch((err: Error) => ({ outcome: 'http_error' as const, status: 0, body: err.message }))
+    this.phone =
+      this.params.twiml !== undefined
+        ? await this.#followMarkup(this.params.twiml, outcome)
+        : await placeCall({
+            voiceHookUrl: this.#ctx.rewriteUrl(this.params.url),
+            publicUrl: this.params.url,
+            authToken: this.#ctx.authToken,
+            signatureHeader: this.#ctx.signatureHeader,
+            accountSid: this.#ctx.accountSid,
+            callSid: this.sid,
+            from: this.params.from,
+            to: this.params.to,
+            direction: 'outbound-api',
+            rewriteUrl: this.#ctx.rewriteUrl,
+            ...(outcome.audio ? { audio: outcome.audio } : {}),
+            ...(outcome.realtime !== undefined ? { realtime: outcome.realtime } : {}),
+            ...(outcome.silenceWhenIdle !== undefined ? { silenceWhenIdle: outcome.silenceWhenIdle } : {}),
+            ...(outcome.playbackSpeed !== undefined ? { playbackSpeed: outcome.playbackSpeed } : {}),
+            ...(outcome.fromCountry ? { fromCountry: outcome.fromCountry } : {}),
+            ...(outcome.toCountry ? { toCountry: outcome.toCountry } : {}),
+          }).catch((err: Error) => ({ outcome: 'http_error' as const, status: 0, body: err.message }))
     await this.progress('in-progress')
     if (this.phone.outcome === 'connected' && outcome.answeredBy !== undefined) {
       void this.#postMachineDetection(outcome.answeredBy, outcome.amdAfterMs ?? 0)
@@ -145,6 +151,29 @@ export class FakeCall {
     }
     // A transferred call goes on at its new destination: its test (or a hangup) finishes it.
     if (this.updates.length === 0) await this.finish('completed')
+  }
+
+  /** An answered call created with `Twiml`: the carrier follows the document (a `<Connect><Stream>` opens the stream). */
+  async #followMarkup(markup: string, outcome: Extract<CallOutcome, { kind: 'answer' }>): Promise<PlaceCallResult> {
+    const verbs = readMarkup(markup)
+    const connect = verbs.find((v) => v.verb === 'Connect')
+    if (connect?.verb !== 'Connect') return { outcome: 'refused', markup, verbs, said: '' }
+    const realtime = outcome.realtime ?? true
+    try {
+      const call = await SimulatedCall.connect({
+        url: this.#ctx.rewriteUrl(connect.stream.url),
+        callSid: this.sid,
+        accountSid: this.#ctx.accountSid,
+        customParameters: connect.stream.parameters,
+        realtime,
+        silenceWhenIdle: outcome.silenceWhenIdle ?? realtime,
+        playbackSpeed: outcome.playbackSpeed ?? (realtime ? 1 : Infinity),
+      })
+      if (outcome.audio) void call.sendAudio(outcome.audio)
+      return { outcome: 'connected', markup, verbs, call }
+    } catch (err) {
+      return { outcome: 'stream_error', markup, verbs, error: (err as Error).message }
+    }
   }
 
   /**

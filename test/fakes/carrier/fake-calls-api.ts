@@ -174,10 +174,17 @@ export class FakeCallsApi {
     const to = one(form.To)
     const from = one(form.From)
     const url = one(form.Url)
+    const twiml = one(form.Twiml)
     if (!to) return send(res, 400, errorBody(400, 21201, "No 'To' number is specified"))
     if (!E164.test(to)) return send(res, 400, errorBody(400, 21211, `The 'To' number ${to} is not a valid phone number.`))
     if (!from) return send(res, 400, errorBody(400, 21603, "A 'From' phone number is required."))
-    if (!url || !/^https?:\/\//.test(url)) return send(res, 400, errorBody(400, 21205, 'Url is not a valid URL'))
+    if (twiml !== undefined) {
+      try {
+        readMarkup(twiml)
+      } catch (err) {
+        return send(res, 400, errorBody(400, 12100, `Document parse failure: ${(err as Error).message}`))
+      }
+    } else if (!url || !/^https?:\/\//.test(url)) return send(res, 400, errorBody(400, 21205, 'Url is not a valid URL'))
     const events = form.StatusCallbackEvent
     const statusCallback = one(form.StatusCallback)
     const call = new FakeCall(
@@ -185,7 +192,8 @@ export class FakeCallsApi {
         sid: `CA${randomBytes(16).toString('hex')}`,
         to,
         from,
-        url,
+        url: url ?? '',
+        twiml,
         statusCallback: statusCallback || undefined,
         statusCallbackEvents: events === undefined ? ['completed'] : ([] as string[]).concat(events),
         timeoutSec: form.Timeout === undefined ? undefined : Number(one(form.Timeout)),

@@ -1,0 +1,174 @@
+/**
+ * A session's warm transfer (issue 28): `response.transfer` with `mode: "warm"` on a phone call. The request is
+ * checked (core/warm-transfer-request.ts), then a `WarmTransferDriver` runs it over the carrier's legs
+ * (transfer/carrier-warm-transfer.ts). While it runs the agent does not hear the caller (`gate`); the caller's
+ * audio goes to the transfer instead (the bridge, once connected). It ends with the session: the human's leg is
+ * hung up and nothing more runs.
+ */
+import type { EndReason } from '../../../core/end-reason.js'
+import type { Log } from '../../../core/log.js'
+import type { WarmTransferRequest } from '../../../core/warm-transfer-request.js'
+import { TRANSFER_FAILED_DEFAULT_LINES, type PipelineInput } from '../../../pipeline/index.js'
+import { NO_VENDORS } from '../no-input.js'
+import type { WarmTransferSession, WarmTransferSlot } from '../warm-transfer-port.js'
+import { speakOnce } from './speak-once.js'
+import { transferLifecycleEvent } from './transfer-events.js'
+import type { SessionRow } from '../../store/schema.js'
+import { CarrierWarmTransfer, type CarrierWarmTransferDeps } from './carrier-warm-transfer.js'
+import type { TransferFact, TransferFailureReason } from './transfer-steps.js'
+import { REAL_CLOCK, WarmTransferDriver, type DriverClock } from './warm-transfer-driver.js'
+
+/** What the caller hears when the backend's reply to `transfer.failed` says nothing (from the pipeline's table). */
+export type DefaultLines = Readonly<Partial<Record<TransferFailureReason, string>>>
+
+/** The session as its warm transfer sees it. */
+export interface WarmTransferHost {
+  readonly row: SessionRow
+  readonly log: Log
+  readonly signal: AbortSignal
+  input(): PipelineInput
+  /** Raw mu-law 8 kHz audio to the caller, and dropping what is queued. */
+  playToCaller(audio: Buffer): void
+  /** The bridged human's audio, for the recording (what the caller heard). */
+  recordHeard(audio: Buffer): void
+  clearCaller(): void
+  speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
+  end(reason: EndReason): Promise<void>
+  /** A lifecycle fact of the transfer (webhook and log). */
+  report(fact: TransferFact, to: string): void
+}
+
+/** One session's warm transfer slot (one transfer at a time). */
+export class SessionWarmTransfer implements WarmTransferSlot {
+  readonly #host: WarmTransferHost
+  readonly #deps: () => CarrierWarmTransferDeps
+  readonly #defaultLines: DefaultLines
+  readonly #clock: DriverClock
+  #driver: WarmTransferDriver | undefined
+  readonly #callerListeners = new Set<(audio: Uint8Array) => void>()
+
+  constructor(host: WarmTransferHost, deps: () => CarrierWarmTransferDeps, defaultLines: DefaultLines, clock: DriverClock = REAL_CLOCK) {
+    this.#host = host
+    this.#deps = deps
+    this.#defaultLines = defaultLines
+    this.#clock = clock
+    host.signal.addEventListener('abort', () => this.#driver?.abort(), { once: true })
+  }
+
+  /** True while a transfer runs (dialling to bridged): the agent does not hear the caller. */
+  get active(): boolean {
+    return this.#driver?.active ?? false
+  }
+
+  /** Starts the transfer (the request is checked); false when one is already running. */
+  start(request: WarmTransferRequest): boolean {
+    if (this.active || this.#host.signal.aborted) return false
+    const host = this.#host
+    const row = host.row
+    const to = request.target.to
+    const log = host.log.child({ transfer_to: to })
+    let driver: WarmTransferDriver | undefined
+    const io = new CarrierWarmTransfer(
+      this.#deps(),
+      {
+        row,
+        log,
+        // The number of the person on the line (inbound: who called; outbound: who was called), else the agent's.
+        callerId: (row.direction === 'inbound' ? row.from_phone_number : row.to_phone_number) ?? row.to_phone_number ?? '',
+        playToCaller: (audio) => host.playToCaller(audio),
+        recordHeard: (audio) => host.recordHeard(audio),
+        clearCaller: () => host.clearCaller(),
+        speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
+        listenToCaller: (listener) => {
+          this.#callerListeners.add(listener)
+          return () => this.#callerListeners.delete(listener)
+        },
+        returnToAgent: (reason) => {
+          log.info({ reason }, 'warm transfer failed: the caller is back with the agent')
+          host.input().transferFailed?.({ reason, to, defaultLine: this.#defaultLines[reason] })
+        },
+        endSession: (endedBy) => void host.end(endedBy === 'human' ? 'transfer_human_hangup' : 'transfer_caller_hangup'),
+        report: (fact) => host.report(fact, to),
+        input: (input) => driver?.input(input),
+      },
+      request,
+    )
+    driver = new WarmTransferDriver(
+      { whisper: request.whisper, hold: request.hold, accept: request.accept, timeoutMs: request.timeoutMs },
+      io,
+      this.#clock,
+      (step, err) => log.warn({ err, step }, 'warm transfer step failed'),
+    )
+    this.#driver = driver
+    log.info({ accept: request.accept, timeout_ms: request.timeoutMs }, 'warm transfer started')
+    driver.start()
+    return true
+  }
+
+  /**
+   * The session is ending with `reason`: a caller who hangs up during the transfer fails it (`caller_hung_up`, the
+   * human's leg hung up), and once bridged the end says the caller hung up. Returns the reason to end with.
+   */
+  ending(reason: EndReason): EndReason {
+    const driver = this.#driver
+    if (driver === undefined || !driver.active) return reason
+    const callerLeft = reason === 'caller_hangup' || reason === 'client_disconnected'
+    const bridged = driver.bridged
+    if (callerLeft) driver.input({ type: 'caller_hangup' })
+    driver.abort()
+    return bridged && callerLeft ? 'transfer_caller_hangup' : reason
+  }
+
+  /** `input` with the caller's audio and keys kept from the agent while a transfer runs (they go to the transfer). */
+  gate(input: PipelineInput): PipelineInput {
+    return {
+      pushAudio: (chunk, mediaTimestampMs) => {
+        if (!this.active) return input.pushAudio(chunk, mediaTimestampMs)
+        for (const listener of this.#callerListeners) listener(chunk)
+      },
+      dtmf: (digit) => {
+        if (!this.active) input.dtmf(digit)
+      },
+      markPlayed: (chunkId) => input.markPlayed(chunkId),
+      clientVad: (event) => input.clientVad(event),
+      pushToTalk: (pressed) => input.pushToTalk(pressed),
+      userText: (text) => input.userText(text),
+      userData: (data) => input.userData(data),
+      audioWritten: (chunkId) => input.audioWritten(chunkId),
+      replayFinished: (turnId) => input.replayFinished(turnId),
+      callControlFailed: (failure) => input.callControlFailed?.(failure),
+      machineVerdict: (verdict) => input.machineVerdict?.(verdict),
+      transferFailed: (failure) => input.transferFailed?.(failure),
+    }
+  }
+}
+
+/** The warm transfer of a phone session whose process can dial one; undefined otherwise (browser, tests). */
+export function sessionWarmTransfer(s: WarmTransferSession, deps: () => CarrierWarmTransferDeps): SessionWarmTransfer | undefined {
+  const { transport, row } = s
+  const play = transport.play
+  if (transport.kind !== 'carrier' || play === undefined) return undefined
+  const log = s.log.child({ session_id: row.id })
+  return new SessionWarmTransfer(
+    {
+      row,
+      log,
+      signal: s.signal,
+      input: () => s.input(),
+      playToCaller: (audio) => play.call(transport, audio),
+      recordHeard: (audio) => s.recording()?.heardLive(audio),
+      clearCaller: () => transport.deliver?.({ type: 'clear_playback', turnId: 'transfer' }),
+      speak: (text, signal, onAudio) => speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal, onAudio }),
+      end: (reason) => s.end(reason),
+      report: (fact, to) => {
+        log.info(
+          { event: fact.type, elapsed_ms: fact.atMs, ...(fact.type === 'transfer.failed' && { reason: fact.reason }) },
+          'warm transfer',
+        )
+        s.emit(fact.type, () => transferLifecycleEvent(row, fact, { to, at: new Date() }, s.customMetadata()))
+      },
+    },
+    deps,
+    TRANSFER_FAILED_DEFAULT_LINES,
+  )
+}
