@@ -78,7 +78,11 @@ t.test('a call from a trunk hears the welcome as paced RTP, DTMF reaches the age
   const gaps = speech.slice(1).map((h, i) => h.at - speech[i]!.at)
   const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length
   t.ok(mean > 16 && mean < 24, `packets ~20 ms apart (mean ${mean.toFixed(1)} ms)`)
-  t.ok(Math.min(...gaps) > 5, `no bursts (closest ${Math.min(...gaps).toFixed(1)} ms)`)
+  // No bursts: any ten packets in a row take at least 150 ms to arrive (180 ms paced). The arrival times are read
+  // by this process, which also runs the gateway: a late turn of its event loop reads two packets together (1.4 ms
+  // apart once, on a loaded machine), which is the reader's delay, not a burst; a burst sends many at once.
+  const spans = speech.slice(9).map((h, i) => h.at - speech[i]!.at)
+  t.ok(Math.min(...spans) >= 150, `no bursts: ten packets in a row took at least ${Math.min(...spans).toFixed(0)} ms`)
 
   const [row] = await sessionsOf(tenant.orgId)
   t.equal(row?.channel, 'sip')
