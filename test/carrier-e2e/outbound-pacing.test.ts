@@ -4,13 +4,13 @@
  * Calls API sees them at the rate, from any number of replicas; beyond the bound they get 503 with Retry-After.
  */
 import t from 'tap'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { spawn } from 'node:child_process'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
 import { nodeScript } from '../helpers/node-script.js'
-import { newTenant, PUBLIC_URL, startCarrierGateway } from './carrier-setup.js'
+import { eventually, newTenant, PUBLIC_URL, startCarrierGateway } from './carrier-setup.js'
 
 const CALLEE = '+12025550143'
 
@@ -116,11 +116,23 @@ t.test('beyond the queue bound initiate_outbound gets 503 outbound_queue_full wi
       key: tenant.apiKey,
       body: { from_phone_number: tenant.number, to_phone_number: CALLEE },
     })
-  // 1 per second (the default): slots now and in 1 s fit the 1.5 s bound, the third (2 s ahead) does not.
+  // 1 per second (the default): slots now and in 1 s fit the 1.5 s bound, the third (2 s ahead) does not. The third
+  // goes once both slots are taken (the next free one 1.5 s or more ahead), not after a fixed pause: on a loaded
+  // machine the first two were once taken late enough for the third's slot to fit.
   const first = initiate()
-  await new Promise((r) => setTimeout(r, 100))
   const second = initiate()
-  await new Promise((r) => setTimeout(r, 100))
+  await eventually(
+    async () => {
+      const row = await c.gw.store.db
+        .selectFrom('organizations')
+        .select(sql<number>`extract(epoch from (outbound_next_slot_at - now())) * 1000`.as('ahead_ms'))
+        .where('id', '=', tenant.orgId)
+        .executeTakeFirst()
+      return row !== undefined && Number(row.ahead_ms) >= 1_500 ? true : undefined
+    },
+    5_000,
+    'two dial slots taken',
+  )
   const third = await initiate()
   t.equal(third.status, 503)
   t.same(third.body, { error: third.body.error, code: 'outbound_queue_full' })
