@@ -10,11 +10,11 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { isVoxgateError } from '../core/errors.js'
 import type { Log } from '../core/log.js'
 import { normalisePhoneNumber, type NormalisedNumber } from '../core/phone.js'
 import type { UrlPolicy } from '../pipeline/index.js'
 import { authorizeSession } from '../gateway/sessions/authorize.js'
+import { refusalFor } from '../gateway/sessions/call-admission.js'
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
 import { findPhoneNumber } from '../gateway/store/phone-numbers.js'
 import type { Database, SipTrunkRow } from '../gateway/store/schema.js'
@@ -177,20 +177,4 @@ function asNumber(user: string | undefined): NormalisedNumber | undefined {
   const text = (unescapeUser(user) ?? '').split(';')[0]!.trim()
   if (text === '') return undefined
   return normalisePhoneNumber(text) ?? (/^\d{6,15}$/.test(text) ? normalisePhoneNumber(`+${text}`) : undefined)
-}
-
-function refusalFor(e: unknown): SipCallRefusal {
-  if (!isVoxgateError(e)) return 'error'
-  switch (e.code) {
-    case 'invalid_agent_id':
-      return 'not_in_service'
-    case 'bad_request':
-      return 'clients_disabled'
-    case 'insufficient_balance':
-      return 'insufficient_balance'
-    case 'concurrency_limit':
-      return 'concurrency_limit'
-    default:
-      return 'error'
-  }
 }

@@ -193,7 +193,8 @@ function refuse(log: Log, refusal: CallRefusal, fields: Record<string, unknown>,
   return { ok: false, refusal }
 }
 
-function refusalFor(e: unknown): CallRefusal {
+/** The refusal an error thrown while authorizing a call stands for (the carrier's voice hook and SIP read it alike). */
+export function refusalFor(e: unknown): Exclude<CallRefusal, 'shutting_down' | 'call_not_waiting'> {
   if (!isVoxgateError(e)) return 'error'
   switch (e.code) {
     case 'invalid_agent_id':
