@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import wavefile from 'wavefile'
-import { eventually, newBackendTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
+import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { hasBaresip, type Phone, startPhone } from '../helpers/baresip.js'
-import { freeSipPort } from '../helpers/sip-wire.js'
+import { addTrunk, startSipWorld } from './sip-setup.js'
 
 const skip = hasBaresip()
   ? false
@@ -30,28 +30,14 @@ const microphone = join(dir, 'quiet.wav')
   writeFileSync(microphone, wav.toBuffer())
 }
 
-const sipPort = await freeSipPort()
-const rtpMin = 30_000 + 2 * Math.floor(Math.random() * 10_000)
-const { c } = await startVoiceWorld(t, {
-  SIP_PORT: String(sipPort),
-  // Every address: baresip puts the machine's own address (not 127.0.0.1) in its SDP and sends RTP from it, and a
-  // socket bound to 127.0.0.1 cannot answer another address.
-  SIP_HOST: '0.0.0.0',
-  SIP_PUBLIC_HOST: '127.0.0.1',
-  RTP_PORT_MIN: String(rtpMin),
-  RTP_PORT_MAX: String(rtpMin + 200),
-  SIP_CREDENTIALS_KEY: 'cd'.repeat(32),
-})
+// Every address: baresip puts the machine's own address (not 127.0.0.1) in its SDP and sends RTP from it, and a
+// socket bound to 127.0.0.1 cannot answer another address.
+const world = await startSipWorld(t, { SIP_HOST: '0.0.0.0' })
+const { c, sipPort } = world
 const { tenant, backend } = await newBackendTenant(t, c, 'baresip-token')
 const WELCOME = 'Hello, you reached the support line of the example company.'
 backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? WELCOME : 'Noted.')
-{
-  const r = await c.gw.request('POST', '/v1/sip/trunks', {
-    key: tenant.apiKey,
-    body: { name: 'pbx', inbound: { allowed_cidrs: ['127.0.0.1/32'] } },
-  })
-  if (r.status !== 201) throw new Error(r.text)
-}
+await addTrunk(world, tenant.apiKey, { allowed_cidrs: ['127.0.0.1/32'] })
 const uri = `sip:${tenant.number}@127.0.0.1:${sipPort}`
 
 async function phone(t: Test, address?: string): Promise<Phone> {

@@ -7,21 +7,12 @@
  */
 import t, { type Test } from 'tap'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
-import { eventually, newBackendTenant, newTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
-import { freeSipPort } from '../helpers/sip-wire.js'
+import { eventually, newBackendTenant, newTenant, sse } from '../carrier-e2e/carrier-setup.js'
+import { addTrunk, startSipWorld } from './sip-setup.js'
 import { SipCaller } from '../helpers/sip-caller.js'
 import { getHeader } from '../../transports/sip/sip-message.js'
 
-const sipPort = await freeSipPort()
-const rtpMin = 30_000 + 2 * Math.floor(Math.random() * 10_000)
-const { c } = await startVoiceWorld(t, {
-  SIP_PORT: String(sipPort),
-  SIP_HOST: '127.0.0.1',
-  SIP_PUBLIC_HOST: '127.0.0.1',
-  RTP_PORT_MIN: String(rtpMin),
-  RTP_PORT_MAX: String(rtpMin + 200),
-  SIP_CREDENTIALS_KEY: 'ab'.repeat(32),
-})
+const { c, sipPort, ...world } = await startSipWorld(t)
 const gateway = { host: '127.0.0.1', port: sipPort }
 const receiver = await startWebhookReceiver()
 t.teardown(() => receiver.close())
@@ -34,10 +25,7 @@ backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start'
   if (org.status !== 200) throw new Error(org.text)
 }
 
-async function trunk(apiKey: string, inbound: Record<string, unknown>) {
-  const r = await c.gw.request('POST', '/v1/sip/trunks', { key: apiKey, body: { name: 'pbx', inbound } })
-  if (r.status !== 201) throw new Error(r.text)
-}
+const trunk = (apiKey: string, inbound: Record<string, unknown>) => addTrunk({ c, ...world }, apiKey, inbound)
 await trunk(tenant.apiKey, { allowed_cidrs: ['127.0.0.1'] })
 // Another organization behind the same address, whose trunk asks for digest.
 const guarded = await newTenant(c)

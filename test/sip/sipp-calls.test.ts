@@ -9,32 +9,18 @@
 import { execFile, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
-import { eventually, newBackendTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
+import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { freePort } from '../helpers/nginx.js'
-import { freeSipPort } from '../helpers/sip-wire.js'
+import { addTrunk, startSipWorld } from './sip-setup.js'
 
 const skip =
   spawnSync('sipp', ['-v']).error === undefined ? false : 'sipp is not installed (apt-get install sip-tester; .ci/run installs it)'
 
-const sipPort = await freeSipPort()
-const rtpMin = 30_000 + 2 * Math.floor(Math.random() * 10_000)
-const { c } = await startVoiceWorld(t, {
-  SIP_PORT: String(sipPort),
-  SIP_HOST: '127.0.0.1',
-  SIP_PUBLIC_HOST: '127.0.0.1',
-  RTP_PORT_MIN: String(rtpMin),
-  RTP_PORT_MAX: String(rtpMin + 200),
-  SIP_CREDENTIALS_KEY: 'ef'.repeat(32),
-})
+const world = await startSipWorld(t)
+const { c, sipPort } = world
 const { tenant, backend } = await newBackendTenant(t, c, 'sipp-token')
 backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello from the SIP line.' : 'Noted.')
-{
-  const r = await c.gw.request('POST', '/v1/sip/trunks', {
-    key: tenant.apiKey,
-    body: { name: 'sipp', inbound: { allowed_cidrs: ['127.0.0.1/32'] } },
-  })
-  if (r.status !== 201) throw new Error(r.text)
-}
+await addTrunk(world, tenant.apiKey, { allowed_cidrs: ['127.0.0.1/32'] }, 'sipp')
 
 /** Plays `scenario` once against the gateway; resolves with sipp's exit code and the end of what it printed. */
 async function sipp(scenario: string): Promise<{ code: number; output: string }> {
