@@ -19,6 +19,16 @@ export interface TurnIdentity {
   failureCause?: string | undefined
 }
 
+/** A warm transfer attempt that ended: bridged (`connected`) or failed with its reason; ms since it started. */
+export interface WarmTransferOutcome {
+  sessionId: string
+  startedAt: Date
+  /** `connected`, or the failure reason (`no_answer`, `busy`, `declined`, `voicemail`, `failed`, `timeout`, `caller_hung_up`). */
+  outcome: string
+  answeredAfterMs: number | undefined
+  endedAfterMs: number
+}
+
 /** How one agent or lifecycle webhook request ended. */
 export type WebhookOutcome = 'delivered' | 'failed' | 'cancelled'
 
@@ -39,6 +49,8 @@ export interface Metrics {
   webhookDelivery(kind: 'agent' | 'lifecycle', outcome: WebhookOutcome): void
   /** A call to the carrier's REST API failed, by operation and error code. */
   carrierApiError(operation: string, code: string): void
+  /** A warm transfer attempt ended (issue 28): counted by outcome, and a span in the traces. */
+  warmTransfer(transfer: WarmTransferOutcome): void
 }
 
 /** Counts nothing (tests, tools, and any caller that was given no metrics). */
@@ -49,6 +61,7 @@ export const NO_METRICS: Metrics = {
   turnFailed: () => undefined,
   webhookDelivery: () => undefined,
   carrierApiError: () => undefined,
+  warmTransfer: () => undefined,
 }
 
 /** Reports to every one of `targets` (Prometheus and, when configured, traces). */
@@ -71,6 +84,9 @@ export function fanOutMetrics(...targets: Metrics[]): Metrics {
     },
     carrierApiError: (operation, code) => {
       for (const m of targets) m.carrierApiError(operation, code)
+    },
+    warmTransfer: (transfer) => {
+      for (const m of targets) m.warmTransfer(transfer)
     },
   }
 }

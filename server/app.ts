@@ -90,9 +90,10 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       ? undefined
       : new RecordingMover({ db: store.db, log, objects: recordingObjects, prefix: objectConfig.prefix })
   let path: CarrierPath | undefined
+  const reported = tracing === undefined ? metrics : fanOutMetrics(metrics, tracing.metrics)
   const sessions: SessionManager = new SessionManager(
     {
-      metrics: tracing === undefined ? metrics : fanOutMetrics(metrics, tracing.metrics),
+      metrics: reported,
       db: store.db,
       log,
       webhookPolicy: config.webhookPolicy,
@@ -110,10 +111,14 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
         return path.calls
       }),
       warmTransfer: (session) =>
-        sessionWarmTransfer(session, () => {
-          if (path === undefined) throw new Error('carrier path not built yet')
-          return warmTransferDeps(path, config.publicUrl)
-        }),
+        sessionWarmTransfer(
+          session,
+          () => {
+            if (path === undefined) throw new Error('carrier path not built yet')
+            return warmTransferDeps(path, config.publicUrl)
+          },
+          reported,
+        ),
       ...deps.sessionOverrides,
       webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
     },

@@ -7,7 +7,7 @@ import { ROOT_CONTEXT, SpanStatusCode, type Tracer, trace } from '@opentelemetry
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { NO_METRICS, type Metrics, type TurnIdentity, type TurnStage } from '../core/metrics.js'
+import { NO_METRICS, type Metrics, type TurnIdentity, type TurnStage, type WarmTransferOutcome } from '../core/metrics.js'
 
 /** The traces side of the metrics, and how to flush and stop it. */
 export interface TurnTracing {
@@ -27,7 +27,11 @@ export function startTurnTracing(endpoint: string): TurnTracing {
   const tracer = provider.getTracer('voxgate')
   let stopped: Promise<void> | undefined
   return {
-    metrics: { ...NO_METRICS, turnLatency: (totalMs, stages, turn) => traceTurn(tracer, totalMs, stages, turn) },
+    metrics: {
+      ...NO_METRICS,
+      turnLatency: (totalMs, stages, turn) => traceTurn(tracer, totalMs, stages, turn),
+      warmTransfer: (transfer) => traceWarmTransfer(tracer, transfer),
+    },
     shutdown() {
       stopped ??= provider.shutdown()
       return stopped
@@ -53,4 +57,19 @@ function traceTurn(tracer: Tracer, totalMs: number, stages: readonly TurnStage[]
     tracer.startSpan(s.name, { startTime: origin + s.at_ms - s.duration_ms }, parent).end(origin + s.at_ms)
   }
   root.end(origin + totalMs)
+}
+
+/** A warm transfer attempt as a span from its start to its bridge or failure, with the human's answer as an event. */
+function traceWarmTransfer(tracer: Tracer, transfer: WarmTransferOutcome) {
+  const start = transfer.startedAt.getTime()
+  const span = tracer.startSpan('voice.warm_transfer', {
+    startTime: start,
+    attributes: { 'voxgate.session_id': transfer.sessionId, 'voxgate.transfer.outcome': transfer.outcome },
+  })
+  if (transfer.answeredAfterMs !== undefined) {
+    span.setAttribute('voxgate.transfer.answered_after_ms', transfer.answeredAfterMs)
+    span.addEvent('human answered', start + transfer.answeredAfterMs)
+  }
+  if (transfer.outcome !== 'connected') span.setStatus({ code: SpanStatusCode.ERROR, message: transfer.outcome })
+  span.end(start + transfer.endedAfterMs)
 }

@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import type { Metrics, TurnStage, WebhookOutcome } from '../core/metrics.js'
+import type { Metrics, TurnStage, WarmTransferOutcome, WebhookOutcome } from '../core/metrics.js'
 import type { VadObserver } from '../pipeline/index.js'
 import type { SipDropReason, SipEndpointMetrics } from '../transports/sip/sip-endpoint.js'
 
@@ -23,6 +23,7 @@ export class PrometheusMetrics implements Metrics {
   readonly #stageDuration: Histogram<'stage'>
   readonly #webhooks: Counter<'kind' | 'outcome'>
   readonly #turnFailures: Counter<'cause'>
+  readonly #warmTransfers: Counter<'outcome'>
   readonly #carrierErrors: Counter<'operation' | 'code'>
   readonly #vadBatch: Histogram
   readonly #vadSkipped: Counter
@@ -80,6 +81,12 @@ export class PrometheusMetrics implements Metrics {
       labelNames: ['cause'],
       registers,
     })
+    this.#warmTransfers = new Counter({
+      name: 'voxgate_warm_transfers_total',
+      help: 'Warm transfer attempts that ended, by outcome (connected, or why it failed: no_answer, busy, declined, ...)',
+      labelNames: ['outcome'],
+      registers,
+    })
     this.#carrierErrors = new Counter({
       name: 'voxgate_carrier_api_errors_total',
       help: "Failed calls to the carrier's REST API, by operation and error code",
@@ -121,6 +128,10 @@ export class PrometheusMetrics implements Metrics {
 
   turnFailed(cause: string): void {
     this.#turnFailures.inc({ cause })
+  }
+
+  warmTransfer(transfer: WarmTransferOutcome): void {
+    this.#warmTransfers.inc({ outcome: transfer.outcome })
   }
 
   webhookDelivery(kind: 'agent' | 'lifecycle', outcome: WebhookOutcome): void {

@@ -88,6 +88,7 @@ const SESSION_DETAILS_SCHEMA: Json = {
     'end_reason',
     'call_status',
     'transferred_to',
+    'transfers',
     'answered_by',
   ],
   properties: {
@@ -128,6 +129,24 @@ const SESSION_DETAILS_SCHEMA: Json = {
     end_reason: nullable('string'),
     call_status: nullable('string'),
     transferred_to: nullable('string'),
+    transfers: {
+      type: 'array',
+      description: 'Warm transfers of the session (an addition), one per attempt: times in ms since it started.',
+      items: {
+        type: 'object',
+        required: ['mode', 'to', 'started_at'],
+        properties: {
+          mode: { type: 'string', enum: ['warm'] },
+          to: { type: 'string' },
+          started_at: { type: 'string', format: 'date-time' },
+          answered_after_ms: { type: 'number' },
+          connected_after_ms: { type: 'number' },
+          failed_after_ms: { type: 'number' },
+          failed_reason: { type: 'string' },
+          failed_in: { type: 'string' },
+        },
+      },
+    },
     answered_by: nullable('string'),
   },
 }

@@ -78,6 +78,19 @@ export interface components {
       end_reason: string | null
       call_status: string | null
       transferred_to: string | null
+      /** @description Warm transfers of the session (an addition), one per attempt: times in ms since it started. */
+      transfers: {
+        /** @enum {string} */
+        mode: 'warm'
+        to: string
+        /** Format: date-time */
+        started_at: string
+        answered_after_ms?: number
+        connected_after_ms?: number
+        failed_after_ms?: number
+        failed_reason?: string
+        failed_in?: string
+      }[]
       answered_by: string | null
     }
     SessionList: {

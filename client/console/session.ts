@@ -3,6 +3,7 @@ import type { ConsoleApi } from './api.js'
 import { every } from './every.js'
 import { formatDuration, formatTime, h, replace } from './dom.js'
 import { renderDeliveries } from './deliveries.js'
+import { renderTransfers } from './transfers.js'
 import { axisRow, legend, sessionAxis, turnWaterfall } from './waterfall.js'
 import type { AgentDetails, SessionDetails, TranscriptEntry, WebhookDeliveryList } from './types.js'
 
@@ -48,6 +49,7 @@ export function sessionView(el: HTMLElement, api: ConsoleApi, params: string[]):
   const base = `/v1/agents/${encodeURIComponent(agentId)}/sessions/${encodeURIComponent(sessionId)}`
   const head = h('div', { class: 'session-head' })
   const facts = h('div', { class: 'facts card' })
+  const transfers = h('div', { class: 'card', id: 'transfers-box', hidden: true })
   const turns = h('div', { class: 'card', id: 'turns-box' })
   const recording = h('div', { class: 'card', id: 'recording-box' })
   const deliveries = h('div', { class: 'card', id: 'deliveries-box' })
@@ -58,6 +60,7 @@ export function sessionView(el: HTMLElement, api: ConsoleApi, params: string[]):
       h('a', { href: '#/sessions', class: 'small' }, '← All calls'),
       head,
       facts,
+      transfers,
       turns,
       h('div', { class: 'grid2' }, recording, deliveries),
     ),
@@ -115,6 +118,7 @@ export function sessionView(el: HTMLElement, api: ConsoleApi, params: string[]):
       fact('Speech out', d.tts_duration_seconds === null ? null : `${d.tts_duration_seconds.toFixed(1)} s`),
       fact('Agent', agentName ?? d.agent_id),
     )
+    renderTransfers(transfers, d)
     // Redrawn only when the turns change, so hovering a bar is not interrupted every second.
     const key = JSON.stringify(d.transcript)
     if (key !== lastTranscript) {

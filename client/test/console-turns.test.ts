@@ -1,6 +1,7 @@
 // The console's pure parts, run in Node: what a failed or unmeasured turn says, and the calls list's hash state.
 import t from 'tap'
 import { turnNote } from '../console/turn-notes.js'
+import { transferSteps } from '../console/transfers.js'
 import { callsHash, endedListPath, liveListPath, parseCallsFilter } from '../console/calls-filter.js'
 import { END_REASONS, type LatencyStage, type TranscriptEntry, type TurnFailure } from '../console/types.js'
 import { END_REASONS as SERVER_END_REASONS } from '../../core/end-reason.js'
@@ -137,4 +138,22 @@ t.test('the calls list state: from the hash, to the hash, to the API', async (t)
     plain,
     'unknown values in a hand-edited link fall back to the defaults',
   )
+})
+
+t.test("a warm transfer's steps: answered and connected, failed with its reason and phase, or under way", async (t) => {
+  const started_at = '2026-11-27T10:00:00.000Z'
+  const connected = transferSteps({ mode: 'warm', to: '+15550001111', started_at, answered_after_ms: 2_140, connected_after_ms: 5_310 })
+  t.same(connected.slice(1), ['answered after 2.1 s', 'connected after 5.3 s'])
+  t.match(connected[0], /^started /)
+  const declined = transferSteps({
+    mode: 'warm',
+    to: '+15550001111',
+    started_at,
+    answered_after_ms: 1_000,
+    failed_after_ms: 9_000,
+    failed_reason: 'declined',
+    failed_in: 'awaiting_acceptance',
+  })
+  t.same(declined.slice(1), ['answered after 1.0 s', 'failed after 9.0 s: declined (awaiting_acceptance)'])
+  t.same(transferSteps({ mode: 'warm', to: 'sip:desk@pbx.example', started_at }).slice(1), ['under way'])
 })

@@ -1,5 +1,5 @@
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionRow, StoredLatencyBreakdown, StoredTurnFailure, TranscriptEntryRow } from '../store/schema.js'
+import type { SessionRow, StoredLatencyBreakdown, StoredTransfer, StoredTurnFailure, TranscriptEntryRow } from '../store/schema.js'
 
 /**
  * One transcript entry of the session details (SPEC: timestamp, user_message, assistant_message, latency_ms;
@@ -41,6 +41,8 @@ export interface SessionDetails {
   call_status: string | null
   /** Call control (additions): where a transfer sent the call, and what answered an outbound call. */
   transferred_to: string | null
+  /** An addition: the session's warm transfers, one per attempt (legs, timings, why one failed). */
+  transfers: StoredTransfer[]
   answered_by: string | null
 }
 
@@ -114,6 +116,7 @@ export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[]
     end_reason: row.end_reason,
     call_status: row.call_status,
     transferred_to: row.transferred_to,
+    transfers: row.transfers ?? [],
     answered_by: row.answered_by,
   }
 }

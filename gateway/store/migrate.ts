@@ -14,6 +14,7 @@ import { sessionListOrder } from './migrations/0012-session-list-order.js'
 import { failedTurnsIndex } from './migrations/0013-failed-turns-index.js'
 import { recordingPrivacy } from './migrations/0014-recording-privacy.js'
 import { sipTrunks } from './migrations/0015-sip-trunks.js'
+import { sessionTransfers } from './migrations/0016-session-transfers.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -32,6 +33,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013-failed-turns-index': failedTurnsIndex,
   '0014-recording-privacy': recordingPrivacy,
   '0015-sip-trunks': sipTrunks,
+  '0016-session-transfers': sessionTransfers,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

@@ -136,6 +136,8 @@ export interface SessionsTable {
   recording_url: string | null
   /** Where `response.transfer` sent the caller (E.164 or the SIP URI without headers); null otherwise. */
   transferred_to: string | null
+  /** Its warm transfers, one entry per attempt (`session-transfers.ts`); null when it made none. */
+  transfers: NullableJson<StoredTransfer[]>
   /** initiate_outbound asked for answering machine detection. */
   machine_detection: Generated<boolean>
   /** Its verdict: `human`, `machine`, `machine_beep` or `unknown`; null until one came. */
@@ -168,6 +170,22 @@ export interface TranscriptEntriesTable {
 }
 
 /** A failed turn as stored: the session details' `failure`, field for field. */
+/** One warm transfer attempt of a session, as the console and the session details show it. */
+export interface StoredTransfer {
+  readonly mode: 'warm'
+  /** The number or SIP URI dialled. */
+  readonly to: string
+  readonly started_at: string
+  /** Since the start: when the human answered, when the two legs were bridged, when it failed. */
+  readonly answered_after_ms?: number
+  readonly connected_after_ms?: number
+  readonly failed_after_ms?: number
+  /** Why it failed (`no_answer`, `busy`, `declined`, `voicemail`, `failed`, `timeout`, `caller_hung_up`). */
+  readonly failed_reason?: string
+  /** The phase it failed in (`ringing`, `awaiting_acceptance`...). */
+  readonly failed_in?: string
+}
+
 export interface StoredTurnFailure {
   cause: string
   waited_ms: number

@@ -181,6 +181,15 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
   const wav = new wavefile.WaveFile(Buffer.from(await res.arrayBuffer()))
   const [left, right] = wav.getSamples(false, Int16Array) as unknown as [Int16Array, Int16Array]
   t.ok(recorded.recording_url, 'recorded')
+  // The session details (and the console, which reads them) show the attempt with its timings.
+  t.equal(recorded.transfers.length, 1, 'one transfer in the details')
+  t.match(recorded.transfers[0], { mode: 'warm', to: HUMAN, started_at: String })
+  t.ok(
+    recorded.transfers[0].connected_after_ms >= recorded.transfers[0].answered_after_ms && recorded.transfers[0].answered_after_ms > 0,
+    `answered after ${recorded.transfers[0].answered_after_ms} ms, connected after ${recorded.transfers[0].connected_after_ms} ms`,
+  )
+  t.equal(recorded.transfers[0].failed_reason, undefined, 'and no failure')
+  t.match(await (await fetch(`${c.gw.url}/metrics`)).text(), /^voxgate_warm_transfers_total\{outcome="connected"\} 1$/m, 'counted')
   t.ok(pcmToneFrames(left, 440) >= 10, "the caller's tone is on the caller's channel")
   t.ok(pcmToneFrames(right, 1000) >= 10, "the human's tone is on the channel of what the caller heard")
   const events = await eventually(async () => {
@@ -218,6 +227,16 @@ t.test('declined with 2: the caller is back with the agent, which is told and sp
   t.ok(said, "the backend's reply was spoken to the caller")
   const lost = await eventually(async () => lifecycle(row.id).find((e) => e.type === 'transfer.failed'))
   t.match(lost, { reason: 'declined', failed_in: 'awaiting_acceptance', to: HUMAN }, 'transfer.failed lifecycle webhook')
+  const details = await eventually(async () => {
+    const d = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })
+    return d.body.transfers?.[0]?.failed_reason === undefined ? undefined : d.body
+  })
+  t.match(
+    details.transfers,
+    [{ mode: 'warm', to: HUMAN, answered_after_ms: Number, failed_reason: 'declined', failed_in: 'awaiting_acceptance' }],
+    'the details show the attempt and why it failed',
+  )
+  t.match(await (await fetch(`${c.gw.url}/metrics`)).text(), /^voxgate_warm_transfers_total\{outcome="declined"\} 1$/m, 'counted')
   await human.done
   t.ok(['completed', 'canceled'].includes(human.status), `the human leg is over (${human.status})`)
   t.ok(caller.isOpen, 'the call goes on')

@@ -42,3 +42,28 @@ t.test('the turn span of a failed turn names the cause and has an error status',
   t.equal(attr(good, 'voxgate.failure_cause'), undefined)
   t.not(good?.status?.code, 2)
 })
+
+t.test('a warm transfer is a span from its start to its bridge or failure, the human answer an event in it', async (t) => {
+  spans.length = 0
+  const tracing = startTurnTracing(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}`)
+  const startedAt = new Date(Date.now() - 10_000)
+  tracing.metrics.warmTransfer({ sessionId: 'sess_2', startedAt, outcome: 'connected', answeredAfterMs: 2_000, endedAfterMs: 5_000 })
+  tracing.metrics.warmTransfer({ sessionId: 'sess_3', startedAt, outcome: 'no_answer', answeredAfterMs: undefined, endedAfterMs: 30_000 })
+  await tracing.shutdown()
+  type TransferSpan = Span & { startTimeUnixNano: string; endTimeUnixNano: string; events?: { name: string }[] }
+  const transfers = spans.filter((s) => s.name === 'voice.warm_transfer') as TransferSpan[]
+  const attr = (s: Span | undefined, key: string) => s?.attributes?.find((a) => a.key === key)?.value.stringValue
+  const connected = transfers.find((s) => attr(s, 'voxgate.session_id') === 'sess_2')
+  const missed = transfers.find((s) => attr(s, 'voxgate.session_id') === 'sess_3')
+  t.equal(attr(connected, 'voxgate.transfer.outcome'), 'connected')
+  t.not(connected?.status?.code, 2, 'a bridge is no error')
+  t.same(
+    connected?.events?.map((e) => e.name),
+    ['human answered'],
+  )
+  const ms = (ns: string | undefined) => Number(BigInt(ns ?? '0') / 1_000_000n)
+  t.equal(ms(connected?.endTimeUnixNano) - ms(connected?.startTimeUnixNano), 5_000, 'from the start to the bridge')
+  t.equal(attr(missed, 'voxgate.transfer.outcome'), 'no_answer')
+  t.equal(missed?.status?.code, 2, 'a failed transfer has an error status')
+  t.equal(missed?.status?.message, 'no_answer')
+})

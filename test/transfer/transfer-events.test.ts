@@ -42,6 +42,7 @@ const row: SessionRow = {
   recording_status: 'disabled',
   recording_url: null,
   transferred_to: null,
+  transfers: null,
   machine_detection: false,
   answered_by: null,
   dialed_at: null,

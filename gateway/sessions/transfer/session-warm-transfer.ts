@@ -7,6 +7,7 @@
  */
 import type { EndReason } from '../../../core/end-reason.js'
 import type { Log } from '../../../core/log.js'
+import { type Metrics, NO_METRICS } from '../../../core/metrics.js'
 import type { WarmTransferRequest } from '../../../core/warm-transfer-request.js'
 import { TRANSFER_FAILED_DEFAULT_LINES, type PipelineInput } from '../../../pipeline/index.js'
 import { NO_VENDORS } from '../no-input.js'
@@ -14,6 +15,7 @@ import type { WarmTransferSession, WarmTransferSlot } from '../warm-transfer-por
 import { speakOnce } from './speak-once.js'
 import { transferLifecycleEvent } from './transfer-events.js'
 import type { SessionRow } from '../../store/schema.js'
+import { recordTransferFact } from '../../store/session-transfers.js'
 import { CarrierWarmTransfer, type CarrierWarmTransferDeps } from './carrier-warm-transfer.js'
 import type { TransferFact, TransferFailureReason } from './transfer-steps.js'
 import { REAL_CLOCK, WarmTransferDriver, type DriverClock } from './warm-transfer-driver.js'
@@ -144,11 +146,17 @@ export class SessionWarmTransfer implements WarmTransferSlot {
 }
 
 /** The warm transfer of a phone session whose process can dial one; undefined otherwise (browser, tests). */
-export function sessionWarmTransfer(s: WarmTransferSession, deps: () => CarrierWarmTransferDeps): SessionWarmTransfer | undefined {
+export function sessionWarmTransfer(
+  s: WarmTransferSession,
+  deps: () => CarrierWarmTransferDeps,
+  metrics: Pick<Metrics, 'warmTransfer'> = NO_METRICS,
+): SessionWarmTransfer | undefined {
   const { transport, row } = s
   const play = transport.play
   if (transport.kind !== 'carrier' || play === undefined) return undefined
   const log = s.log.child({ session_id: row.id })
+  let stored: Promise<void> = Promise.resolve()
+  let startedAt = new Date()
   return new SessionWarmTransfer(
     {
       row,
@@ -165,7 +173,17 @@ export function sessionWarmTransfer(s: WarmTransferSession, deps: () => CarrierW
           { event: fact.type, elapsed_ms: fact.atMs, ...(fact.type === 'transfer.failed' && { reason: fact.reason }) },
           'warm transfer',
         )
-        s.emit(fact.type, () => transferLifecycleEvent(row, fact, { to, at: new Date() }, s.customMetadata()))
+        const at = new Date()
+        s.emit(fact.type, () => transferLifecycleEvent(row, fact, { to, at }, s.customMetadata()))
+        if (fact.type === 'transfer.started') startedAt = at
+        else if (fact.type === 'transfer.connected' || fact.type === 'transfer.failed') {
+          const outcome = fact.type === 'transfer.connected' ? 'connected' : fact.reason
+          metrics.warmTransfer({ sessionId: row.id, startedAt, outcome, answeredAfterMs: fact.answeredAtMs, endedAfterMs: fact.atMs })
+        }
+        // On the row for the details and the console, one write after another (a fact may follow within a ms).
+        stored = stored
+          .then(() => recordTransferFact(deps().db, row.id, fact, to, at))
+          .catch((err: unknown) => log.warn({ err, event: fact.type }, 'warm transfer fact not stored'))
       },
     },
     deps,

@@ -1,0 +1,52 @@
+/**
+ * A session's warm transfers on its row (`sessions.transfers`, issue 28): each lifecycle fact of an attempt updates
+ * the list, so the session details and the console show the legs, their timings and why one failed.
+ */
+import type { Kysely } from 'kysely'
+import type { Database, StoredTransfer } from './schema.js'
+
+/** A fact of the attempt under way, as the transfer reports it (its times in ms since the attempt started). */
+export type TransferRecordFact =
+  | { readonly type: 'transfer.started' }
+  | { readonly type: 'transfer.answered'; readonly atMs: number }
+  | { readonly type: 'transfer.connected'; readonly atMs: number }
+  | { readonly type: 'transfer.failed'; readonly atMs: number; readonly reason: string; readonly phase: string }
+
+/** At most this many attempts are kept per session (the oldest go first): a backend retrying forever stays bounded. */
+export const MAX_TRANSFERS_KEPT = 20
+
+/** The list with `fact` applied: a start appends an attempt, the other facts complete the last one. Pure. */
+export function withTransferFact(list: readonly StoredTransfer[], fact: TransferRecordFact, to: string, at: Date): StoredTransfer[] {
+  if (fact.type === 'transfer.started') {
+    return [...list, { mode: 'warm' as const, to, started_at: at.toISOString() }].slice(-MAX_TRANSFERS_KEPT)
+  }
+  const last = list.at(-1)
+  if (last === undefined) return [...list]
+  const done: StoredTransfer =
+    fact.type === 'transfer.answered'
+      ? { ...last, answered_after_ms: fact.atMs }
+      : fact.type === 'transfer.connected'
+        ? { ...last, connected_after_ms: fact.atMs }
+        : { ...last, failed_after_ms: fact.atMs, failed_reason: fact.reason, failed_in: fact.phase }
+  return [...list.slice(0, -1), done]
+}
+
+/** Applies `fact` to the session's stored list (the row locked while it is read and written). */
+export async function recordTransferFact(
+  db: Kysely<Database>,
+  sessionId: string,
+  fact: TransferRecordFact,
+  to: string,
+  at: Date,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const row = await tx.selectFrom('sessions').select('transfers').where('id', '=', sessionId).forUpdate().executeTakeFirst()
+    if (row === undefined) return
+    const next = withTransferFact(row.transfers ?? [], fact, to, at)
+    await tx
+      .updateTable('sessions')
+      .set({ transfers: JSON.stringify(next) })
+      .where('id', '=', sessionId)
+      .execute()
+  })
+}
