@@ -94,6 +94,7 @@ const DATABASE_SUITE = [
   'test/cli/tunnel-reconnect.test.ts',
   'test/openapi/response-schemas.test.ts',
   'test/sip/sip-gateway.test.ts',
+  'test/transfer/session-transfers.test.ts',
 ]
 
 /** The tests' own programs that tests run as child processes (test/helpers/node-script.ts finds their bundles). */

@@ -38,6 +38,9 @@ export const DEFAULT_BROWSER_LIMITS: BrowserTransportLimits = {
   readyTimeoutMs: 3_000,
 }
 
+/** The turn id of audio played outside the pipeline's turns (a warm transfer's). */
+export const TRANSFER_TURN_ID = 'transfer'
+
 /** Cost floor of one audio frame, so a flood of tiny frames is throttled too. */
 const MIN_AUDIO_FRAME_COST_MS = 5
 /** PCM16 8 kHz: 16 bytes per millisecond. */
@@ -65,6 +68,8 @@ export class BrowserTransport implements SocketTransport {
   readonly #errorBucket: TokenBucket
   #throttling = false
   readonly #dropped = { audioIn: 0, audioOut: 0, errors: 0 }
+  /** Audio messages `play()` sent (their delta ids). */
+  #transferChunks = 0
   #log: Log
 
   readonly #limits: BrowserTransportLimits
@@ -125,6 +130,23 @@ export class BrowserTransport implements SocketTransport {
     }
     const message = encodeServerEvent(event)
     if (message !== undefined) this.#send(message, event.type === 'audio' ? event.chunkId : undefined)
+  }
+
+  /**
+   * Raw PCM16 16 kHz to the browser outside the pipeline's turns (a warm transfer's hold line, hold audio and the
+   * bridged human): `response.audio` messages of the turn `transfer` ("buffer and play immediately"), whose playback
+   * is not acknowledged. Dropped, and counted, while the browser does not read.
+   */
+  play(audio: Buffer): void {
+    if (this.#closed !== undefined) return
+    const ws = this.#ws
+    if (this.#flowing && ws !== undefined && ws.bufferedAmount > this.#limits.maxBufferedBytes) {
+      this.#dropped.audioOut++
+      return
+    }
+    this.#transferChunks += 1
+    const delta = `${TRANSFER_TURN_ID}:${this.#transferChunks}`
+    this.#send({ type: 'response.audio', content: audio.toString('base64'), delta_id: delta, turn_id: TRANSFER_TURN_ID }, undefined)
   }
 
   close(reason: EndReason): void {

@@ -8,8 +8,9 @@ import type { Kysely } from 'kysely'
 import type { Log } from '../../../core/log.js'
 import type { CallStatus } from '../../../core/call-status.js'
 import type { WarmTransferRequest } from '../../../core/warm-transfer-request.js'
-import { encodeMulaw } from '../../../pipeline/index.js'
+import { AUDIO_FORMATS, encodeMulaw, type InputAudioFormat, type OutputAudioFormat } from '../../../pipeline/index.js'
 import { getCarrierCredentials } from '../../store/organizations.js'
+import { listPhoneNumbers } from '../../store/phone-numbers.js'
 import type { Database, SessionRow } from '../../store/schema.js'
 import type { CallCarrier } from '../call-carrier.js'
 import { AudioBridge } from './audio-bridge.js'
@@ -34,16 +35,23 @@ export interface CarrierWarmTransferDeps {
 export interface WarmTransferSessionSide {
   readonly row: SessionRow
   readonly log: Log
-  /** Caller id of the human's leg: the caller's number by default (`caller_id` of the command overrides it). */
-  readonly callerId: string
-  /** Plays raw mu-law 8 kHz audio to the caller, in order (no marks). */
+  /**
+   * Caller id of the human's leg: the caller's number by default (`caller_id` of the command overrides it); undefined
+   * when the caller has none (a browser), and then the agent's first phone number is used.
+   */
+  readonly callerId: string | undefined
+  /** The caller's audio formats: what `listenToCaller` gives and `playToCaller` takes (mu-law 8 kHz on a phone). */
+  readonly callerAudio: { readonly input: InputAudioFormat; readonly output: OutputAudioFormat }
+  /** Plays raw audio in the caller's output format to the caller, in order (no marks). */
   playToCaller(audio: Buffer): void
   /** Drops what the caller has queued and not heard (the end of hold audio). */
   clearCaller(): void
   /** The bridged human's audio, as the caller heard it (the recording). */
   recordHeard(audio: Buffer): void
-  /** The agent's voice: `text` as mu-law 8 kHz, whole at the end; `onAudio` gets each piece as it comes. */
+  /** The agent's voice for the human: `text` as mu-law 8 kHz, whole at the end; `onAudio` gets each piece as it comes. */
   speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
+  /** The agent's voice for the caller, in the caller's output format. */
+  speakToCaller(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   /** Listens to the caller's audio (while the agent does not); returns the unlisten. */
   listenToCaller(listener: (audio: Uint8Array) => void): () => void
   returnToAgent(reason: TransferFailureReason): void
@@ -95,9 +103,12 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     const streamUrl = carrier.mediaStream.streamUrl(this.#deps.publicUrl, token)
     const twiml = carrier.markup.connectStream(streamUrl, { transfer_of: row.id })
     const leg = `leg=${encodeURIComponent(token)}`
+    const from = this.#request.target.callerId ?? this.#side.callerId ?? (await agentNumber(this.#deps.db, row.agent_id))
+    if (from === undefined) throw new Error('no caller id for the human leg: the caller has no number and the agent none assigned')
+    signal.throwIfAborted()
     const call = await carrier.callsClient(credentials).createCall({
       to: this.#request.target.to,
-      from: this.#request.target.callerId ?? this.#side.callerId,
+      from,
       twiml,
       statusCallback: `${this.#deps.statusCallbackUrl}?${leg}`,
       statusCallbackEvents: ['initiated', 'ringing', 'answered', 'completed'],
@@ -118,14 +129,15 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
         // The line is played as its speech comes; the hold audio follows where the line's audio ends.
         let firstAt: number | undefined
         let queuedMs = 0
+        const bytesPerMs = bytesPerMsOf(this.#side.callerAudio.output)
         const onAudio = (audio: Buffer) => {
           if (!this.#holding) return
           firstAt ??= performance.now()
-          queuedMs += audio.length / 8
+          queuedMs += audio.length / bytesPerMs
           this.#side.playToCaller(audio)
         }
         try {
-          await this.#side.speak(line, signal, onAudio)
+          await this.#side.speakToCaller(line, signal, onAudio)
           if (!this.#holding) return
           leadMs = firstAt === undefined ? 0 : Math.max(0, firstAt + queuedMs - performance.now())
         } catch (err) {
@@ -148,7 +160,7 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
       const due = performance.now() - started + HOLD_LEAD_MS
       const frames: Buffer[] = []
       while (sentMs < due) {
-        frames.push(Buffer.from(encodeMulaw(holdAudioFrame(8000, frame++))))
+        frames.push(holdFrameIn(this.#side.callerAudio.output, frame++))
         sentMs += HOLD_FRAME_MS
       }
       if (frames.length > 0) this.#side.playToCaller(Buffer.concat(frames))
@@ -188,8 +200,8 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     if (out === undefined) return
     out.clear()
     const caller: BridgeLeg = {
-      inputFormat: 'ulaw_8000',
-      outputFormat: 'ulaw_8000',
+      inputFormat: this.#side.callerAudio.input,
+      outputFormat: this.#side.callerAudio.output,
       listen: (listener) => this.#side.listenToCaller(listener),
       send: (frame) => {
         const audio = Buffer.from(frame)
@@ -302,4 +314,25 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     if (this.#token !== undefined) this.#deps.legs.unregister(this.#token)
     this.#token = undefined
   }
+}
+
+/** Bytes of one ms of audio in `format`. */
+function bytesPerMsOf(format: OutputAudioFormat): number {
+  const info = AUDIO_FORMATS[format]
+  return (info.sampleRate * info.bytesPerSample) / 1000
+}
+
+/** One 20 ms frame of hold audio in the caller's output format: mu-law 8 kHz, or PCM16 16 kHz (a browser). */
+function holdFrameIn(format: OutputAudioFormat, index: number): Buffer {
+  if (format === 'ulaw_8000') return Buffer.from(encodeMulaw(holdAudioFrame(8000, index)))
+  const samples = holdAudioFrame(16000, index)
+  const out = Buffer.alloc(samples.length * 2)
+  for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i] as number, i * 2)
+  return out
+}
+
+/** The agent's first phone number (the caller id of a human leg dialled for a caller without one). */
+async function agentNumber(db: Kysely<Database>, agentId: string): Promise<string | undefined> {
+  const numbers = await listPhoneNumbers(db, [agentId])
+  return numbers.get(agentId)?.[0]?.phone_number
 }

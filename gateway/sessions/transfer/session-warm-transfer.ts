@@ -9,7 +9,12 @@ import type { EndReason } from '../../../core/end-reason.js'
 import type { Log } from '../../../core/log.js'
 import { type Metrics, NO_METRICS } from '../../../core/metrics.js'
 import type { WarmTransferRequest } from '../../../core/warm-transfer-request.js'
-import { TRANSFER_FAILED_DEFAULT_LINES, type PipelineInput } from '../../../pipeline/index.js'
+import {
+  type InputAudioFormat,
+  type OutputAudioFormat,
+  TRANSFER_FAILED_DEFAULT_LINES,
+  type PipelineInput,
+} from '../../../pipeline/index.js'
 import { NO_VENDORS } from '../no-input.js'
 import type { WarmTransferSession, WarmTransferSlot } from '../warm-transfer-port.js'
 import { speakOnce } from './speak-once.js'
@@ -29,12 +34,17 @@ export interface WarmTransferHost {
   readonly log: Log
   readonly signal: AbortSignal
   input(): PipelineInput
-  /** Raw mu-law 8 kHz audio to the caller, and dropping what is queued. */
+  /** The caller's audio formats (mu-law 8 kHz on a phone; PCM16 8 kHz in, 16 kHz out in a browser). */
+  readonly callerAudio: { readonly input: InputAudioFormat; readonly output: OutputAudioFormat }
+  /** Raw audio in the caller's output format to the caller, and dropping what is queued. */
   playToCaller(audio: Buffer): void
   /** The bridged human's audio, for the recording (what the caller heard). */
   recordHeard(audio: Buffer): void
   clearCaller(): void
+  /** The agent's voice in mu-law 8 kHz (for the human's leg). */
   speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
+  /** The agent's voice in the caller's output format (the hold line). */
+  speakToCaller(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   end(reason: EndReason): Promise<void>
   /** A lifecycle fact of the transfer (webhook and log). */
   report(fact: TransferFact, to: string): void
@@ -75,12 +85,15 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       {
         row,
         log,
-        // The number of the person on the line (inbound: who called; outbound: who was called), else the agent's.
-        callerId: (row.direction === 'inbound' ? row.from_phone_number : row.to_phone_number) ?? row.to_phone_number ?? '',
+        // The number of the person on the line (inbound: who called; outbound: who was called), else the agent's
+        // (a browser caller has no number: the transfer uses the agent's first).
+        callerId: (row.direction === 'inbound' ? row.from_phone_number : row.to_phone_number) ?? row.to_phone_number ?? undefined,
+        callerAudio: host.callerAudio,
         playToCaller: (audio) => host.playToCaller(audio),
         recordHeard: (audio) => host.recordHeard(audio),
         clearCaller: () => host.clearCaller(),
         speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
+        speakToCaller: (text, signal, onAudio) => host.speakToCaller(text, signal, onAudio),
         listenToCaller: (listener) => {
           this.#callerListeners.add(listener)
           return () => this.#callerListeners.delete(listener)
@@ -153,7 +166,9 @@ export function sessionWarmTransfer(
 ): SessionWarmTransfer | undefined {
   const { transport, row } = s
   const play = transport.play
-  if (transport.kind !== 'carrier' || play === undefined) return undefined
+  const callerAudio = transport.audio
+  // Phone callers on the carrier path and browser callers; the human is dialled through the organization's carrier.
+  if ((transport.kind !== 'carrier' && transport.kind !== 'browser') || play === undefined || callerAudio === undefined) return undefined
   const log = s.log.child({ session_id: row.id })
   let stored: Promise<void> = Promise.resolve()
   let startedAt = new Date()
@@ -166,7 +181,10 @@ export function sessionWarmTransfer(
       playToCaller: (audio) => play.call(transport, audio),
       recordHeard: (audio) => s.recording()?.heardLive(audio),
       clearCaller: () => transport.deliver?.({ type: 'clear_playback', turnId: 'transfer' }),
+      callerAudio,
       speak: (text, signal, onAudio) => speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal, onAudio }),
+      speakToCaller: (text, signal, onAudio) =>
+        speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal, onAudio, outputFormat: callerAudio.output }),
       end: (reason) => s.end(reason),
       report: (fact, to) => {
         log.info(

@@ -1,0 +1,171 @@
+/**
+ * Warm transfer of a browser caller (issue 28): a website visitor handed to a human on the phone. The backend
+ * answers the welcome with `response.transfer` `mode: "warm"`; the gateway dials the human through the
+ * organization's carrier (the fake Calls API and a simulated phone), with the agent's number as caller id (the
+ * visitor has none); the browser hears the hold line and hold audio as `response.audio` (PCM16 16 kHz) meanwhile,
+ * the human alone the whisper; on keypad 1 tones cross the bridge both ways (the browser's PCM16 8 kHz microphone
+ * to the human's mu-law, the human's mu-law to the browser's 16 kHz), and a decline brings the visitor back to the
+ * agent, which is told and speaks.
+ */
+import t, { type Test } from 'tap'
+import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
+import type { FakeCall } from '../fakes/carrier/fake-call.js'
+import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
+import { eventually, newBackendTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
+import { type BrowserSession, closed, openBrowserSession } from '../helpers/ws-client.js'
+
+const HUMAN = '+14155550100'
+const TOKEN = 'warm-transfer-browser-token'
+
+const { c } = await startVoiceWorld(t)
+const api = await FakeCallsApi.start({ authToken: TOKEN, stepMs: 5, rewriteUrl: c.rewrite })
+t.teardown(() => api.close())
+const { tenant, backend } = await newBackendTenant(t, c, TOKEN, (config) => {
+  config.clients = { ...(config.clients as object), browser: true }
+})
+{
+  const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
+    admin: true,
+    body: { account_sid: api.accountSid, auth_token: TOKEN, api_base_url: api.baseUrl },
+  })
+  if (r.status !== 200) throw new Error(r.text)
+}
+
+/** The welcome asks for a warm transfer; `transfer.failed` is answered with `failedLine`. */
+function script(fields: Record<string, unknown>, failedLine: string): void {
+  backend.reply = (req) => {
+    const turnId = req.json.turn_id as string
+    if (req.json.type === 'session.start') {
+      return { kind: 'sse', steps: [{ data: { type: 'response.transfer', turn_id: turnId, mode: 'warm', to: HUMAN, ...fields } }] }
+    }
+    if (req.json.type === 'transfer.failed') return sse(turnId, failedLine)
+    return sse(turnId, 'ok')
+  }
+}
+
+/** A browser session of the tenant's agent, closed at the end of the test. */
+async function visitor(t: Test): Promise<BrowserSession> {
+  const auth = await c.gw.request('POST', '/v1/agents/web/authorize_session', { key: tenant.apiKey, body: { agent_id: tenant.agentId } })
+  if (auth.status !== 200) throw new Error(auth.text)
+  const b = await openBrowserSession(c.gw.url, auth.body.client_session_key, { acknowledgePlayback: true })
+  t.teardown(() => b.close())
+  return b
+}
+
+/** PCM16 little-endian of every `response.audio` of the turn `transfer` from message `from` on (16 kHz). */
+function transferAudio(b: BrowserSession, from = 0): Int16Array {
+  const parts = b.messages.slice(from).filter((m) => m.type === 'response.audio' && m.turn_id === 'transfer')
+  const bytes = Buffer.concat(parts.map((m) => Buffer.from(m.content as string, 'base64')))
+  return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length >> 1)
+}
+
+/** 20 ms frames of `pcm` (at `rate`) in which `hz` holds most of the energy, well above silence (Goertzel). */
+function toneFrames(pcm: Int16Array, hz: number, rate: number): number {
+  const n = rate / 50
+  let frames = 0
+  for (let at = 0; at + n <= pcm.length; at += n) {
+    const frame = pcm.subarray(at, at + n)
+    let energy = 0
+    for (const s of frame) energy += s * s
+    if (Math.sqrt(energy / n) < 500) continue
+    const k = 2 * Math.cos((2 * Math.PI * hz) / rate)
+    let s1 = 0
+    let s2 = 0
+    for (const s of frame) {
+      const s0 = s + k * s1 - s2
+      s2 = s1
+      s1 = s0
+    }
+    if ((s1 * s1 + s2 * s2 - k * s1 * s2) / (n / 2) / energy > 0.5) frames++
+  }
+  return frames
+}
+
+/** `ms` of a tone as PCM16 8 kHz samples. */
+function tonePcm(hz: number, ms: number): Int16Array {
+  const n = (8000 * ms) / 1000
+  const pcm = new Int16Array(n)
+  for (let i = 0; i < n; i++) pcm[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000))
+  return pcm
+}
+
+/** Sends `pcm` (8 kHz) from the browser's microphone in real time, 20 ms a message. */
+async function speakFromBrowser(b: BrowserSession, pcm: Int16Array): Promise<void> {
+  for (let at = 0; at < pcm.length; at += 160) {
+    const frame = pcm.subarray(at, at + 160)
+    b.send({ type: 'client.audio', content: Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength).toString('base64') })
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+async function humanLeg(dialled: Promise<FakeCall>) {
+  const human = await dialled
+  const leg = await eventually(async () => (human.phone?.outcome === 'connected' ? human.phone.call : undefined))
+  await leg.waitFor(() => leg.marks.some((m) => m.name.startsWith('whisper') && m.echoedAt !== undefined), 5000)
+  return { human, leg }
+}
+
+t.test('a browser visitor is handed to a human: hold audio, whisper to the human only, tones both ways', async (t) => {
+  api.outcome = { kind: 'answer', realtime: true, silenceWhenIdle: true, playbackSpeed: 4 }
+  script({ whisper: 'A visitor about a refund.', hold: 'Please hold.', timeout_s: 20 }, 'unexpected')
+  const dialled = api.nextCall()
+  const b = await visitor(t)
+  const { human, leg } = await humanLeg(dialled)
+  t.equal(human.params.to, HUMAN, 'the human is dialled through the carrier')
+  t.equal(human.params.from, tenant.number, "the agent's number is the caller id (a visitor has none)")
+  t.ok(
+    toneFrames(decodeMulaw(leg.receivedAudio(), new Int16Array(leg.receivedAudio().length)), 440, 8000) >= 60,
+    'the human heard the whisper',
+  )
+  // The fake TTS speaks a 440 Hz tone, 20 ms a character: the visitor got the hold line (12 characters), not the whisper.
+  const held = transferAudio(b)
+  t.ok(
+    toneFrames(held, 440, 16000) >= 5 && toneFrames(held, 440, 16000) <= 14,
+    `the visitor heard the hold line (${toneFrames(held, 440, 16000)} frames)`,
+  )
+  t.ok(held.length > 16000 * 0.3, `and hold audio, as PCM16 16 kHz (${(held.length / 16000).toFixed(1)} s)`)
+
+  leg.sendDtmf('1')
+  const fromMessage = b.messages.length
+  const humanFrom = leg.receivedAudio().length
+  const humanTone = leg.sendAudio(Buffer.from(encodeMulaw(tonePcm(1000, 400))))
+  void speakFromBrowser(b, tonePcm(440, 400))
+  const humanHeard = () => decodeMulaw(leg.receivedAudio().subarray(humanFrom), new Int16Array(leg.receivedAudio().length - humanFrom))
+  await leg.waitFor(() => toneFrames(humanHeard(), 440, 8000) >= 10, 5000)
+  await humanTone
+  await eventually(
+    async () => (toneFrames(transferAudio(b, fromMessage), 1000, 16000) >= 10 ? true : undefined),
+    5000,
+    'the tone at the visitor',
+  )
+  t.ok(toneFrames(humanHeard(), 440, 8000) >= 10, "the visitor's 440 Hz tone reached the human")
+  t.ok(toneFrames(transferAudio(b, fromMessage), 1000, 16000) >= 10, "the human's 1 kHz tone reached the visitor")
+  const gone = closed(b.ws)
+  leg.hangup()
+  await gone
+  const row = await eventually(async () => {
+    const r = await c.gw.store.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('agent_id', '=', tenant.agentId)
+      .where('channel', '=', 'browser')
+      .execute()
+    return r.find((s) => s.status === 'ended')
+  })
+  t.equal(row.end_reason, 'transfer_human_hangup', 'the human hung up: the visitor is let go')
+})
+
+t.test('a decline brings the visitor back to the agent, which is told and speaks', async (t) => {
+  api.outcome = { kind: 'answer', realtime: true, silenceWhenIdle: true, playbackSpeed: 4 }
+  script({ whisper: 'A visitor.', timeout_s: 20 }, 'Nobody is free right now.')
+  backend.requests.length = 0
+  const dialled = api.nextCall()
+  const b = await visitor(t)
+  const { leg } = await humanLeg(dialled)
+  leg.sendDtmf('2')
+  const failed = await eventually(async () => backend.requests.find((r) => r.json.type === 'transfer.failed'))
+  t.equal(failed.json.reason, 'declined')
+  await b.waitFor((m) => m.type === 'response.text.delta' || (m.type === 'response.audio' && m.turn_id !== 'transfer'), 5000)
+  t.pass('the agent speaks to the visitor again')
+  t.equal(b.ws.readyState, b.ws.OPEN, 'the session goes on')
+})
