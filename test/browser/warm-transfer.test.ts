@@ -4,13 +4,14 @@
  * organization's carrier (the fake Calls API and a simulated phone), with the agent's number as caller id (the
  * visitor has none); the browser hears the hold line and hold audio as `response.audio` (PCM16 16 kHz) meanwhile,
  * the human alone the whisper; on keypad 1 tones cross the bridge both ways (the browser's PCM16 8 kHz microphone
- * to the human's mu-law, the human's mu-law to the browser's 16 kHz), and a decline brings the visitor back to the
- * agent, which is told and speaks.
+ * to the human's mu-law, the human's mu-law to the browser's 16 kHz); a decline and a no-answer bring the visitor
+ * back to the agent, which is told and speaks (its own line, or the reason's default line).
  */
 import t, { type Test } from 'tap'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import type { FakeCall } from '../fakes/carrier/fake-call.js'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
+import { TRANSFER_FAILED_DEFAULT_LINES } from '../../pipeline/agent/transfer-failed-body.js'
 import { eventually, newBackendTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
 import { type BrowserSession, closed, openBrowserSession } from '../helpers/ws-client.js'
 
@@ -167,5 +168,27 @@ t.test('a decline brings the visitor back to the agent, which is told and speaks
   t.equal(failed.json.reason, 'declined')
   await b.waitFor((m) => m.type === 'response.text.delta' || (m.type === 'response.audio' && m.turn_id !== 'transfer'), 5000)
   t.pass('the agent speaks to the visitor again')
+  t.equal(b.ws.readyState, b.ws.OPEN, 'the session goes on')
+})
+
+t.test('no answer: the visitor hears the default line and the backend is told no_answer', async (t) => {
+  api.outcome = { kind: 'no-answer' }
+  backend.reply = (req) => {
+    const turnId = req.json.turn_id as string
+    if (req.json.type === 'session.start') {
+      return { kind: 'sse', steps: [{ data: { type: 'response.transfer', turn_id: turnId, mode: 'warm', to: HUMAN, timeout_s: 20 } }] }
+    }
+    // The backend's reply to transfer.failed says nothing: the default line is spoken.
+    return { kind: 'sse', steps: [{ data: { type: 'response.end', turn_id: turnId } }] }
+  }
+  backend.requests.length = 0
+  const dialled = api.nextCall()
+  const b = await visitor(t)
+  const human = await dialled
+  await human.done
+  const failed = await eventually(async () => backend.requests.find((r) => r.json.type === 'transfer.failed'))
+  t.equal(failed.json.reason, 'no_answer')
+  const line = await b.waitFor((m) => m.type === 'response.text' && m.content === TRANSFER_FAILED_DEFAULT_LINES.no_answer, 5000)
+  t.ok(line, 'the default line was said to the visitor')
   t.equal(b.ws.readyState, b.ws.OPEN, 'the session goes on')
 })
