@@ -17,6 +17,8 @@ export interface WarmTransferRequest {
   /** Said to the caller before the hold audio; undefined: the hold audio starts at once. */
   readonly hold: string | undefined
   readonly accept: WarmTransferAccept
+  /** Both legs transcribed while bridged, for the record (the transfer's entry in the session details). */
+  readonly transcribe: boolean
   /** From dialling to acceptance (ringing, whisper and the wait for a key all count). */
   readonly timeoutMs: number
 }
@@ -26,6 +28,7 @@ export interface WarmTransferInput extends TransferRequest {
   readonly whisper?: string | undefined
   readonly hold?: string | undefined
   readonly accept?: string | undefined
+  readonly transcribe?: boolean | undefined
   readonly timeoutS?: number | undefined
 }
 
@@ -54,7 +57,14 @@ export function parseWarmTransferRequest(
   if (problems.length > 0 || !target.ok) return { ok: false, problems }
   return {
     ok: true,
-    request: { target: target.target, whisper, hold, accept: accept as WarmTransferAccept, timeoutMs: Math.round(timeoutS * 1000) },
+    request: {
+      target: target.target,
+      whisper,
+      hold,
+      accept: accept as WarmTransferAccept,
+      timeoutMs: Math.round(timeoutS * 1000),
+      transcribe: input.transcribe === true,
+    },
   }
 }
 

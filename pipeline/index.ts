@@ -73,6 +73,7 @@ export type { RedactionSwitches } from './privacy/redaction-options.js'
 
 // ---- audio for recordings, the warm transfer's bridge and SIP's G.711 ------------------------------------
 export { AUDIO_FORMATS } from './audio/audio-format.js'
+export type { SttStream } from './stt/stt-stream.js'
 export { decodeMulaw, encodeMulaw } from './audio/g711-mulaw.js'
 export { decodeAlaw, encodeAlaw } from './audio/g711-alaw.js'
 export { bufferToInt16 } from './audio/pcm16.js'

@@ -144,6 +144,15 @@ const SESSION_DETAILS_SCHEMA: Json = {
           failed_after_ms: { type: 'number' },
           failed_reason: { type: 'string' },
           failed_in: { type: 'string' },
+          transcript: {
+            type: 'array',
+            description: 'What each party said while bridged, when the transfer asked to transcribe (redacted).',
+            items: {
+              type: 'object',
+              required: ['speaker', 'text', 'at_ms'],
+              properties: { speaker: { type: 'string', enum: ['caller', 'human'] }, text: { type: 'string' }, at_ms: { type: 'number' } },
+            },
+          },
         },
       },
     },

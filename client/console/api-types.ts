@@ -90,6 +90,13 @@ export interface components {
         failed_after_ms?: number
         failed_reason?: string
         failed_in?: string
+        /** @description What each party said while bridged, when the transfer asked to transcribe (redacted). */
+        transcript?: {
+          /** @enum {string} */
+          speaker: 'caller' | 'human'
+          text: string
+          at_ms: number
+        }[]
       }[]
       answered_by: string | null
     }

@@ -30,6 +30,14 @@ export function renderTransfers(card: HTMLElement, d: SessionDetails): void {
         h('b', {}, `Warm transfer to ${t.to}`),
         ' ',
         h('span', { class: 'muted small' }, transferSteps(t).join(' · ')),
+        ...(t.transcript ?? []).map((line) =>
+          h(
+            'div',
+            { class: `bubble ${line.speaker === 'caller' ? 'user' : 'agent'}` },
+            h('b', {}, line.speaker === 'caller' ? 'Caller ' : 'Human '),
+            line.text,
+          ),
+        ),
       ),
     ),
   )

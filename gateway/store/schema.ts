@@ -184,6 +184,15 @@ export interface StoredTransfer {
   readonly failed_reason?: string
   /** The phase it failed in (`ringing`, `awaiting_acceptance`...). */
   readonly failed_in?: string
+  /** What each party said while bridged, when the backend asked (`transcribe`); redacted as the agent's transcripts. */
+  readonly transcript?: readonly StoredTransferLine[]
+}
+
+/** One final of a bridged leg: who said it, the text, and when (ms since the transfer started). */
+export interface StoredTransferLine {
+  readonly speaker: 'caller' | 'human'
+  readonly text: string
+  readonly at_ms: number
 }
 
 export interface StoredTurnFailure {

@@ -3,7 +3,7 @@
  * the list, so the session details and the console show the legs, their timings and why one failed.
  */
 import type { Kysely } from 'kysely'
-import type { Database, StoredTransfer } from './schema.js'
+import type { Database, StoredTransfer, StoredTransferLine } from './schema.js'
 
 /** A fact of the attempt under way, as the transfer reports it (its times in ms since the attempt started). */
 export type TransferRecordFact =
@@ -43,6 +43,32 @@ export async function recordTransferFact(
     const row = await tx.selectFrom('sessions').select('transfers').where('id', '=', sessionId).forUpdate().executeTakeFirst()
     if (row === undefined) return
     const next = withTransferFact(row.transfers ?? [], fact, to, at)
+    await tx
+      .updateTable('sessions')
+      .set({ transfers: JSON.stringify(next) })
+      .where('id', '=', sessionId)
+      .execute()
+  })
+}
+
+/** Lines of a bridged transcript kept per attempt, and the longest line: the record stays bounded. */
+export const MAX_TRANSFER_LINES = 200
+export const MAX_TRANSFER_LINE_CHARS = 2000
+
+/** The list with `line` added to the last attempt's transcript (past the bound, lines are dropped). Pure. */
+export function withTransferLine(list: readonly StoredTransfer[], line: StoredTransferLine): StoredTransfer[] {
+  const last = list.at(-1)
+  if (last === undefined || (last.transcript?.length ?? 0) >= MAX_TRANSFER_LINES) return [...list]
+  const kept = { ...line, text: line.text.slice(0, MAX_TRANSFER_LINE_CHARS) }
+  return [...list.slice(0, -1), { ...last, transcript: [...(last.transcript ?? []), kept] }]
+}
+
+/** Adds a bridged leg's line to the session's last transfer attempt (the row locked while it is read and written). */
+export async function recordTransferLine(db: Kysely<Database>, sessionId: string, line: StoredTransferLine): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const row = await tx.selectFrom('sessions').select('transfers').where('id', '=', sessionId).forUpdate().executeTakeFirst()
+    if (row === undefined) return
+    const next = withTransferLine(row.transfers ?? [], line)
     await tx
       .updateTable('sessions')
       .set({ transfers: JSON.stringify(next) })

@@ -14,6 +14,8 @@ export interface WarmTransferCommand {
   readonly accept?: 'dtmf' | 'none' | undefined
   /** Seconds from dialling to acceptance before the transfer fails with `timeout`. */
   readonly timeoutS?: number | undefined
+  /** Keep transcribing both legs while they are bridged, for the record (the agent still says nothing). */
+  readonly transcribe?: boolean | undefined
 }
 
 /**
@@ -96,7 +98,7 @@ const MAX_FIELD_CHARS = 512
 export const MAX_TRANSFER_SPEECH_CHARS = 4096
 
 /**
- * `response.transfer` `{ to, content?, caller_id?, headers?, mode?, whisper?, hold?, accept?, timeout_s? }`. Only
+ * `response.transfer` `{ to, content?, caller_id?, headers?, mode?, whisper?, hold?, accept?, timeout_s?, transcribe? }`. Only
  * the shape is checked here: whether `to` is a valid target is the session's to judge (a bad one is reported back to
  * the backend and the call goes on). `mode` absent, null or `"cold"` is today's transfer, and then the warm fields
  * are ignored, as any unknown field always was.
@@ -121,7 +123,7 @@ function decodeTransfer(event: Record<string, unknown>): BackendEventResult {
 
 /** The warm fields of a `response.transfer` with `mode: "warm"`; absent and null fields are left out. */
 function decodeWarm(event: Record<string, unknown>): WarmTransferCommand | { problem: string } {
-  const { whisper, hold, accept, timeout_s: timeoutS } = event
+  const { whisper, hold, accept, timeout_s: timeoutS, transcribe } = event
   for (const [name, v] of [
     ['whisper', whisper],
     ['hold', hold],
@@ -136,11 +138,15 @@ function decodeWarm(event: Record<string, unknown>): WarmTransferCommand | { pro
   if (timeoutS !== undefined && timeoutS !== null && (typeof timeoutS !== 'number' || !Number.isFinite(timeoutS))) {
     return { problem: 'response.transfer timeout_s must be a number of seconds' }
   }
+  if (transcribe !== undefined && transcribe !== null && typeof transcribe !== 'boolean') {
+    return { problem: 'response.transfer transcribe must be true or false' }
+  }
   return {
     ...(typeof whisper === 'string' && { whisper }),
     ...(typeof hold === 'string' && { hold }),
     ...((accept === 'dtmf' || accept === 'none') && { accept }),
     ...(typeof timeoutS === 'number' && { timeoutS }),
+    ...(typeof transcribe === 'boolean' && { transcribe }),
   }
 }
 

@@ -22,7 +22,7 @@ const HUMAN = '+14155550100'
 const CALLER = '+442071838750'
 const TOKEN = 'warm-transfer-token'
 
-const { c } = await startVoiceWorld(t)
+const { c, transcripts } = await startVoiceWorld(t)
 const api = await FakeCallsApi.start({ authToken: TOKEN, stepMs: 5, rewriteUrl: c.rewrite })
 t.teardown(() => api.close())
 const { tenant, backend } = await newBackendTenant(t, c, TOKEN)
@@ -122,7 +122,7 @@ async function endedRow(callSid: string) {
 
 t.test('accepted with 1: whisper to the human only, then tones cross the bridge both ways', async (t) => {
   api.outcome = { kind: 'answer', realtime: true, silenceWhenIdle: true, playbackSpeed: 4 }
-  script({ whisper: 'A caller about a refund.', hold: 'Please hold.', timeout_s: 20 }, (id) => sse(id, 'unexpected'))
+  script({ whisper: 'A caller about a refund.', hold: 'Please hold.', timeout_s: 20, transcribe: true }, (id) => sse(id, 'unexpected'))
   const { callSid, caller, human: dialled } = await callAndHuman()
   const human = await dialled
   t.equal(human.params.to, HUMAN, 'the human is dialled')
@@ -148,6 +148,10 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
   const sessions = await c.gw.store.db.selectFrom('sessions').select('id').where('call_sid', '=', human.sid).execute()
   t.equal(sessions.length, 0, 'the human leg is no agent session')
 
+  // Both legs are transcribed while bridged (transcribe: true): the speech-to-text fake answers each leg's last
+  // utterance, asked for when the bridge ends, with these (the caller's leg first).
+  transcripts.length = 0
+  transcripts.push('I would like a refund please', 'Sure I can help with that')
   const clears = caller.clears.length
   leg.sendDtmf('1')
   await caller.waitFor(() => caller.clears.length > clears, 3000)
@@ -189,6 +193,18 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
     `answered after ${recorded.transfers[0].answered_after_ms} ms, connected after ${recorded.transfers[0].connected_after_ms} ms`,
   )
   t.equal(recorded.transfers[0].failed_reason, undefined, 'and no failure')
+  const lines = await eventually(async () => {
+    const d = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })
+    return d.body.transfers[0].transcript?.length === 2 ? d.body.transfers[0].transcript : undefined
+  })
+  t.match(
+    lines,
+    [
+      { speaker: 'caller', text: 'I would like a refund please', at_ms: Number },
+      { speaker: 'human', text: 'Sure I can help with that', at_ms: Number },
+    ],
+    'both legs transcribed for the record, in the transfer of the details',
+  )
   t.match(await (await fetch(`${c.gw.url}/metrics`)).text(), /^voxgate_warm_transfers_total\{outcome="connected"\} 1$/m, 'counted')
   t.ok(pcmToneFrames(left, 440) >= 10, "the caller's tone is on the caller's channel")
   t.ok(pcmToneFrames(right, 1000) >= 10, "the human's tone is on the channel of what the caller heard")

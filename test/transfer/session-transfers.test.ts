@@ -1,7 +1,13 @@
 // A session's stored warm transfers (gateway/store/session-transfers.ts): a start appends an attempt, the other
 // facts complete the last one, and the list stays bounded.
 import t from 'tap'
-import { MAX_TRANSFERS_KEPT, withTransferFact } from '../../gateway/store/session-transfers.js'
+import {
+  MAX_TRANSFER_LINE_CHARS,
+  MAX_TRANSFER_LINES,
+  MAX_TRANSFERS_KEPT,
+  withTransferFact,
+  withTransferLine,
+} from '../../gateway/store/session-transfers.js'
 
 const at = new Date('2026-11-27T10:00:00.000Z')
 
@@ -32,4 +38,15 @@ t.test('a fact without a started attempt changes nothing; the oldest attempts go
     list.some((x) => x.to === 'first'),
     'the oldest attempt is gone',
   )
+})
+
+t.test("a bridged leg's line goes to the last attempt, bounded in count and length", async (t) => {
+  t.same(withTransferLine([], { speaker: 'caller', text: 'hello', at_ms: 1 }), [], 'no attempt: nothing to add to')
+  let list = withTransferFact([], { type: 'transfer.started' }, '+15550001111', at)
+  list = withTransferLine(list, { speaker: 'caller', text: 'I want a refund', at_ms: 6_000 })
+  list = withTransferLine(list, { speaker: 'human', text: 'x'.repeat(MAX_TRANSFER_LINE_CHARS + 10), at_ms: 7_000 })
+  t.same(list[0]?.transcript?.[0], { speaker: 'caller', text: 'I want a refund', at_ms: 6_000 })
+  t.equal(list[0]?.transcript?.[1]?.text.length, MAX_TRANSFER_LINE_CHARS, 'a long line is cut')
+  for (let i = 0; i < MAX_TRANSFER_LINES + 5; i++) list = withTransferLine(list, { speaker: 'caller', text: `${i}`, at_ms: i })
+  t.equal(list[0]?.transcript?.length, MAX_TRANSFER_LINES, 'at most the bound')
 })

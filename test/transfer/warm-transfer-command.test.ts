@@ -25,6 +25,7 @@ t.test('mode "warm" carries its fields, absent and null ones left out', async (t
         hold: 'Please hold.',
         accept: 'none',
         timeout_s: 45,
+        transcribe: true,
       },
       'a1',
     ),
@@ -36,7 +37,7 @@ t.test('mode "warm" carries its fields, absent and null ones left out', async (t
         to: '+14155550100',
         callerId: undefined,
         headers: undefined,
-        warm: { whisper: 'Caller asks about a refund.', hold: 'Please hold.', accept: 'none', timeoutS: 45 },
+        warm: { whisper: 'Caller asks about a refund.', hold: 'Please hold.', accept: 'none', timeoutS: 45, transcribe: true },
       },
     },
   )
@@ -56,13 +57,14 @@ t.test('a warm command of the wrong shape is a bad event, with the field named',
     [{ mode: 'warm', accept: 'voice' }, /accept must be "dtmf" or "none"/],
     [{ mode: 'warm', timeout_s: '30' }, /timeout_s must be a number/],
     [{ mode: 'warm', timeout_s: Number.NaN }, /timeout_s must be a number/],
+    [{ mode: 'warm', transcribe: 'yes' }, /transcribe must be true or false/],
     [{ mode: 'warm', to: 7 }, /needs "to" as a string/],
   ]
   for (const [fields, problem] of cases)
     t.match(decodeBackendEvent({ ...base, ...fields }, 'a1'), { ok: false, problem }, JSON.stringify(fields))
 })
 
-t.test('the warm request gets its defaults: keypad acceptance, 30 s, no whisper or hold line', async (t) => {
+t.test('the warm request gets its defaults: keypad acceptance, 30 s, no whisper or hold line, no transcription', async (t) => {
   t.strictSame(parseWarmTransferRequest({ to: '+1 (415) 555-0100' }), {
     ok: true,
     request: {
@@ -71,8 +73,10 @@ t.test('the warm request gets its defaults: keypad acceptance, 30 s, no whisper 
       hold: undefined,
       accept: 'dtmf',
       timeoutMs: 30_000,
+      transcribe: false,
     },
   })
+  t.match(parseWarmTransferRequest({ to: '+14155550100', transcribe: true }), { ok: true, request: { transcribe: true } })
   const r = parseWarmTransferRequest({
     to: 'sip:desk@cc.example.com',
     headers: { Ticket: '42' },
@@ -89,6 +93,7 @@ t.test('the warm request gets its defaults: keypad acceptance, 30 s, no whisper 
     hold: undefined,
     accept: 'none',
     timeoutMs: 7500,
+    transcribe: false,
   })
 })
 

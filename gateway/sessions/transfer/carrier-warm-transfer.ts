@@ -15,6 +15,7 @@ import type { Database, SessionRow } from '../../store/schema.js'
 import type { CallCarrier } from '../call-carrier.js'
 import { AudioBridge } from './audio-bridge.js'
 import type { BridgeLeg } from './bridge-leg.js'
+import { BridgeTranscriber, type BridgeTranscriberDeps } from './bridge-transcriber.js'
 import { HOLD_FRAME_MS, holdAudioFrame } from './hold-audio.js'
 import type { LegMediaIn, LegMediaOut, TransferLegHandler, TransferLegs } from '../transfer-legs.js'
 import type { HumanLegProgress, TransferEndedBy, TransferFact, TransferFailureReason, TransferInput } from './transfer-steps.js'
@@ -59,6 +60,8 @@ export interface WarmTransferSessionSide {
   report(fact: TransferFact): void
   /** An input for the driver (from the human's leg and the carrier). */
   input(input: TransferInput): void
+  /** Speech-to-text for the bridged legs when the request asks to transcribe them, and where their finals go. */
+  readonly bridgeTranscription?: Pick<BridgeTranscriberDeps, 'openStt' | 'heard'> | undefined
 }
 
 /** How far ahead of real time hold audio is sent (the carrier queues it; `clear` drops the rest). */
@@ -81,6 +84,7 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
   #holdTimer: NodeJS.Timeout | undefined
   #holding = false
   #bridge: AudioBridge | undefined
+  #transcriber: BridgeTranscriber | undefined
   #hungUp = false
   #legEnded = false
 
@@ -220,6 +224,13 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     }
     this.#bridge = new AudioBridge({ caller, human })
     this.#bridge.start()
+    const transcription = this.#side.bridgeTranscription
+    if (this.#request.transcribe && transcription !== undefined) {
+      const transcriber = new BridgeTranscriber({ ...transcription, log: this.#side.log })
+      transcriber.add('caller', caller.inputFormat, caller.listen)
+      transcriber.add('human', human.inputFormat, human.listen)
+      this.#transcriber = transcriber
+    }
   }
 
   stopHumanLeg(): void {
@@ -296,6 +307,8 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
   #stopBridge(): void {
     this.#bridge?.stop()
     this.#bridge = undefined
+    void this.#transcriber?.stop()
+    this.#transcriber = undefined
   }
 
   #hangupCall(): void {

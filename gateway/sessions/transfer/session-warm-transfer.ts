@@ -11,16 +11,20 @@ import { type Metrics, NO_METRICS } from '../../../core/metrics.js'
 import type { WarmTransferRequest } from '../../../core/warm-transfer-request.js'
 import {
   type InputAudioFormat,
+  openSessionStt,
   type OutputAudioFormat,
-  TRANSFER_FAILED_DEFAULT_LINES,
   type PipelineInput,
+  redact,
+  resolvePrivacy,
+  TRANSFER_FAILED_DEFAULT_LINES,
 } from '../../../pipeline/index.js'
 import { NO_VENDORS } from '../no-input.js'
 import type { WarmTransferSession, WarmTransferSlot } from '../warm-transfer-port.js'
 import { speakOnce } from './speak-once.js'
 import { transferLifecycleEvent } from './transfer-events.js'
 import type { SessionRow } from '../../store/schema.js'
-import { recordTransferFact } from '../../store/session-transfers.js'
+import { recordTransferFact, recordTransferLine } from '../../store/session-transfers.js'
+import type { BridgeTranscriberDeps } from './bridge-transcriber.js'
 import { CarrierWarmTransfer, type CarrierWarmTransferDeps } from './carrier-warm-transfer.js'
 import type { TransferFact, TransferFailureReason } from './transfer-steps.js'
 import { REAL_CLOCK, WarmTransferDriver, type DriverClock } from './warm-transfer-driver.js'
@@ -48,6 +52,8 @@ export interface WarmTransferHost {
   end(reason: EndReason): Promise<void>
   /** A lifecycle fact of the transfer (webhook and log). */
   report(fact: TransferFact, to: string): void
+  /** Speech-to-text of the bridged legs (a request with `transcribe`), and where their finals go. */
+  readonly bridgeTranscription?: Pick<BridgeTranscriberDeps, 'openStt' | 'heard'> | undefined
 }
 
 /** One session's warm transfer slot (one transfer at a time). */
@@ -105,6 +111,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
         endSession: (endedBy) => void host.end(endedBy === 'human' ? 'transfer_human_hangup' : 'transfer_caller_hangup'),
         report: (fact) => host.report(fact, to),
         input: (input) => driver?.input(input),
+        bridgeTranscription: host.bridgeTranscription,
       },
       request,
     )
@@ -172,6 +179,7 @@ export function sessionWarmTransfer(
   const log = s.log.child({ session_id: row.id })
   let stored: Promise<void> = Promise.resolve()
   let startedAt = new Date()
+  const privacy = resolvePrivacy(s.config.privacy)
   return new SessionWarmTransfer(
     {
       row,
@@ -202,6 +210,16 @@ export function sessionWarmTransfer(
         stored = stored
           .then(() => recordTransferFact(deps().db, row.id, fact, to, at))
           .catch((err: unknown) => log.warn({ err, event: fact.type }, 'warm transfer fact not stored'))
+      },
+      bridgeTranscription: {
+        openStt: (format, signal) => openSessionStt(s.config, s.vendors ?? NO_VENDORS, { format, signal, logger: log }),
+        heard: (speaker, text) => {
+          // Redacted as the agent's transcripts are; stored after the facts before it.
+          const line = { speaker, text: redact(text, { redact: privacy.redact }).text, at_ms: Date.now() - startedAt.getTime() }
+          stored = stored
+            .then(() => recordTransferLine(deps().db, row.id, line))
+            .catch((err: unknown) => log.warn({ err }, 'bridged transcript line not stored'))
+        },
       },
     },
     deps,
