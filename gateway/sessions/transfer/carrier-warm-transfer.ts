@@ -130,23 +130,32 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     const play = async () => {
       let leadMs = 0
       if (line !== undefined) {
-        // The line is played as its speech comes; the hold audio follows where the line's audio ends.
+        // Hold audio starts at once, so the caller never waits in silence for the line's first audio (the speech
+        // vendor's time to first byte); it gives way to the line as it comes, and follows where the line ends.
+        this.#startHoldAudio(0)
         let firstAt: number | undefined
         let queuedMs = 0
         const bytesPerMs = bytesPerMsOf(this.#side.callerAudio.output)
         const onAudio = (audio: Buffer) => {
           if (!this.#holding) return
-          firstAt ??= performance.now()
+          if (firstAt === undefined) {
+            firstAt = performance.now()
+            this.#stopHoldAudio()
+            this.#side.clearCaller()
+          }
           queuedMs += audio.length / bytesPerMs
           this.#side.playToCaller(audio)
         }
         try {
           await this.#side.speakToCaller(line, signal, onAudio)
           if (!this.#holding) return
-          leadMs = firstAt === undefined ? 0 : Math.max(0, firstAt + queuedMs - performance.now())
+          // Nothing came of the line: the hold audio started at once just goes on.
+          if (firstAt === undefined) return
+          leadMs = Math.max(0, firstAt + queuedMs - performance.now())
         } catch (err) {
           if (signal.aborted || !this.#holding) return
-          this.#side.log.warn({ err }, 'warm transfer: the hold line could not be spoken; hold audio starts')
+          this.#side.log.warn({ err }, 'warm transfer: the hold line could not be spoken; hold audio goes on')
+          if (firstAt === undefined) return
         }
       }
       if (this.#holding) this.#startHoldAudio(leadMs)
@@ -177,8 +186,13 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
   stopHold(): void {
     if (!this.#holding) return
     this.#holding = false
-    clearInterval(this.#holdTimer)
+    this.#stopHoldAudio()
     this.#side.clearCaller()
+  }
+
+  #stopHoldAudio(): void {
+    clearInterval(this.#holdTimer)
+    this.#holdTimer = undefined
   }
 
   speakWhisper(text: string, signal: AbortSignal, done: (error?: unknown) => void): void {
