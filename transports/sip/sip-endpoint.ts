@@ -13,6 +13,8 @@ import { RtpPortPool } from './rtp-port-pool.js'
 import type { SipCall } from './sip-call.js'
 import { SipCallAnswerer } from './sip-call-answerer.js'
 import { SipDialogTable } from './sip-dialogs.js'
+import { type SipDialEvents, type SipDialHandle, SipDialer, type SipDialRefusal, type SipDialRequest } from './sip-dialer.js'
+import type { SipOutboundCall } from './sip-outbound-call.js'
 import { isScanner } from './scanner-user-agents.js'
 import { refuseEveryInvite, type SipAdmission, type SipSource } from './sip-admission.js'
 import { decodeSipMessage, encodeSipMessage, type SipDecodeResult } from './sip-message-codec.js'
@@ -75,7 +77,8 @@ export class SipEndpoint {
   readonly #dropLog = new DropLogThrottle()
   readonly #handler: SipRequestHandler
   readonly #dropped: SipDropCounts
-  readonly #dialogs: SipDialogTable<SipCall>
+  readonly #dialogs: SipDialogTable<SipCall | SipOutboundCall>
+  readonly #dialer: SipDialer
   readonly #clients: ClientTransactionTable
   #draining = false
   #closing: Promise<void> | undefined
@@ -96,10 +99,22 @@ export class SipEndpoint {
     this.#transactions = parts.transactions
     this.#dropped = parts.dropped
     this.#limiter = new SourceRateLimiter(options.rateLimits ?? DEFAULT_SOURCE_RATE_LIMITS)
-    this.#dialogs = new SipDialogTable<SipCall>(options.maxCalls)
+    this.#dialogs = new SipDialogTable<SipCall | SipOutboundCall>(options.maxCalls)
     this.#clients = new ClientTransactionTable(parts.timers)
     const rtpPorts = new RtpPortPool({ host: options.host, min: options.rtpPorts?.min ?? 10_000, max: options.rtpPorts?.max ?? 20_000 })
     const dialogs = this.#dialogs
+    this.#dialer = new SipDialer({
+      publicHost: options.publicHost,
+      port: () => this.port,
+      clients: this.#clients,
+      dialogs,
+      rtpPorts,
+      sendUdp: (message, address, port) =>
+        this.#udp.send(encodeSipMessage(message), address, port, (e) =>
+          options.log.debug({ err: e, address, port }, 'SIP UDP send failed'),
+        ),
+      onError: (error) => options.log.error({ err: error }, 'SIP outbound call media failed'),
+    })
     this.#handler = new SipRequestHandler({
       transactions: this.#transactions,
       admission: options.admission ?? refuseEveryInvite,
@@ -184,6 +199,11 @@ export class SipEndpoint {
   /** Messages dropped without an answer, by reason. */
   get dropped(): Readonly<SipDropCounts> {
     return this.#dropped
+  }
+
+  /** Places an outbound call through a trunk (outbound calls are placed while draining too: their session was admitted). */
+  dial(request: SipDialRequest, events: SipDialEvents): Promise<SipDialHandle | { refused: SipDialRefusal }> {
+    return this.#dialer.dial(request, events)
   }
 
   /** New INVITEs get 503 with Retry-After from now on; OPTIONS are still answered. */

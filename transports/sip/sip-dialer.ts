@@ -1,0 +1,125 @@
+/**
+ * Places outbound calls from the endpoint: the trunk's URI gives the host and port (5060 by default) the INVITE
+ * goes to over UDP; an RTP port is taken for our offer (PCMU, PCMA, telephone-event); the call is held in the
+ * endpoint's dialog table from the start, so the callee's BYE (its To tag is our From tag) finds it. When the
+ * 200 comes, the media starts and the owner gets the call's transport to open its session over.
+ */
+import { randomBytes, randomInt } from 'node:crypto'
+import { lookup } from 'node:dns/promises'
+import type { ClientTransactionTable } from './client-transaction-table.js'
+import type { RtpPortPool } from './rtp-port-pool.js'
+import { RtpMedia } from './rtp-media.js'
+import { createOffer, type LocalMedia } from './sdp-offer-answer.js'
+import type { SipCall } from './sip-call.js'
+import { SipCallTransport } from './sip-call-transport.js'
+import type { SipDialogTable } from './sip-dialogs.js'
+import type { SipMessage } from './sip-message.js'
+import { type SipDialFailure, SipOutboundCall } from './sip-outbound-call.js'
+import { parseUri } from './sip-uri-codec.js'
+
+/** One call to place. */
+export interface SipDialRequest {
+  /** The trunk's outbound URI (`sip:host[:port][;transport=udp]`). */
+  readonly uri: string
+  /** E.164 numbers: ours (From) and the callee's (Request-URI and To). */
+  readonly from: string
+  readonly to: string
+  readonly credentials?: { readonly username: string; readonly password: string } | undefined
+}
+
+/** What the owner hears about the call. */
+export interface SipDialEvents {
+  readonly onProgress: (status: number) => void
+  /** The callee answered: the transport to open the session over (the media already runs). */
+  readonly onAnswered: (transport: SipCallTransport) => void
+  readonly onFailed: (failure: SipDialFailure) => void
+}
+
+/** A placed call: the owner cancels it before the answer; afterwards the session's end sends the BYE. */
+export interface SipDialHandle {
+  readonly callId: string
+  cancel(): void
+}
+
+/** Why a call could not be placed at all. */
+export type SipDialRefusal = 'bad_uri' | 'unsupported_transport' | 'unresolvable' | 'no_rtp_port' | 'too_many_calls'
+
+/** What the dialer uses of the endpoint. */
+export interface SipDialerParts {
+  readonly publicHost: string
+  readonly port: () => number
+  readonly clients: ClientTransactionTable
+  readonly dialogs: SipDialogTable<SipCall | SipOutboundCall>
+  readonly rtpPorts: RtpPortPool
+  /** Sends a message over the endpoint's UDP socket. */
+  readonly sendUdp: (message: SipMessage, address: string, port: number) => void
+  readonly onError: (error: unknown) => void
+}
+
+/** Places calls through trunks. */
+export class SipDialer {
+  readonly #p: SipDialerParts
+
+  constructor(parts: SipDialerParts) {
+    this.#p = parts
+  }
+
+  async dial(request: SipDialRequest, events: SipDialEvents): Promise<SipDialHandle | { refused: SipDialRefusal }> {
+    const uri = parseUri(request.uri)
+    if (uri === null || uri.scheme !== 'sip') return { refused: 'bad_uri' }
+    const transport = uri.params.get('transport')
+    if (typeof transport === 'string' && transport.toLowerCase() !== 'udp') return { refused: 'unsupported_transport' }
+    if (!this.#p.dialogs.hasRoom) return { refused: 'too_many_calls' }
+    let address: string
+    try {
+      address = (await lookup(uri.host.replace(/^\[|\]$/g, ''))).address
+    } catch {
+      return { refused: 'unresolvable' }
+    }
+    const port = uri.port ?? 5060
+    const lease = await this.#p.rtpPorts.acquire()
+    if (lease === null) return { refused: 'no_rtp_port' }
+    const { publicHost } = this.#p
+    const host = publicHost.includes(':') ? `[${publicHost}]` : publicHost
+    const local: LocalMedia = { address: publicHost, port: lease.port, sessionId: String(randomInt(1, 2 ** 47)), sessionVersion: 1 }
+    const trunkHost = uri.host + (uri.port === undefined ? '' : `:${uri.port}`)
+    let media: RtpMedia | undefined
+    let sipTransport: SipCallTransport | undefined
+    const call: SipOutboundCall = new SipOutboundCall({
+      target: `sip:${request.to}@${trunkHost}`,
+      from: `<sip:${request.from}@${host}>`,
+      to: `<sip:${request.to}@${trunkHost}>`,
+      callId: `${randomBytes(12).toString('hex')}@${host}`,
+      localTag: randomBytes(8).toString('hex'),
+      contact: `sip:${host}:${this.#p.port()}`,
+      via: { host: publicHost, port: this.#p.port(), transport: 'UDP' },
+      credentials: request.credentials,
+      local,
+      offer: createOffer(local),
+      wire: { reliable: false, send: (m) => this.#p.sendUdp(m, address, port) },
+      clients: this.#p.clients,
+      events: {
+        onProgress: events.onProgress,
+        onAnswered: (audio) => {
+          media = new RtpMedia(lease, audio, address, {
+            onAudio: (frame, atMs) => sipTransport?.callerAudio(frame, atMs),
+            onDigit: (digit) => sipTransport?.callerDigit(digit),
+            onError: this.#p.onError,
+          })
+          sipTransport = new SipCallTransport(media, audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) })
+          call.attach(media, sipTransport)
+          media.start()
+          events.onAnswered(sipTransport)
+        },
+        onFailed: events.onFailed,
+        onEnded: () => {
+          this.#p.dialogs.remove(call)
+          if (media === undefined) lease.release()
+        },
+      },
+    })
+    this.#p.dialogs.confirm('', call.callId, call.localTag, call)
+    call.start()
+    return { callId: call.callId, cancel: () => call.cancel() }
+  }
+}
