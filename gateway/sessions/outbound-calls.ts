@@ -16,6 +16,7 @@ import type { CallDeps } from './call-deps.js'
 import { endWaitingCall } from './waiting-calls.js'
 import { takeDialSlot } from '../store/outbound-pacing.js'
 import { waitForDial } from './dial-gate.js'
+import { dialThroughTrunk, outboundTrunkFor } from './sip-outbound-calls.js'
 
 /** What initiate_outbound asks for. */
 export interface OutboundCallRequest {
@@ -64,6 +65,8 @@ export async function placeOutboundCall(
     | 'statusGraceMs'
     | 'egress'
     | 'outboundQueueMaxWaitMs'
+    | 'sipDialer'
+    | 'sipCredentialsKey'
   >,
   request: OutboundCallRequest,
 ): Promise<OutboundCallResult> {
@@ -85,7 +88,9 @@ export async function placeOutboundCall(
   if (balanceUsedUp(org)) throw voxError('insufficient_balance')
   if (await atConcurrencyLimit(deps.db, org.id, org.max_concurrent_sessions)) throw voxError('concurrency_limit')
   const credentials = carrierCredentials(org)
-  if (credentials === undefined) {
+  // A from number of the organization's SIP trunk goes out through the trunk (sip-outbound-calls.ts).
+  const trunk = await outboundTrunkFor(deps, org, from.e164, credentials !== undefined)
+  if (credentials === undefined && trunk === undefined) {
     throw voxError(
       'carrier_not_configured',
       'carrier credentials are not configured for this organization: store them with PUT /admin/v1/organizations/{id}/carrier',
@@ -99,7 +104,7 @@ export async function placeOutboundCall(
       agentId: agent.id,
       // Outbound sessions keep the API's naming: from = the agent's number, to = the person called.
       origin: {
-        channel: 'carrier',
+        channel: trunk === undefined ? 'carrier' : 'sip',
         direction: 'outbound-api',
         fromPhoneNumber: from.e164,
         fromPhoneCountry: from.country ?? null,
@@ -111,7 +116,7 @@ export async function placeOutboundCall(
     },
     { webhookPolicy: deps.webhookPolicy, egress: deps.egress },
   )
-  if (request.machineDetectionUrl !== undefined) await setMachineDetection(deps.db, auth.sessionId)
+  if (request.machineDetectionUrl !== undefined && trunk === undefined) await setMachineDetection(deps.db, auth.sessionId)
   // Pacing: the carrier account takes so many calls per second. The session is authorized first (a call waiting
   // to dial counts against the concurrency limit, as a ringing one does), then the dial slot is taken, and only
   // the wait sits between the slot's time and the create request: anything slow in between would let two calls
@@ -131,6 +136,22 @@ export async function placeOutboundCall(
     await endWaitingCall(deps, auth.sessionId, { endReason: 'client_disconnected' }).catch(() => undefined)
     throw e
   }
+  if (trunk !== undefined) {
+    const dialed = await dialThroughTrunk(deps, {
+      sessionId: auth.sessionId,
+      trunk,
+      from: from.e164,
+      to: to.e164,
+      machineDetection: request.machineDetectionUrl !== undefined,
+    })
+    if (!dialed.ok) return { ok: false, refusal: 'carrier_refused', cause: new Error(dialed.cause) }
+    deps.log.info(
+      { session_id: auth.sessionId, agent_id: agent.id, to: to.e164, trunk_id: trunk.id },
+      'outbound call placed through the SIP trunk',
+    )
+    return { ok: true, conversationId: auth.conversationId, sessionId: auth.sessionId, callSid: dialed.callId }
+  }
+  if (credentials === undefined) throw voxError('carrier_not_configured')
   let call: { readonly sid: string; readonly status: string }
   try {
     call = await deps.carrier.callsClient(credentials).createCall({

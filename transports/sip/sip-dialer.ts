@@ -33,6 +33,8 @@ export interface SipDialEvents {
   /** The callee answered: the transport to open the session over (the media already runs). */
   readonly onAnswered: (transport: SipCallTransport) => void
   readonly onFailed: (failure: SipDialFailure) => void
+  /** The answered call is over (a BYE either way). */
+  readonly onEnded?: (() => void) | undefined
 }
 
 /** A placed call: the owner cancels it before the answer; afterwards the session's end sends the BYE. */
@@ -115,6 +117,7 @@ export class SipDialer {
         onEnded: () => {
           this.#p.dialogs.remove(call)
           if (media === undefined) lease.release()
+          else events.onEnded?.()
         },
       },
     })

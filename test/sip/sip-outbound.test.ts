@@ -1,0 +1,124 @@
+/**
+ * initiate_outbound through the organization's SIP trunk, end to end: one gateway with SIP on, a trunk made
+ * through the API whose `outbound.from_number` is the agent's number, and a fake trunk (test/fakes/sip-trunk)
+ * over UDP. The INVITE is challenged and retried with digest, the callee hears the welcome as RTP, BYE either
+ * way ends the session (channel `sip`) with the webhooks a carrier outbound call sends; a busy trunk gives
+ * `busy`, and a call nobody answers is CANCELled at the ring timeout (`no-answer`).
+ */
+import t from 'tap'
+import { getHeader } from '../../transports/sip/sip-message.js'
+import { eventually, newBackendTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
+import { FakeSipTrunk } from '../fakes/sip-trunk/fake-sip-trunk.js'
+import { freeSipPort } from '../helpers/sip-wire.js'
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
+
+const CALLEE = '+14155550123'
+const sipPort = await freeSipPort()
+const rtpMin = 30_000 + 2 * Math.floor(Math.random() * 10_000)
+const { c } = await startVoiceWorld(
+  t,
+  {
+    SIP_PORT: String(sipPort),
+    SIP_HOST: '127.0.0.1',
+    SIP_PUBLIC_HOST: '127.0.0.1',
+    RTP_PORT_MIN: String(rtpMin),
+    RTP_PORT_MAX: String(rtpMin + 100),
+    SIP_CREDENTIALS_KEY: 'cd'.repeat(32),
+  },
+  { ringTimeoutSec: 1 },
+)
+const receiver = await startWebhookReceiver()
+t.teardown(() => receiver.close())
+const { tenant, backend } = await newBackendTenant(t, c, 'sip-out-token', (config) => {
+  config.session_webhook = { url: `${receiver.url}/lifecycle` }
+})
+backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello, this is the agent calling.' : 'Noted.')
+const credentials = { username: 'voxgate', password: 'trunk-secret' }
+const trunk = await FakeSipTrunk.start(credentials)
+t.teardown(() => trunk.close())
+{
+  const r = await c.gw.request('POST', '/v1/sip/trunks', {
+    key: tenant.apiKey,
+    body: { name: 'carrier trunk', outbound: { uri: trunk.uri, ...credentials, from_number: tenant.number } },
+  })
+  if (r.status !== 201) throw new Error(r.text)
+}
+
+async function initiate() {
+  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}/calls/initiate_outbound`, {
+    key: tenant.apiKey,
+    body: { from_phone_number: tenant.number, to_phone_number: CALLEE },
+  })
+  if (r.status !== 200) throw new Error(`${r.status} ${r.text}`)
+  return r.body as { session_id: string; call_sid: string }
+}
+
+const sessionRow = (id: string) => c.gw.store.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+const ended = (id: string) =>
+  eventually(async () => {
+    const row = await sessionRow(id)
+    return row.status === 'ended' ? row : undefined
+  }, 5_000)
+
+t.test('challenged, answered, the welcome heard, the callee hangs up; then the agent hangs up', async (t) => {
+  const call = await initiate()
+  const first = await trunk.requests.next(3_000, 'the INVITE')
+  t.equal(first.uri, `sip:${CALLEE}@127.0.0.1:${trunk.sip.address().port}`)
+  t.equal(getHeader(first, 'Proxy-Authorization'), undefined, 'the first INVITE has no credentials')
+  const invites = await eventually(async () => {
+    const all = trunk.log.filter((r) => r.method === 'INVITE')
+    return all.length >= 2 ? all : undefined
+  }, 3_000)
+  t.match(getHeader(invites[1]!, 'Proxy-Authorization'), /^Digest username="voxgate"/, 'retried with digest after the 407')
+  t.equal(call.call_sid, getHeader(first, 'Call-ID'), 'call_sid is the SIP Call-ID')
+  await receiver.waitFor((r) => r.json?.type === 'session.start' && r.json.session_id === call.session_id)
+  const loud = await eventually(async () => {
+    const speech = trunk.heard.filter((h) => h.payloadType === 0 && h.payload.some((b) => (b & 0x7f) < 0x70))
+    return speech.length >= 10 ? speech : undefined
+  }, 5_000)
+  t.ok(loud.length >= 10, 'the callee hears the welcome as RTP')
+  const live = await sessionRow(call.session_id)
+  t.same([live.channel, live.direction, live.status, live.call_status], ['sip', 'outbound-api', 'connected', 'in-progress'])
+
+  trunk.hangUp(call.call_sid)
+  const row = await ended(call.session_id)
+  t.same([row.end_reason, row.call_status], ['caller_hangup', 'completed'])
+  const end = await receiver.waitFor((r) => r.json?.type === 'session.end' && r.json.session_id === call.session_id)
+  t.equal(end.json.end_reason, 'caller_hangup')
+  await eventually(async () => (c.gw.gateway.sip?.liveCalls === 0 ? true : undefined))
+
+  backend.reply = (req) =>
+    req.json.type === 'session.start'
+      ? { kind: 'sse', steps: [{ data: { type: 'response.hangup', content: 'Goodbye.', turn_id: req.json.turn_id } }] }
+      : sse(req.json.turn_id)
+  const second = await initiate()
+  const bye = await eventually(async () => trunk.log.find((r) => r.method === 'BYE' && getHeader(r, 'Call-ID') === second.call_sid))
+  t.ok(bye, 'the agent hanging up sends BYE to the trunk')
+  t.equal((await ended(second.session_id)).end_reason, 'hangup')
+})
+
+t.test('a busy trunk: call_status busy and the session.end of a call that never connected', async (t) => {
+  trunk.mode = 'busy'
+  t.teardown(() => {
+    trunk.mode = 'answer'
+  })
+  const call = await initiate()
+  const row = await ended(call.session_id)
+  t.same([row.channel, row.end_reason, row.call_status], ['sip', 'call_busy', 'busy'])
+  const end = await receiver.waitFor((r) => r.json?.type === 'session.end' && r.json.session_id === call.session_id)
+  t.equal(end.json.call_status, 'busy')
+})
+
+t.test('nobody answers: CANCEL at the ring timeout, call_status no-answer', async (t) => {
+  trunk.mode = 'never'
+  t.teardown(() => {
+    trunk.mode = 'answer'
+  })
+  const call = await initiate()
+  const cancel = await eventually(async () => trunk.log.find((r) => r.method === 'CANCEL' && getHeader(r, 'Call-ID') === call.call_sid))
+  t.ok(cancel, 'CANCEL sent')
+  const row = await ended(call.session_id)
+  t.same([row.end_reason, row.call_status], ['call_no_answer', 'no-answer'])
+  await receiver.waitFor((r) => r.json?.type === 'session.end' && r.json.session_id === call.session_id)
+  t.equal(c.gw.gateway.sip?.liveCalls, 0)
+})
