@@ -2,7 +2,8 @@
  * Outbound calls from the SIP endpoint to a fake trunk over real UDP sockets: the INVITE is challenged (407) and
  * retried with digest, 180 is progress, the 200 is acknowledged and its answer starts the media (steady RTP
  * reaches the trunk), BYE either way ends the dialog, a busy trunk's 486 is
- * acknowledged and reported, and a call given up while it rings sends CANCEL.
+ * acknowledged and reported, and a call given up while it rings sends CANCEL. `transport=tcp` in the URI puts
+ * the call on a TCP connection of its own.
  */
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
@@ -31,14 +32,14 @@ async function setup(t: Test) {
 }
 
 /** Dials and records what the call reports. */
-async function dial(sip: SipEndpoint, trunk: FakeSipTrunk) {
+async function dial(sip: SipEndpoint, trunk: FakeSipTrunk, uri = trunk.uri) {
   const seen = {
     progress: [] as number[],
     transport: undefined as SipCallTransport | undefined,
     failed: undefined as SipDialFailure | undefined,
   }
   const handle = await sip.dial(
-    { uri: trunk.uri, from: '+15550001111', to: '+15552223333', credentials },
+    { uri, from: '+15550001111', to: '+15552223333', credentials },
     {
       onProgress: (s) => seen.progress.push(s),
       onAnswered: (transport) => {
@@ -125,4 +126,21 @@ t.test('given up while ringing: CANCEL, 487, reported as cancelled', async (t) =
   t.ok(cancel !== undefined, 'CANCEL sent')
   t.equal(getHeader(cancel!, 'CSeq'), '2 CANCEL', "the INVITE's CSeq number")
   t.equal(sip.liveCalls, 0)
+})
+
+t.test('transport=tcp: the call goes over a connection of its own, BYE included', async (t) => {
+  const { sip, trunk } = await setup(t)
+  const { seen, handle } = await dial(sip, trunk, `${trunk.uri};transport=tcp`)
+  await eventually(async () => (seen.transport ? true : undefined), 3_000, 'answered over TCP')
+  const invites = trunk.log.filter((r) => r.method === 'INVITE')
+  t.equal(invites.length, 2, 'challenged and retried')
+  t.match(getHeader(invites[1]!, 'Via'), /^SIP\/2\.0\/TCP /, 'Via says TCP')
+  t.match(getHeader(invites[1]!, 'Contact'), /;transport=tcp>$/)
+  t.ok(
+    trunk.log.some((r) => r.method === 'ACK' && getHeader(r, 'Call-ID') === handle.callId),
+    'the 200 acknowledged on the connection',
+  )
+  trunk.hangUp(handle.callId)
+  await eventually(async () => (sip.liveCalls === 0 ? true : undefined), 3_000, "the trunk's BYE over TCP")
+  t.pass('the call ended')
 })

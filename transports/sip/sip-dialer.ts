@@ -1,6 +1,6 @@
 /**
  * Places outbound calls from the endpoint: the trunk's URI gives the host and port (5060 by default) the INVITE
- * goes to over UDP; an RTP port is taken for our offer (PCMU, PCMA, telephone-event); the call is held in the
+ * goes to, over UDP, or over a TCP connection of the call's own when the URI says `transport=tcp`; an RTP port is taken for our offer (PCMU, PCMA, telephone-event); the call is held in the
  * endpoint's dialog table from the start, so the callee's BYE (its To tag is our From tag) finds it. When the
  * 200 comes, the media starts and the owner gets the call's transport to open its session over.
  */
@@ -44,7 +44,7 @@ export interface SipDialHandle {
 }
 
 /** Why a call could not be placed at all. */
-export type SipDialRefusal = 'bad_uri' | 'unsupported_transport' | 'unresolvable' | 'no_rtp_port' | 'too_many_calls'
+export type SipDialRefusal = 'bad_uri' | 'unsupported_transport' | 'unresolvable' | 'unreachable' | 'no_rtp_port' | 'too_many_calls'
 
 /** What the dialer uses of the endpoint. */
 export interface SipDialerParts {
@@ -55,6 +55,8 @@ export interface SipDialerParts {
   readonly rtpPorts: RtpPortPool
   /** Sends a message over the endpoint's UDP socket. */
   readonly sendUdp: (message: SipMessage, address: string, port: number) => void
+  /** Opens a TCP connection of ours whose incoming messages the endpoint handles; null when it cannot. */
+  readonly connectTcp: (address: string, port: number) => Promise<{ send(message: SipMessage): void; close(): void } | null>
   readonly onError: (error: unknown) => void
 }
 
@@ -69,8 +71,9 @@ export class SipDialer {
   async dial(request: SipDialRequest, events: SipDialEvents): Promise<SipDialHandle | { refused: SipDialRefusal }> {
     const uri = parseUri(request.uri)
     if (uri === null || uri.scheme !== 'sip') return { refused: 'bad_uri' }
-    const transport = uri.params.get('transport')
-    if (typeof transport === 'string' && transport.toLowerCase() !== 'udp') return { refused: 'unsupported_transport' }
+    const param = uri.params.get('transport')
+    const tcp = typeof param === 'string' && param.toLowerCase() === 'tcp'
+    if (typeof param === 'string' && !tcp && param.toLowerCase() !== 'udp') return { refused: 'unsupported_transport' }
     if (!this.#p.dialogs.hasRoom) return { refused: 'too_many_calls' }
     let address: string
     try {
@@ -79,8 +82,13 @@ export class SipDialer {
       return { refused: 'unresolvable' }
     }
     const port = uri.port ?? 5060
+    const stream = tcp ? await this.#p.connectTcp(address, port) : undefined
+    if (stream === null) return { refused: 'unreachable' }
     const lease = await this.#p.rtpPorts.acquire()
-    if (lease === null) return { refused: 'no_rtp_port' }
+    if (lease === null) {
+      stream?.close()
+      return { refused: 'no_rtp_port' }
+    }
     const { publicHost } = this.#p
     const host = publicHost.includes(':') ? `[${publicHost}]` : publicHost
     const local: LocalMedia = { address: publicHost, port: lease.port, sessionId: String(randomInt(1, 2 ** 47)), sessionVersion: 1 }
@@ -93,12 +101,15 @@ export class SipDialer {
       to: `<sip:${request.to}@${trunkHost}>`,
       callId: `${randomBytes(12).toString('hex')}@${host}`,
       localTag: randomBytes(8).toString('hex'),
-      contact: `sip:${host}:${this.#p.port()}`,
-      via: { host: publicHost, port: this.#p.port(), transport: 'UDP' },
+      contact: `sip:${host}:${this.#p.port()}${tcp ? ';transport=tcp' : ''}`,
+      via: { host: publicHost, port: this.#p.port(), transport: tcp ? 'TCP' : 'UDP' },
       credentials: request.credentials,
       local,
       offer: createOffer(local),
-      wire: { reliable: false, send: (m) => this.#p.sendUdp(m, address, port) },
+      wire:
+        stream === undefined
+          ? { reliable: false, send: (m) => this.#p.sendUdp(m, address, port) }
+          : { reliable: true, send: (m) => stream.send(m) },
       clients: this.#p.clients,
       events: {
         onProgress: events.onProgress,
@@ -116,6 +127,8 @@ export class SipDialer {
         onFailed: events.onFailed,
         onEnded: () => {
           this.#p.dialogs.remove(call)
+          // Our BYE or the answer to theirs may still be on its way: the connection closes once it is written.
+          stream?.close()
           if (media === undefined) lease.release()
           else events.onEnded?.()
         },

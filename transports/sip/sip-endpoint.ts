@@ -113,6 +113,10 @@ export class SipEndpoint {
         this.#udp.send(encodeSipMessage(message), address, port, (e) =>
           options.log.debug({ err: e, address, port }, 'SIP UDP send failed'),
         ),
+      connectTcp: async (address, port) => {
+        const opened = await this.#tcp.connect(address, port)
+        return opened && { send: (m) => void opened.connection.write(encodeSipMessage(m)), close: opened.close }
+      },
       onError: (error) => options.log.error({ err: error }, 'SIP outbound call media failed'),
     })
     this.#handler = new SipRequestHandler({

@@ -167,8 +167,9 @@ export class SipOutboundCall {
     })
   }
 
-  /** The endpoint closes: no word to the peer. */
+  /** The endpoint closes: a call still ringing gets its CANCEL sent once; otherwise no word to the peer. */
   drop(): void {
+    if (this.#state === 'calling' && this.#provisional) this.#sendCancel()
     this.#teardown()
   }
 

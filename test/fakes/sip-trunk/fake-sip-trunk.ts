@@ -4,12 +4,15 @@
  * says: `answer` (100, 180, then 200 with a PCMU SDP answer), `busy` (486) or `never` (180 and nothing more
  * until a CANCEL: 200 to it and 487 to the INVITE). It answers BYE with 200, sends BYE itself (`hangUp`),
  * records every request, and once answered sends RTP from its own socket (so the gateway latches) and records
- * the RTP it hears. Messages are plain RFC 3261 text.
+ * the RTP it hears. It listens on UDP and on TCP (same port; a TCP request is answered on its connection).
+ * Messages are plain RFC 3261 text.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { createSocket, type Socket } from 'node:dgram'
 import { decodeRtp, encodeRtp } from '../../../transports/sip/rtp-codec.js'
-import { decodeSipMessage } from '../../../transports/sip/sip-message-codec.js'
+import { createServer, type Server } from 'node:net'
+import { decodeSipMessage, encodeSipMessage } from '../../../transports/sip/sip-message-codec.js'
+import { SipStreamFramer } from '../../../transports/sip/sip-stream-framer.js'
 import { getHeader, type SipRequest } from '../../../transports/sip/sip-message.js'
 import { Inbox } from '../../helpers/sip-wire.js'
 
@@ -26,6 +29,18 @@ export interface TrunkHeard {
 const REALM = 'trunk.test'
 const md5 = (s: string) => createHash('md5').update(s).digest('hex')
 
+/** Where a request came from, and how to answer it (the datagram's source, or the TCP connection). */
+interface Peer {
+  readonly address: string
+  readonly port: number
+  readonly transport: 'UDP' | 'TCP'
+  send(bytes: Buffer): void
+}
+
+function udpPeer(socket: Socket, address: string, port: number): Peer {
+  return { address, port, transport: 'UDP', send: (bytes) => socket.send(bytes, port, address) }
+}
+
 /** The fake trunk. */
 export class FakeSipTrunk {
   mode: TrunkMode = 'answer'
@@ -34,18 +49,29 @@ export class FakeSipTrunk {
   readonly log: SipRequest[] = []
   readonly heard: TrunkHeard[] = []
   #nonce = randomBytes(8).toString('hex')
-  #calls = new Map<
-    string,
-    { invite: SipRequest; from: { address: string; port: number }; toTag: string; rtpTarget?: { address: string; port: number } }
-  >()
+  #calls = new Map<string, { invite: SipRequest; from: Peer; toTag: string; rtpTarget?: { address: string; port: number } }>()
   #rtpTimer: NodeJS.Timeout | undefined
 
   private constructor(
     readonly sip: Socket,
     readonly rtp: Socket,
+    readonly tcp: Server,
     readonly credentials: { username: string; password: string },
   ) {
-    sip.on('message', (bytes, from) => this.#onSip(bytes, { address: from.address, port: from.port }))
+    tcp.on('connection', (socket) => {
+      const framer = new SipStreamFramer()
+      const peer: Peer = {
+        address: socket.remoteAddress ?? '',
+        port: socket.remotePort ?? 0,
+        transport: 'TCP',
+        send: (b) => void socket.write(b),
+      }
+      socket.on('error', () => socket.destroy())
+      socket.on('data', (chunk) => {
+        for (const r of framer.push(chunk)) if (r.ok) this.#onSip(encodeSipMessage(r.message), peer, 'stream')
+      })
+    })
+    sip.on('message', (bytes, from) => this.#onSip(bytes, udpPeer(sip, from.address, from.port)))
     rtp.on('message', (bytes) => {
       const d = decodeRtp(bytes)
       if (d.kind === 'rtp') this.heard.push({ sequence: d.packet.sequence, payloadType: d.packet.payloadType, payload: d.packet.payload })
@@ -58,7 +84,10 @@ export class FakeSipTrunk {
       await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve))
       return s
     }
-    return new FakeSipTrunk(await bind(), await bind(), credentials)
+    const sip = await bind()
+    const tcp = createServer()
+    await new Promise<void>((resolve) => tcp.listen(sip.address().port, '127.0.0.1', resolve))
+    return new FakeSipTrunk(sip, await bind(), tcp, credentials)
   }
 
   /** The trunk's outbound URI as a trunk row stores it. */
@@ -73,7 +102,7 @@ export class FakeSipTrunk {
     const inv = call.invite
     const lines = [
       `BYE sip:gateway@${call.from.address}:${call.from.port} SIP/2.0`,
-      `Via: SIP/2.0/UDP 127.0.0.1:${this.sip.address().port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+      `Via: SIP/2.0/${call.from.transport} 127.0.0.1:${this.sip.address().port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
       'Max-Forwards: 70',
       `From: ${getHeader(inv, 'To')};tag=${call.toTag}`,
       `To: ${getHeader(inv, 'From')}`,
@@ -87,10 +116,11 @@ export class FakeSipTrunk {
     clearInterval(this.#rtpTimer)
     this.sip.close()
     this.rtp.close()
+    this.tcp.close()
   }
 
-  #onSip(bytes: Buffer, from: { address: string; port: number }): void {
-    const decoded = decodeSipMessage(bytes, { framing: 'datagram' })
+  #onSip(bytes: Buffer, from: Peer, framing: 'datagram' | 'stream' = 'datagram'): void {
+    const decoded = decodeSipMessage(bytes, { framing })
     if (!decoded.ok || decoded.message.kind !== 'request') return
     const request = decoded.message
     this.log.push(request)
@@ -113,7 +143,7 @@ export class FakeSipTrunk {
     }
   }
 
-  #invite(invite: SipRequest, callId: string, from: { address: string; port: number }): void {
+  #invite(invite: SipRequest, callId: string, from: Peer): void {
     const auth = getHeader(invite, 'Proxy-Authorization')
     if (auth === undefined || !this.#checkDigest(auth)) {
       const challenge = `Digest realm="${REALM}", nonce="${this.#nonce}", algorithm=MD5, qop="auth"`
@@ -169,15 +199,7 @@ export class FakeSipTrunk {
     this.#rtpTimer.unref()
   }
 
-  #respond(
-    request: SipRequest,
-    status: number,
-    reason: string,
-    to: { address: string; port: number },
-    toTag?: string,
-    extra: string[] = [],
-    body = '',
-  ): void {
+  #respond(request: SipRequest, status: number, reason: string, to: Peer, toTag?: string, extra: string[] = [], body = ''): void {
     const toValue = getHeader(request, 'To') ?? ''
     const lines = [
       `SIP/2.0 ${status} ${reason}`,
@@ -191,8 +213,8 @@ export class FakeSipTrunk {
     this.#send(lines, body, to)
   }
 
-  #send(lines: string[], body: string, to: { address: string; port: number }): void {
+  #send(lines: string[], body: string, to: Peer): void {
     const text = `${[...lines, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n')}\r\n\r\n${body}`
-    this.sip.send(Buffer.from(text), to.port, to.address)
+    to.send(Buffer.from(text))
   }
 }
