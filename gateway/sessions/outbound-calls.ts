@@ -16,7 +16,7 @@ import type { CallDeps } from './call-deps.js'
 import { endWaitingCall } from './waiting-calls.js'
 import { takeDialSlot } from '../store/outbound-pacing.js'
 import { waitForDial } from './dial-gate.js'
-import { dialThroughTrunk, outboundTrunkFor } from './sip-outbound-calls.js'
+import { dialThroughTrunk, outboundTrunkFor, sipPlacementError } from './sip-outbound-calls.js'
 
 /** What initiate_outbound asks for. */
 export interface OutboundCallRequest {
@@ -144,7 +144,7 @@ export async function placeOutboundCall(
       to: to.e164,
       machineDetection: request.machineDetectionUrl !== undefined,
     })
-    if (!dialed.ok) return { ok: false, refusal: 'carrier_refused', cause: new Error(dialed.cause) }
+    if (!dialed.ok) throw sipPlacementError(dialed.cause)
     deps.log.info(
       { session_id: auth.sessionId, agent_id: agent.id, to: to.e164, trunk_id: trunk.id },
       'outbound call placed through the SIP trunk',

@@ -10,6 +10,7 @@
  * INVITE (no-answer). The SIP endpoint is reached through `SipTrunkDialer`, which the server wires in.
  */
 import type { CallStatus } from '../../core/call-status.js'
+import { voxError } from '../../core/errors.js'
 import { callEndReason } from '../../core/end-reason.js'
 import { advanceCallStatus, setMachineDetection } from '../store/carrier-calls.js'
 import type { OrganizationRow, SipTrunkRow } from '../store/schema.js'
@@ -117,6 +118,18 @@ export async function dialThroughTrunk(
   ringTimer.unref()
   log.info({ sip_call_id: placed.callId }, 'SIP outbound call placed')
   return { ok: true, callId: placed.callId }
+}
+
+/**
+ * The API error for a call the trunk could not be dialled for at all (its session already ended as `failed`,
+ * with its session.end webhook): the trunk's URI is unusable (400), or the trunk or this replica cannot take
+ * the call now (502).
+ */
+export function sipPlacementError(cause: string): Error {
+  if (cause === 'bad_uri' || cause === 'unsupported_transport') {
+    return voxError('carrier_rejected', `the SIP trunk's outbound URI cannot be dialled (${cause})`)
+  }
+  return voxError('carrier_unavailable', `the SIP trunk cannot be reached now (${cause})`)
 }
 
 /** The callee answered: the waiting session gets a key and opens over the call's transport; refused, BYE. */

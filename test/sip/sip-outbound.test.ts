@@ -36,13 +36,14 @@ backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start'
 const credentials = { username: 'voxgate', password: 'trunk-secret' }
 const trunk = await FakeSipTrunk.start(credentials)
 t.teardown(() => trunk.close())
-{
+const trunkId = await (async () => {
   const r = await c.gw.request('POST', '/v1/sip/trunks', {
     key: tenant.apiKey,
     body: { name: 'carrier trunk', outbound: { uri: trunk.uri, ...credentials, from_number: tenant.number } },
   })
   if (r.status !== 201) throw new Error(r.text)
-}
+  return r.body.id as string
+})()
 
 async function initiate() {
   const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}/calls/initiate_outbound`, {
@@ -121,4 +122,24 @@ t.test('nobody answers: CANCEL at the ring timeout, call_status no-answer', asyn
   t.same([row.end_reason, row.call_status], ['call_no_answer', 'no-answer'])
   await receiver.waitFor((r) => r.json?.type === 'session.end' && r.json.session_id === call.session_id)
   t.equal(c.gw.gateway.sip?.liveCalls, 0)
+})
+
+t.test('a trunk URI that cannot be dialled: 400 carrier_rejected, the session ended as failed', async (t) => {
+  const patch = (uri: string) => c.gw.request('PATCH', `/v1/sip/trunks/${trunkId}`, { key: tenant.apiKey, body: { outbound: { uri } } })
+  t.equal((await patch('sip:127.0.0.1:9;transport=sctp')).status, 200)
+  t.teardown(() => patch(trunk.uri))
+  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}/calls/initiate_outbound`, {
+    key: tenant.apiKey,
+    body: { from_phone_number: tenant.number, to_phone_number: CALLEE },
+  })
+  t.equal(r.status, 400)
+  t.equal(r.body.code, 'carrier_rejected')
+  const [row] = await c.gw.store.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('organization_id', '=', tenant.orgId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .execute()
+  t.same([row?.status, row?.call_status, row?.end_reason], ['ended', 'failed', 'call_failed'])
 })
