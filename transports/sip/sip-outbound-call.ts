@@ -17,6 +17,9 @@ import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipRe
 import { buildResponse } from './sip-response.js'
 import { parseCSeq, parseNameAddr } from './sip-uri-codec.js'
 
+/** How long after our CANCEL an INVITE still unanswered is given up (64*T1). */
+const CANCEL_GIVE_UP_MS = 32_000
+
 /** Why an attempt ended without an answer. */
 export type SipDialFailure =
   | { readonly kind: 'rejected'; readonly status: number; readonly reason: string }
@@ -75,6 +78,7 @@ export class SipOutboundCall {
   #transport: SipCallTransport | undefined
   #local: LocalMedia
   #reinvite: { cseq: number; tx: InviteServerTransaction } | undefined
+  #cancelTimer: NodeJS.Timeout | undefined
 
   constructor(options: SipOutboundCallOptions) {
     this.#o = options
@@ -249,6 +253,9 @@ export class SipOutboundCall {
     // Section 9.1: the INVITE's Request-URI, Call-ID, From, To, CSeq number and top Via (its branch).
     const cancel = this.#request('CANCEL', this.#o.target, invite.branch, this.#cseq)
     this.#o.clients.send(cancel, invite.branch, this.#o.wire)
+    // A far end that never answers the INVITE after our CANCEL: given up after 64*T1 (section 9.1).
+    this.#cancelTimer = setTimeout(() => this.#fail({ kind: 'cancelled' }), CANCEL_GIVE_UP_MS)
+    this.#cancelTimer.unref()
   }
 
   #sendBye(): void {
@@ -280,6 +287,10 @@ export class SipOutboundCall {
   #teardown(): void {
     if (this.#state === 'ended') return
     this.#state = 'ended'
+    clearTimeout(this.#cancelTimer)
+    // An INVITE still unanswered (given up after CANCEL, or the endpoint closing) leaves the transaction table.
+    const tx = this.#invite?.tx
+    if (tx?.state === 'calling' || tx?.state === 'proceeding') tx.transportError()
     this.#media?.close()
     this.#o.events.onEnded()
   }
