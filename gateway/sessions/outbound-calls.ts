@@ -2,7 +2,9 @@
  * Placing an outbound call (initiate_outbound) from one of the agent's numbers. The session is authorized at
  * once with its concurrency slot (a ringing call counts against the limit, and its lease is renewed while it
  * rings), then the carrier's Calls API is asked to dial. When the callee answers, the carrier posts the voice
- * hook, which gives the same session a stream key (call-admission.ts).
+ * hook, which gives the same session a stream key (call-admission.ts). A from number of the organization's SIP
+ * trunk is dialled through the trunk instead, after the same checks, authorization and pacing
+ * (sip-outbound-calls.ts).
  */
 import { voxError } from '../../core/errors.js'
 import { normalisePhoneNumber, type NormalisedNumber } from '../../core/phone.js'
@@ -116,7 +118,7 @@ export async function placeOutboundCall(
     },
     { webhookPolicy: deps.webhookPolicy, egress: deps.egress },
   )
-  if (request.machineDetectionUrl !== undefined && trunk === undefined) await setMachineDetection(deps.db, auth.sessionId)
+  if (request.machineDetectionUrl !== undefined) await setMachineDetection(deps.db, auth.sessionId)
   // Pacing: the carrier account takes so many calls per second. The session is authorized first (a call waiting
   // to dial counts against the concurrency limit, as a ringing one does), then the dial slot is taken, and only
   // the wait sits between the slot's time and the create request: anything slow in between would let two calls
@@ -142,7 +144,6 @@ export async function placeOutboundCall(
       trunk,
       from: from.e164,
       to: to.e164,
-      machineDetection: request.machineDetectionUrl !== undefined,
     })
     if (!dialed.ok) throw sipPlacementError(dialed.cause)
     deps.log.info(

@@ -7,12 +7,14 @@
  * carrier's status callbacks do (initiated, ringing, in-progress, completed); an answer opens the waiting
  * session over the call's transport (channel `sip`); busy, no answer, failure and cancel end the waiting session
  * with the carrier path's `call_<status>` reasons and its `session.end` webhook. The ring timeout CANCELs the
- * INVITE (no-answer). The SIP endpoint is reached through `SipTrunkDialer`, which the server wires in.
+ * INVITE (no-answer). Answering machine detection: the session is marked as for a carrier call, so the
+ * gateway's own beep detector runs on the callee's audio; the carrier's human/machine verdict has no SIP twin.
+ * The SIP endpoint is reached through `SipTrunkDialer`, which the server wires in.
  */
 import type { CallStatus } from '../../core/call-status.js'
 import { voxError } from '../../core/errors.js'
 import { callEndReason } from '../../core/end-reason.js'
-import { advanceCallStatus, setMachineDetection } from '../store/carrier-calls.js'
+import { advanceCallStatus } from '../store/carrier-calls.js'
 import type { OrganizationRow, SipTrunkRow } from '../store/schema.js'
 import { rekeyWaitingSession } from '../store/session-states.js'
 import { listSipTrunks, sipTrunkPasswords } from '../store/sip-trunks.js'
@@ -55,7 +57,7 @@ export function sipFailureStatus(failure: SipTrunkDialFailure, ringTimedOut: boo
  */
 export async function dialThroughTrunk(
   deps: Deps,
-  call: { sessionId: string; trunk: SipTrunkRow; from: string; to: string; machineDetection: boolean },
+  call: { sessionId: string; trunk: SipTrunkRow; from: string; to: string },
 ): Promise<{ ok: true; callId: string } | { ok: false; cause: string }> {
   const dialer = deps.sipDialer?.()
   const { sessionId, trunk } = call
@@ -76,8 +78,6 @@ export async function dialThroughTrunk(
   } catch {
     log.warn('SIP_CREDENTIALS_KEY cannot open the trunk password: dialling without credentials')
   }
-  // The gateway's own beep detector runs on the callee's audio; the carrier's human/machine verdict has no SIP twin.
-  if (call.machineDetection) await setMachineDetection(deps.db, sessionId)
   let ringTimer: NodeJS.Timeout | undefined
   let ringTimedOut = false
   const uri = trunk.outbound_uri
