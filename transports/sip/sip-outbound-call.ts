@@ -1,7 +1,8 @@
 /**
  * One outbound call as the UAC sees it (RFC 3261 sections 12 to 15): our INVITE with the SDP offer goes to the
  * trunk through an INVITE client transaction; a 401/407 is answered once with digest (a new INVITE, CSeq up by
- * one, the same Call-ID and From tag); a 1xx is progress; a 2xx is acknowledged (ACK to its Contact), its SDP
+ * one, the same Call-ID and From tag); a 1xx is progress; a 2xx is acknowledged (ACK to its Contact, with its
+ * Record-Route as our route set), its SDP
  * answer starts the media, and the dialog is ours until a BYE either way; a 3xx-6xx or timer B ends the
  * attempt. `cancel()` before the answer sends CANCEL once a provisional response came (section 9.1), and a 2xx
  * that crosses it is acknowledged and ended with a BYE. The media and transport are built by the owner.
@@ -19,6 +20,9 @@ import { parseCSeq, parseNameAddr } from './sip-uri-codec.js'
 
 /** How long after our CANCEL an INVITE still unanswered is given up (64*T1). */
 const CANCEL_GIVE_UP_MS = 32_000
+
+/** Most Record-Route entries kept for the route set. */
+const MAX_ROUTES = 16
 
 /** Why an attempt ended without an answer. */
 export type SipDialFailure =
@@ -79,6 +83,8 @@ export class SipOutboundCall {
   #local: LocalMedia
   #reinvite: { cseq: number; tx: InviteServerTransaction } | undefined
   #cancelTimer: NodeJS.Timeout | undefined
+  /** The dialog's route set (Record-Route of the 2xx, reversed). */
+  #routes: string[] = []
 
   constructor(options: SipOutboundCallOptions) {
     this.#o = options
@@ -233,6 +239,9 @@ export class SipOutboundCall {
     }
     this.#remoteTag = tag
     this.#remoteTarget = contactUri(getHeader(r, 'Contact')) || this.#o.target
+    // Section 12.1.2: the route set is the 2xx's Record-Route in reverse; our requests in the dialog carry it.
+    // They still go to the trunk's address (its SBC is the usual record-routing proxy), not to the first route.
+    this.#routes = (getHeaderValues(r, 'Record-Route') ?? []).slice(0, MAX_ROUTES).reverse()
     this.#ack = this.#request('ACK', this.#remoteTarget, newBranch(), this.#cseq)
     this.#o.wire.send(this.#ack)
     this.#state = 'confirmed'
@@ -273,6 +282,7 @@ export class SipOutboundCall {
       { name: 'To', value: to },
       { name: 'Call-ID', value: this.callId },
       { name: 'CSeq', value: `${cseq} ${method}` },
+      ...(method === 'ACK' || method === 'BYE' ? this.#routes.map((value) => ({ name: 'Route', value })) : []),
       ...extra,
     ]
     return { kind: 'request', method, uri, headers, body: Buffer.alloc(0) }

@@ -169,7 +169,11 @@ export class FakeSipTrunk {
       'OK',
       from,
       toTag,
-      [`Contact: <sip:trunk@127.0.0.1:${this.sip.address().port}>`, 'Content-Type: application/sdp'],
+      [
+        `Contact: <sip:trunk@127.0.0.1:${this.sip.address().port}>`,
+        'Record-Route: <sip:sbc.trunk.test;lr>',
+        'Content-Type: application/sdp',
+      ],
       body,
     )
     this.#startRtp(callId)
