@@ -146,3 +146,20 @@ t.test('transport=tcp: the call goes over a connection of its own, BYE included'
   await eventually(async () => (sip.liveCalls === 0 ? true : undefined), 3_000, "the trunk's BYE over TCP")
   t.pass('the call ended')
 })
+
+t.test("the trunk's answers are not rate-limited as a flood would be", async (t) => {
+  const sip = await SipEndpoint.start({
+    host: '127.0.0.1',
+    port: 0,
+    publicHost: '127.0.0.1',
+    log: silentLogger(),
+    rtpPorts: { min: min + 40, max: min + 60 },
+    rateLimits: { ratePerSecond: 0.001, burst: 1 },
+  })
+  t.teardown(() => sip.close())
+  const trunk = await FakeSipTrunk.start(credentials)
+  t.teardown(() => trunk.close())
+  const { seen } = await dial(sip, trunk)
+  await eventually(async () => (seen.transport ? true : undefined), 3_000, 'answered through 407, 100, 180 and 200')
+  t.equal(sip.dropped.rate_limited, 0, 'no answer dropped')
+})

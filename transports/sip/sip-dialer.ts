@@ -63,9 +63,16 @@ export interface SipDialerParts {
 /** Places calls through trunks. */
 export class SipDialer {
   readonly #p: SipDialerParts
+  /** Addresses of trunks we have calls with, counted: their answers are ours, not a flood. */
+  readonly #peers = new Map<string, number>()
 
   constructor(parts: SipDialerParts) {
     this.#p = parts
+  }
+
+  /** True while a call of ours goes to `address` (the endpoint does not rate-limit its answers). */
+  isPeer(address: string): boolean {
+    return this.#peers.has(address)
   }
 
   async dial(request: SipDialRequest, events: SipDialEvents): Promise<SipDialHandle | { refused: SipDialRefusal }> {
@@ -127,6 +134,9 @@ export class SipDialer {
         onFailed: events.onFailed,
         onEnded: () => {
           this.#p.dialogs.remove(call)
+          const left = (this.#peers.get(address) ?? 1) - 1
+          if (left <= 0) this.#peers.delete(address)
+          else this.#peers.set(address, left)
           // Our BYE or the answer to theirs may still be on its way: the connection closes once it is written.
           stream?.close()
           if (media === undefined) lease.release()
@@ -135,6 +145,7 @@ export class SipDialer {
       },
     })
     this.#p.dialogs.confirm('', call.callId, call.localTag, call)
+    this.#peers.set(address, (this.#peers.get(address) ?? 0) + 1)
     call.start()
     return { callId: call.callId, cancel: () => call.cancel() }
   }

@@ -230,8 +230,10 @@ export class SipEndpoint {
   #onDatagram(bytes: Buffer, from: RemoteInfo): void {
     const source: SipSource = { address: from.address, port: from.port, transport: 'udp' }
     this.#guard(source, () => {
-      // The bucket is checked before decoding: a flood costs a map look-up per packet, not a parse.
-      if (!this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
+      // The bucket is checked before decoding: a flood costs a map look-up per packet, not a parse. Responses
+      // from a trunk we have outbound calls with are not limited: they answer transactions we started.
+      const ours = this.#dialer.isPeer(source.address) && isResponse(bytes)
+      if (!ours && !this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
       const result = decodeSipMessage(bytes, { framing: 'datagram' })
       const send = (message: SipMessage, address: string, port: number): void =>
         this.#udp.send(encodeSipMessage(message), address, port, (e) =>
@@ -260,7 +262,8 @@ export class SipEndpoint {
   #onTcp(result: SipDecodeResult, connection: SipTcpConnection): void {
     const source: SipSource = { address: connection.address, port: connection.port, transport: 'tcp' }
     this.#guard(source, () => {
-      if (!this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
+      const ours = this.#dialer.isPeer(source.address) && result.ok && result.message.kind === 'response'
+      if (!ours && !this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
       const send = (message: SipMessage): void => {
         connection.write(encodeSipMessage(message))
       }
@@ -297,6 +300,11 @@ export class SipEndpoint {
     if (count > 0)
       this.#options.log.info({ source: address, reason, detail, count }, 'SIP traffic dropped (logged once a minute per source)')
   }
+}
+
+/** A datagram that starts as a SIP response does (`SIP/2.0 `); requests start with their method. */
+function isResponse(bytes: Buffer): boolean {
+  return bytes.length > 8 && bytes.toString('latin1', 0, 8) === 'SIP/2.0 '
 }
 
 /** An IPv6 address in a URI is bracketed. */
