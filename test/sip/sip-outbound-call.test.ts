@@ -85,6 +85,16 @@ t.test('challenged, answered, steady RTP both ways, then the trunk hangs up and 
   )
   t.equal(sip.liveCalls, 1)
 
+  trunk.reinvite(handle.callId, 'hold')
+  const held = await trunk.responses.next(3_000, 'the answer to the hold')
+  t.equal(held.status, 200)
+  t.match(held.body.toString(), /a=recvonly/, 'hold answered recvonly')
+  t.ok(seen.transport!.held, 'the transport knows the call is held')
+  trunk.reinvite(handle.callId, 'none')
+  const offered = await trunk.responses.next(3_000, 'the answer to a re-INVITE without SDP')
+  t.equal(offered.status, 200)
+  t.match(offered.body.toString(), /m=audio \d+ RTP\/AVP/, 'a re-INVITE without an offer gets our SDP')
+
   trunk.hangUp(handle.callId)
   await eventually(async () => (sip.liveCalls === 0 ? true : undefined), 3_000, 'the call to end on the BYE')
   t.pass("the trunk's BYE ends the call")

@@ -81,6 +81,8 @@ export class SipOutboundCall {
   #media: RtpMedia | undefined
   #transport: SipCallTransport | undefined
   #local: LocalMedia
+  /** Our SDP as last sent (the offer, then each answer to a re-offer). */
+  #sdp: string
   #reinvite: { cseq: number; tx: InviteServerTransaction } | undefined
   #cancelTimer: NodeJS.Timeout | undefined
   /** The dialog's route set (Record-Route of the 2xx, reversed). */
@@ -89,6 +91,7 @@ export class SipOutboundCall {
   constructor(options: SipOutboundCallOptions) {
     this.#o = options
     this.#local = options.local
+    this.#sdp = options.offer
   }
 
   get state(): SipOutboundState {
@@ -161,19 +164,26 @@ export class SipOutboundCall {
   update(request: SipRequest): SipResponse {
     if (this.#state !== 'confirmed' || this.#media === undefined) return buildResponse(request, 481)
     const next = { ...this.#local, sessionVersion: this.#local.sessionVersion + 1 }
-    if (request.body.length === 0) return buildResponse(request, 200)
+    // A re-INVITE without an offer wants ours in the 200 (section 14.2): our current SDP, so its answer (in the
+    // ACK, not read) changes nothing. An UPDATE without one is a session refresh.
+    if (request.body.length === 0) return request.method === 'INVITE' ? this.#withSdp(request, this.#sdp) : buildResponse(request, 200)
     const answered = answerOffer(request.body.toString('utf8'), next)
     if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
     this.#local = next
+    this.#sdp = answered.answer
     this.#media.update(answered.audio)
     this.#transport?.setCodec(answered.audio.codec)
     this.#transport?.setHeld(answered.audio.held)
+    return this.#withSdp(request, answered.answer)
+  }
+
+  #withSdp(request: SipRequest, sdp: string): SipResponse {
     return buildResponse(request, 200, {
       headers: [
         { name: 'Contact', value: `<${this.#o.contact}>` },
         { name: 'Content-Type', value: 'application/sdp' },
       ],
-      body: Buffer.from(answered.answer),
+      body: Buffer.from(sdp),
     })
   }
 

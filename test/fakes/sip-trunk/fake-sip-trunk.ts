@@ -13,7 +13,7 @@ import { decodeRtp, encodeRtp } from '../../../transports/sip/rtp-codec.js'
 import { createServer, type Server } from 'node:net'
 import { decodeSipMessage, encodeSipMessage } from '../../../transports/sip/sip-message-codec.js'
 import { SipStreamFramer } from '../../../transports/sip/sip-stream-framer.js'
-import { getHeader, type SipRequest } from '../../../transports/sip/sip-message.js'
+import { getHeader, type SipRequest, type SipResponse } from '../../../transports/sip/sip-message.js'
 import { Inbox } from '../../helpers/sip-wire.js'
 
 /** How the trunk answers INVITEs. */
@@ -45,12 +45,15 @@ function udpPeer(socket: Socket, address: string, port: number): Peer {
 export class FakeSipTrunk {
   mode: TrunkMode = 'answer'
   readonly requests = new Inbox<SipRequest>()
+  /** Answers to the trunk's own requests (BYE, re-INVITE). */
+  readonly responses = new Inbox<SipResponse>()
   /** Every request received, in order (the inbox is consumed by tests). */
   readonly log: SipRequest[] = []
   readonly heard: TrunkHeard[] = []
   #nonce = randomBytes(8).toString('hex')
   #calls = new Map<string, { invite: SipRequest; from: Peer; toTag: string; rtpTarget?: { address: string; port: number } }>()
   #rtpTimer: NodeJS.Timeout | undefined
+  #cseq = 10
 
   private constructor(
     readonly sip: Socket,
@@ -107,9 +110,32 @@ export class FakeSipTrunk {
       `From: ${getHeader(inv, 'To')};tag=${call.toTag}`,
       `To: ${getHeader(inv, 'From')}`,
       `Call-ID: ${callId}`,
-      'CSeq: 1 BYE',
+      `CSeq: ${++this.#cseq} BYE`,
     ]
     this.#send(lines, '', call.from)
+  }
+
+  /** A re-INVITE in the call's dialog: `hold` offers sendonly, `none` has no offer (it wants ours). */
+  reinvite(callId: string, offer: 'hold' | 'none'): void {
+    const call = this.#calls.get(callId)
+    if (call === undefined) throw new Error(`no call ${callId}`)
+    const inv = call.invite
+    const port = this.rtp.address().port
+    const sdp = ['v=0', 'o=trunk 1 2 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0 101`]
+    const body =
+      offer === 'none' ? '' : [...sdp, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=sendonly', ''].join('\r\n')
+    const lines = [
+      `INVITE sip:gateway@${call.from.address}:${call.from.port} SIP/2.0`,
+      `Via: SIP/2.0/${call.from.transport} 127.0.0.1:${this.sip.address().port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+      'Max-Forwards: 70',
+      `From: ${getHeader(inv, 'To')};tag=${call.toTag}`,
+      `To: ${getHeader(inv, 'From')}`,
+      `Call-ID: ${callId}`,
+      `CSeq: ${++this.#cseq} INVITE`,
+      `Contact: <sip:trunk@127.0.0.1:${this.sip.address().port}>`,
+      ...(body === '' ? [] : ['Content-Type: application/sdp']),
+    ]
+    this.#send(lines, body, call.from)
   }
 
   close(): void {
@@ -121,6 +147,7 @@ export class FakeSipTrunk {
 
   #onSip(bytes: Buffer, from: Peer, framing: 'datagram' | 'stream' = 'datagram'): void {
     const decoded = decodeSipMessage(bytes, { framing })
+    if (decoded.ok && decoded.message.kind === 'response') return this.#onResponse(decoded.message)
     if (!decoded.ok || decoded.message.kind !== 'request') return
     const request = decoded.message
     this.log.push(request)
@@ -141,6 +168,24 @@ export class FakeSipTrunk {
       default:
         return
     }
+  }
+
+  /** Records an answer; a 2xx to our re-INVITE is ACKed (section 13.2.2.4). */
+  #onResponse(response: SipResponse): void {
+    this.responses.push(response)
+    const cseq = getHeader(response, 'CSeq') ?? ''
+    const call = this.#calls.get(getHeader(response, 'Call-ID') ?? '')
+    if (call === undefined || !cseq.endsWith('INVITE') || response.status < 200 || response.status >= 300) return
+    const lines = [
+      `ACK sip:gateway@${call.from.address}:${call.from.port} SIP/2.0`,
+      `Via: SIP/2.0/${call.from.transport} 127.0.0.1:${this.sip.address().port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+      'Max-Forwards: 70',
+      `From: ${getHeader(response, 'From')}`,
+      `To: ${getHeader(response, 'To')}`,
+      `Call-ID: ${getHeader(response, 'Call-ID')}`,
+      `CSeq: ${cseq.split(' ')[0]} ACK`,
+    ]
+    this.#send(lines, '', call.from)
   }
 
   #invite(invite: SipRequest, callId: string, from: Peer): void {
