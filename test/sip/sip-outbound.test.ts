@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { getHeader } from '../../transports/sip/sip-message.js'
-import { eventually, newBackendTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
+import { eventually, newBackendTenant, newTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
 import { FakeSipTrunk } from '../fakes/sip-trunk/fake-sip-trunk.js'
 import { freeSipPort } from '../helpers/sip-wire.js'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
@@ -142,4 +142,26 @@ t.test('a trunk URI that cannot be dialled: 400 carrier_rejected, the session en
     .limit(1)
     .execute()
   t.same([row?.status, row?.call_status, row?.end_reason], ['ended', 'failed', 'call_failed'])
+})
+
+t.test('an organization without carrier credentials: any assigned number goes out through its trunk', async (t) => {
+  const sipOnly = await newTenant(c)
+  const made = await c.gw.request('POST', '/v1/sip/trunks', {
+    key: sipOnly.apiKey,
+    body: { name: 'only trunk', outbound: { uri: trunk.uri, ...credentials } },
+  })
+  t.equal(made.status, 201)
+  trunk.mode = 'busy'
+  t.teardown(() => {
+    trunk.mode = 'answer'
+  })
+  const r = await c.gw.request('POST', `/v1/agents/${sipOnly.agentId}/calls/initiate_outbound`, {
+    key: sipOnly.apiKey,
+    body: { from_phone_number: sipOnly.number, to_phone_number: CALLEE },
+  })
+  t.equal(r.status, 200, 'placed, not carrier_not_configured')
+  const invite = await eventually(async () => trunk.log.find((q) => q.method === 'INVITE' && getHeader(q, 'Call-ID') === r.body.call_sid))
+  t.match(getHeader(invite, 'From'), new RegExp(`^<sip:\\${sipOnly.number}@`), 'from the assigned number')
+  const row = await ended(r.body.session_id)
+  t.same([row.channel, row.call_status], ['sip', 'busy'])
 })
