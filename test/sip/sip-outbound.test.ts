@@ -6,6 +6,7 @@
  * `busy`, and a call nobody answers is CANCELled at the ring timeout (`no-answer`).
  */
 import t from 'tap'
+import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { getHeader } from '../../transports/sip/sip-message.js'
 import { eventually, newBackendTenant, newTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
 import { FakeSipTrunk } from '../fakes/sip-trunk/fake-sip-trunk.js'
@@ -32,10 +33,20 @@ t.teardown(() => receiver.close())
 const { tenant, backend } = await newBackendTenant(t, c, 'sip-out-token', (config) => {
   config.session_webhook = { url: `${receiver.url}/lifecycle` }
 })
-backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello, this is the agent calling.' : 'Noted.')
+const welcome = (req: { json: any }) =>
+  sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello, this is the agent calling.' : 'Noted.')
+backend.reply = welcome
 const credentials = { username: 'voxgate', password: 'trunk-secret' }
 const trunk = await FakeSipTrunk.start(credentials)
 t.teardown(() => trunk.close())
+// Pacing is the carrier path's, tested there; here calls follow each other without waiting for a dial slot.
+{
+  const org = await c.gw.request('PATCH', `/admin/v1/organizations/${tenant.orgId}`, {
+    admin: true,
+    body: { outbound_calls_per_second: 100 },
+  })
+  if (org.status !== 200) throw new Error(org.text)
+}
 const trunkId = await (async () => {
   const r = await c.gw.request('POST', '/v1/sip/trunks', {
     key: tenant.apiKey,
@@ -88,6 +99,9 @@ t.test('challenged, answered, the welcome heard, the callee hangs up; then the a
   t.equal(end.json.end_reason, 'caller_hangup')
   await eventually(async () => (c.gw.gateway.sip?.liveCalls === 0 ? true : undefined))
 
+  t.teardown(() => {
+    backend.reply = welcome
+  })
   backend.reply = (req) =>
     req.json.type === 'session.start'
       ? { kind: 'sse', steps: [{ data: { type: 'response.hangup', content: 'Goodbye.', turn_id: req.json.turn_id } }] }
@@ -164,4 +178,25 @@ t.test('an organization without carrier credentials: any assigned number goes ou
   t.match(getHeader(invite, 'From'), new RegExp(`^<sip:\\${sipOnly.number}@`), 'from the assigned number')
   const row = await ended(r.body.session_id)
   t.same([row.channel, row.call_status], ['sip', 'busy'])
+})
+
+t.test("machine detection: the gateway's beep detector hears a voicemail beep on a SIP call", async (t) => {
+  const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}/calls/initiate_outbound`, {
+    key: tenant.apiKey,
+    body: { from_phone_number: tenant.number, to_phone_number: CALLEE, machine_detection: true },
+  })
+  t.equal(r.status, 200)
+  await eventually(async () => ((await sessionRow(r.body.session_id)).status === 'connected' ? true : undefined))
+  // 1 kHz for 400 ms at -10 dBm0 between short silences, as an answering machine's beep.
+  const pcm = new Int16Array(8000 * 0.8)
+  const amplitude = 32767 * 10 ** ((-10 - 3.17) / 20)
+  for (let i = 0; i < 3200; i++) pcm[800 + i] = Math.round(amplitude * Math.sin((2 * Math.PI * 1000 * i) / 8000))
+  trunk.play(Buffer.from(encodeMulaw(pcm)))
+  const row = await eventually(async () => {
+    const current = await sessionRow(r.body.session_id)
+    return current.answered_by === 'machine_beep' ? current : undefined
+  }, 5_000)
+  t.same([row.channel, row.machine_detection], ['sip', true])
+  trunk.hangUp(r.body.call_sid)
+  await ended(r.body.session_id)
 })

@@ -54,6 +54,8 @@ export class FakeSipTrunk {
   #calls = new Map<string, { invite: SipRequest; from: Peer; toTag: string; rtpTarget?: { address: string; port: number } }>()
   #rtpTimer: NodeJS.Timeout | undefined
   #cseq = 10
+  /** Mu-law frames the callee "says" next, in place of silence. */
+  #playing: Buffer[] = []
 
   private constructor(
     readonly sip: Socket,
@@ -113,6 +115,11 @@ export class FakeSipTrunk {
       `CSeq: ${++this.#cseq} BYE`,
     ]
     this.#send(lines, '', call.from)
+  }
+
+  /** The callee speaks: mu-law 8 kHz, sent as 20 ms frames from the next slot on. */
+  play(mulaw: Buffer): void {
+    for (let at = 0; at + 160 <= mulaw.length; at += 160) this.#playing.push(mulaw.subarray(at, at + 160))
   }
 
   /** A re-INVITE in the call's dialog: `hold` offers sendonly, `none` has no offer (it wants ours). */
@@ -241,7 +248,8 @@ export class FakeSipTrunk {
     let seq = 0
     clearInterval(this.#rtpTimer)
     this.#rtpTimer = setInterval(() => {
-      const packet = encodeRtp({ payloadType: 0, sequence: seq, timestamp: seq * 160, ssrc: 99, payload: Buffer.alloc(160, 0xff) })
+      const payload = this.#playing.shift() ?? Buffer.alloc(160, 0xff)
+      const packet = encodeRtp({ payloadType: 0, sequence: seq, timestamp: seq * 160, ssrc: 99, payload })
       seq++
       this.rtp.send(packet, target.port, target.address)
     }, 20)
