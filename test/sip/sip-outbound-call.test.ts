@@ -142,7 +142,7 @@ t.test('given up while ringing: CANCEL, 487, reported as cancelled', async (t) =
 
 t.test('transport=tcp: the call goes over a connection of its own, BYE included', async (t) => {
   const { sip, trunk } = await setup(t)
-  const { seen, handle } = await dial(sip, trunk, `${trunk.uri};transport=tcp`)
+  const { seen, handle } = await dial(sip, trunk, trunk.tcpUri)
   await eventually(async () => (seen.transport ? true : undefined), 3_000, 'answered over TCP')
   const invites = trunk.log.filter((r) => r.method === 'INVITE')
   t.equal(invites.length, 2, 'challenged and retried')

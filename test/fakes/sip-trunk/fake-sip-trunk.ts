@@ -4,7 +4,7 @@
  * says: `answer` (100, 180, then 200 with a PCMU SDP answer), `busy` (486) or `never` (180 and nothing more
  * until a CANCEL: 200 to it and 487 to the INVITE). It answers BYE with 200, sends BYE itself (`hangUp`),
  * records every request, and once answered sends RTP from its own socket (so the gateway latches) and records
- * the RTP it hears. It listens on UDP and on TCP (same port; a TCP request is answered on its connection).
+ * the RTP it hears. It listens on UDP and on TCP (`tcpUri`; a TCP request is answered on its connection).
  * Messages are plain RFC 3261 text.
  */
 import { createHash, randomBytes } from 'node:crypto'
@@ -91,13 +91,21 @@ export class FakeSipTrunk {
     }
     const sip = await bind()
     const tcp = createServer()
-    await new Promise<void>((resolve) => tcp.listen(sip.address().port, '127.0.0.1', resolve))
+    await new Promise<void>((resolve, reject) => {
+      tcp.once('error', reject)
+      tcp.listen(0, '127.0.0.1', resolve)
+    })
     return new FakeSipTrunk(sip, await bind(), tcp, credentials)
   }
 
   /** The trunk's outbound URI as a trunk row stores it. */
   get uri(): string {
     return `sip:127.0.0.1:${this.sip.address().port}`
+  }
+
+  /** The same trunk over TCP (its own port). */
+  get tcpUri(): string {
+    return `sip:127.0.0.1:${(this.tcp.address() as { port: number }).port};transport=tcp`
   }
 
   /** Sends BYE in the call's dialog to the gateway's Contact (here: where its INVITE came from). */
