@@ -107,41 +107,38 @@ t.test('INVITE client over TCP: no retransmission, timer B still runs', async (t
   t.same([tx.state, timedOut], ['terminated', 1])
 })
 
-t.test(
-  'INVITE client: 180 stops retransmits and timer B, 486 is ACKed by the transaction, retransmitted 486 re-ACKed, timer D',
-  async (t) => {
-    const clock = virtualTimers()
-    const net = wire(clock)
-    const got: number[] = []
-    const tx = new InviteClientTransaction(
-      INVITE,
-      { timers: clock.timers, reliable: false, send: net.send },
-      { onResponse: (r) => got.push(r.status), onTimeout: () => {} },
-    )
-    tx.start()
-    clock.advance(600)
-    tx.receive(response(180))
-    clock.advance(10_000)
-    t.equal(net.sent.length, 2, 'no retransmission in Proceeding')
-    clock.advance(60_000)
-    t.equal(tx.state, 'proceeding', 'no timer B once ringing: a call may ring past 32 s')
-    tx.receive(response(486))
-    t.equal(tx.state, 'completed')
-    const ack = net.sent[2]!.message as SipRequest
-    t.same(
-      [ack.method, ack.uri, getHeader(ack, 'CSeq'), getHeader(ack, 'To')],
-      ['ACK', INVITE.uri, '1 ACK', '<sip:+15550001111@gw.example.com>;tag=gw1'],
-    )
-    t.equal(getHeader(ack, 'Via'), getHeader(INVITE, 'Via'), 'same branch as the INVITE')
-    t.equal(getHeader(ack, 'Route'), '<sip:edge.example.com;lr>')
-    tx.receive(response(486))
-    t.same([net.sent.length, got], [4, [180, 486]], 'ACK resent, the TU told once')
-    clock.advance(31_999)
-    t.equal(tx.state, 'completed')
-    clock.advance(1)
-    t.equal(tx.state, 'terminated', 'timer D (32 s over UDP)')
-  },
-)
+t.test('INVITE client: 180 stops retransmits, 486 is ACKed by the transaction, retransmitted 486 re-ACKed, timer D', async (t) => {
+  const clock = virtualTimers()
+  const net = wire(clock)
+  const got: number[] = []
+  const tx = new InviteClientTransaction(
+    INVITE,
+    { timers: clock.timers, reliable: false, send: net.send },
+    { onResponse: (r) => got.push(r.status), onTimeout: () => {} },
+  )
+  tx.start()
+  clock.advance(600)
+  tx.receive(response(180))
+  clock.advance(10_000)
+  t.equal(net.sent.length, 2, 'no retransmission in Proceeding')
+  clock.advance(60_000)
+  t.equal(tx.state, 'proceeding', 'no timer B once ringing: a call may ring past 32 s')
+  tx.receive(response(486))
+  t.equal(tx.state, 'completed')
+  const ack = net.sent[2]!.message as SipRequest
+  t.same(
+    [ack.method, ack.uri, getHeader(ack, 'CSeq'), getHeader(ack, 'To')],
+    ['ACK', INVITE.uri, '1 ACK', '<sip:+15550001111@gw.example.com>;tag=gw1'],
+  )
+  t.equal(getHeader(ack, 'Via'), getHeader(INVITE, 'Via'), 'same branch as the INVITE')
+  t.equal(getHeader(ack, 'Route'), '<sip:edge.example.com;lr>')
+  tx.receive(response(486))
+  t.same([net.sent.length, got], [4, [180, 486]], 'ACK resent, the TU told once')
+  clock.advance(31_999)
+  t.equal(tx.state, 'completed')
+  clock.advance(1)
+  t.equal(tx.state, 'terminated', 'timer D (32 s over UDP)')
+})
 
 t.test('INVITE client: 2xx goes to the TU (it ACKs), retransmitted 2xx too, timer M ends it', async (t) => {
   const clock = virtualTimers()
