@@ -130,7 +130,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   const retention = new RecordingRetention(store.db, log, config.recordingRetentionDays, recordingObjects)
   retention?.start()
   mover?.start()
-  path = carrierPath(deps, sessions, egress)
+  path = carrierPath(deps, sessions, egress, () => sip)
   const tunnels =
     deps.tunnels ??
     new TunnelHub({

@@ -1,5 +1,6 @@
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
 import type { CallDeps } from '../gateway/sessions/call-deps.js'
+import type { SipTrunkDialer } from '../gateway/sessions/sip-trunk-dialer.js'
 import { createCallDeps } from '../gateway/sessions/create-call-deps.js'
 import type { WebhookEgress } from '../gateway/webhooks/egress-policy.js'
 import type { Carrier } from '../carrier/carrier.js'
@@ -17,7 +18,13 @@ export interface CarrierPath {
 }
 
 /** The one place a carrier is chosen: everything below gets it passed in. */
-export function carrierPath(deps: GatewayDeps, sessions: SessionManager, egress: WebhookEgress): CarrierPath {
+export function carrierPath(
+  deps: GatewayDeps,
+  sessions: SessionManager,
+  egress: WebhookEgress,
+  /** The SIP endpoint once it listens (outbound calls through an organization's trunk). */
+  sipDialer?: () => SipTrunkDialer | undefined,
+): CarrierPath {
   const carrier = withCarrierMetrics(deps.carrier?.carrier ?? createTwilioCarrier(), sessions.metrics)
   const calls = createCallDeps(
     {
@@ -28,6 +35,8 @@ export function carrierPath(deps: GatewayDeps, sessions: SessionManager, egress:
       webhookPolicy: deps.config.webhookPolicy,
       webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
       egress: egress.policy,
+      sipDialer,
+      sipCredentialsKey: deps.config.sipCredentialsKey,
     },
     { outboundQueueMaxWaitMs: deps.config.outboundQueueMaxWaitMs, ...deps.carrier },
   )

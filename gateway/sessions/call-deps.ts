@@ -13,6 +13,7 @@ import type { SessionManager } from './session-manager.js'
 import type { CallCarrier } from './call-carrier.js'
 import type { TransferLegs } from './transfer-legs.js'
 import type { EgressPolicy } from '../webhooks/egress-policy.js'
+import type { SipOutboundDeps } from './sip-trunk-dialer.js'
 
 /** Deadlines of carrier calls; every field has a default. */
 export interface CallTimeouts {
@@ -26,8 +27,8 @@ export interface CallTimeouts {
   readonly outboundQueueMaxWaitMs?: number | undefined
 }
 
-/** Everything the carrier-call functions of sessions may use. */
-export interface CallDeps {
+/** Everything the carrier-call functions of sessions may use (and the SIP trunk, for outbound calls through it). */
+export interface CallDeps extends SipOutboundDeps {
   readonly db: Kysely<Database>
   readonly log: Log
   readonly carrier: CallCarrier

@@ -5,7 +5,10 @@ import { TransferLegs } from './transfer-legs.js'
 
 /** Builds the call deps of a process; its watchdog ends (and hangs up) a waiting call whose deadline passed. */
 export function createCallDeps(
-  base: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'webhookPolicy' | 'webhookDelivery' | 'egress'>,
+  base: Pick<
+    CallDeps,
+    'db' | 'log' | 'carrier' | 'sessions' | 'webhookPolicy' | 'webhookDelivery' | 'egress' | 'sipDialer' | 'sipCredentialsKey'
+  >,
   timeouts: CallTimeouts = {},
 ): CallDeps {
   // The deps and the watchdog refer to each other: the watchdog ends calls through the deps.

@@ -2,7 +2,9 @@
  * Placing an outbound call (initiate_outbound) from one of the agent's numbers. The session is authorized at
  * once with its concurrency slot (a ringing call counts against the limit, and its lease is renewed while it
  * rings), then the carrier's Calls API is asked to dial. When the callee answers, the carrier posts the voice
- * hook, which gives the same session a stream key (call-admission.ts).
+ * hook, which gives the same session a stream key (call-admission.ts). A from number of the organization's SIP
+ * trunk is dialled through the trunk instead, after the same checks, authorization and pacing
+ * (sip-outbound-calls.ts).
  */
 import { voxError } from '../../core/errors.js'
 import { normalisePhoneNumber, type NormalisedNumber } from '../../core/phone.js'
@@ -16,6 +18,7 @@ import type { CallDeps } from './call-deps.js'
 import { endWaitingCall } from './waiting-calls.js'
 import { takeDialSlot } from '../store/outbound-pacing.js'
 import { waitForDial } from './dial-gate.js'
+import { dialThroughTrunk, outboundTrunkFor, sipPlacementError } from './sip-outbound-calls.js'
 
 /** What initiate_outbound asks for. */
 export interface OutboundCallRequest {
@@ -64,6 +67,8 @@ export async function placeOutboundCall(
     | 'statusGraceMs'
     | 'egress'
     | 'outboundQueueMaxWaitMs'
+    | 'sipDialer'
+    | 'sipCredentialsKey'
   >,
   request: OutboundCallRequest,
 ): Promise<OutboundCallResult> {
@@ -85,7 +90,9 @@ export async function placeOutboundCall(
   if (balanceUsedUp(org)) throw voxError('insufficient_balance')
   if (await atConcurrencyLimit(deps.db, org.id, org.max_concurrent_sessions)) throw voxError('concurrency_limit')
   const credentials = carrierCredentials(org)
-  if (credentials === undefined) {
+  // A from number of the organization's SIP trunk goes out through the trunk (sip-outbound-calls.ts).
+  const trunk = await outboundTrunkFor(deps, org, from.e164, credentials !== undefined)
+  if (credentials === undefined && trunk === undefined) {
     throw voxError(
       'carrier_not_configured',
       'carrier credentials are not configured for this organization: store them with PUT /admin/v1/organizations/{id}/carrier',
@@ -99,7 +106,7 @@ export async function placeOutboundCall(
       agentId: agent.id,
       // Outbound sessions keep the API's naming: from = the agent's number, to = the person called.
       origin: {
-        channel: 'carrier',
+        channel: trunk === undefined ? 'carrier' : 'sip',
         direction: 'outbound-api',
         fromPhoneNumber: from.e164,
         fromPhoneCountry: from.country ?? null,
@@ -131,6 +138,21 @@ export async function placeOutboundCall(
     await endWaitingCall(deps, auth.sessionId, { endReason: 'client_disconnected' }).catch(() => undefined)
     throw e
   }
+  if (trunk !== undefined) {
+    const dialed = await dialThroughTrunk(deps, {
+      sessionId: auth.sessionId,
+      trunk,
+      from: from.e164,
+      to: to.e164,
+    })
+    if (!dialed.ok) throw sipPlacementError(dialed.cause)
+    deps.log.info(
+      { session_id: auth.sessionId, agent_id: agent.id, to: to.e164, trunk_id: trunk.id },
+      'outbound call placed through the SIP trunk',
+    )
+    return { ok: true, conversationId: auth.conversationId, sessionId: auth.sessionId, callSid: dialed.callId }
+  }
+  if (credentials === undefined) throw voxError('carrier_not_configured')
   let call: { readonly sid: string; readonly status: string }
   try {
     call = await deps.carrier.callsClient(credentials).createCall({

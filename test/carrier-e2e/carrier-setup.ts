@@ -145,19 +145,26 @@ export interface VoiceWorld {
 }
 
 /** Starts the vendor fakes and a gateway using them (`env` adds to its environment); all close at `t`'s teardown. */
-export async function startVoiceWorld(t: { teardown(fn: () => unknown): void }, env: Record<string, string> = {}): Promise<VoiceWorld> {
+export async function startVoiceWorld(
+  t: { teardown(fn: () => unknown): void },
+  env: Record<string, string> = {},
+  carrier?: CarrierOptions,
+): Promise<VoiceWorld> {
   const transcripts: string[] = []
   const deepgram = await startFakeDeepgram({ apiKey: 'dg-key', script: transcriptsInTurn(transcripts) })
   t.teardown(() => deepgram.close())
   const elevenlabs = await startFakeElevenLabs({ apiKey: 'el-key', msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
   t.teardown(() => elevenlabs.close())
-  const c = await startCarrierGateway({
-    STT_VENDOR_A_URL: deepgram.url,
-    STT_VENDOR_A_API_KEY: 'dg-key',
-    TTS_VENDOR_A_URL: elevenlabs.url,
-    TTS_VENDOR_A_API_KEY: 'el-key',
-    ...env,
-  })
+  const c = await startCarrierGateway(
+    {
+      STT_VENDOR_A_URL: deepgram.url,
+      STT_VENDOR_A_API_KEY: 'dg-key',
+      TTS_VENDOR_A_URL: elevenlabs.url,
+      TTS_VENDOR_A_API_KEY: 'el-key',
+      ...env,
+    },
+    carrier,
+  )
   t.teardown(() => c.gw.close())
   return { c, deepgram, transcripts }
 }

@@ -108,3 +108,38 @@ t.test('a full range refuses with null, and a port another process holds is skip
   first?.release()
   t.equal(pool.inUse, 0, 'release is idempotent')
 })
+
+t.test('steady RTP: silence in every slot while the agent is quiet, nothing while the peer holds', async (t) => {
+  const pool = new RtpPortPool({ host: '127.0.0.1', min: min + 200, max: min + 210 })
+  const lease = await pool.acquire()
+  if (lease === null) throw new Error('no port')
+  const peer = await socket(t, '127.0.0.1')
+  const frames: Buffer[] = []
+  const media = new RtpMedia(lease, audio(peer.address().port), '127.0.0.1', { onAudio: (f) => frames.push(f), onDigit: () => undefined })
+  t.teardown(() => media.close())
+  media.start()
+  await eventually(async () => (peer.got.length >= 5 ? true : undefined))
+  const quiet = peer.got.map((b) => decodeRtp(b)).flatMap((d) => (d.kind === 'rtp' ? [d.packet] : []))
+  t.ok(
+    quiet.every((p) => p.payloadType === 0 && p.payload.length === 160 && p.payload.every((b) => b === 0xff)),
+    'PCMU silence frames with nothing queued',
+  )
+  t.ok(
+    quiet.slice(1).every((p, i) => p.sequence === (quiet[i]!.sequence + 1) % 0x10000 && !p.marker),
+    'one contiguous stream',
+  )
+
+  media.update({ ...audio(peer.address().port), remoteDirection: 'sendonly', held: true })
+  // The hold takes effect at the next slot; one packet may already be on its way.
+  const atHold = peer.got.length + 1
+  // Time passes while held, measured by the caller's own audio coming out one frame per 20 ms.
+  for (let seq = 0; seq < 10; seq++) peer.send(rtp(seq), lease.port, '127.0.0.1')
+  await eventually(async () => (frames.length >= 8 ? true : undefined))
+  t.ok(peer.got.length <= atHold, `nothing sent while held (${peer.got.length - atHold + 1} packets)`)
+
+  media.update(audio(peer.address().port))
+  const before = peer.got.length
+  await eventually(async () => (peer.got.length >= before + 3 ? true : undefined))
+  const resumed = decodeRtp(peer.got[before]!)
+  t.ok(resumed.kind === 'rtp' && resumed.packet.marker, 'silence again after the unhold, the marker on its first packet')
+})

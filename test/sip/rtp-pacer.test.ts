@@ -136,3 +136,63 @@ t.test('a digit goes out as telephone-event packets in its slots, between audio 
   t.equal(sent[6]!.timestamp, 160 * 6, 'audio resumes at the media time after the event')
   t.notOk(new RtpPacer({ now: () => 0, payloadType: 0 }).enqueueDigit('1'), 'no telephone-event negotiated')
 })
+
+t.test('with a silence frame every idle slot sends it; the marker only after a gap in transmission', async (t) => {
+  const clock = { now: 0 }
+  const silence = Buffer.alloc(160, 0xff)
+  const pacer = new RtpPacer({
+    now: () => clock.now,
+    payloadType: 0,
+    telephoneEventPayloadType: 101,
+    initialSequence: 0,
+    initialTimestamp: 0,
+    silence,
+  })
+  const quiet = run(pacer, clock, 100)
+  t.equal(quiet.length, 5, 'a packet in every slot while nothing is queued')
+  t.ok(
+    quiet.every((s) => s.packet.payload === silence && s.packet.payloadType === 0),
+    'the G.711 silence frame',
+  )
+  t.same(
+    quiet.map((s) => s.packet.marker),
+    [true, false, false, false, false],
+    'the marker on the first packet of the stream only',
+  )
+  t.equal(pacer.stats.idle, 5)
+  const [speech] = frames(1)
+  pacer.enqueue(speech!)
+  const talk = run(pacer, clock, 160)
+  t.same(
+    talk.map((s) => [s.packet.payload === speech, s.packet.marker, s.packet.sequence, s.packet.timestamp]),
+    [
+      [true, false, 5, 800],
+      [false, false, 6, 960],
+      [false, false, 7, 1120],
+    ],
+    'audio and silence continue one stream: contiguous sequence and timestamps, no new talkspurt',
+  )
+  t.ok(
+    talk.slice(1).every((s, i) => s.at - talk[i]!.at === 20),
+    'still 20 ms apart',
+  )
+  clock.now += 300 // a stall: the slots it missed are skipped, not sent
+  const after = run(pacer, clock, clock.now + 40)
+  t.equal(after[0]!.packet.marker, true, 'a gap in transmission: the next packet has the marker')
+  t.equal(after[0]!.packet.sequence, 8)
+  t.ok(pacer.enqueueDigit('5', 40))
+  const digit = run(pacer, clock, clock.now + 140).map((s) => s.packet)
+  t.same(
+    digit.map((p) => [p.payloadType, p.marker]),
+    [
+      [101, true],
+      [101, false],
+      [101, false],
+      [101, false],
+      [0, true],
+      [0, false],
+      [0, false],
+    ],
+    'a digit replaces the silence in its slots; the audio stream resumes with the marker',
+  )
+})

@@ -121,6 +121,8 @@ t.test('INVITE client: 180 stops retransmits, 486 is ACKed by the transaction, r
   tx.receive(response(180))
   clock.advance(10_000)
   t.equal(net.sent.length, 2, 'no retransmission in Proceeding')
+  clock.advance(60_000)
+  t.equal(tx.state, 'proceeding', 'no timer B once ringing: a call may ring past 32 s')
   tx.receive(response(486))
   t.equal(tx.state, 'completed')
   const ack = net.sent[2]!.message as SipRequest

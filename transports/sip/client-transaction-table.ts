@@ -1,12 +1,14 @@
 /**
- * The endpoint's own requests in flight (BYE to end a call), as non-INVITE client transactions keyed by their
- * Via branch, which the response carries back (RFC 3261 section 17.1.3). Bounded: past `max` a request is sent
- * once without retransmissions rather than held.
+ * The endpoint's own requests in flight (BYE to end a call, an outbound call's INVITE and CANCEL), as client
+ * transactions keyed by their Via branch and CSeq method, which the response carries back (RFC 3261 section
+ * 17.1.3; a CANCEL shares its INVITE's branch). Bounded: past `max` a request is sent once without
+ * retransmissions rather than held (an INVITE is then refused: the call is not placed).
  */
 import { randomBytes } from 'node:crypto'
+import { type InviteClientEvents, InviteClientTransaction } from './invite-transactions.js'
 import { NonInviteClientTransaction } from './non-invite-transactions.js'
 import { getHeader, type SipRequest, type SipResponse } from './sip-message.js'
-import { parseVia } from './sip-uri-codec.js'
+import { parseCSeq, parseVia } from './sip-uri-codec.js'
 import type { TimerScheduler } from './transaction-timers.js'
 
 /** Most client transactions held. */
@@ -20,7 +22,7 @@ export interface ClientWire {
 
 /** Client transactions by branch. */
 export class ClientTransactionTable {
-  readonly #byBranch = new Map<string, NonInviteClientTransaction>()
+  readonly #byBranch = new Map<string, NonInviteClientTransaction | InviteClientTransaction>()
   readonly #timers: TimerScheduler
   readonly #max: number
 
@@ -41,7 +43,8 @@ export class ClientTransactionTable {
       done('timeout')
       return
     }
-    const tx = new NonInviteClientTransaction(
+    const key = txKey(branch, request.method)
+    const tx: NonInviteClientTransaction = new NonInviteClientTransaction(
       request,
       { timers: this.#timers, reliable: wire.reliable, send: (m) => wire.send(m as SipRequest) },
       {
@@ -50,12 +53,32 @@ export class ClientTransactionTable {
         },
         onTimeout: () => done('timeout'),
         onTerminated: () => {
-          if (this.#byBranch.get(branch) === tx) this.#byBranch.delete(branch)
+          if (this.#byBranch.get(key) === tx) this.#byBranch.delete(key)
         },
       },
     )
-    this.#byBranch.set(branch, tx)
+    this.#byBranch.set(key, tx)
     tx.start()
+  }
+
+  /** Sends an INVITE as a client transaction (timers A and B); null when the table is full (nothing sent). */
+  sendInvite(request: SipRequest, branch: string, wire: ClientWire, events: InviteClientEvents): InviteClientTransaction | null {
+    if (this.#byBranch.size >= this.#max) return null
+    const key = txKey(branch, 'INVITE')
+    const tx: InviteClientTransaction = new InviteClientTransaction(
+      request,
+      { timers: this.#timers, reliable: wire.reliable, send: (m) => wire.send(m as SipRequest) },
+      {
+        ...events,
+        onTerminated: () => {
+          if (this.#byBranch.get(key) === tx) this.#byBranch.delete(key)
+          events.onTerminated?.()
+        },
+      },
+    )
+    this.#byBranch.set(key, tx)
+    tx.start()
+    return tx
   }
 
   /** Gives up on every request in flight (the endpoint closes): no more retransmissions. */
@@ -68,11 +91,16 @@ export class ClientTransactionTable {
   receive(response: SipResponse): boolean {
     const via = getHeader(response, 'Via')
     const branch = via === undefined ? undefined : parseVia(via)?.params.get('branch')
-    const tx = typeof branch === 'string' ? this.#byBranch.get(branch) : undefined
+    const method = parseCSeq(getHeader(response, 'CSeq') ?? '')?.method
+    const tx = typeof branch === 'string' && method !== undefined ? this.#byBranch.get(txKey(branch, method)) : undefined
     if (tx === undefined) return false
     tx.receive(response)
     return true
   }
+}
+
+function txKey(branch: string, method: string): string {
+  return `${branch}\n${method.toUpperCase()}`
 }
 
 /** A new RFC 3261 branch (the magic cookie, then 96 random bits). */

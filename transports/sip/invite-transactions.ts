@@ -3,7 +3,7 @@
  * injected scheduler.
  *
  * Client (17.1.1): Calling -> Proceeding -> Completed/Accepted -> Terminated. Over UDP the INVITE is resent on
- * timer A (T1, doubling). Timer B gives up. A 300-699 is acknowledged by the transaction itself, and timer D
+ * timer A (T1, doubling). Timer B gives up while no answer at all came (Calling). A 300-699 is acknowledged by the transaction itself, and timer D
  * absorbs its retransmissions. A 2xx is passed up, and the TU sends that ACK (section 13.2.2.4).
  *
  * Server (17.2.1): Proceeding -> Completed -> Confirmed -> Terminated for an error answer. Timer G resends the
@@ -71,8 +71,10 @@ export class InviteClientTransaction {
       this.#interval = t1
       this.#timers.set('A', t1, () => this.#retransmit())
     }
+    // Section 17.1.1.2: timer B gives up only in Calling. Once a provisional answer came, the call rings as long
+    // as the far end lets it; the TU decides when to stop (CANCEL), and the final answer ends the transaction.
     this.#timers.set('B', 64 * t1, () => {
-      if (this.#state === 'calling' || this.#state === 'proceeding') {
+      if (this.#state === 'calling') {
         this.#terminate()
         this.#events.onTimeout()
       }

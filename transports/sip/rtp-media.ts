@@ -1,7 +1,8 @@
 /**
  * The RTP stream of one call on its own UDP socket. Incoming: RTCP and undecodable packets are ignored,
  * telephone-event packets become digits, audio goes through the jitter buffer and comes out as one 20 ms frame
- * per 20 ms of clock. Outgoing: frames go through the pacer, one packet per 20 ms slot.
+ * per 20 ms of clock. Outgoing: frames go through the pacer, one packet per 20 ms slot, G.711 silence when no
+ * audio is queued, nothing while the peer holds the call.
  *
  * Symmetric RTP (for callers behind NAT): until a packet comes we send to the SDP's address; the first RTP
  * packet from the SDP's address or the signalling peer's address latches the stream to where it came from (its
@@ -201,7 +202,12 @@ export class RtpMedia {
 }
 
 function newPacer(audio: NegotiatedAudio): RtpPacer {
-  return new RtpPacer({ payloadType: audio.payloadType, telephoneEventPayloadType: audio.telephoneEventPayloadType })
+  // G.711 silence in every idle slot: an SBC with an RTP inactivity timer must not hang up on a quiet agent.
+  return new RtpPacer({
+    payloadType: audio.payloadType,
+    telephoneEventPayloadType: audio.telephoneEventPayloadType,
+    silence: Buffer.alloc(FRAME_BYTES, silenceOf(audio)),
+  })
 }
 
 /** G.711 silence: 0xFF for PCMU, 0xD5 for PCMA. */

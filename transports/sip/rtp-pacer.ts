@@ -5,6 +5,10 @@
  * sequence numbers and the media timestamp, which advances with every slot, sent or silent (RFC 3550 section
  * 5.1), and sets the marker on the first packet of a talkspurt (RFC 3551 section 4.1). DTMF digits queue with the
  * audio and go out as RFC 4733 event packets in their slots. `clear()` drops queued audio at once for barge-in.
+ *
+ * With a `silence` frame, a slot with nothing queued sends that frame (steady RTP: SBCs hang up a call whose RTP
+ * stops for 30-60 s). The marker then goes on the first packet after a gap in transmission (the first packet, a
+ * skipped stall, a digit's events), as RFC 3551 section 4.1 asks of a sender without silence suppression.
  */
 import { type DtmfPacket, dtmfPackets } from './dtmf-sender.js'
 
@@ -35,6 +39,8 @@ export interface RtpPacerOptions {
   /** Random in production; fixed in tests. */
   readonly initialSequence?: number
   readonly initialTimestamp?: number
+  /** One frame of encoded silence, sent in every slot with nothing queued; unset: idle slots send nothing. */
+  readonly silence?: Buffer | undefined
 }
 
 /** What `tick()` returns: the packet for this slot, if any, and when to call again. */
@@ -50,7 +56,7 @@ type Item =
 /** Counters for metrics. */
 export interface PacerStats {
   sent: number
-  /** Slots with nothing to send. */
+  /** Slots with nothing queued (silence sent, when the pacer has a silence frame). */
   idle: number
   /** Slots skipped because a tick came later than `maxLateMs`. */
   skipped: number
@@ -69,6 +75,7 @@ export class RtpPacer {
   readonly #maxQueued: number
   readonly #maxLateMs: number
   readonly #queue: Item[] = []
+  readonly #silence: Buffer | undefined
   #sequence: number
   #timestamp: number
   #next: number | undefined
@@ -84,6 +91,7 @@ export class RtpPacer {
     this.#samples = options.samplesPerFrame ?? 160
     this.#maxQueued = options.maxQueuedFrames ?? 1500
     this.#maxLateMs = options.maxLateMs ?? 60
+    this.#silence = options.silence
     this.#sequence = (options.initialSequence ?? Math.floor(Math.random() * 0x10000)) & 0xffff
     this.#timestamp = (options.initialTimestamp ?? Math.floor(Math.random() * 0x100000000)) >>> 0
   }
@@ -156,12 +164,14 @@ export class RtpPacer {
     const item = this.#queue[0]?.kind === 'audio' ? (this.#queue.shift() as Extract<Item, { kind: 'audio' }>) : undefined
     if (item === undefined) {
       this.stats.idle++
-      this.#talking = false
-      return undefined
+      if (this.#silence === undefined) {
+        this.#talking = false
+        return undefined
+      }
     }
     const marker = !this.#talking
     this.#talking = true
-    return this.#emit({ marker, payloadType: this.#payloadType, timestamp: this.#timestamp, payload: item.payload })
+    return this.#emit({ marker, payloadType: this.#payloadType, timestamp: this.#timestamp, payload: item?.payload ?? this.#silence! })
   }
 
   #emit(fields: Omit<PacedPacket, 'sequence'>): PacedPacket {

@@ -13,6 +13,8 @@ import { RtpPortPool } from './rtp-port-pool.js'
 import type { SipCall } from './sip-call.js'
 import { SipCallAnswerer } from './sip-call-answerer.js'
 import { SipDialogTable } from './sip-dialogs.js'
+import { type SipDialEvents, type SipDialHandle, SipDialer, type SipDialRefusal, type SipDialRequest } from './sip-dialer.js'
+import type { SipOutboundCall } from './sip-outbound-call.js'
 import { isScanner } from './scanner-user-agents.js'
 import { refuseEveryInvite, type SipAdmission, type SipSource } from './sip-admission.js'
 import { decodeSipMessage, encodeSipMessage, type SipDecodeResult } from './sip-message-codec.js'
@@ -75,7 +77,8 @@ export class SipEndpoint {
   readonly #dropLog = new DropLogThrottle()
   readonly #handler: SipRequestHandler
   readonly #dropped: SipDropCounts
-  readonly #dialogs: SipDialogTable<SipCall>
+  readonly #dialogs: SipDialogTable<SipCall | SipOutboundCall>
+  readonly #dialer: SipDialer
   readonly #clients: ClientTransactionTable
   #draining = false
   #closing: Promise<void> | undefined
@@ -96,10 +99,26 @@ export class SipEndpoint {
     this.#transactions = parts.transactions
     this.#dropped = parts.dropped
     this.#limiter = new SourceRateLimiter(options.rateLimits ?? DEFAULT_SOURCE_RATE_LIMITS)
-    this.#dialogs = new SipDialogTable<SipCall>(options.maxCalls)
+    this.#dialogs = new SipDialogTable<SipCall | SipOutboundCall>(options.maxCalls)
     this.#clients = new ClientTransactionTable(parts.timers)
     const rtpPorts = new RtpPortPool({ host: options.host, min: options.rtpPorts?.min ?? 10_000, max: options.rtpPorts?.max ?? 20_000 })
     const dialogs = this.#dialogs
+    this.#dialer = new SipDialer({
+      publicHost: options.publicHost,
+      port: () => this.port,
+      clients: this.#clients,
+      dialogs,
+      rtpPorts,
+      sendUdp: (message, address, port) =>
+        this.#udp.send(encodeSipMessage(message), address, port, (e) =>
+          options.log.debug({ err: e, address, port }, 'SIP UDP send failed'),
+        ),
+      connectTcp: async (address, port) => {
+        const opened = await this.#tcp.connect(address, port)
+        return opened && { send: (m) => void opened.connection.write(encodeSipMessage(m)), close: opened.close }
+      },
+      onError: (error) => options.log.error({ err: error }, 'SIP outbound call media failed'),
+    })
     this.#handler = new SipRequestHandler({
       transactions: this.#transactions,
       admission: options.admission ?? refuseEveryInvite,
@@ -186,6 +205,11 @@ export class SipEndpoint {
     return this.#dropped
   }
 
+  /** Places an outbound call through a trunk (outbound calls are placed while draining too: their session was admitted). */
+  dial(request: SipDialRequest, events: SipDialEvents): Promise<SipDialHandle | { refused: SipDialRefusal }> {
+    return this.#dialer.dial(request, events)
+  }
+
   /** New INVITEs get 503 with Retry-After from now on; OPTIONS are still answered. */
   drain(): void {
     this.#draining = true
@@ -206,8 +230,10 @@ export class SipEndpoint {
   #onDatagram(bytes: Buffer, from: RemoteInfo): void {
     const source: SipSource = { address: from.address, port: from.port, transport: 'udp' }
     this.#guard(source, () => {
-      // The bucket is checked before decoding: a flood costs a map look-up per packet, not a parse.
-      if (!this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
+      // The bucket is checked before decoding: a flood costs a map look-up per packet, not a parse. Responses
+      // from a trunk we have outbound calls with are not limited: they answer transactions we started.
+      const ours = this.#dialer.isPeer(source.address) && isResponse(bytes)
+      if (!ours && !this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
       const result = decodeSipMessage(bytes, { framing: 'datagram' })
       const send = (message: SipMessage, address: string, port: number): void =>
         this.#udp.send(encodeSipMessage(message), address, port, (e) =>
@@ -236,7 +262,8 @@ export class SipEndpoint {
   #onTcp(result: SipDecodeResult, connection: SipTcpConnection): void {
     const source: SipSource = { address: connection.address, port: connection.port, transport: 'tcp' }
     this.#guard(source, () => {
-      if (!this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
+      const ours = this.#dialer.isPeer(source.address) && result.ok && result.message.kind === 'response'
+      if (!ours && !this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
       const send = (message: SipMessage): void => {
         connection.write(encodeSipMessage(message))
       }
@@ -273,6 +300,11 @@ export class SipEndpoint {
     if (count > 0)
       this.#options.log.info({ source: address, reason, detail, count }, 'SIP traffic dropped (logged once a minute per source)')
   }
+}
+
+/** A datagram that starts as a SIP response does (`SIP/2.0 `); requests start with their method. */
+function isResponse(bytes: Buffer): boolean {
+  return bytes.length > 8 && bytes.toString('latin1', 0, 8) === 'SIP/2.0 '
 }
 
 /** An IPv6 address in a URI is bracketed. */

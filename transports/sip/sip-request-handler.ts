@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto'
 import type { ClientTransactionTable, ClientWire } from './client-transaction-table.js'
 import type { SipAdmission, SipAdmissionDecision, SipSource } from './sip-admission.js'
 import { SipCall } from './sip-call.js'
+import type { SipOutboundCall } from './sip-outbound-call.js'
 import type { SipCallAnswerer } from './sip-call-answerer.js'
 import { type SipDialogTable, toTag } from './sip-dialogs.js'
 import type { SipHeader, SipMessage, SipRequest, SipResponse } from './sip-message.js'
@@ -36,7 +37,8 @@ export interface SipRequestContext {
 
 /** What the handler needs to turn INVITEs into calls. */
 export interface SipCallSupport {
-  readonly dialogs: SipDialogTable<SipCall>
+  /** Inbound calls, and outbound ones (the dialer's), whose in-dialog requests find them the same way. */
+  readonly dialogs: SipDialogTable<SipCall | SipOutboundCall>
   readonly answerer: SipCallAnswerer
   readonly clients: ClientTransactionTable
   readonly timers: TimerScheduler

@@ -4,7 +4,7 @@
  * waiting to be written to a peer that does not read, and time without a byte (an idle connection is closed).
  * A framing error closes the connection, since a stream cannot be resynchronised after one.
  */
-import { createServer, type Server, type Socket } from 'node:net'
+import { createServer, connect as netConnect, type Server, type Socket } from 'node:net'
 import type { SipDecodeResult } from './sip-message-codec.js'
 import { SipStreamFramer } from './sip-stream-framer.js'
 
@@ -48,10 +48,14 @@ export interface SipTcpEvents {
 export class SipTcpListener {
   readonly #server: Server
   readonly #sockets = new Set<Socket>()
+  readonly #events: SipTcpEvents
+  readonly #limits: SipTcpLimits
   #closing: Promise<void> | undefined
 
-  private constructor(server: Server) {
+  private constructor(server: Server, events: SipTcpEvents, limits: SipTcpLimits) {
     this.#server = server
+    this.#events = events
+    this.#limits = limits
   }
 
   /** Listens on `host:port`. */
@@ -63,7 +67,7 @@ export class SipTcpListener {
   ): Promise<SipTcpListener> {
     const perAddress = new Map<string, number>()
     const server = createServer()
-    const listener = new SipTcpListener(server)
+    const listener = new SipTcpListener(server, events, limits)
     server.on('connection', (socket) => {
       const address = socket.remoteAddress ?? ''
       const open = perAddress.get(address) ?? 0
@@ -104,6 +108,31 @@ export class SipTcpListener {
     return this.#sockets.size
   }
 
+  /**
+   * Opens a connection of ours (an outbound call over TCP): its messages reach the endpoint as an accepted
+   * connection's do, with the same framing and write limits but no idle timeout (a call may be quiet for hours;
+   * the caller closes it when the call ends). Null when it cannot connect within `timeoutMs`.
+   */
+  async connect(host: string, port: number, timeoutMs = 5_000): Promise<{ connection: SipTcpConnection; close(): void } | null> {
+    if (this.#closing !== undefined || this.#sockets.size >= this.#limits.maxConnections) return null
+    const socket = netConnect({ host, port })
+    const connected = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs)
+      socket.once('connect', () => resolve(true))
+      socket.once('error', () => resolve(false))
+      socket.once('connect', () => clearTimeout(timer))
+    })
+    if (!connected || this.#closing !== undefined) {
+      socket.destroy()
+      return null
+    }
+    this.#sockets.add(socket)
+    socket.once('close', () => this.#sockets.delete(socket))
+    const connection = this.#serve(socket, host, this.#events, this.#limits)
+    socket.setTimeout(0)
+    return { connection, close: () => socket.end() }
+  }
+
   /** Stops listening and closes every connection. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= new Promise<void>((resolve) => {
@@ -113,7 +142,7 @@ export class SipTcpListener {
     return this.#closing
   }
 
-  #serve(socket: Socket, address: string, events: SipTcpEvents, limits: SipTcpLimits): void {
+  #serve(socket: Socket, address: string, events: SipTcpEvents, limits: SipTcpLimits): SipTcpConnection {
     const framer = new SipStreamFramer()
     const connection: SipTcpConnection = {
       address,
@@ -141,5 +170,6 @@ export class SipTcpListener {
         socket.destroy()
       }
     })
+    return connection
   }
 }

@@ -1,0 +1,285 @@
+/**
+ * A SIP trunk for tests, as a UAS over a real UDP socket: it challenges an INVITE without credentials with 407
+ * (MD5 digest, qop=auth, checked here with node:crypto, not with the gateway's code), then answers as its mode
+ * says: `answer` (100, 180, then 200 with a PCMU SDP answer), `busy` (486) or `never` (180 and nothing more
+ * until a CANCEL: 200 to it and 487 to the INVITE). It answers BYE with 200, sends BYE itself (`hangUp`),
+ * records every request, and once answered sends RTP from its own socket (so the gateway latches) and records
+ * the RTP it hears. It listens on UDP and on TCP (`tcpUri`; a TCP request is answered on its connection).
+ * Messages are plain RFC 3261 text.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { createSocket, type Socket } from 'node:dgram'
+import { decodeRtp, encodeRtp } from '../../../transports/sip/rtp-codec.js'
+import { createServer, type Server } from 'node:net'
+import { decodeSipMessage, encodeSipMessage } from '../../../transports/sip/sip-message-codec.js'
+import { SipStreamFramer } from '../../../transports/sip/sip-stream-framer.js'
+import { getHeader, type SipRequest, type SipResponse } from '../../../transports/sip/sip-message.js'
+import { Inbox } from '../../helpers/sip-wire.js'
+
+/** How the trunk answers INVITEs. */
+export type TrunkMode = 'answer' | 'busy' | 'never'
+
+/** One RTP packet heard. */
+export interface TrunkHeard {
+  readonly sequence: number
+  readonly payloadType: number
+  readonly payload: Buffer
+}
+
+const REALM = 'trunk.test'
+const md5 = (s: string) => createHash('md5').update(s).digest('hex')
+
+/** Where a request came from, and how to answer it (the datagram's source, or the TCP connection). */
+interface Peer {
+  readonly address: string
+  readonly port: number
+  readonly transport: 'UDP' | 'TCP'
+  send(bytes: Buffer): void
+}
+
+function udpPeer(socket: Socket, address: string, port: number): Peer {
+  return { address, port, transport: 'UDP', send: (bytes) => socket.send(bytes, port, address) }
+}
+
+/** The fake trunk. */
+export class FakeSipTrunk {
+  mode: TrunkMode = 'answer'
+  readonly requests = new Inbox<SipRequest>()
+  /** Answers to the trunk's own requests (BYE, re-INVITE). */
+  readonly responses = new Inbox<SipResponse>()
+  /** Every request received, in order (the inbox is consumed by tests). */
+  readonly log: SipRequest[] = []
+  readonly heard: TrunkHeard[] = []
+  #nonce = randomBytes(8).toString('hex')
+  #calls = new Map<string, { invite: SipRequest; from: Peer; toTag: string; rtpTarget?: { address: string; port: number } }>()
+  #rtpTimer: NodeJS.Timeout | undefined
+  #cseq = 10
+  /** Mu-law frames the callee "says" next, in place of silence. */
+  #playing: Buffer[] = []
+
+  private constructor(
+    readonly sip: Socket,
+    readonly rtp: Socket,
+    readonly tcp: Server,
+    readonly credentials: { username: string; password: string },
+  ) {
+    tcp.on('connection', (socket) => {
+      const framer = new SipStreamFramer()
+      const peer: Peer = {
+        address: socket.remoteAddress ?? '',
+        port: socket.remotePort ?? 0,
+        transport: 'TCP',
+        send: (b) => void socket.write(b),
+      }
+      socket.on('error', () => socket.destroy())
+      socket.on('data', (chunk) => {
+        for (const r of framer.push(chunk)) if (r.ok) this.#onSip(encodeSipMessage(r.message), peer, 'stream')
+      })
+    })
+    sip.on('message', (bytes, from) => this.#onSip(bytes, udpPeer(sip, from.address, from.port)))
+    rtp.on('message', (bytes) => {
+      const d = decodeRtp(bytes)
+      if (d.kind === 'rtp') this.heard.push({ sequence: d.packet.sequence, payloadType: d.packet.payloadType, payload: d.packet.payload })
+    })
+  }
+
+  static async start(credentials: { username: string; password: string }): Promise<FakeSipTrunk> {
+    const bind = async () => {
+      const s = createSocket('udp4')
+      await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve))
+      return s
+    }
+    const sip = await bind()
+    const tcp = createServer()
+    await new Promise<void>((resolve, reject) => {
+      tcp.once('error', reject)
+      tcp.listen(0, '127.0.0.1', resolve)
+    })
+    return new FakeSipTrunk(sip, await bind(), tcp, credentials)
+  }
+
+  /** The trunk's outbound URI as a trunk row stores it. */
+  get uri(): string {
+    return `sip:127.0.0.1:${this.sip.address().port}`
+  }
+
+  /** The same trunk over TCP (its own port). */
+  get tcpUri(): string {
+    return `sip:127.0.0.1:${(this.tcp.address() as { port: number }).port};transport=tcp`
+  }
+
+  /** Sends BYE in the call's dialog to the gateway's Contact (here: where its INVITE came from). */
+  hangUp(callId: string): void {
+    const call = this.#calls.get(callId)
+    if (call === undefined) throw new Error(`no call ${callId}`)
+    const inv = call.invite
+    const lines = [
+      `BYE sip:gateway@${call.from.address}:${call.from.port} SIP/2.0`,
+      `Via: SIP/2.0/${call.from.transport} 127.0.0.1:${this.sip.address().port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+      'Max-Forwards: 70',
+      `From: ${getHeader(inv, 'To')};tag=${call.toTag}`,
+      `To: ${getHeader(inv, 'From')}`,
+      `Call-ID: ${callId}`,
+      `CSeq: ${++this.#cseq} BYE`,
+    ]
+    this.#send(lines, '', call.from)
+  }
+
+  /** The callee speaks: mu-law 8 kHz, sent as 20 ms frames from the next slot on. */
+  play(mulaw: Buffer): void {
+    for (let at = 0; at + 160 <= mulaw.length; at += 160) this.#playing.push(mulaw.subarray(at, at + 160))
+  }
+
+  /** A re-INVITE in the call's dialog: `hold` offers sendonly, `none` has no offer (it wants ours). */
+  reinvite(callId: string, offer: 'hold' | 'none'): void {
+    const call = this.#calls.get(callId)
+    if (call === undefined) throw new Error(`no call ${callId}`)
+    const inv = call.invite
+    const port = this.rtp.address().port
+    const sdp = ['v=0', 'o=trunk 1 2 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0 101`]
+    const body =
+      offer === 'none' ? '' : [...sdp, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=sendonly', ''].join('\r\n')
+    const lines = [
+      `INVITE sip:gateway@${call.from.address}:${call.from.port} SIP/2.0`,
+      `Via: SIP/2.0/${call.from.transport} 127.0.0.1:${this.sip.address().port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+      'Max-Forwards: 70',
+      `From: ${getHeader(inv, 'To')};tag=${call.toTag}`,
+      `To: ${getHeader(inv, 'From')}`,
+      `Call-ID: ${callId}`,
+      `CSeq: ${++this.#cseq} INVITE`,
+      `Contact: <sip:trunk@127.0.0.1:${this.sip.address().port}>`,
+      ...(body === '' ? [] : ['Content-Type: application/sdp']),
+    ]
+    this.#send(lines, body, call.from)
+  }
+
+  close(): void {
+    clearInterval(this.#rtpTimer)
+    this.sip.close()
+    this.rtp.close()
+    this.tcp.close()
+  }
+
+  #onSip(bytes: Buffer, from: Peer, framing: 'datagram' | 'stream' = 'datagram'): void {
+    const decoded = decodeSipMessage(bytes, { framing })
+    if (decoded.ok && decoded.message.kind === 'response') return this.#onResponse(decoded.message)
+    if (!decoded.ok || decoded.message.kind !== 'request') return
+    const request = decoded.message
+    this.log.push(request)
+    this.requests.push(request)
+    const callId = getHeader(request, 'Call-ID') ?? ''
+    switch (request.method) {
+      case 'INVITE':
+        return this.#invite(request, callId, from)
+      case 'CANCEL': {
+        this.#respond(request, 200, 'OK', from)
+        const call = this.#calls.get(callId)
+        if (call !== undefined) this.#respond(call.invite, 487, 'Request Terminated', from, call.toTag)
+        return
+      }
+      case 'BYE':
+        clearInterval(this.#rtpTimer)
+        return this.#respond(request, 200, 'OK', from)
+      default:
+        return
+    }
+  }
+
+  /** Records an answer; a 2xx to our re-INVITE is ACKed (section 13.2.2.4). */
+  #onResponse(response: SipResponse): void {
+    this.responses.push(response)
+    const cseq = getHeader(response, 'CSeq') ?? ''
+    const call = this.#calls.get(getHeader(response, 'Call-ID') ?? '')
+    if (call === undefined || !cseq.endsWith('INVITE') || response.status < 200 || response.status >= 300) return
+    const lines = [
+      `ACK sip:gateway@${call.from.address}:${call.from.port} SIP/2.0`,
+      `Via: SIP/2.0/${call.from.transport} 127.0.0.1:${this.sip.address().port};branch=z9hG4bK${randomBytes(6).toString('hex')};rport`,
+      'Max-Forwards: 70',
+      `From: ${getHeader(response, 'From')}`,
+      `To: ${getHeader(response, 'To')}`,
+      `Call-ID: ${getHeader(response, 'Call-ID')}`,
+      `CSeq: ${cseq.split(' ')[0]} ACK`,
+    ]
+    this.#send(lines, '', call.from)
+  }
+
+  #invite(invite: SipRequest, callId: string, from: Peer): void {
+    const auth = getHeader(invite, 'Proxy-Authorization')
+    if (auth === undefined || !this.#checkDigest(auth)) {
+      const challenge = `Digest realm="${REALM}", nonce="${this.#nonce}", algorithm=MD5, qop="auth"`
+      return this.#respond(invite, 407, 'Proxy Authentication Required', from, randomBytes(4).toString('hex'), [
+        `Proxy-Authenticate: ${challenge}`,
+      ])
+    }
+    const toTag = randomBytes(4).toString('hex')
+    const offer = invite.body.toString('utf8')
+    const port = /m=audio (\d+)/.exec(offer)?.[1]
+    const address = /c=IN IP4 (\S+)/.exec(offer)?.[1]
+    this.#calls.set(callId, { invite, from, toTag, ...(port && address && { rtpTarget: { address, port: Number(port) } }) })
+    this.#respond(invite, 100, 'Trying', from)
+    if (this.mode === 'busy') return this.#respond(invite, 486, 'Busy Here', from, toTag)
+    this.#respond(invite, 180, 'Ringing', from, toTag)
+    if (this.mode === 'never') return
+    const rtpPort = this.rtp.address().port
+    const sdp = ['v=0', `o=trunk 1 1 IN IP4 127.0.0.1`, 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${rtpPort} RTP/AVP 0 101`]
+    const body = [...sdp, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n')
+    this.#respond(
+      invite,
+      200,
+      'OK',
+      from,
+      toTag,
+      [
+        `Contact: <sip:trunk@127.0.0.1:${this.sip.address().port}>`,
+        'Record-Route: <sip:sbc.trunk.test;lr>',
+        'Content-Type: application/sdp',
+      ],
+      body,
+    )
+    this.#startRtp(callId)
+  }
+
+  /** RFC 2617/7616 with qop=auth, MD5: response = MD5(HA1:nonce:nc:cnonce:auth:HA2). */
+  #checkDigest(header: string): boolean {
+    const param = (name: string) => new RegExp(`${name}="?([^",]+)"?`).exec(header)?.[1]
+    const { username, password } = this.credentials
+    if (param('username') !== username || param('nonce') !== this.#nonce) return false
+    const ha1 = md5(`${username}:${REALM}:${password}`)
+    const ha2 = md5(`INVITE:${param('uri')}`)
+    return param('response') === md5(`${ha1}:${this.#nonce}:${param('nc')}:${param('cnonce')}:auth:${ha2}`)
+  }
+
+  /** Caller-side RTP every 20 ms (speech-like bytes), so the gateway hears someone and latches to us. */
+  #startRtp(callId: string): void {
+    const target = this.#calls.get(callId)?.rtpTarget
+    if (target === undefined) return
+    let seq = 0
+    clearInterval(this.#rtpTimer)
+    this.#rtpTimer = setInterval(() => {
+      const payload = this.#playing.shift() ?? Buffer.alloc(160, 0xff)
+      const packet = encodeRtp({ payloadType: 0, sequence: seq, timestamp: seq * 160, ssrc: 99, payload })
+      seq++
+      this.rtp.send(packet, target.port, target.address)
+    }, 20)
+    this.#rtpTimer.unref()
+  }
+
+  #respond(request: SipRequest, status: number, reason: string, to: Peer, toTag?: string, extra: string[] = [], body = ''): void {
+    const toValue = getHeader(request, 'To') ?? ''
+    const lines = [
+      `SIP/2.0 ${status} ${reason}`,
+      ...request.headers.filter((h) => h.name.toLowerCase() === 'via').map((h) => `Via: ${h.value}`),
+      `From: ${getHeader(request, 'From')}`,
+      `To: ${toTag === undefined || toValue.includes('tag=') ? toValue : `${toValue};tag=${toTag}`}`,
+      `Call-ID: ${getHeader(request, 'Call-ID')}`,
+      `CSeq: ${getHeader(request, 'CSeq')}`,
+      ...extra,
+    ]
+    this.#send(lines, body, to)
+  }
+
+  #send(lines: string[], body: string, to: Peer): void {
+    const text = `${[...lines, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n')}\r\n\r\n${body}`
+    to.send(Buffer.from(text))
+  }
+}

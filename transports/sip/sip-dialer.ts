@@ -1,0 +1,152 @@
+/**
+ * Places outbound calls from the endpoint: the trunk's URI gives the host and port (5060 by default) the INVITE
+ * goes to, over UDP, or over a TCP connection of the call's own when the URI says `transport=tcp`; an RTP port is taken for our offer (PCMU, PCMA, telephone-event); the call is held in the
+ * endpoint's dialog table from the start, so the callee's BYE (its To tag is our From tag) finds it. When the
+ * 200 comes, the media starts and the owner gets the call's transport to open its session over.
+ */
+import { randomBytes, randomInt } from 'node:crypto'
+import { lookup } from 'node:dns/promises'
+import type { ClientTransactionTable } from './client-transaction-table.js'
+import type { RtpPortPool } from './rtp-port-pool.js'
+import { RtpMedia } from './rtp-media.js'
+import { createOffer, type LocalMedia } from './sdp-offer-answer.js'
+import type { SipCall } from './sip-call.js'
+import { SipCallTransport } from './sip-call-transport.js'
+import type { SipDialogTable } from './sip-dialogs.js'
+import type { SipMessage } from './sip-message.js'
+import { type SipDialFailure, SipOutboundCall } from './sip-outbound-call.js'
+import { parseUri } from './sip-uri-codec.js'
+
+/** One call to place. */
+export interface SipDialRequest {
+  /** The trunk's outbound URI (`sip:host[:port][;transport=udp]`). */
+  readonly uri: string
+  /** E.164 numbers: ours (From) and the callee's (Request-URI and To). */
+  readonly from: string
+  readonly to: string
+  readonly credentials?: { readonly username: string; readonly password: string } | undefined
+}
+
+/** What the owner hears about the call. */
+export interface SipDialEvents {
+  readonly onProgress: (status: number) => void
+  /** The callee answered: the transport to open the session over (the media already runs). */
+  readonly onAnswered: (transport: SipCallTransport) => void
+  readonly onFailed: (failure: SipDialFailure) => void
+  /** The answered call is over (a BYE either way). */
+  readonly onEnded?: (() => void) | undefined
+}
+
+/** A placed call: the owner cancels it before the answer; afterwards the session's end sends the BYE. */
+export interface SipDialHandle {
+  readonly callId: string
+  cancel(): void
+}
+
+/** Why a call could not be placed at all. */
+export type SipDialRefusal = 'bad_uri' | 'unsupported_transport' | 'unresolvable' | 'unreachable' | 'no_rtp_port' | 'too_many_calls'
+
+/** What the dialer uses of the endpoint. */
+export interface SipDialerParts {
+  readonly publicHost: string
+  readonly port: () => number
+  readonly clients: ClientTransactionTable
+  readonly dialogs: SipDialogTable<SipCall | SipOutboundCall>
+  readonly rtpPorts: RtpPortPool
+  /** Sends a message over the endpoint's UDP socket. */
+  readonly sendUdp: (message: SipMessage, address: string, port: number) => void
+  /** Opens a TCP connection of ours whose incoming messages the endpoint handles; null when it cannot. */
+  readonly connectTcp: (address: string, port: number) => Promise<{ send(message: SipMessage): void; close(): void } | null>
+  readonly onError: (error: unknown) => void
+}
+
+/** Places calls through trunks. */
+export class SipDialer {
+  readonly #p: SipDialerParts
+  /** Addresses of trunks we have calls with, counted: their answers are ours, not a flood. */
+  readonly #peers = new Map<string, number>()
+
+  constructor(parts: SipDialerParts) {
+    this.#p = parts
+  }
+
+  /** True while a call of ours goes to `address` (the endpoint does not rate-limit its answers). */
+  isPeer(address: string): boolean {
+    return this.#peers.has(address)
+  }
+
+  async dial(request: SipDialRequest, events: SipDialEvents): Promise<SipDialHandle | { refused: SipDialRefusal }> {
+    const uri = parseUri(request.uri)
+    if (uri === null || uri.scheme !== 'sip') return { refused: 'bad_uri' }
+    const param = uri.params.get('transport')
+    const tcp = typeof param === 'string' && param.toLowerCase() === 'tcp'
+    if (typeof param === 'string' && !tcp && param.toLowerCase() !== 'udp') return { refused: 'unsupported_transport' }
+    if (!this.#p.dialogs.hasRoom) return { refused: 'too_many_calls' }
+    let address: string
+    try {
+      address = (await lookup(uri.host.replace(/^\[|\]$/g, ''))).address
+    } catch {
+      return { refused: 'unresolvable' }
+    }
+    const port = uri.port ?? 5060
+    const stream = tcp ? await this.#p.connectTcp(address, port) : undefined
+    if (stream === null) return { refused: 'unreachable' }
+    const lease = await this.#p.rtpPorts.acquire()
+    if (lease === null) {
+      stream?.close()
+      return { refused: 'no_rtp_port' }
+    }
+    const { publicHost } = this.#p
+    const host = publicHost.includes(':') ? `[${publicHost}]` : publicHost
+    const local: LocalMedia = { address: publicHost, port: lease.port, sessionId: String(randomInt(1, 2 ** 47)), sessionVersion: 1 }
+    const trunkHost = uri.host + (uri.port === undefined ? '' : `:${uri.port}`)
+    let media: RtpMedia | undefined
+    let sipTransport: SipCallTransport | undefined
+    const call: SipOutboundCall = new SipOutboundCall({
+      target: `sip:${request.to}@${trunkHost}`,
+      from: `<sip:${request.from}@${host}>`,
+      to: `<sip:${request.to}@${trunkHost}>`,
+      callId: `${randomBytes(12).toString('hex')}@${host}`,
+      localTag: randomBytes(8).toString('hex'),
+      contact: `sip:${host}:${this.#p.port()}${tcp ? ';transport=tcp' : ''}`,
+      via: { host: publicHost, port: this.#p.port(), transport: tcp ? 'TCP' : 'UDP' },
+      credentials: request.credentials,
+      local,
+      offer: createOffer(local),
+      wire:
+        stream === undefined
+          ? { reliable: false, send: (m) => this.#p.sendUdp(m, address, port) }
+          : { reliable: true, send: (m) => stream.send(m) },
+      clients: this.#p.clients,
+      events: {
+        onProgress: events.onProgress,
+        onAnswered: (audio) => {
+          media = new RtpMedia(lease, audio, address, {
+            onAudio: (frame, atMs) => sipTransport?.callerAudio(frame, atMs),
+            onDigit: (digit) => sipTransport?.callerDigit(digit),
+            onError: this.#p.onError,
+          })
+          sipTransport = new SipCallTransport(media, audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) })
+          call.attach(media, sipTransport)
+          media.start()
+          events.onAnswered(sipTransport)
+        },
+        onFailed: events.onFailed,
+        onEnded: () => {
+          this.#p.dialogs.remove(call)
+          const left = (this.#peers.get(address) ?? 1) - 1
+          if (left <= 0) this.#peers.delete(address)
+          else this.#peers.set(address, left)
+          // Our BYE or the answer to theirs may still be on its way: the connection closes once it is written.
+          stream?.close()
+          if (media === undefined) lease.release()
+          else events.onEnded?.()
+        },
+      },
+    })
+    this.#p.dialogs.confirm('', call.callId, call.localTag, call)
+    this.#peers.set(address, (this.#peers.get(address) ?? 0) + 1)
+    call.start()
+    return { callId: call.callId, cancel: () => call.cancel() }
+  }
+}
