@@ -101,11 +101,15 @@ export class SipCaller {
     return this.responses.next(timeoutMs, 'SIP response')
   }
 
-  /** The next final response, skipping provisionals. */
+  /**
+   * The next final response to the latest request, skipping provisionals and a final response of an earlier request
+   * sent again (a 200 retransmitted before our ACK reached the gateway: a loaded machine, fast test timers).
+   */
   async final(timeoutMs = 3000): Promise<SipResponse> {
     for (;;) {
       const r = await this.next(timeoutMs)
-      if (r.status >= 200) return r
+      const cseq = Number.parseInt(getHeader(r, 'CSeq') ?? '', 10)
+      if (r.status >= 200 && !(cseq < this.#cseq)) return r
     }
   }
 
