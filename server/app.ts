@@ -205,6 +205,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       log,
       metrics: metrics.sip,
       isDraining: () => sessions.isDraining,
+      addressRefusal: (ip, port) => egressPolicy.addressRefusal(ip, port),
       admission: storeSipAdmission({
         db: store.db,
         log,

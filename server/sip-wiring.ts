@@ -16,6 +16,8 @@ export interface SipWiringDeps {
   /** The gateway's drain state (the session manager's). */
   readonly isDraining: () => boolean
   readonly admission?: SipAdmission
+  /** The webhooks' egress rules, applied to outbound trunks' addresses too. */
+  readonly addressRefusal?: (ip: string, port: number) => string | undefined
 }
 
 /** Starts the endpoint when SIP is configured and logs its address once; undefined when SIP is off. */
@@ -31,6 +33,7 @@ export async function startSip(deps: SipWiringDeps): Promise<SipEndpoint | undef
     isDraining: deps.isDraining,
     admission: deps.admission ?? refuseEveryInvite,
     rtpPorts: { min: settings.rtpPortMin, max: settings.rtpPortMax },
+    addressRefusal: deps.addressRefusal,
   })
   log.info(
     { sip_host: settings.host, sip_port: endpoint.port, sip_public_host: settings.publicHost, transports: ['udp', 'tcp'] },

@@ -126,7 +126,7 @@ export async function dialThroughTrunk(
  * the call now (502).
  */
 export function sipPlacementError(cause: string): Error {
-  if (cause === 'bad_uri' || cause === 'unsupported_transport') {
+  if (cause === 'bad_uri' || cause === 'unsupported_transport' || cause === 'forbidden_address') {
     return voxError('carrier_rejected', `the SIP trunk's outbound URI cannot be dialled (${cause})`)
   }
   return voxError('carrier_unavailable', `the SIP trunk cannot be reached now (${cause})`)

@@ -158,6 +158,21 @@ t.test('a trunk URI that cannot be dialled: 400 carrier_rejected, the session en
   t.same([row?.status, row?.call_status, row?.end_reason], ['ended', 'failed', 'call_failed'])
 })
 
+t.test("a trunk at an address the egress rules refuse is not dialled: the cloud's metadata service, the gateway itself", async (t) => {
+  const patch = (uri: string) => c.gw.request('PATCH', `/v1/sip/trunks/${trunkId}`, { key: tenant.apiKey, body: { outbound: { uri } } })
+  t.teardown(() => patch(trunk.uri))
+  const gatewayPort = new URL(c.gw.url).port
+  for (const uri of ['sip:169.254.169.254:5060', `sip:127.0.0.1:${gatewayPort}`, `sip:127.0.0.1:${sipPort}`]) {
+    t.equal((await patch(uri)).status, 200)
+    const r = await c.gw.request('POST', `/v1/agents/${tenant.agentId}/calls/initiate_outbound`, {
+      key: tenant.apiKey,
+      body: { from_phone_number: tenant.number, to_phone_number: CALLEE },
+    })
+    t.equal(r.status, 400, uri)
+    t.match(r.body, { code: 'carrier_rejected', error: /forbidden_address/ }, `${uri}: refused before anything is sent`)
+  }
+})
+
 t.test('an organization without carrier credentials: any assigned number goes out through its trunk', async (t) => {
   const sipOnly = await newTenant(c)
   const made = await c.gw.request('POST', '/v1/sip/trunks', {

@@ -44,7 +44,15 @@ export interface SipDialHandle {
 }
 
 /** Why a call could not be placed at all. */
-export type SipDialRefusal = 'bad_uri' | 'unsupported_transport' | 'unresolvable' | 'unreachable' | 'no_rtp_port' | 'too_many_calls'
+export type SipDialRefusal =
+  | 'bad_uri'
+  | 'unsupported_transport'
+  | 'unresolvable'
+  /** The trunk's address is one the gateway's egress rules refuse (the metadata service, the gateway itself...). */
+  | 'forbidden_address'
+  | 'unreachable'
+  | 'no_rtp_port'
+  | 'too_many_calls'
 
 /** What the dialer uses of the endpoint. */
 export interface SipDialerParts {
@@ -58,6 +66,8 @@ export interface SipDialerParts {
   /** Opens a TCP connection of ours whose incoming messages the endpoint handles; null when it cannot. */
   readonly connectTcp: (address: string, port: number) => Promise<{ send(message: SipMessage): void; close(): void } | null>
   readonly onError: (error: unknown) => void
+  /** Why a trunk at `ip`:`port` may not be dialled (the webhooks' egress rules), or undefined. */
+  readonly addressRefusal?: ((ip: string, port: number) => string | undefined) | undefined
 }
 
 /** Places calls through trunks. */
@@ -89,6 +99,8 @@ export class SipDialer {
       return { refused: 'unresolvable' }
     }
     const port = uri.port ?? 5060
+    // Checked on the address the call will reach (after DNS), like a webhook's: an organization names the URI.
+    if (this.#p.addressRefusal?.(address, port) !== undefined || port === this.#p.port()) return { refused: 'forbidden_address' }
     const stream = tcp ? await this.#p.connectTcp(address, port) : undefined
     if (stream === null) return { refused: 'unreachable' }
     const lease = await this.#p.rtpPorts.acquire()

@@ -47,6 +47,8 @@ export interface SipEndpointOptions {
   readonly log: Log
   /** Decides on each new INVITE; default: every one refused with 403. */
   readonly admission?: SipAdmission
+  /** Why an outbound call may not go to a trunk at `ip`:`port` (the gateway's egress rules), or undefined. */
+  readonly addressRefusal?: (ip: string, port: number) => string | undefined
   /** True while the gateway drains: new INVITEs get 503 (OPTIONS are still answered). */
   readonly isDraining?: () => boolean
   readonly metrics?: SipEndpointMetrics
@@ -118,6 +120,7 @@ export class SipEndpoint {
         return opened && { send: (m) => void opened.connection.write(encodeSipMessage(m)), close: opened.close }
       },
       onError: (error) => options.log.error({ err: error }, 'SIP outbound call media failed'),
+      addressRefusal: options.addressRefusal,
     })
     this.#handler = new SipRequestHandler({
       transactions: this.#transactions,
