@@ -68,11 +68,11 @@ t.test('a call from a trunk hears the welcome as paced RTP, DTMF reaches the age
   const gaps = speech.slice(1).map((h, i) => h.at - speech[i]!.at)
   const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length
   t.ok(mean > 16 && mean < 24, `packets ~20 ms apart (mean ${mean.toFixed(1)} ms)`)
-  // No bursts: any ten packets in a row take at least 150 ms to arrive (180 ms paced). The arrival times are read
-  // by this process, which also runs the gateway: a late turn of its event loop reads two packets together (1.4 ms
-  // apart once, on a loaded machine), which is the reader's delay, not a burst; a burst sends many at once.
-  const spans = speech.slice(9).map((h, i) => h.at - speech[i]!.at)
-  t.ok(Math.min(...spans) >= 150, `no bursts: ten packets in a row took at least ${Math.min(...spans).toFixed(0)} ms`)
+  // No bursts: no 100 ms holds more than 12 packets (5 paced). The pacer catches up after a late timer at most one
+  // packet per 10 ms (its unit tests, on an injected clock), and this process, which also runs the gateway, may read
+  // two together after a late turn of its event loop; a burst (a speech chunk sent at once) puts dozens in 100 ms.
+  const crowded = Math.max(...speech.map((h) => speech.filter((x) => x.at >= h.at && x.at < h.at + 100).length))
+  t.ok(crowded <= 12, `no bursts: at most ${crowded} packets in any 100 ms`)
 
   const [row] = await sessionsOf(tenant.orgId)
   t.equal(row?.channel, 'sip')
