@@ -233,7 +233,8 @@ function sipSettings(env: Env, publicUrl: string): SipSettings | undefined {
   if (rtpPortMax % 2 !== 0) throw new ConfigError('RTP_PORT_MAX', `must be even, got ${rtpPortMax}`)
   if (rtpPortMin >= rtpPortMax) throw new ConfigError('RTP_PORT_MAX', `must be above RTP_PORT_MIN (${rtpPortMin}), got ${rtpPortMax}`)
   if (str(env, 'SIP_PORT') === undefined) return undefined
-  const port = int(env, 'SIP_PORT', 5060, 1, 65535)
+  // 0, as for PORT: a free port, where UDP and TCP both bind (the endpoint logs it); tests use it.
+  const port = int(env, 'SIP_PORT', 5060, 0, 65535)
   return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax }
 }
 

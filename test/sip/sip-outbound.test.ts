@@ -8,26 +8,13 @@
 import t from 'tap'
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { getHeader } from '../../transports/sip/sip-message.js'
-import { eventually, newBackendTenant, newTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
+import { eventually, newBackendTenant, newTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { FakeSipTrunk } from '../fakes/sip-trunk/fake-sip-trunk.js'
-import { freeSipPort } from '../helpers/sip-wire.js'
+import { startSipWorld } from './sip-setup.js'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
 
 const CALLEE = '+14155550123'
-const sipPort = await freeSipPort()
-const rtpMin = 30_000 + 2 * Math.floor(Math.random() * 10_000)
-const { c } = await startVoiceWorld(
-  t,
-  {
-    SIP_PORT: String(sipPort),
-    SIP_HOST: '127.0.0.1',
-    SIP_PUBLIC_HOST: '127.0.0.1',
-    RTP_PORT_MIN: String(rtpMin),
-    RTP_PORT_MAX: String(rtpMin + 100),
-    SIP_CREDENTIALS_KEY: 'cd'.repeat(32),
-  },
-  { ringTimeoutSec: 1 },
-)
+const { c, sipPort } = await startSipWorld(t, {}, { ringTimeoutSec: 1 })
 const receiver = await startWebhookReceiver()
 t.teardown(() => receiver.close())
 const { tenant, backend } = await newBackendTenant(t, c, 'sip-out-token', (config) => {
