@@ -1,4 +1,5 @@
 import t from 'tap'
+import { eventually } from '../helpers/eventually.js'
 import { startVoiceHarness, speak, silence } from '../helpers/voice-harness.js'
 import { SessionManager } from '../../gateway/sessions/session-manager.js'
 import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
@@ -70,8 +71,17 @@ t.test('a session live on another process reports what its row has, duration cou
   t.notOk(h.gw.gateway.sessions.live.has(r.session.id), 'not live on the process that answers')
   await r.session.addTurn({ turnId: 'assistant-1', timestamp: new Date(), userMessage: 'hi', assistantMessage: 'hello', latencyMs: 120 })
   await r.session.addTurn({ turnId: 'assistant-2', timestamp: new Date(), userMessage: 'bye', assistantMessage: 'bye', latencyMs: 80 })
+  // The turns are written in order behind the session (on the server, the second came later than a fixed 50 ms once):
+  // the details are read once both are stored, and at least 50 ms after the start.
   await new Promise((r) => setTimeout(r, 50))
-  const live = await h.gw.request('GET', `/v1/agents/${h.agent.id}/sessions/${r.session.id}`)
+  const live = await eventually(
+    async () => {
+      const d = await h.gw.request('GET', `/v1/agents/${h.agent.id}/sessions/${r.session.id}`)
+      return d.body.transcript?.length === 2 ? d : undefined
+    },
+    5_000,
+    'both turns stored',
+  )
   t.equal(live.body.status, 'connected')
   t.type(live.body.duration_ms, 'number', 'duration from started_at to now')
   t.ok(live.body.duration_ms >= 50, `duration ${live.body.duration_ms} ms`)
