@@ -13,6 +13,7 @@ import type { FakeCall } from '../fakes/carrier/fake-call.js'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { TRANSFER_FAILED_DEFAULT_LINES } from '../../pipeline/agent/transfer-failed-body.js'
 import { eventually, newBackendTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
+import { toneFrames } from '../helpers/tones.js'
 import { type BrowserSession, closed, openBrowserSession } from '../helpers/ws-client.js'
 
 const HUMAN = '+14155550100'
@@ -58,28 +59,6 @@ function transferAudio(b: BrowserSession, from = 0): Int16Array {
   const parts = b.messages.slice(from).filter((m) => m.type === 'response.audio' && m.turn_id === 'transfer')
   const bytes = Buffer.concat(parts.map((m) => Buffer.from(m.content as string, 'base64')))
   return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length >> 1)
-}
-
-/** 20 ms frames of `pcm` (at `rate`) in which `hz` holds most of the energy, well above silence (Goertzel). */
-function toneFrames(pcm: Int16Array, hz: number, rate: number): number {
-  const n = rate / 50
-  let frames = 0
-  for (let at = 0; at + n <= pcm.length; at += n) {
-    const frame = pcm.subarray(at, at + n)
-    let energy = 0
-    for (const s of frame) energy += s * s
-    if (Math.sqrt(energy / n) < 500) continue
-    const k = 2 * Math.cos((2 * Math.PI * hz) / rate)
-    let s1 = 0
-    let s2 = 0
-    for (const s of frame) {
-      const s0 = s + k * s1 - s2
-      s2 = s1
-      s1 = s0
-    }
-    if ((s1 * s1 + s2 * s2 - k * s1 * s2) / (n / 2) / energy > 0.5) frames++
-  }
-  return frames
 }
 
 /** `ms` of a tone as PCM16 8 kHz samples. */

@@ -16,6 +16,7 @@ import type { BackendReply } from '../fakes/backend/fake-backend.js'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { holdAudioFrame } from '../../gateway/sessions/transfer/hold-audio.js'
 import { TRANSFER_FAILED_DEFAULT_LINES } from '../../pipeline/agent/transfer-failed-body.js'
+import { toneFrames } from '../helpers/tones.js'
 import { callTenant, eventually, newBackendTenant, sessionOfCall, sse, startVoiceWorld } from './carrier-setup.js'
 
 const HUMAN = '+14155550100'
@@ -79,31 +80,12 @@ async function callAndHuman(): Promise<{ callSid: string; caller: SimulatedCall;
 }
 
 /** Frames (20 ms) of `audio` (mu-law) in which `hz` holds most of the energy and the level is well above silence. */
-function toneFrames(audio: Buffer, hz: number): number {
-  return pcmToneFrames(decodeMulaw(audio, new Int16Array(audio.length)), hz)
+function muLawToneFrames(audio: Buffer, hz: number): number {
+  return toneFrames(decodeMulaw(audio, new Int16Array(audio.length)), hz, 8000)
 }
 
 /** The same on PCM16 8 kHz samples (a recording's channel). */
-function pcmToneFrames(pcm: Int16Array, hz: number): number {
-  let frames = 0
-  for (let at = 0; at + 160 <= pcm.length; at += 160) {
-    const frame = pcm.subarray(at, at + 160)
-    let energy = 0
-    for (const s of frame) energy += s * s
-    if (Math.sqrt(energy / 160) < 500) continue
-    const k = 2 * Math.cos((2 * Math.PI * hz) / 8000)
-    let s1 = 0
-    let s2 = 0
-    for (const s of frame) {
-      const s0 = s + k * s1 - s2
-      s2 = s1
-      s1 = s0
-    }
-    const power = (s1 * s1 + s2 * s2 - k * s1 * s2) / (160 / 2)
-    if (power / energy > 0.5) frames++
-  }
-  return frames
-}
+const pcmToneFrames = (pcm: Int16Array, hz: number) => toneFrames(pcm, hz, 8000)
 
 /** A tone as the phone sends it (mu-law 8 kHz). */
 function tone(hz: number, ms: number): Buffer {
@@ -140,9 +122,12 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
   // The fake TTS speaks a 440 Hz tone, 20 ms per character: the caller got the hold line's 12 characters of it, the
   // human the whisper and the prompt (69 characters).
   const callerHeard = caller.receivedAudio()
-  const whisperFrames = toneFrames(whisper, 440)
+  const whisperFrames = muLawToneFrames(whisper, 440)
   t.ok(whisperFrames >= 60, `the whisper is speech (${whisperFrames} frames)`)
-  t.ok(toneFrames(callerHeard, 440) <= 14, `the caller got the hold line (${toneFrames(callerHeard, 440)} frames) and not the whisper`)
+  t.ok(
+    muLawToneFrames(callerHeard, 440) <= 14,
+    `the caller got the hold line (${muLawToneFrames(callerHeard, 440)} frames) and not the whisper`,
+  )
   const hold = Buffer.from(encodeMulaw(holdAudioFrame(8000, 5)))
   t.ok(callerHeard.indexOf(hold) >= 0, 'the caller got hold audio meanwhile')
   const sessions = await c.gw.store.db.selectFrom('sessions').select('id').where('call_sid', '=', human.sid).execute()
@@ -159,15 +144,15 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
   const humanFrom = leg.receivedAudio().length
   void caller.sendAudio(tone(440, 400))
   const humanTone = leg.sendAudio(tone(1000, 400))
-  await leg.waitFor(() => toneFrames(leg.receivedAudio().subarray(humanFrom), 440) >= 10, 4000)
-  await caller.waitFor(() => toneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 10, 4000)
-  t.ok(toneFrames(leg.receivedAudio().subarray(humanFrom), 440) >= 10, "the caller's 440 Hz tone reached the human")
-  t.ok(toneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 10, "the human's 1 kHz tone reached the caller")
-  t.equal(toneFrames(caller.receivedAudio().subarray(callerFrom), 440), 0, 'the caller does not hear itself')
+  await leg.waitFor(() => muLawToneFrames(leg.receivedAudio().subarray(humanFrom), 440) >= 10, 4000)
+  await caller.waitFor(() => muLawToneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 10, 4000)
+  t.ok(muLawToneFrames(leg.receivedAudio().subarray(humanFrom), 440) >= 10, "the caller's 440 Hz tone reached the human")
+  t.ok(muLawToneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 10, "the human's 1 kHz tone reached the caller")
+  t.equal(muLawToneFrames(caller.receivedAudio().subarray(callerFrom), 440), 0, 'the caller does not hear itself')
 
   // The whole tone crossed before the human hangs up (the recording keeps it: see below).
   await humanTone
-  await caller.waitFor(() => toneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 18, 4000)
+  await caller.waitFor(() => muLawToneFrames(caller.receivedAudio().subarray(callerFrom), 1000) >= 18, 4000)
   await leg.hangup()
   const end = await caller.ended
   t.equal(end.by, 'server', "the human's hang-up ended the caller's leg")
@@ -337,8 +322,8 @@ t.test('accept "none" without a whisper bridges on answer; the caller hanging up
   await eventually(async () => lifecycle(row.id).find((e) => e.type === 'transfer.connected'))
   const from = leg.receivedAudio().length
   void caller.sendAudio(tone(440, 300))
-  await leg.waitFor(() => toneFrames(leg.receivedAudio().subarray(from), 440) >= 8, 4000)
-  t.equal(toneFrames(leg.receivedAudio().subarray(0, from), 440), 0, 'the human heard no whisper nor prompt')
+  await leg.waitFor(() => muLawToneFrames(leg.receivedAudio().subarray(from), 440) >= 8, 4000)
+  t.equal(muLawToneFrames(leg.receivedAudio().subarray(0, from), 440), 0, 'the human heard no whisper nor prompt')
   await caller.hangup()
   await leg.ended
   t.equal(await human.done, 'completed', "the caller's hang-up ended the human's leg")

@@ -1,0 +1,23 @@
+/** Tones in test audio: how many 20 ms frames of PCM16 samples hold a given frequency (Goertzel), well above silence. */
+
+/** 20 ms frames of `pcm` (at `rate`) in which `hz` holds most of the energy and the level is well above silence. */
+export function toneFrames(pcm: Int16Array, hz: number, rate = 8000): number {
+  const n = rate / 50
+  let frames = 0
+  for (let at = 0; at + n <= pcm.length; at += n) {
+    const frame = pcm.subarray(at, at + n)
+    let energy = 0
+    for (const s of frame) energy += s * s
+    if (Math.sqrt(energy / n) < 500) continue
+    const k = 2 * Math.cos((2 * Math.PI * hz) / rate)
+    let s1 = 0
+    let s2 = 0
+    for (const s of frame) {
+      const s0 = s + k * s1 - s2
+      s2 = s1
+      s1 = s0
+    }
+    if ((s1 * s1 + s2 * s2 - k * s1 * s2) / (n / 2) / energy > 0.5) frames++
+  }
+  return frames
+}
