@@ -62,6 +62,18 @@ export interface Phone {
 
 /** Starts a phone; `close()` it in a teardown. */
 export async function startPhone(options: PhoneOptions): Promise<Phone> {
+  // Its ports are picked free and bound by baresip a moment later: another test may take one in between (it did
+  // once, in CI). baresip then exits at start, and the phone is started again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startPhoneOnce(options)
+    } catch (e) {
+      if (attempt >= 3 || !String(e).includes('Address already in use')) throw e
+    }
+  }
+}
+
+async function startPhoneOnce(options: PhoneOptions): Promise<Phone> {
   const dir = mkdtempSync(join(tmpdir(), 'baresip-'))
   const out = join(dir, 'heard')
   mkdirSync(out)
