@@ -31,7 +31,7 @@ export function withTransferFact(list: readonly StoredTransfer[], fact: Transfer
   return [...list.slice(0, -1), done]
 }
 
-/** Applies `fact` to the session's stored list (the row locked while it is read and written). */
+/** Applies `fact` to the session's stored list. */
 export async function recordTransferFact(
   db: Kysely<Database>,
   sessionId: string,
@@ -39,13 +39,21 @@ export async function recordTransferFact(
   to: string,
   at: Date,
 ): Promise<void> {
+  await updateTransfers(db, sessionId, (list) => withTransferFact(list, fact, to, at))
+}
+
+/** Rewrites the session's list with `change`, the row locked while it is read and written. */
+async function updateTransfers(
+  db: Kysely<Database>,
+  sessionId: string,
+  change: (list: readonly StoredTransfer[]) => StoredTransfer[],
+): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('sessions').select('transfers').where('id', '=', sessionId).forUpdate().executeTakeFirst()
     if (row === undefined) return
-    const next = withTransferFact(row.transfers ?? [], fact, to, at)
     await tx
       .updateTable('sessions')
-      .set({ transfers: JSON.stringify(next) })
+      .set({ transfers: JSON.stringify(change(row.transfers ?? [])) })
       .where('id', '=', sessionId)
       .execute()
   })
@@ -63,16 +71,7 @@ export function withTransferLine(list: readonly StoredTransfer[], line: StoredTr
   return [...list.slice(0, -1), { ...last, transcript: [...(last.transcript ?? []), kept] }]
 }
 
-/** Adds a bridged leg's line to the session's last transfer attempt (the row locked while it is read and written). */
+/** Adds a bridged leg's line to the session's last transfer attempt. */
 export async function recordTransferLine(db: Kysely<Database>, sessionId: string, line: StoredTransferLine): Promise<void> {
-  await db.transaction().execute(async (tx) => {
-    const row = await tx.selectFrom('sessions').select('transfers').where('id', '=', sessionId).forUpdate().executeTakeFirst()
-    if (row === undefined) return
-    const next = withTransferLine(row.transfers ?? [], line)
-    await tx
-      .updateTable('sessions')
-      .set({ transfers: JSON.stringify(next) })
-      .where('id', '=', sessionId)
-      .execute()
-  })
+  await updateTransfers(db, sessionId, (list) => withTransferLine(list, line))
 }

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely'
 import type { Log } from '../../../core/log.js'
 import type { CallStatus } from '../../../core/call-status.js'
 import type { WarmTransferRequest } from '../../../core/warm-transfer-request.js'
-import { AUDIO_FORMATS, encodeMulaw, type InputAudioFormat, type OutputAudioFormat } from '../../../pipeline/index.js'
+import { encodeMulaw, type InputAudioFormat, int16ToBuffer, type OutputAudioFormat } from '../../../pipeline/index.js'
 import { getCarrierCredentials } from '../../store/organizations.js'
 import { listPhoneNumbers } from '../../store/phone-numbers.js'
 import type { Database, SessionRow } from '../../store/schema.js'
@@ -16,6 +16,7 @@ import type { CallCarrier } from '../call-carrier.js'
 import { AudioBridge } from './audio-bridge.js'
 import type { BridgeLeg } from './bridge-leg.js'
 import { BridgeTranscriber, type BridgeTranscriberDeps } from './bridge-transcriber.js'
+import { BRIDGE_FRAME_MS, frameBytes } from './frame-converter.js'
 import { HOLD_FRAME_MS, holdAudioFrame } from './hold-audio.js'
 import type { LegMediaIn, LegMediaOut, TransferLegHandler, TransferLegs } from '../transfer-legs.js'
 import type { HumanLegProgress, TransferEndedBy, TransferFact, TransferFailureReason, TransferInput } from './transfer-steps.js'
@@ -345,17 +346,14 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
 
 /** Bytes of one ms of audio in `format`. */
 function bytesPerMsOf(format: OutputAudioFormat): number {
-  const info = AUDIO_FORMATS[format]
-  return (info.sampleRate * info.bytesPerSample) / 1000
+  return frameBytes(format) / BRIDGE_FRAME_MS
 }
 
 /** One 20 ms frame of hold audio in the caller's output format: mu-law 8 kHz, or PCM16 16 kHz (a browser). */
 function holdFrameIn(format: OutputAudioFormat, index: number): Buffer {
   if (format === 'ulaw_8000') return Buffer.from(encodeMulaw(holdAudioFrame(8000, index)))
-  const samples = holdAudioFrame(16000, index)
-  const out = Buffer.alloc(samples.length * 2)
-  for (let i = 0; i < samples.length; i++) out.writeInt16LE(samples[i] as number, i * 2)
-  return out
+  // A copy: the frame is a view of the shared hold loop.
+  return Buffer.from(int16ToBuffer(holdAudioFrame(16000, index)))
 }
 
 /** The agent's first phone number (the caller id of a human leg dialled for a caller without one). */
