@@ -121,7 +121,15 @@ async function startPhoneOnce(options: PhoneOptions): Promise<Phone> {
   child.stderr?.on('data', keep)
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
 
-  const socket = await connectWhenListening(ctrlPort, exited, () => printed)
+  let socket: Socket
+  try {
+    socket = await connectWhenListening(ctrlPort, exited, () => printed)
+  } catch (e) {
+    // A phone that did not start leaves nothing behind: its process and its folder.
+    child.kill('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
+    throw e
+  }
   const events: PhoneEvent[] = []
   const waiters: { type: string; from: number; wake: (e: PhoneEvent) => void }[] = []
   const pending = new Map<string, { resolve: () => void; reject: (e: Error) => void }>()

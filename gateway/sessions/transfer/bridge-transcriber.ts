@@ -56,8 +56,12 @@ export class BridgeTranscriber {
       leg.unlisten()
       leg.stream.finalize()
       const closed = leg.stream.close()
-      const late = new Promise<void>((r) => setTimeout(r, FINAL_WAIT_MS).unref())
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<void>((r) => {
+        timer = setTimeout(r, FINAL_WAIT_MS)
+      })
       await Promise.race([Promise.all([closed, leg.reading]), late])
+      clearTimeout(timer)
     }
     this.#abort.abort()
   }
