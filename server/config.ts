@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs'
+import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { resolve } from 'node:path'
+import { createSecureContext } from 'node:tls'
 import { parseCidr } from '../core/cidr.js'
 import { parseSecretKey } from '../core/secret-box.js'
 import type { RecordingObjectStoreConfig } from '../gateway/sessions/recording/object-store.js'
@@ -80,9 +83,13 @@ export interface SipSettings {
   host: string
   /** The host put in Via, Contact and later SDP (`SIP_PUBLIC_HOST`; default: PUBLIC_URL's host). */
   publicHost: string
-  /** The RTP port range (`RTP_PORT_MIN`/`RTP_PORT_MAX`), even numbers; carried for the calls to come. */
+  /** The RTP port range (`RTP_PORT_MIN`/`RTP_PORT_MAX`), even numbers. */
   rtpPortMin: number
   rtpPortMax: number
+  /** The TLS listener (`SIP_TLS_PORT`, `SIP_TLS_CERT`, `SIP_TLS_KEY`: PEM text read at start-up); undefined: no TLS. */
+  tls: { port: number; cert: string; key: string } | undefined
+  /** CA certificates (PEM) trusted beside the built-in ones for trunks dialled over TLS (`SIP_TLS_CA`). */
+  tlsCa: string | undefined
 }
 
 /** Raised when an environment variable has an invalid value; the message names the variable. */
@@ -232,10 +239,70 @@ function sipSettings(env: Env, publicUrl: string): SipSettings | undefined {
   if (rtpPortMin % 2 !== 0) throw new ConfigError('RTP_PORT_MIN', `must be even, got ${rtpPortMin}`)
   if (rtpPortMax % 2 !== 0) throw new ConfigError('RTP_PORT_MAX', `must be even, got ${rtpPortMax}`)
   if (rtpPortMin >= rtpPortMax) throw new ConfigError('RTP_PORT_MAX', `must be above RTP_PORT_MIN (${rtpPortMin}), got ${rtpPortMax}`)
-  if (str(env, 'SIP_PORT') === undefined) return undefined
+  const tlsPort = str(env, 'SIP_TLS_PORT') === undefined ? undefined : int(env, 'SIP_TLS_PORT', 5061, 0, 65535)
+  const tls = tlsPort === undefined ? noTlsFiles(env) : tlsSettings(env, tlsPort)
+  const tlsCa = pemFile(env, 'SIP_TLS_CA')
+  if (tlsCa !== undefined) certificates(tlsCa, 'SIP_TLS_CA')
+  if (str(env, 'SIP_PORT') === undefined) {
+    if (tlsPort !== undefined) throw new ConfigError('SIP_TLS_PORT', 'is set but SIP_PORT is not: TLS is a SIP listener beside UDP and TCP')
+    return undefined
+  }
   // 0, as for PORT: a free port, where UDP and TCP both bind (the endpoint logs it); tests use it.
   const port = int(env, 'SIP_PORT', 5060, 0, 65535)
-  return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax }
+  if (tls !== undefined && port !== 0 && tls.port === port) throw new ConfigError('SIP_TLS_PORT', `must differ from SIP_PORT (${port})`)
+  return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax, tls, tlsCa }
+}
+
+/** Without SIP_TLS_PORT, a certificate or key alone is a mistake worth naming. */
+function noTlsFiles(env: Env): undefined {
+  for (const name of ['SIP_TLS_CERT', 'SIP_TLS_KEY']) {
+    if (str(env, name) !== undefined) throw new ConfigError(name, 'is set but SIP_TLS_PORT is not: set the TLS port too')
+  }
+  return undefined
+}
+
+/** The certificate and key, read and checked: each parses, and the key is the certificate's. */
+function tlsSettings(env: Env, port: number): { port: number; cert: string; key: string } {
+  const cert = pemFile(env, 'SIP_TLS_CERT')
+  if (cert === undefined) throw new ConfigError('SIP_TLS_CERT', 'is required with SIP_TLS_PORT (a PEM certificate file)')
+  const key = pemFile(env, 'SIP_TLS_KEY')
+  if (key === undefined) throw new ConfigError('SIP_TLS_KEY', 'is required with SIP_TLS_PORT (a PEM private key file)')
+  certificates(cert, 'SIP_TLS_CERT')
+  try {
+    createPrivateKey(key)
+  } catch (e) {
+    throw new ConfigError('SIP_TLS_KEY', `is not a PEM private key: ${(e as Error).message}`)
+  }
+  try {
+    createSecureContext({ cert, key })
+  } catch (e) {
+    throw new ConfigError('SIP_TLS_KEY', `does not match SIP_TLS_CERT: ${(e as Error).message}`)
+  }
+  return { port, cert, key }
+}
+
+/** A file's text, named by a variable; undefined when the variable is unset. */
+function pemFile(env: Env, name: string): string | undefined {
+  const path = str(env, name)
+  if (path === undefined) return undefined
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (e) {
+    throw new ConfigError(name, `cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} (${path})`)
+  }
+}
+
+/** Checks that `pem` holds at least one certificate and that each parses. */
+function certificates(pem: string, name: string): void {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+  if (blocks.length === 0) throw new ConfigError(name, 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)')
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block)
+    } catch (e) {
+      throw new ConfigError(name, `holds a certificate that does not parse: ${(e as Error).message}`)
+    }
+  }
 }
 
 /** A 32-byte key (64 hex digits or base64), or undefined when unset. */

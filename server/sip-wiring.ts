@@ -34,9 +34,17 @@ export async function startSip(deps: SipWiringDeps): Promise<SipEndpoint | undef
     admission: deps.admission ?? refuseEveryInvite,
     rtpPorts: { min: settings.rtpPortMin, max: settings.rtpPortMax },
     addressRefusal: deps.addressRefusal,
+    tls: settings.tls,
+    tlsCa: settings.tlsCa,
   })
   log.info(
-    { sip_host: settings.host, sip_port: endpoint.port, sip_public_host: settings.publicHost, transports: ['udp', 'tcp'] },
+    {
+      sip_host: settings.host,
+      sip_port: endpoint.port,
+      sip_tls_port: endpoint.tlsPort,
+      sip_public_host: settings.publicHost,
+      transports: endpoint.tlsPort === undefined ? ['udp', 'tcp'] : ['udp', 'tcp', 'tls'],
+    },
     'SIP endpoint listening',
   )
   return endpoint

@@ -1,5 +1,8 @@
-import t from 'tap'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
 import { ConfigError, loadConfig } from '../../server/config.js'
+import { selfSignedCertificate } from '../helpers/tls-cert.js'
 
 t.test('SIP is off without SIP_PORT; its settings and defaults with it', async (t) => {
   t.equal(loadConfig({}).sip, undefined)
@@ -9,6 +12,8 @@ t.test('SIP is off without SIP_PORT; its settings and defaults with it', async (
     publicHost: 'localhost',
     rtpPortMin: 10_000,
     rtpPortMax: 20_000,
+    tls: undefined,
+    tlsCa: undefined,
   })
   const c = loadConfig({
     SIP_PORT: '5080',
@@ -17,7 +22,15 @@ t.test('SIP is off without SIP_PORT; its settings and defaults with it', async (
     RTP_PORT_MIN: '40000',
     RTP_PORT_MAX: '40100',
   })
-  t.same(c.sip, { port: 5080, host: '10.0.0.5', publicHost: 'gw.example.com', rtpPortMin: 40_000, rtpPortMax: 40_100 })
+  t.same(c.sip, {
+    port: 5080,
+    host: '10.0.0.5',
+    publicHost: 'gw.example.com',
+    rtpPortMin: 40_000,
+    rtpPortMax: 40_100,
+    tls: undefined,
+    tlsCa: undefined,
+  })
   t.equal(loadConfig({ SIP_PORT: '5060', SIP_PUBLIC_HOST: '203.0.113.7' }).sip?.publicHost, '203.0.113.7')
   t.equal(loadConfig({ SIP_PORT: '0' }).sip?.port, 0, 'SIP_PORT=0: a free port, as PORT=0')
   t.equal(loadConfig({ SIP_PORT: '5060', PUBLIC_URL: 'http://[2001:db8::1]:8080' }).sip?.publicHost, '2001:db8::1')
@@ -47,5 +60,67 @@ t.test('a bad SIP setting stops start-up with a message naming the variable, eve
     t.ok(thrown instanceof ConfigError, `${JSON.stringify(env)} is refused`)
     t.equal((thrown as ConfigError).variable, variable)
     t.match((thrown as ConfigError).message, message)
+  }
+})
+
+/** Runs loadConfig and returns the ConfigError it throws (fails the test when none). */
+function refusal(t: Test, env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env)
+  } catch (e) {
+    t.ok(e instanceof ConfigError, `${JSON.stringify(env)} is refused with a ConfigError`)
+    return e as ConfigError
+  }
+  t.fail(`${JSON.stringify(env)} was accepted`)
+  return new ConfigError('none', 'accepted')
+}
+
+t.test('SIP over TLS: the port, certificate and key read at start-up; SIP_TLS_CA trusted for trunks', async (t) => {
+  const own = selfSignedCertificate(t)
+  const ca = selfSignedCertificate(t, 'DNS:trunk.example.net')
+  const sip = loadConfig({ SIP_PORT: '5060', SIP_TLS_PORT: '5061', SIP_TLS_CERT: own.certPath, SIP_TLS_KEY: own.keyPath }).sip
+  t.same(sip?.tls, { port: 5061, cert: own.cert, key: own.key })
+  t.equal(sip?.tlsCa, undefined)
+  t.equal(loadConfig({ SIP_PORT: '0', SIP_TLS_PORT: '0', SIP_TLS_CERT: own.certPath, SIP_TLS_KEY: own.keyPath }).sip?.tls?.port, 0)
+  t.equal(loadConfig({ SIP_PORT: '5060', SIP_TLS_CA: ca.certPath }).sip?.tlsCa, ca.cert, 'a CA without a TLS listener of ours')
+})
+
+t.test('a bad TLS setting stops start-up naming the variable', async (t) => {
+  const own = selfSignedCertificate(t)
+  const other = selfSignedCertificate(t)
+  const dir = join(own.certPath, '..')
+  const garbage = join(dir, 'garbage.pem')
+  writeFileSync(garbage, '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n')
+  const notPem = join(dir, 'not.pem')
+  writeFileSync(notPem, 'hello\n')
+  const tls = { SIP_PORT: '5060', SIP_TLS_PORT: '5061' }
+  const cases: [Record<string, string>, string, RegExp][] = [
+    [{ ...tls, SIP_TLS_KEY: own.keyPath }, 'SIP_TLS_CERT', /^SIP_TLS_CERT: is required with SIP_TLS_PORT/],
+    [{ ...tls, SIP_TLS_CERT: own.certPath }, 'SIP_TLS_KEY', /^SIP_TLS_KEY: is required with SIP_TLS_PORT/],
+    [{ ...tls, SIP_TLS_CERT: join(dir, 'missing.pem'), SIP_TLS_KEY: own.keyPath }, 'SIP_TLS_CERT', /^SIP_TLS_CERT: cannot be read: ENOENT/],
+    [{ ...tls, SIP_TLS_CERT: own.certPath, SIP_TLS_KEY: dir }, 'SIP_TLS_KEY', /^SIP_TLS_KEY: cannot be read: EISDIR/],
+    [{ ...tls, SIP_TLS_CERT: notPem, SIP_TLS_KEY: own.keyPath }, 'SIP_TLS_CERT', /^SIP_TLS_CERT: holds no PEM certificate/],
+    [{ ...tls, SIP_TLS_CERT: garbage, SIP_TLS_KEY: own.keyPath }, 'SIP_TLS_CERT', /^SIP_TLS_CERT: holds a certificate that does not parse/],
+    [{ ...tls, SIP_TLS_CERT: own.certPath, SIP_TLS_KEY: own.certPath }, 'SIP_TLS_KEY', /^SIP_TLS_KEY: is not a PEM private key/],
+    [{ ...tls, SIP_TLS_CERT: own.certPath, SIP_TLS_KEY: other.keyPath }, 'SIP_TLS_KEY', /^SIP_TLS_KEY: does not match SIP_TLS_CERT/],
+    [{ ...tls, SIP_TLS_PORT: 'tls' }, 'SIP_TLS_PORT', /^SIP_TLS_PORT: must be a whole number/],
+    [
+      { ...tls, SIP_TLS_PORT: '5060', SIP_TLS_CERT: own.certPath, SIP_TLS_KEY: own.keyPath },
+      'SIP_TLS_PORT',
+      /^SIP_TLS_PORT: must differ from SIP_PORT/,
+    ],
+    [
+      { SIP_TLS_PORT: '5061', SIP_TLS_CERT: own.certPath, SIP_TLS_KEY: own.keyPath },
+      'SIP_TLS_PORT',
+      /^SIP_TLS_PORT: is set but SIP_PORT is not/,
+    ],
+    [{ SIP_PORT: '5060', SIP_TLS_CERT: own.certPath }, 'SIP_TLS_CERT', /^SIP_TLS_CERT: is set but SIP_TLS_PORT is not/],
+    [{ SIP_PORT: '5060', SIP_TLS_CA: notPem }, 'SIP_TLS_CA', /^SIP_TLS_CA: holds no PEM certificate/],
+    [{ SIP_PORT: '5060', SIP_TLS_CA: join(dir, 'missing.pem') }, 'SIP_TLS_CA', /^SIP_TLS_CA: cannot be read/],
+  ]
+  for (const [env, variable, message] of cases) {
+    const e = refusal(t, env)
+    t.equal(e.variable, variable)
+    t.match(e.message, message)
   }
 })

@@ -8,11 +8,14 @@
 import type { SipCallTransport, SipSessionPort } from './sip-call-transport.js'
 import type { SipHeader, SipRequest } from './sip-message.js'
 
+/** The transports the endpoint speaks. */
+export type SipTransport = 'udp' | 'tcp' | 'tls'
+
 /** Where a request came from: the packet's source, not what its Via claims. */
 export interface SipSource {
   readonly address: string
   readonly port: number
-  readonly transport: 'udp' | 'tcp'
+  readonly transport: SipTransport
 }
 
 /** A refusal: `reason` becomes the response's reason phrase; `headers` go with it (WWW-Authenticate, Retry-After). */

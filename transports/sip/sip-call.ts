@@ -12,11 +12,14 @@ import type { InviteServerTransaction } from './invite-transactions.js'
 import type { RtpMedia } from './rtp-media.js'
 import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
-import { getHeader, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
+import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
 import { CallSessionTimer } from './call-session-timer.js'
 import type { TimerScheduler } from './transaction-timers.js'
 import { parseCSeq } from './sip-uri-codec.js'
+
+/** Most Record-Route entries a dialog keeps (a proxy chain longer than this is not one a trunk sends). */
+const MAX_ROUTES = 16
 
 /** Where a call is. */
 export type SipCallState = 'ringing' | 'answered' | 'confirmed' | 'ended'
@@ -34,7 +37,7 @@ export interface SipCallOptions {
   /** Our Contact URI (SIP_PUBLIC_HOST). */
   readonly contact: string
   /** Our Via sent-by for requests we send (host:port, transport). */
-  readonly via: { readonly host: string; readonly port: number; readonly transport: 'UDP' | 'TCP' }
+  readonly via: { readonly host: string; readonly port: number; readonly transport: 'UDP' | 'TCP' | 'TLS' }
   /** How our requests reach the peer: where its INVITE came from. */
   readonly wire: ClientWire
   readonly clients: ClientTransactionTable
@@ -112,7 +115,7 @@ export class SipCall {
     this.#respond(
       buildResponse(this.#o.invite, 200, {
         toTag: this.localTag,
-        headers: [...this.#sdpHeaders(), ...timer.headers],
+        headers: [...this.#recordRoutes(), ...this.#sdpHeaders(), ...timer.headers],
         body: Buffer.from(sdp),
       }),
     )
@@ -202,6 +205,19 @@ export class SipCall {
     return buildResponse(request, 200, { headers: [...(body.length > 0 ? this.#sdpHeaders() : []), ...timer.headers], body })
   }
 
+  /**
+   * Section 12.1.1: the 2xx that makes the dialog copies the INVITE's Record-Route, so the caller's requests in it
+   * go through the same proxies (a balancer such as Kamailio that record-routes); it is our route set too.
+   */
+  #recordRoutes(): SipHeader[] {
+    return this.#routeSet().map((value) => ({ name: 'Record-Route', value }))
+  }
+
+  /** The dialog's route set as the UAS keeps it: the INVITE's Record-Route values, in order (section 12.1.1). */
+  #routeSet(): string[] {
+    return (getHeaderValues(this.#o.invite, 'Record-Route') ?? []).slice(0, MAX_ROUTES)
+  }
+
   #sdpHeaders(): SipHeader[] {
     return [
       { name: 'Contact', value: `<${this.#o.contact}>` },
@@ -245,6 +261,9 @@ export class SipCall {
       { name: 'To', value: getHeader(inv, 'From') ?? '' },
       { name: 'Call-ID', value: this.callId },
       { name: 'CSeq', value: `${++this.#cseq} BYE` },
+      // Loose routing (section 16.12): the proxies in the route set are named in Route; the wire is the one the
+      // INVITE came on (its last hop, which is the first route), so no look-up of a route's host is needed.
+      ...this.#routeSet().map((value) => ({ name: 'Route', value })),
     ]
     return { request: { kind: 'request', method: 'BYE', uri, headers, body: Buffer.alloc(0) }, branch }
   }

@@ -1,6 +1,8 @@
 /**
- * Places outbound calls from the endpoint: the trunk's URI gives the host and port (5060 by default) the INVITE
- * goes to, over UDP, or over a TCP connection of the call's own when the URI says `transport=tcp`; an RTP port is taken for our offer (PCMU, PCMA, telephone-event); the call is held in the
+ * Places outbound calls from the endpoint: the trunk's URI gives the host and port (5060 by default, 5061 over TLS)
+ * the INVITE goes to, over UDP, or over a TCP connection of the call's own when the URI says `transport=tcp`, or a
+ * TLS one for a `sips:` URI or `transport=tls` (the trunk's certificate checked against the trusted CAs and the
+ * URI's host); an RTP port is taken for our offer (PCMU, PCMA, telephone-event); the call is held in the
  * endpoint's dialog table from the start, so the callee's BYE (its To tag is our From tag) finds it. When the
  * 200 comes, the media starts and the owner gets the call's transport to open its session over.
  */
@@ -19,7 +21,7 @@ import { parseUri } from './sip-uri-codec.js'
 
 /** One call to place. */
 export interface SipDialRequest {
-  /** The trunk's outbound URI (`sip:host[:port][;transport=udp]`). */
+  /** The trunk's outbound URI (`sip:host[:port][;transport=udp|tcp|tls]`, or `sips:host[:port]`). */
   readonly uri: string
   /** E.164 numbers: ours (From) and the callee's (Request-URI and To). */
   readonly from: string
@@ -63,8 +65,17 @@ export interface SipDialerParts {
   readonly rtpPorts: RtpPortPool
   /** Sends a message over the endpoint's UDP socket. */
   readonly sendUdp: (message: SipMessage, address: string, port: number) => void
-  /** Opens a TCP connection of ours whose incoming messages the endpoint handles; null when it cannot. */
-  readonly connectTcp: (address: string, port: number) => Promise<{ send(message: SipMessage): void; close(): void } | null>
+  /**
+   * Opens a TCP connection of ours whose incoming messages the endpoint handles (TLS with `tls`: the certificate
+   * must name `serverName`); null when it cannot.
+   */
+  readonly connectTcp: (
+    address: string,
+    port: number,
+    tls?: { readonly serverName: string },
+  ) => Promise<{ send(message: SipMessage): void; close(): void } | null>
+  /** Our TLS listener's port, for our Contact over TLS (the SIP port without one). */
+  readonly tlsPort?: () => number | undefined
   readonly onError: (error: unknown) => void
   /** Why a trunk at `ip`:`port` may not be dialled (the webhooks' egress rules), or undefined. */
   readonly addressRefusal?: ((ip: string, port: number) => string | undefined) | undefined
@@ -87,10 +98,14 @@ export class SipDialer {
 
   async dial(request: SipDialRequest, events: SipDialEvents): Promise<SipDialHandle | { refused: SipDialRefusal }> {
     const uri = parseUri(request.uri)
-    if (uri === null || uri.scheme !== 'sip') return { refused: 'bad_uri' }
+    if (uri === null || (uri.scheme !== 'sip' && uri.scheme !== 'sips')) return { refused: 'bad_uri' }
     const param = uri.params.get('transport')
-    const tcp = typeof param === 'string' && param.toLowerCase() === 'tcp'
-    if (typeof param === 'string' && !tcp && param.toLowerCase() !== 'udp') return { refused: 'unsupported_transport' }
+    const named = typeof param === 'string' ? param.toLowerCase() : undefined
+    // RFC 3261 section 26.2: a sips: URI is TLS all the way; it cannot ask for UDP or plain TCP.
+    const transport =
+      uri.scheme === 'sips' ? (named === undefined || named === 'tcp' || named === 'tls' ? 'tls' : undefined) : (named ?? 'udp')
+    if (transport !== 'udp' && transport !== 'tcp' && transport !== 'tls') return { refused: 'unsupported_transport' }
+    const stream = transport !== 'udp'
     if (!this.#p.dialogs.hasRoom) return { refused: 'too_many_calls' }
     let address: string
     try {
@@ -98,14 +113,16 @@ export class SipDialer {
     } catch {
       return { refused: 'unresolvable' }
     }
-    const port = uri.port ?? 5060
+    const port = uri.port ?? (transport === 'tls' ? 5061 : 5060)
     // Checked on the address the call will reach (after DNS), like a webhook's: an organization names the URI.
     if (this.#p.addressRefusal?.(address, port) !== undefined || port === this.#p.port()) return { refused: 'forbidden_address' }
-    const stream = tcp ? await this.#p.connectTcp(address, port) : undefined
-    if (stream === null) return { refused: 'unreachable' }
+    const connection = stream
+      ? await this.#p.connectTcp(address, port, transport === 'tls' ? { serverName: uri.host.replace(/^\[|\]$/g, '') } : undefined)
+      : undefined
+    if (connection === null) return { refused: 'unreachable' }
     const lease = await this.#p.rtpPorts.acquire()
     if (lease === null) {
-      stream?.close()
+      connection?.close()
       return { refused: 'no_rtp_port' }
     }
     const { publicHost } = this.#p
@@ -115,20 +132,24 @@ export class SipDialer {
     let media: RtpMedia | undefined
     let sipTransport: SipCallTransport | undefined
     const call: SipOutboundCall = new SipOutboundCall({
-      target: `sip:${request.to}@${trunkHost}`,
+      target: `${uri.scheme}:${request.to}@${trunkHost}`,
       from: `<sip:${request.from}@${host}>`,
-      to: `<sip:${request.to}@${trunkHost}>`,
+      to: `<${uri.scheme}:${request.to}@${trunkHost}>`,
       callId: `${randomBytes(12).toString('hex')}@${host}`,
       localTag: randomBytes(8).toString('hex'),
-      contact: `sip:${host}:${this.#p.port()}${tcp ? ';transport=tcp' : ''}`,
-      via: { host: publicHost, port: this.#p.port(), transport: tcp ? 'TCP' : 'UDP' },
+      contact: ourContact(uri.scheme, transport, host, transport === 'tls' ? (this.#p.tlsPort?.() ?? this.#p.port()) : this.#p.port()),
+      via: {
+        host: publicHost,
+        port: transport === 'tls' ? (this.#p.tlsPort?.() ?? this.#p.port()) : this.#p.port(),
+        transport: transport === 'tls' ? 'TLS' : transport === 'tcp' ? 'TCP' : 'UDP',
+      },
       credentials: request.credentials,
       local,
       offer: createOffer(local),
       wire:
-        stream === undefined
+        connection === undefined
           ? { reliable: false, send: (m) => this.#p.sendUdp(m, address, port) }
-          : { reliable: true, send: (m) => stream.send(m) },
+          : { reliable: true, send: (m) => connection.send(m) },
       clients: this.#p.clients,
       events: {
         onProgress: events.onProgress,
@@ -150,7 +171,7 @@ export class SipDialer {
           if (left <= 0) this.#peers.delete(address)
           else this.#peers.set(address, left)
           // Our BYE or the answer to theirs may still be on its way: the connection closes once it is written.
-          stream?.close()
+          connection?.close()
           if (media === undefined) lease.release()
           else events.onEnded?.()
         },
@@ -161,4 +182,10 @@ export class SipDialer {
     call.start()
     return { callId: call.callId, cancel: () => call.cancel() }
   }
+}
+
+/** Our Contact on an outbound call: `sips:` to a sips: trunk (RFC 3261 section 8.1.1.8), else the transport named. */
+function ourContact(scheme: string, transport: 'udp' | 'tcp' | 'tls', host: string, port: number): string {
+  if (scheme === 'sips') return `sips:${host}:${port}`
+  return `sip:${host}:${port}${transport === 'udp' ? '' : `;transport=${transport}`}`
 }

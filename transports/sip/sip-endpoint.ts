@@ -1,11 +1,13 @@
 /**
- * The gateway's SIP endpoint: UDP and TCP on one address, each request decoded with the message codec, checked
+ * The gateway's SIP endpoint: UDP and TCP on one address, and TLS on a port of its own when a certificate is given, each request decoded with the message codec, checked
  * against the scanner list and the per-source flood limit, stamped with where it came from, then answered
  * through the server transactions (sip-request-handler.ts). Nothing a peer sends throws out of a socket
  * handler: a failure inside is logged and counted, and the endpoint goes on.
  */
 import { randomBytes } from 'node:crypto'
+import { isIP as isIPAddressKind } from 'node:net'
 import type { RemoteInfo } from 'node:dgram'
+import { rootCertificates } from 'node:tls'
 import type { Log } from '../../core/log.js'
 import { ClientTransactionTable } from './client-transaction-table.js'
 import { DropLogThrottle } from './drop-log-throttle.js'
@@ -16,7 +18,7 @@ import { SipDialogTable } from './sip-dialogs.js'
 import { type SipDialEvents, type SipDialHandle, SipDialer, type SipDialRefusal, type SipDialRequest } from './sip-dialer.js'
 import type { SipOutboundCall } from './sip-outbound-call.js'
 import { isScanner } from './scanner-user-agents.js'
-import { refuseEveryInvite, type SipAdmission, type SipSource } from './sip-admission.js'
+import { refuseEveryInvite, type SipAdmission, type SipSource, type SipTransport } from './sip-admission.js'
 import { decodeSipMessage, encodeSipMessage, type SipDecodeResult } from './sip-message-codec.js'
 import type { SipMessage } from './sip-message.js'
 import { SipRequestHandler } from './sip-request-handler.js'
@@ -34,6 +36,14 @@ export type SipDropReason = 'scanner' | 'rate_limited' | 'malformed' | 'connecti
 /** What the endpoint counts; the wiring turns it into metrics. */
 export interface SipEndpointMetrics {
   dropped(reason: SipDropReason): void
+}
+
+/** The TLS listener's settings (SIP_TLS_PORT, SIP_TLS_CERT, SIP_TLS_KEY), PEM text. */
+export interface SipTlsOptions {
+  /** 0 picks a free port (tests). */
+  readonly port: number
+  readonly cert: string
+  readonly key: string
 }
 
 /** Endpoint options. */
@@ -61,6 +71,10 @@ export interface SipEndpointOptions {
   readonly rtpPorts?: { readonly min: number; readonly max: number }
   /** Most calls, ringing and connected. */
   readonly maxCalls?: number
+  /** A TLS listener beside UDP and TCP, with the TCP bounds; undefined: no TLS listener. */
+  readonly tls?: SipTlsOptions
+  /** CA certificates (PEM, SIP_TLS_CA) trusted beside the system's when an outbound call dials a trunk over TLS. */
+  readonly tlsCa?: string
 }
 
 /** Counts by reason since start (the same figures the metrics get). */
@@ -74,6 +88,7 @@ export class SipEndpoint {
   readonly #options: SipEndpointOptions
   readonly #udp: SipUdpListener
   readonly #tcp: SipTcpListener
+  readonly #tls: SipTcpListener | undefined
   readonly #transactions: ServerTransactionTable
   readonly #limiter: SourceRateLimiter
   readonly #dropLog = new DropLogThrottle()
@@ -90,6 +105,7 @@ export class SipEndpoint {
     parts: {
       udp: SipUdpListener
       tcp: SipTcpListener
+      tls: SipTcpListener | undefined
       transactions: ServerTransactionTable
       dropped: SipDropCounts
       timers: TimerScheduler
@@ -98,6 +114,7 @@ export class SipEndpoint {
     this.#options = options
     this.#udp = parts.udp
     this.#tcp = parts.tcp
+    this.#tls = parts.tls
     this.#transactions = parts.transactions
     this.#dropped = parts.dropped
     this.#limiter = new SourceRateLimiter(options.rateLimits ?? DEFAULT_SOURCE_RATE_LIMITS)
@@ -108,6 +125,7 @@ export class SipEndpoint {
     this.#dialer = new SipDialer({
       publicHost: options.publicHost,
       port: () => this.port,
+      tlsPort: () => this.tlsPort,
       clients: this.#clients,
       dialogs,
       rtpPorts,
@@ -115,8 +133,16 @@ export class SipEndpoint {
         this.#udp.send(encodeSipMessage(message), address, port, (e) =>
           options.log.debug({ err: e, address, port }, 'SIP UDP send failed'),
         ),
-      connectTcp: async (address, port) => {
-        const opened = await this.#tcp.connect(address, port)
+      connectTcp: async (address, port, tls) => {
+        // Over TLS the certificate must name the URI's host (the address itself when the URI has one).
+        const secure =
+          tls === undefined
+            ? undefined
+            : {
+                ca: options.tlsCa === undefined ? undefined : [...rootCertificates, options.tlsCa],
+                servername: isIp(tls.serverName) ? undefined : tls.serverName,
+              }
+        const opened = await this.#tcp.connect(address, port, undefined, secure)
         return opened && { send: (m) => void opened.connection.write(encodeSipMessage(m)), close: opened.close }
       },
       onError: (error) => options.log.error({ err: error }, 'SIP outbound call media failed'),
@@ -126,7 +152,7 @@ export class SipEndpoint {
       transactions: this.#transactions,
       admission: options.admission ?? refuseEveryInvite,
       isDraining: () => this.isDraining,
-      contact: (transport) => `sip:${hostForUri(options.publicHost)}:${this.port}${transport === 'tcp' ? ';transport=tcp' : ''}`,
+      contact: (transport, requestUri) => this.#contact(transport, /^sips:/i.test(requestUri)),
       onAdmissionError: (error) => options.log.error({ err: error }, 'SIP admission failed; the INVITE got 500'),
       calls: {
         dialogs,
@@ -138,12 +164,16 @@ export class SipEndpoint {
           onError: (error) => options.log.error({ err: error }, 'SIP call failed (opening its session, or in its media)'),
           onConnected: (call) => dialogs.confirm(call.inviteKey, call.callId, call.localTag, call),
         }),
-        via: (transport) => ({ host: options.publicHost, port: this.port, transport: transport === 'tcp' ? 'TCP' : 'UDP' }),
+        via: (transport) => ({
+          host: options.publicHost,
+          port: transport === 'tls' ? (this.tlsPort ?? this.port) : this.port,
+          transport: transport === 'tls' ? 'TLS' : transport === 'tcp' ? 'TCP' : 'UDP',
+        }),
       },
     })
   }
 
-  /** Binds UDP and TCP on the same port and starts answering. */
+  /** Binds UDP and TCP on the same port (and TLS on its own, when configured) and starts answering. */
   static async start(options: SipEndpointOptions): Promise<SipEndpoint> {
     const dropped: SipDropCounts = {
       scanner: 0,
@@ -168,24 +198,43 @@ export class SipEndpoint {
       if (endpoint !== undefined) endpoint.#onDatagram(bytes, from)
     }
     const onUdpError = (error: Error): void => options.log.warn({ err: error }, 'SIP UDP socket error')
+    const limits = options.tcpLimits ?? DEFAULT_TCP_LIMITS
     let lastError: unknown
+    let bound: { tcp: SipTcpListener; udp: SipUdpListener } | undefined
     for (let attempt = 0; attempt < (options.port === 0 ? PORT_ATTEMPTS : 1); attempt++) {
-      const tcp = await SipTcpListener.listen(options.host, options.port, tcpEvents, options.tcpLimits ?? DEFAULT_TCP_LIMITS)
+      const tcp = await SipTcpListener.listen(options.host, options.port, tcpEvents, limits)
       try {
         const udp = await SipUdpListener.bind(options.host, tcp.port, onDatagram, onUdpError)
-        endpoint = new SipEndpoint(options, { udp, tcp, transactions, dropped, timers: options.timers ?? realTimers })
-        return endpoint
+        bound = { tcp, udp }
+        break
       } catch (e) {
         lastError = e
         await tcp.close()
       }
     }
-    throw lastError
+    if (bound === undefined) throw lastError
+    const { tcp, udp } = bound
+    let tls: SipTcpListener | undefined
+    try {
+      tls =
+        options.tls &&
+        (await SipTcpListener.listen(options.host, options.tls.port, tcpEvents, limits, { cert: options.tls.cert, key: options.tls.key }))
+    } catch (e) {
+      await Promise.all([tcp.close(), udp.close()])
+      throw e
+    }
+    endpoint = new SipEndpoint(options, { udp, tcp, tls, transactions, dropped, timers: options.timers ?? realTimers })
+    return endpoint
   }
 
   /** The port UDP and TCP listen on. */
   get port(): number {
     return this.#tcp.port
+  }
+
+  /** The TLS listener's port; undefined without TLS. */
+  get tlsPort(): number | undefined {
+    return this.#tls?.port
   }
 
   /** True once `drain()` was called or the gateway's drain predicate says so. */
@@ -225,7 +274,7 @@ export class SipEndpoint {
       for (const call of this.#dialogs.calls()) call.drop()
       this.#clients.close()
       this.#transactions.close()
-      await Promise.all([this.#udp.close(), this.#tcp.close()])
+      await Promise.all([this.#udp.close(), this.#tcp.close(), this.#tls?.close()])
     })()
     return this.#closing
   }
@@ -263,7 +312,7 @@ export class SipEndpoint {
   }
 
   #onTcp(result: SipDecodeResult, connection: SipTcpConnection): void {
-    const source: SipSource = { address: connection.address, port: connection.port, transport: 'tcp' }
+    const source: SipSource = { address: connection.address, port: connection.port, transport: connection.transport }
     this.#guard(source, () => {
       const ours = this.#dialer.isPeer(source.address) && result.ok && result.message.kind === 'response'
       if (!ours && !this.#limiter.take(source.address)) return this.#drop('rate_limited', source.address)
@@ -283,6 +332,18 @@ export class SipEndpoint {
       if (stamped === null) return this.#drop('malformed', source.address, 'bad_via')
       this.#handler.handle(stamped.request, { source, reliable: true, send, sendRequest: send })
     })
+  }
+
+  /**
+   * Our Contact for a transport. Over TLS: `sips:` when the request's URI was `sips:` (RFC 3261 section 12.1.1
+   * wants it then), else `sip:` with `;transport=tls`; its port is the TLS listener's.
+   */
+  #contact(transport: SipTransport, sips: boolean): string {
+    const host = hostForUri(this.#options.publicHost)
+    if (transport === 'udp') return `sip:${host}:${this.port}`
+    if (transport === 'tcp') return `sip:${host}:${this.port};transport=tcp`
+    const port = this.tlsPort ?? this.port
+    return sips ? `sips:${host}:${port}` : `sip:${host}:${port};transport=tls`
   }
 
   /** Runs a socket handler's work; whatever it throws is counted and logged, never raised to the socket. */
@@ -308,6 +369,11 @@ export class SipEndpoint {
 /** A datagram that starts as a SIP response does (`SIP/2.0 `); requests start with their method. */
 function isResponse(bytes: Buffer): boolean {
   return bytes.length > 8 && bytes.toString('latin1', 0, 8) === 'SIP/2.0 '
+}
+
+/** True for an IPv4 or IPv6 address (no SNI name for those: RFC 6066 section 3). */
+function isIp(host: string): boolean {
+  return isIPAddressKind(host.replace(/^\[|\]$/g, '')) !== 0
 }
 
 /** An IPv6 address in a URI is bracketed. */

@@ -53,7 +53,7 @@ export interface SipOutboundCallOptions {
   readonly callId: string
   readonly localTag: string
   readonly contact: string
-  readonly via: { readonly host: string; readonly port: number; readonly transport: 'UDP' | 'TCP' }
+  readonly via: { readonly host: string; readonly port: number; readonly transport: 'UDP' | 'TCP' | 'TLS' }
   readonly credentials?: { readonly username: string; readonly password: string } | undefined
   readonly local: LocalMedia
   readonly offer: string

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { ClientTransactionTable, ClientWire } from './client-transaction-table.js'
-import type { SipAdmission, SipAdmissionDecision, SipSource } from './sip-admission.js'
+import type { SipAdmission, SipAdmissionDecision, SipSource, SipTransport } from './sip-admission.js'
 import { SipCall } from './sip-call.js'
 import type { SipOutboundCall } from './sip-outbound-call.js'
 import type { SipCallAnswerer } from './sip-call-answerer.js'
@@ -43,7 +43,7 @@ export interface SipCallSupport {
   readonly clients: ClientTransactionTable
   readonly timers: TimerScheduler
   /** Our Via sent-by for requests we send. */
-  readonly via: (transport: 'udp' | 'tcp') => { host: string; port: number; transport: 'UDP' | 'TCP' }
+  readonly via: (transport: SipTransport) => { host: string; port: number; transport: 'UDP' | 'TCP' | 'TLS' }
 }
 
 /** What the handler is given. */
@@ -51,8 +51,11 @@ export interface SipRequestHandlerOptions {
   readonly transactions: ServerTransactionTable
   readonly admission: SipAdmission
   readonly isDraining: () => boolean
-  /** Our Contact URI for answers that carry one (`sip:host:port`). */
-  readonly contact: (transport: 'udp' | 'tcp') => string
+  /**
+   * Our Contact URI for answers that carry one (`sip:host:port`, with `;transport=` over TCP and TLS); `sips:` when
+   * the request came over TLS to a `sips:` Request-URI (RFC 3261 sections 8.1.1.8 and 12.1.1).
+   */
+  readonly contact: (transport: SipTransport, requestUri: string) => string
   /** Told when an admission threw or rejected: the INVITE got 500. */
   readonly onAdmissionError?: (error: unknown) => void
   readonly calls: SipCallSupport
@@ -113,7 +116,7 @@ export class SipRequestHandler {
       case 'OPTIONS':
         return buildResponse(request, 200, {
           toTag: tag,
-          headers: [{ name: 'Contact', value: `<${this.#options.contact(ctx.source.transport)}>` }, ...capabilities()],
+          headers: [{ name: 'Contact', value: `<${this.#options.contact(ctx.source.transport, request.uri)}>` }, ...capabilities()],
         })
       case 'REGISTER':
         // Not a registrar: trunks are configured by address and credentials, not registered.
@@ -159,7 +162,7 @@ export class SipRequestHandler {
       tx,
       respond: ctx.send,
       localTag,
-      contact: this.#options.contact(transport),
+      contact: this.#options.contact(transport, request.uri),
       via: calls.via(transport),
       wire,
       clients: calls.clients,

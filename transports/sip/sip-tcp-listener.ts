@@ -1,10 +1,11 @@
 /**
- * The endpoint's TCP server: each connection gets its own stream framer (RFC 3261 section 18.3), and answers go
- * back on the connection the request came on. Bounded: connections in all and per source address, bytes
+ * The endpoint's TCP server, and with a certificate its TLS server (RFC 3261 section 26.3.1): each connection gets
+ * its own stream framer (RFC 3261 section 18.3), and answers go back on the connection the request came on. Bounded: connections in all and per source address, bytes
  * waiting to be written to a peer that does not read, and time without a byte (an idle connection is closed).
  * A framing error closes the connection, since a stream cannot be resynchronised after one.
  */
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net'
+import { type ConnectionOptions, createServer as createTlsServer, type SecureContextOptions, connect as tlsConnect } from 'node:tls'
 import type { SipDecodeResult } from './sip-message-codec.js'
 import { SipStreamFramer } from './sip-stream-framer.js'
 
@@ -28,10 +29,15 @@ export const DEFAULT_TCP_LIMITS: SipTcpLimits = {
   maxWriteBufferBytes: 256 * 1024,
 }
 
+/** A TLS handshake that has not finished in this long is cut off (node's default is 120 s). */
+export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000
+
 /** One connection as the endpoint sees it. */
 export interface SipTcpConnection {
   readonly address: string
   readonly port: number
+  /** `tls` on the TLS listener and on connections of ours opened with TLS options. */
+  readonly transport: 'tcp' | 'tls'
   /** Writes bytes on this connection; false when it is gone or was cut off for not reading. */
   write(bytes: Buffer): boolean
 }
@@ -44,31 +50,41 @@ export interface SipTcpEvents {
   readonly onRefused: (reason: 'connection_limit' | 'framing_error', address: string) => void
 }
 
-/** A listening TCP server. */
+/** A listening TCP (or TLS) server. */
 export class SipTcpListener {
   readonly #server: Server
   readonly #sockets = new Set<Socket>()
   readonly #events: SipTcpEvents
   readonly #limits: SipTcpLimits
+  readonly #transport: 'tcp' | 'tls'
   #closing: Promise<void> | undefined
 
-  private constructor(server: Server, events: SipTcpEvents, limits: SipTcpLimits) {
+  private constructor(server: Server, events: SipTcpEvents, limits: SipTcpLimits, transport: 'tcp' | 'tls') {
     this.#server = server
     this.#events = events
     this.#limits = limits
+    this.#transport = transport
   }
 
-  /** Listens on `host:port`. */
+  /**
+   * Listens on `host:port`; with `tls` (certificate and key) it is a TLS server whose connections count against
+   * the limits once their handshake is done. Raw sockets still in their handshake are bounded by the same total
+   * (`maxConnections` on the server) and by the handshake timeout.
+   */
   static async listen(
     host: string,
     port: number,
     events: SipTcpEvents,
     limits: SipTcpLimits = DEFAULT_TCP_LIMITS,
+    tls?: SecureContextOptions,
   ): Promise<SipTcpListener> {
     const perAddress = new Map<string, number>()
-    const server = createServer()
-    const listener = new SipTcpListener(server, events, limits)
-    server.on('connection', (socket) => {
+    const server = tls === undefined ? createServer() : createTlsServer({ ...tls, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS })
+    if (tls !== undefined) server.maxConnections = limits.maxConnections
+    const listener = new SipTcpListener(server, events, limits, tls === undefined ? 'tcp' : 'tls')
+    // A failed handshake (a scanner, a wrong certificate) closes that socket; nothing to answer.
+    if (tls !== undefined) server.on('tlsClientError', () => undefined)
+    server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
       const address = socket.remoteAddress ?? ''
       const open = perAddress.get(address) ?? 0
       if (listener.#sockets.size >= limits.maxConnections || open >= limits.maxConnectionsPerAddress) {
@@ -84,7 +100,7 @@ export class SipTcpListener {
         if (left <= 0) perAddress.delete(address)
         else perAddress.set(address, left)
       })
-      listener.#serve(socket, address, events, limits)
+      listener.#serve(socket, address, events, limits, listener.#transport)
     })
     // A listening server reports errors of accepted sockets on the sockets; this is the server's own.
     server.on('error', () => undefined)
@@ -109,18 +125,25 @@ export class SipTcpListener {
   }
 
   /**
-   * Opens a connection of ours (an outbound call over TCP): its messages reach the endpoint as an accepted
-   * connection's do, with the same framing and write limits but no idle timeout (a call may be quiet for hours;
-   * the caller closes it when the call ends). Null when it cannot connect within `timeoutMs`.
+   * Opens a connection of ours (an outbound call over TCP, or TLS with `tls`: the server's certificate is checked
+   * against `tls.ca` and its name): its messages reach the endpoint as an accepted connection's do, with the same
+   * framing and write limits but no idle timeout (a call may be quiet for hours; the caller closes it when the call
+   * ends). Null when it cannot connect (or the handshake fails) within `timeoutMs`.
    */
-  async connect(host: string, port: number, timeoutMs = 5_000): Promise<{ connection: SipTcpConnection; close(): void } | null> {
+  async connect(
+    host: string,
+    port: number,
+    timeoutMs = 5_000,
+    tls?: ConnectionOptions,
+  ): Promise<{ connection: SipTcpConnection; close(): void } | null> {
     if (this.#closing !== undefined || this.#sockets.size >= this.#limits.maxConnections) return null
-    const socket = netConnect({ host, port })
+    const socket: Socket = tls === undefined ? netConnect({ host, port }) : tlsConnect({ ...tls, host, port })
     const connected = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), timeoutMs)
-      socket.once('connect', () => resolve(true))
+      const event = tls === undefined ? 'connect' : 'secureConnect'
+      socket.once(event, () => resolve(true))
       socket.once('error', () => resolve(false))
-      socket.once('connect', () => clearTimeout(timer))
+      socket.once(event, () => clearTimeout(timer))
     })
     if (!connected || this.#closing !== undefined) {
       socket.destroy()
@@ -128,7 +151,7 @@ export class SipTcpListener {
     }
     this.#sockets.add(socket)
     socket.once('close', () => this.#sockets.delete(socket))
-    const connection = this.#serve(socket, host, this.#events, this.#limits)
+    const connection = this.#serve(socket, host, this.#events, this.#limits, tls === undefined ? 'tcp' : 'tls')
     socket.setTimeout(0)
     return { connection, close: () => socket.end() }
   }
@@ -142,11 +165,12 @@ export class SipTcpListener {
     return this.#closing
   }
 
-  #serve(socket: Socket, address: string, events: SipTcpEvents, limits: SipTcpLimits): SipTcpConnection {
+  #serve(socket: Socket, address: string, events: SipTcpEvents, limits: SipTcpLimits, transport: 'tcp' | 'tls'): SipTcpConnection {
     const framer = new SipStreamFramer()
     const connection: SipTcpConnection = {
       address,
       port: socket.remotePort ?? 0,
+      transport,
       write: (bytes) => {
         if (socket.destroyed || !socket.writable) return false
         if (socket.writableLength > limits.maxWriteBufferBytes) {

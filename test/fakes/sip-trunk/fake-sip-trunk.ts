@@ -4,13 +4,15 @@
  * says: `answer` (100, 180, then 200 with a PCMU SDP answer), `busy` (486) or `never` (180 and nothing more
  * until a CANCEL: 200 to it and 487 to the INVITE). It answers BYE with 200, sends BYE itself (`hangUp`),
  * records every request, and once answered sends RTP from its own socket (so the gateway latches) and records
- * the RTP it hears. It listens on UDP and on TCP (`tcpUri`; a TCP request is answered on its connection).
+ * the RTP it hears. It listens on UDP and on TCP (`tcpUri`; a TCP request is answered on its connection), and
+ * on TLS when started with a certificate (`tlsUri`, a `sips:` URI; answered on its connection too).
  * Messages are plain RFC 3261 text.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { createSocket, type Socket } from 'node:dgram'
 import { decodeRtp, encodeRtp } from '../../../transports/sip/rtp-codec.js'
-import { createServer, type Server } from 'node:net'
+import { createServer, type Server, type Socket as NetSocket } from 'node:net'
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls'
 import { decodeSipMessage, encodeSipMessage } from '../../../transports/sip/sip-message-codec.js'
 import { SipStreamFramer } from '../../../transports/sip/sip-stream-framer.js'
 import { getHeader, type SipRequest, type SipResponse } from '../../../transports/sip/sip-message.js'
@@ -33,7 +35,7 @@ const md5 = (s: string) => createHash('md5').update(s).digest('hex')
 interface Peer {
   readonly address: string
   readonly port: number
-  readonly transport: 'UDP' | 'TCP'
+  readonly transport: 'UDP' | 'TCP' | 'TLS'
   send(bytes: Buffer): void
 }
 
@@ -62,20 +64,24 @@ export class FakeSipTrunk {
     readonly rtp: Socket,
     readonly tcp: Server,
     readonly credentials: { username: string; password: string },
+    readonly tls?: TlsServer,
   ) {
-    tcp.on('connection', (socket) => {
+    const serve = (socket: NetSocket, transport: 'TCP' | 'TLS') => {
       const framer = new SipStreamFramer()
       const peer: Peer = {
         address: socket.remoteAddress ?? '',
         port: socket.remotePort ?? 0,
-        transport: 'TCP',
+        transport,
         send: (b) => void socket.write(b),
       }
       socket.on('error', () => socket.destroy())
       socket.on('data', (chunk) => {
         for (const r of framer.push(chunk)) if (r.ok) this.#onSip(encodeSipMessage(r.message), peer, 'stream')
       })
-    })
+    }
+    tcp.on('connection', (socket) => serve(socket, 'TCP'))
+    tls?.on('secureConnection', (socket) => serve(socket, 'TLS'))
+    tls?.on('tlsClientError', () => undefined)
     sip.on('message', (bytes, from) => this.#onSip(bytes, udpPeer(sip, from.address, from.port)))
     rtp.on('message', (bytes) => {
       const d = decodeRtp(bytes)
@@ -83,7 +89,8 @@ export class FakeSipTrunk {
     })
   }
 
-  static async start(credentials: { username: string; password: string }): Promise<FakeSipTrunk> {
+  /** Starts the trunk; with `tls` (PEM certificate and key) it also listens for TLS. */
+  static async start(credentials: { username: string; password: string }, tls?: { cert: string; key: string }): Promise<FakeSipTrunk> {
     const bind = async () => {
       const s = createSocket('udp4')
       await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve))
@@ -95,7 +102,9 @@ export class FakeSipTrunk {
       tcp.once('error', reject)
       tcp.listen(0, '127.0.0.1', resolve)
     })
-    return new FakeSipTrunk(sip, await bind(), tcp, credentials)
+    const secure = tls === undefined ? undefined : createTlsServer(tls)
+    if (secure !== undefined) await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve))
+    return new FakeSipTrunk(sip, await bind(), tcp, credentials, secure)
   }
 
   /** The trunk's outbound URI as a trunk row stores it. */
@@ -106,6 +115,12 @@ export class FakeSipTrunk {
   /** The same trunk over TCP (its own port). */
   get tcpUri(): string {
     return `sip:127.0.0.1:${(this.tcp.address() as { port: number }).port};transport=tcp`
+  }
+
+  /** The same trunk over TLS: a `sips:` URI (started with a certificate only). */
+  get tlsUri(): string {
+    if (this.tls === undefined) throw new Error('the trunk was started without TLS')
+    return `sips:127.0.0.1:${(this.tls.address() as { port: number }).port}`
   }
 
   /** Sends BYE in the call's dialog to the gateway's Contact (here: where its INVITE came from). */
@@ -158,6 +173,7 @@ export class FakeSipTrunk {
     this.sip.close()
     this.rtp.close()
     this.tcp.close()
+    this.tls?.close()
   }
 
   #onSip(bytes: Buffer, from: Peer, framing: 'datagram' | 'stream' = 'datagram'): void {
