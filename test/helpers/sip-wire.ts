@@ -16,7 +16,7 @@ export interface RequestFields {
   callId?: string
   cseq?: number
   userAgent?: string
-  transport?: 'UDP' | 'TCP'
+  transport?: 'UDP' | 'TCP' | 'TLS'
   /** The Via sent-by; the client's own address and port by default. */
   viaHost?: string
   viaPort?: number
