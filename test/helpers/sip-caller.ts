@@ -1,16 +1,18 @@
 /**
- * A small SIP phone for tests, over real UDP sockets: it sends an INVITE with a G.711 SDP offer (PCMU and
+ * A small SIP phone for tests, over real UDP sockets (or its SIP over a TLS connection, `openTls`): it sends an INVITE with a G.711 SDP offer (PCMU and
  * telephone-event), answers digest challenges, ACKs, hangs up or cancels, answers the gateway's BYE with 200,
  * sends RTP (caller speech, RFC 4733 digits) paced at 20 ms, and records every RTP packet it receives with its
  * arrival time. The messages it builds are plain RFC 3261 text, so what the gateway parses is what a phone sends.
  */
 import { randomBytes } from 'node:crypto'
 import { createSocket, type Socket } from 'node:dgram'
+import { connect as tlsConnect, type TLSSocket } from 'node:tls'
 import { authorize, pickChallenge } from '../../transports/sip/digest-auth.js'
 import { decodeRtp, encodeRtp } from '../../transports/sip/rtp-codec.js'
 import { decodeSipMessage, encodeSipMessage } from '../../transports/sip/sip-message-codec.js'
 import { getHeader, getHeaderValues, type SipRequest, type SipResponse } from '../../transports/sip/sip-message.js'
 import { buildResponse } from '../../transports/sip/sip-response.js'
+import { SipStreamFramer } from '../../transports/sip/sip-stream-framer.js'
 import { dtmfPackets } from '../../transports/sip/dtmf-sender.js'
 import { Inbox } from './sip-wire.js'
 
@@ -48,8 +50,14 @@ export class SipCaller {
     readonly rtp: Socket,
     readonly address: string,
     readonly gateway: { host: string; port: number },
+    readonly stream?: TLSSocket,
   ) {
     sip.on('message', (bytes) => this.#onSip(bytes))
+    const framer = new SipStreamFramer()
+    stream?.on('data', (chunk: Buffer) => {
+      for (const r of framer.push(chunk)) if (r.ok) this.#onSip(encodeSipMessage(r.message))
+    })
+    stream?.on('error', () => undefined)
     rtp.on('message', (bytes) => {
       const d = decodeRtp(bytes)
       if (d.kind === 'rtp') this.heard.push({ at: performance.now(), ...d.packet })
@@ -63,6 +71,17 @@ export class SipCaller {
       return s
     }
     return new SipCaller(await bind(), await bind(), address, gateway)
+  }
+
+  /** A phone whose SIP goes over TLS to `gateway` (a TLS port), trusting `ca`; its RTP is UDP as ever. */
+  static async openTls(gateway: { host: string; port: number }, ca: string, address = '127.0.0.1'): Promise<SipCaller> {
+    const udp = await SipCaller.open(gateway, address)
+    const stream = tlsConnect({ host: gateway.host, port: gateway.port, ca: [ca], localAddress: address })
+    await new Promise<void>((resolve, reject) => {
+      stream.once('secureConnect', resolve)
+      stream.once('error', reject)
+    })
+    return new SipCaller(udp.sip, udp.rtp, address, gateway, stream)
   }
 
   get sipPort(): number {
@@ -80,7 +99,7 @@ export class SipCaller {
     this.#lastInvite = [
       ...(opts.authorization === undefined ? [] : [`Authorization: ${opts.authorization}`]),
       ...(opts.extra ?? []),
-      `Contact: <sip:caller@${this.address}:${this.sipPort}>`,
+      `Contact: <${this.#contactUri}>`,
       ...(sdp === '' ? [] : ['Content-Type: application/sdp']),
     ]
     this.#inviteUri = `sip:${to}@${this.gateway.host}`
@@ -152,7 +171,7 @@ export class SipCaller {
       'INVITE',
       newBranch(),
       ++this.#cseq,
-      [`Contact: <sip:caller@${this.address}:${this.sipPort}>`, 'Content-Type: application/sdp'],
+      [`Contact: <${this.#contactUri}>`, 'Content-Type: application/sdp'],
       this.#offer(direction),
       `<${this.#inviteUri}>;tag=${this.#toTag}`,
     )
@@ -227,6 +246,7 @@ export class SipCaller {
   close(): Promise<void> {
     this.#closed = true
     for (const timer of this.#timers) clearInterval(timer)
+    this.stream?.destroy()
     return Promise.all([new Promise<void>((r) => this.sip.close(() => r())), new Promise<void>((r) => this.rtp.close(() => r()))]).then(
       () => undefined,
     )
@@ -259,7 +279,7 @@ export class SipCaller {
   #send(start: string, method: string, branch: string, cseq: number, extra: string[], body: string, to?: string): void {
     const lines = [
       start,
-      `Via: SIP/2.0/UDP ${this.address}:${this.sipPort};branch=${branch};rport`,
+      `Via: SIP/2.0/${this.stream === undefined ? 'UDP' : 'TLS'} ${this.address}:${this.#viaPort};branch=${branch};rport`,
       'Max-Forwards: 70',
       `From: <sip:+442071838750@${this.address}>;tag=${this.fromTag}`,
       `To: ${to ?? `<${start.split(' ')[1]}>`}`,
@@ -270,7 +290,24 @@ export class SipCaller {
       '',
       body,
     ]
-    this.sip.send(Buffer.from(lines.join('\r\n')), this.gateway.port, this.gateway.host)
+    this.#wire(Buffer.from(lines.join('\r\n')))
+  }
+
+  /** Our Contact: over TLS with `;transport=tls` (RFC 3261 section 19.1.4), so the gateway's requests come on TLS. */
+  get #contactUri(): string {
+    return this.stream === undefined
+      ? `sip:caller@${this.address}:${this.sipPort}`
+      : `sip:caller@${this.address}:${this.#viaPort};transport=tls`
+  }
+
+  /** The port our Via names: the UDP socket's, or the TLS connection's. */
+  get #viaPort(): number {
+    return this.stream === undefined ? this.sipPort : (this.stream.localPort ?? 0)
+  }
+
+  #wire(bytes: Buffer): void {
+    if (this.stream === undefined) this.sip.send(bytes, this.gateway.port, this.gateway.host)
+    else this.stream.write(bytes)
   }
 
   #onSip(bytes: Buffer): void {
@@ -281,7 +318,7 @@ export class SipCaller {
       return
     }
     if (r.message.method === 'BYE') {
-      this.sip.send(encodeSipMessage(buildResponse(r.message, 200)), this.gateway.port, this.gateway.host)
+      this.#wire(encodeSipMessage(buildResponse(r.message, 200)))
       this.byes.push(r.message)
     }
   }
