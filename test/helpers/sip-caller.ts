@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { createSocket, type Socket } from 'node:dgram'
+import { connect as netConnect } from 'node:net'
 import { connect as tlsConnect, type TLSSocket } from 'node:tls'
 import { authorize, pickChallenge } from '../../transports/sip/digest-auth.js'
 import { decodeRtp, encodeRtp } from '../../transports/sip/rtp-codec.js'
@@ -76,7 +77,12 @@ export class SipCaller {
   /** A phone whose SIP goes over TLS to `gateway` (a TLS port), trusting `ca`; its RTP is UDP as ever. */
   static async openTls(gateway: { host: string; port: number }, ca: string, address = '127.0.0.1'): Promise<SipCaller> {
     const udp = await SipCaller.open(gateway, address)
-    const stream = tlsConnect({ host: gateway.host, port: gateway.port, ca: [ca], localAddress: address })
+    // From `address` (a TLS option cannot say so): the TCP connection is made first, and TLS runs over it.
+    const stream = tlsConnect({
+      socket: netConnect({ host: gateway.host, port: gateway.port, localAddress: address }),
+      host: gateway.host,
+      ca: [ca],
+    })
     await new Promise<void>((resolve, reject) => {
       stream.once('secureConnect', resolve)
       stream.once('error', reject)
