@@ -45,6 +45,9 @@ export class SipCaller {
   readonly #timers = new Set<NodeJS.Timeout>()
   #closed = false
   #sdpVersion = 1
+  /** The dialog's route set (the 200's Record-Route, reversed) and remote target (its Contact), when a proxy record-routed. */
+  #routes: string[] = []
+  #remoteTarget: string | undefined
 
   private constructor(
     readonly sip: Socket,
@@ -151,7 +154,16 @@ export class SipCaller {
     const port = Number(/m=audio (\d+)/.exec(sdp)?.[1])
     const address = /c=IN IP4 (\S+)/.exec(sdp)?.[1] ?? this.gateway.host
     this.#rtpTarget = { address, port }
-    this.#send(`ACK sip:x@${this.gateway.host} SIP/2.0`, 'ACK', newBranch(), this.#cseq, [], '', to)
+    this.#learnRoute(ok)
+    this.#send(
+      `ACK ${this.#inDialogUri(`sip:x@${this.gateway.host}`)} SIP/2.0`,
+      'ACK',
+      newBranch(),
+      this.#cseq,
+      this.#routeHeaders(),
+      '',
+      to,
+    )
   }
 
   /** ACK for a 200 that carried the gateway's offer (our INVITE had none), with our answer: PCMU and events. */
@@ -201,14 +213,14 @@ export class SipCaller {
     )
   }
 
-  /** BYE within the dialog. */
+  /** BYE within the dialog (through the proxies of its route set, when there are any). */
   bye(): void {
     this.#send(
-      `BYE sip:x@${this.gateway.host} SIP/2.0`,
+      `BYE ${this.#inDialogUri(`sip:x@${this.gateway.host}`)} SIP/2.0`,
       'BYE',
       newBranch(),
       ++this.#cseq,
-      [],
+      this.#routeHeaders(),
       '',
       `<sip:x@${this.gateway.host}>;tag=${this.#toTag}`,
     )
@@ -304,6 +316,29 @@ export class SipCaller {
     return this.stream === undefined
       ? `sip:caller@${this.address}:${this.sipPort}`
       : `sip:caller@${this.address}:${this.#viaPort};transport=tls`
+  }
+
+  /**
+   * RFC 3261 section 12.1.2: a proxy that record-routed stays in the dialog: the route set is the 200's
+   * Record-Route in reverse, and the remote target its Contact. Without Record-Route nothing changes.
+   */
+  #learnRoute(ok: SipResponse): void {
+    this.#routes = (getHeaderValues(ok, 'Record-Route') ?? []).reverse()
+    this.#remoteTarget = /<([^>]+)>/.exec(getHeader(ok, 'Contact') ?? '')?.[1]
+  }
+
+  /** The Request-URI of a request in the dialog: the remote target behind a loose-routing proxy, else `direct`. */
+  #inDialogUri(direct: string): string {
+    return this.#routes.length > 0 && this.#remoteTarget !== undefined ? this.#remoteTarget : direct
+  }
+
+  #routeHeaders(): string[] {
+    return this.#routes.map((r) => `Route: ${r}`)
+  }
+
+  /** The dialog's route set as learnt from the 200 (tests look at it). */
+  get routes(): readonly string[] {
+    return this.#routes
   }
 
   /** The port our Via names: the UDP socket's, or the TLS connection's. */
