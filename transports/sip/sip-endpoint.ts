@@ -5,9 +5,7 @@
  * handler: a failure inside is logged and counted, and the endpoint goes on.
  */
 import { randomBytes } from 'node:crypto'
-import { isIP as isIPAddressKind } from 'node:net'
 import type { RemoteInfo } from 'node:dgram'
-import { rootCertificates } from 'node:tls'
 import type { Log } from '../../core/log.js'
 import { ClientTransactionTable } from './client-transaction-table.js'
 import { DropLogThrottle } from './drop-log-throttle.js'
@@ -18,12 +16,13 @@ import { SipDialogTable } from './sip-dialogs.js'
 import { type SipDialEvents, type SipDialHandle, SipDialer, type SipDialRefusal, type SipDialRequest } from './sip-dialer.js'
 import type { SipOutboundCall } from './sip-outbound-call.js'
 import { isScanner } from './scanner-user-agents.js'
-import { refuseEveryInvite, type SipAdmission, type SipSource, type SipTransport } from './sip-admission.js'
+import { refuseEveryInvite, type SipAdmission, type SipSource } from './sip-admission.js'
 import { decodeSipMessage, encodeSipMessage, type SipDecodeResult } from './sip-message-codec.js'
 import type { SipMessage } from './sip-message.js'
 import { SipRequestHandler } from './sip-request-handler.js'
 import { responseToDecodeError } from './sip-response.js'
 import { DEFAULT_TCP_LIMITS, type SipTcpConnection, SipTcpListener, type SipTcpLimits } from './sip-tcp-listener.js'
+import { contactFor, type SipPorts, trunkTlsOptions, viaFor } from './sip-tls.js'
 import { SipUdpListener } from './sip-udp-listener.js'
 import { DEFAULT_SOURCE_RATE_LIMITS, SourceRateLimiter, type SourceRateLimits } from './source-rate-limiter.js'
 import { ServerTransactionTable } from './server-transaction-table.js'
@@ -134,15 +133,11 @@ export class SipEndpoint {
           options.log.debug({ err: e, address, port }, 'SIP UDP send failed'),
         ),
       connectTcp: async (address, port, tls) => {
-        // Over TLS the certificate must name the URI's host (the address itself when the URI has one).
-        const secure =
-          tls === undefined
-            ? undefined
-            : {
-                ca: options.tlsCa === undefined ? undefined : [...rootCertificates, options.tlsCa],
-                servername: isIp(tls.serverName) ? undefined : tls.serverName,
-              }
-        const opened = await this.#tcp.connect(address, port, undefined, secure)
+        const secure = tls === undefined ? undefined : trunkTlsOptions(tls.serverName, options.tlsCa)
+        // A refused connection or a certificate that does not check out: the call is refused as unreachable.
+        const onError = (e: Error) =>
+          options.log.warn({ err: e, address, port, tls: tls !== undefined }, 'SIP connection to a trunk failed')
+        const opened = await this.#tcp.connect(address, port, undefined, secure, onError)
         return opened && { send: (m) => void opened.connection.write(encodeSipMessage(m)), close: opened.close }
       },
       onError: (error) => options.log.error({ err: error }, 'SIP outbound call media failed'),
@@ -152,7 +147,7 @@ export class SipEndpoint {
       transactions: this.#transactions,
       admission: options.admission ?? refuseEveryInvite,
       isDraining: () => this.isDraining,
-      contact: (transport, requestUri) => this.#contact(transport, /^sips:/i.test(requestUri)),
+      contact: (transport, requestUri) => contactFor(options.publicHost, transport, this.#ports, /^sips:/i.test(requestUri)),
       onAdmissionError: (error) => options.log.error({ err: error }, 'SIP admission failed; the INVITE got 500'),
       calls: {
         dialogs,
@@ -164,11 +159,7 @@ export class SipEndpoint {
           onError: (error) => options.log.error({ err: error }, 'SIP call failed (opening its session, or in its media)'),
           onConnected: (call) => dialogs.confirm(call.inviteKey, call.callId, call.localTag, call),
         }),
-        via: (transport) => ({
-          host: options.publicHost,
-          port: transport === 'tls' ? (this.tlsPort ?? this.port) : this.port,
-          transport: transport === 'tls' ? 'TLS' : transport === 'tcp' ? 'TCP' : 'UDP',
-        }),
+        via: (transport) => viaFor(options.publicHost, transport, this.#ports),
       },
     })
   }
@@ -334,16 +325,8 @@ export class SipEndpoint {
     })
   }
 
-  /**
-   * Our Contact for a transport. Over TLS: `sips:` when the request's URI was `sips:` (RFC 3261 section 12.1.1
-   * wants it then), else `sip:` with `;transport=tls`; its port is the TLS listener's.
-   */
-  #contact(transport: SipTransport, sips: boolean): string {
-    const host = hostForUri(this.#options.publicHost)
-    if (transport === 'udp') return `sip:${host}:${this.port}`
-    if (transport === 'tcp') return `sip:${host}:${this.port};transport=tcp`
-    const port = this.tlsPort ?? this.port
-    return sips ? `sips:${host}:${port}` : `sip:${host}:${port};transport=tls`
+  get #ports(): SipPorts {
+    return { sip: this.port, tls: this.tlsPort }
   }
 
   /** Runs a socket handler's work; whatever it throws is counted and logged, never raised to the socket. */
@@ -369,16 +352,6 @@ export class SipEndpoint {
 /** A datagram that starts as a SIP response does (`SIP/2.0 `); requests start with their method. */
 function isResponse(bytes: Buffer): boolean {
   return bytes.length > 8 && bytes.toString('latin1', 0, 8) === 'SIP/2.0 '
-}
-
-/** True for an IPv4 or IPv6 address (no SNI name for those: RFC 6066 section 3). */
-function isIp(host: string): boolean {
-  return isIPAddressKind(host.replace(/^\[|\]$/g, '')) !== 0
-}
-
-/** An IPv6 address in a URI is bracketed. */
-function hostForUri(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
 }
 
 /** A To tag for a 400: 64 random bits. */

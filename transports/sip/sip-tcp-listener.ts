@@ -128,22 +128,29 @@ export class SipTcpListener {
    * Opens a connection of ours (an outbound call over TCP, or TLS with `tls`: the server's certificate is checked
    * against `tls.ca` and its name): its messages reach the endpoint as an accepted connection's do, with the same
    * framing and write limits but no idle timeout (a call may be quiet for hours; the caller closes it when the call
-   * ends). Null when it cannot connect (or the handshake fails) within `timeoutMs`.
+   * ends). Null when it cannot connect (or the handshake fails) within `timeoutMs`; `onError` hears why.
    */
   async connect(
     host: string,
     port: number,
     timeoutMs = 5_000,
     tls?: ConnectionOptions,
+    onError?: (error: Error) => void,
   ): Promise<{ connection: SipTcpConnection; close(): void } | null> {
     if (this.#closing !== undefined || this.#sockets.size >= this.#limits.maxConnections) return null
     const socket: Socket = tls === undefined ? netConnect({ host, port }) : tlsConnect({ ...tls, host, port })
     const connected = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs)
-      const event = tls === undefined ? 'connect' : 'secureConnect'
-      socket.once(event, () => resolve(true))
-      socket.once('error', () => resolve(false))
-      socket.once(event, () => clearTimeout(timer))
+      let settled = false
+      const settle = (ok: boolean, error?: Error) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        if (error !== undefined) onError?.(error)
+        resolve(ok)
+      }
+      const timer = setTimeout(() => settle(false, new Error(`no connection within ${timeoutMs} ms`)), timeoutMs)
+      socket.once(tls === undefined ? 'connect' : 'secureConnect', () => settle(true))
+      socket.once('error', (e) => settle(false, e))
     })
     if (!connected || this.#closing !== undefined) {
       socket.destroy()
