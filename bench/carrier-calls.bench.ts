@@ -8,17 +8,23 @@
 // (bench/stall-sentinel.ts) records the moments the whole machine stood still (this VM's host pauses it for 20 to
 // 60 ms about twice a minute; see bench/stalls.ts), and only the part of a gateway stall the sentinel did not
 // share counts. The raw loop maximum and the machine's pauses are reported beside it.
+//
+// `CARRIER_BENCH_PROFILE=DIR` profiles each measurement window and prints where the CPU went by stage (cpu-stages.ts).
+import { join } from 'node:path'
 import { monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks'
 import { sharedVadBatcher } from '../pipeline/vad/vad-batcher.js'
 import { sileroFrameSamples } from '../pipeline/vad/silero-model.js'
 import { cpuMs, fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 import { StallRecorder, uncovered } from './stalls.js'
+import { startProfile, stageTable } from './cpu-stages.js'
 import { ask, CARRIER_NUMBER, PUBLIC_URL, startBenchGateway, startSentinel } from './carrier-bench-setup.js'
 
 const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10)
 const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
 /** `1`: the organization records its calls (issue 14's cost per call: run with and without). */
 const RECORDING = process.env.CARRIER_BENCH_RECORDING === '1'
+/** A folder: a CPU profile of each measurement window is written there and its stages printed (cpu-stages.ts). */
+const PROFILE_DIR = process.env.CARRIER_BENCH_PROFILE
 
 async function run(calls: number): Promise<BenchRow> {
   const frameTimes: number[] = []
@@ -49,11 +55,16 @@ async function run(calls: number): Promise<BenchRow> {
   gcWatch.observe({ entryTypes: ['gc'] })
   const turns0 = (await ask(world, 'turns', { cmd: 'turns' })).turns as number
   const vad0 = sharedVadBatcher().stats.frames
+  const profileFile =
+    PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `carrier-calls-${calls}${RECORDING ? '-recording' : ''}.cpuprofile`)
+  const profiler = profileFile === undefined ? undefined : await startProfile(profileFile)
   const c0 = cpuMs()
   const t0 = performance.now()
   await new Promise((r) => setTimeout(r, SECONDS * 1000))
   const cpu = cpuMs() - c0
   const wall = performance.now() - t0
+  const profile = await profiler?.stop()
+  if (profile !== undefined) progress(`CPU by stage (profile in ${profileFile}):\n${stageTable(profile)}`)
   // Frames the model actually ran (a VAD that falls behind skips frames as silence): should be ~100%.
   const vadShare = (100 * (sharedVadBatcher().stats.frames - vad0)) / (((calls * 8000) / sileroFrameSamples(8000)) * (wall / 1000))
   loop.disable()
