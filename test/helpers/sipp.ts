@@ -68,13 +68,22 @@ export interface SippRun {
   output: string
 }
 
-/** Runs sipp with `args` (scenario, target and all) in `cwd`, killed after `timeoutMs`. */
-export function runSipp(args: readonly string[], opts: { cwd?: string; timeoutMs: number }): Promise<SippRun> {
+/** Runs sipp with `args` (scenario, target and all) in `cwd`, killed after `timeoutMs`; `onSpawn` hears its pid. */
+export function runSipp(
+  args: readonly string[],
+  opts: { cwd?: string; timeoutMs: number; onSpawn?: (pid: number) => void },
+): Promise<SippRun> {
   return new Promise((resolve) => {
-    execFile('sipp', args, { cwd: opts.cwd, timeout: opts.timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
-      resolve({ code, output: `${stdout}\n${stderr}`.slice(-3000) })
-    })
+    const child = execFile(
+      'sipp',
+      args,
+      { cwd: opts.cwd, timeout: opts.timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+        resolve({ code, output: `${stdout}\n${stderr}`.slice(-3000) })
+      },
+    )
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid)
   })
 }
 
