@@ -49,9 +49,10 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
     'no frame later than 20 ms': worstOwnMs <= 20 ? 'yes' : 'no',
     'longest GC pause ms': fmt(gcMax),
     'CPU % of one core': fmt(cpuShare),
-    // A core's worth of calls at this load: what "calls per core" means in the README.
     'CPU % per call': fmt(cpuShare / calls),
-    'calls per core': Math.floor((100 * calls) / cpuShare),
+    // A core's worth of calls at this load per call. Left blank when the VAD skipped frames: a gateway that did
+    // not get the CPU it asked for (a busy machine) did less work per call, and the figure would flatter it.
+    'calls per core': vadShare >= 95 ? Math.floor((100 * calls) / cpuShare) : '',
     'VAD frames run %': fmt(vadShare),
     'turns per call per min': fmt(turnCount / calls / (wall / 60000)),
   }
