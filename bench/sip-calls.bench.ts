@@ -79,8 +79,17 @@ async function sippDriver(bench: BenchGateway, calls: number, sipPort: number): 
   const sip = bench.gateway.sip!
   const deadline = performance.now() + dialMs + 30_000
   while (sip.liveCalls < calls) {
-    if (exited !== undefined) throw new Error(`sipp exited (${exited.code}) with ${sip.liveCalls} of ${calls} calls up:\n${exited.output}`)
-    if (performance.now() > deadline) throw new Error(`only ${sip.liveCalls} of ${calls} SIP calls came up`)
+    const failure =
+      exited !== undefined
+        ? `sipp exited (${exited.code}) with ${sip.liveCalls} of ${calls} calls up:\n${exited.output}`
+        : performance.now() > deadline
+          ? `only ${sip.liveCalls} of ${calls} SIP calls came up`
+          : undefined
+    if (failure !== undefined) {
+      if (sippPid !== undefined && exited === undefined) process.kill(sippPid)
+      rmSync(dir, { recursive: true, force: true })
+      throw new Error(failure)
+    }
     await sleep(100)
   }
   return {
