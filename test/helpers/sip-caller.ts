@@ -39,7 +39,8 @@ export class SipCaller {
   #rtpSeq = 1000
   #rtpTs = 0
   #speaking: Promise<void> = Promise.resolve()
-  readonly #timers = new Set<NodeJS.Timeout>()
+  /** The speaking timers, each with the resolve of its `speak()`: closing ends them and lets their callers go on. */
+  readonly #timers = new Map<NodeJS.Timeout, () => void>()
   #closed = false
   #sdpVersion = 1
 
@@ -208,7 +209,7 @@ export class SipCaller {
             at += 160
             this.#rtpTs += 160
           }, 20)
-          this.#timers.add(timer)
+          this.#timers.set(timer, resolve)
         }),
     )
     return this.#speaking
@@ -226,7 +227,11 @@ export class SipCaller {
 
   close(): Promise<void> {
     this.#closed = true
-    for (const timer of this.#timers) clearInterval(timer)
+    for (const [timer, resolve] of this.#timers) {
+      clearInterval(timer)
+      resolve()
+    }
+    this.#timers.clear()
     return Promise.all([new Promise<void>((r) => this.sip.close(() => r())), new Promise<void>((r) => this.rtp.close(() => r()))]).then(
       () => undefined,
     )
