@@ -20,6 +20,7 @@ export interface HeardPacket {
   readonly sequence: number
   readonly timestamp: number
   readonly payloadType: number
+  readonly marker: boolean
   readonly payload: Buffer
 }
 
@@ -42,6 +43,8 @@ export class SipCaller {
   readonly #timers = new Set<NodeJS.Timeout>()
   #closed = false
   #sdpVersion = 1
+  /** Whether our SDP offers telephone-event (payload type 101). */
+  #telephoneEvent = true
 
   private constructor(
     readonly sip: Socket,
@@ -74,8 +77,9 @@ export class SipCaller {
   }
 
   /** Sends the INVITE (with `authorization` when retrying a challenge). */
-  invite(to: string, opts: { authorization?: string; sdp?: boolean; extra?: string[] } = {}): void {
+  invite(to: string, opts: { authorization?: string; sdp?: boolean; extra?: string[]; telephoneEvent?: boolean } = {}): void {
     this.#inviteBranch = `z9hG4bK${randomBytes(6).toString('hex')}`
+    if (opts.telephoneEvent === false) this.#telephoneEvent = false
     const sdp = opts.sdp === false ? '' : this.#offer()
     this.#lastInvite = [
       ...(opts.authorization === undefined ? [] : [`Authorization: ${opts.authorization}`]),
@@ -246,10 +250,9 @@ export class SipCaller {
       's=-',
       `c=IN IP4 ${this.address}`,
       't=0 0',
-      `m=audio ${this.rtpPort} RTP/AVP 0 101`,
+      `m=audio ${this.rtpPort} RTP/AVP 0${this.#telephoneEvent ? ' 101' : ''}`,
       'a=rtpmap:0 PCMU/8000',
-      'a=rtpmap:101 telephone-event/8000',
-      'a=fmtp:101 0-16',
+      ...(this.#telephoneEvent ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
       'a=ptime:20',
       `a=${direction}`,
       '',
