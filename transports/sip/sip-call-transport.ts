@@ -7,6 +7,8 @@
  * work as on a carrier call. A `clear` drops the queued frames, and their chunks are never reported heard.
  */
 import type { EndReason } from '../../core/end-reason.js'
+import { voxError } from '../../core/errors.js'
+import type { TransferTarget } from '../../core/transfer-target.js'
 import {
   DTMF_PAUSE_MS,
   decodeAlaw,
@@ -39,6 +41,17 @@ export const HOLD_ACTIVITY_INTERVAL_MS = 30_000
 /** What the call does when the session ends by itself (agent hang-up, limits, shutdown): it sends BYE. */
 export interface SipCallTransportEvents {
   readonly onSessionEnded: (reason: EndReason) => void
+  /**
+   * Transfers the caller by REFER (the call's dialog); unset when the call cannot (the peer did not list REFER in
+   * its Allow header, an outbound call).
+   */
+  readonly refer?: ((target: TransferTarget, signal: AbortSignal) => Promise<void>) | undefined
+}
+
+/** How the sessions layer asks a SIP call to transfer itself (structurally its `CallReferral`). */
+export interface SipReferral {
+  readonly supported: boolean
+  refer(target: TransferTarget, signal: AbortSignal): Promise<void>
 }
 
 /** `SessionTransport` over one SIP dialog's RTP stream. */
@@ -53,11 +66,21 @@ export class SipCallTransport {
   #hold: NodeJS.Timeout | undefined
   /** Assistant audio frames dropped because the pacer's queue was full. */
   droppedFrames = 0
+  /** Blind transfer by REFER, when the peer accepts it. */
+  readonly referral: SipReferral
 
   constructor(media: RtpMedia, codec: 'PCMU' | 'PCMA', events: SipCallTransportEvents) {
     this.#media = media
     this.#alaw = codec === 'PCMA'
     this.#events = events
+    const refer = events.refer
+    this.referral = {
+      supported: refer !== undefined,
+      refer: (target, signal) =>
+        refer === undefined
+          ? Promise.reject(voxError('transfer_not_supported', 'the SIP peer does not accept REFER'))
+          : refer(target, signal),
+    }
   }
 
   /** Binds the session; caller audio and digits flow to it from now on. */

@@ -7,16 +7,19 @@
  * missed. Its media and transport are attached once the session exists; the RTP port is freed once.
  */
 import type { EndReason } from '../../core/end-reason.js'
+import { voxError } from '../../core/errors.js'
+import type { TransferTarget } from '../../core/transfer-target.js'
 import { type ClientTransactionTable, type ClientWire, newBranch } from './client-transaction-table.js'
 import type { InviteServerTransaction } from './invite-transactions.js'
 import type { RtpMedia } from './rtp-media.js'
 import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
-import { getHeader, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
+import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
 import { CallSessionTimer } from './call-session-timer.js'
 import type { TimerScheduler } from './transaction-timers.js'
-import { parseCSeq } from './sip-uri-codec.js'
+import { parseCSeq, parseUri } from './sip-uri-codec.js'
+import { REFER_NOTIFY_TIMEOUT_MS, ReferSubscription, referTo } from './sip-refer.js'
 
 /** Where a call is. */
 export type SipCallState = 'ringing' | 'answered' | 'confirmed' | 'ended'
@@ -58,6 +61,8 @@ export class SipCall {
   #awaitingAnswer = false
   /** RFC 4028: the deadline for the peer's refresh, when it is the refresher. */
   readonly #sessionTimer: CallSessionTimer
+  /** The transfer by REFER in progress, if any. */
+  #refer: ReferSubscription | undefined
   /** The last re-INVITE answered 200, whose ACK (same CSeq number) stops its retransmissions. */
   #reinvite: { cseq: number; tx: InviteServerTransaction } | undefined
 
@@ -154,9 +159,52 @@ export class SipCall {
     this.hangUp('client_disconnected')
   }
 
+  /** True when the peer's INVITE listed REFER in its Allow header: the call can be transferred by REFER. */
+  get peerAcceptsRefer(): boolean {
+    return (getHeaderValues(this.#o.invite, 'Allow') ?? []).some((m) => m.trim().toUpperCase() === 'REFER')
+  }
+
+  /**
+   * Blind transfer (RFC 3515): a REFER in the dialog asks the peer to call `target` itself, and its NOTIFYs
+   * report how that call went. Resolves once a NOTIFY reports the target's 2xx (the session then ends
+   * `transferred`, and its end sends our BYE); rejects with `transfer_failed` on a refused REFER, a failed or
+   * missing outcome, the call ending first or `signal` aborting. The call goes on after a failure.
+   */
+  refer(target: TransferTarget, signal: AbortSignal): Promise<void> {
+    const failed = (message: string) => voxError('transfer_failed', message)
+    if (this.#state !== 'answered' && this.#state !== 'confirmed') return Promise.reject(failed('the SIP call is not connected'))
+    if (this.#refer?.pending === true) return Promise.reject(failed('a transfer of this call is already in progress'))
+    if (signal.aborted) return Promise.reject(failed('the session ended'))
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => subscription.abort('the session ended before the transfer completed')
+      const subscription = new ReferSubscription(this.#o.timers, REFER_NOTIFY_TIMEOUT_MS, (outcome) => {
+        signal.removeEventListener('abort', onAbort)
+        if (outcome.ok) resolve()
+        else reject(failed(outcome.error))
+      })
+      this.#refer = subscription
+      signal.addEventListener('abort', onAbort, { once: true })
+      const { request, branch } = this.#inDialog('REFER', [
+        { name: 'Refer-To', value: referTo(target, this.#peerHost()) },
+        { name: 'Referred-By', value: `<${nameAddrUri(getHeader(this.#o.invite, 'To') ?? '') || this.#o.contact}>` },
+        { name: 'Contact', value: `<${this.#o.contact}>` },
+      ])
+      this.#o.clients.send(request, branch, this.#o.wire, (status) => subscription.answered(status))
+    })
+  }
+
+  /** A NOTIFY in the dialog: the progress of our REFER (481 when there is none). */
+  notify(request: SipRequest): SipResponse {
+    const subscription = this.#refer
+    if (subscription === undefined || this.#state === 'ended') return buildResponse(request, 481)
+    const status = subscription.notify(request)
+    return buildResponse(request, status, status === 489 ? { headers: [{ name: 'Allow-Events', value: 'refer' }] } : {})
+  }
+
   /** The peer's BYE: 200 (by the caller), and the session ends as a caller hang-up. */
   peerBye(): void {
     if (this.#state === 'ended') return
+    this.#refer?.abort('the caller hung up before the transfer completed')
     this.#transport?.peerEnded('caller_hangup')
     this.#teardown()
   }
@@ -220,7 +268,7 @@ export class SipCall {
   hangUp(_reason: EndReason): void {
     if (this.#state === 'ended') return
     if (this.#state === 'ringing') return this.refuse(480, 'Temporarily Unavailable')
-    const { request, branch } = this.#bye()
+    const { request, branch } = this.#inDialog('BYE')
     this.#o.clients.send(request, branch, this.#o.wire)
     this.#teardown()
   }
@@ -230,13 +278,13 @@ export class SipCall {
     this.#teardown()
   }
 
-  /** Our BYE within the dialog (section 15.1.1): From is the INVITE's To with our tag, To its From. */
-  #bye(): { request: SipRequest; branch: string } {
+  /**
+   * Our request within the dialog (section 12.2.1.1): to the remote target, From the INVITE's To with our tag, To
+   * its From, the next CSeq of ours.
+   */
+  #inDialog(method: 'BYE' | 'REFER', extra: readonly SipHeader[] = []): { request: SipRequest; branch: string } {
     const inv = this.#o.invite
     const branch = newBranch()
-    const contact = getHeader(inv, 'Contact')
-    // The remote target is the INVITE's Contact (section 12.1.1); without a usable one, its Request-URI.
-    const uri = (contact === undefined ? '' : contactUri(contact)) || inv.uri
     const { host, port, transport } = this.#o.via
     const headers: SipHeader[] = [
       { name: 'Via', value: `SIP/2.0/${transport} ${host.includes(':') ? `[${host}]` : host}:${port};branch=${branch};rport` },
@@ -244,9 +292,24 @@ export class SipCall {
       { name: 'From', value: `${getHeader(inv, 'To') ?? ''};tag=${this.localTag}` },
       { name: 'To', value: getHeader(inv, 'From') ?? '' },
       { name: 'Call-ID', value: this.callId },
-      { name: 'CSeq', value: `${++this.#cseq} BYE` },
+      { name: 'CSeq', value: `${++this.#cseq} ${method}` },
+      ...extra,
     ]
-    return { request: { kind: 'request', method: 'BYE', uri, headers, body: Buffer.alloc(0) }, branch }
+    return { request: { kind: 'request', method, uri: this.#remoteTarget(), headers, body: Buffer.alloc(0) }, branch }
+  }
+
+  /** The remote target: the INVITE's Contact (section 12.1.1); without a usable one, its Request-URI. */
+  #remoteTarget(): string {
+    const contact = getHeader(this.#o.invite, 'Contact')
+    return (contact === undefined ? '' : contactUri(contact)) || this.#o.invite.uri
+  }
+
+  /** The host a number is transferred to: the peer's, as its Contact names it (else its From). */
+  #peerHost(): string {
+    const contact = getHeader(this.#o.invite, 'Contact')
+    const uri = parseUri(contact === undefined ? '' : contactUri(contact)) ?? parseUri(nameAddrUri(getHeader(this.#o.invite, 'From') ?? ''))
+    if (uri === null) return this.#o.via.host
+    return uri.port === undefined ? uri.host : `${uri.host}:${uri.port}`
   }
 
   #respond(response: SipResponse): void {
@@ -255,6 +318,7 @@ export class SipCall {
   }
 
   #teardown(): void {
+    this.#refer?.abort('the call ended before the transfer completed')
     this.#sessionTimer.stop()
     this.#media?.close()
     this.#end()
@@ -270,6 +334,11 @@ export class SipCall {
 /** A request's CSeq number. */
 function cseqNumber(request: SipRequest): number | undefined {
   return parseCSeq(getHeader(request, 'CSeq') ?? '')?.seq
+}
+
+/** The URI of a name-addr (`"Name" <sip:...>;tag=x`), or '' when it has none. */
+function nameAddrUri(value: string): string {
+  return /<([^>]*)>/.exec(value)?.[1]?.trim() ?? ''
 }
 
 /** The URI inside a Contact value (`<sip:...>;params` or a bare addr-spec). */
