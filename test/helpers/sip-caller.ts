@@ -29,6 +29,8 @@ export class SipCaller {
   readonly heard: HeardPacket[] = []
   readonly responses = new Inbox<SipResponse>()
   readonly byes = new Inbox<SipRequest>()
+  /** The gateway's other requests in the dialog (a session refresh, a REFER), for the test to answer with `respond`. */
+  readonly requests = new Inbox<SipRequest>()
   readonly callId = `${randomBytes(8).toString('hex')}@test-phone`
   readonly fromTag = randomBytes(4).toString('hex')
   #cseq = 0
@@ -286,7 +288,12 @@ export class SipCaller {
     if (r.message.method === 'BYE') {
       this.sip.send(encodeSipMessage(buildResponse(r.message, 200)), this.gateway.port, this.gateway.host)
       this.byes.push(r.message)
-    }
+    } else if (r.message.method !== 'ACK') this.requests.push(r.message)
+  }
+
+  /** Answers a request of the gateway's. */
+  respond(request: SipRequest, status: number, headers: { name: string; value: string }[] = []): void {
+    this.sip.send(encodeSipMessage(buildResponse(request, status, { headers })), this.gateway.port, this.gateway.host)
   }
 }
 

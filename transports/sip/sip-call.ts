@@ -16,7 +16,8 @@ import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
-import { CallSessionTimer } from './call-session-timer.js'
+import { CallSessionTimer, planAfterRefresh } from './call-session-timer.js'
+import { nextSdpVersion, REFRESH_RETRY_MS, sendRefresh } from './session-refresh.js'
 import type { TimerScheduler } from './transaction-timers.js'
 import { parseCSeq, parseUri } from './sip-uri-codec.js'
 import { REFER_NOTIFY_TIMEOUT_MS, ReferSubscription, referTo } from './sip-refer.js'
@@ -68,7 +69,7 @@ export class SipCall {
 
   constructor(options: SipCallOptions) {
     this.#o = options
-    this.#sessionTimer = new CallSessionTimer(options.timers, () => this.#expired())
+    this.#sessionTimer = new CallSessionTimer(options.timers, { onExpired: () => this.#expired(), onRefresh: (s) => this.#refresh(s) })
   }
 
   get state(): SipCallState {
@@ -121,7 +122,7 @@ export class SipCall {
         body: Buffer.from(sdp),
       }),
     )
-    if (timer.ok) this.#sessionTimer.arm(timer.intervalS)
+    if (timer.ok) this.#sessionTimer.arm(timer.plan)
     this.#awaitingAnswer = offered
     if (!offered) media.start()
   }
@@ -246,7 +247,7 @@ export class SipCall {
       // A re-INVITE without an offer wants ours (RFC 3261 14.2); the same SDP, so its answer changes nothing.
       body = Buffer.from(this.#currentSdp ?? '')
     }
-    this.#sessionTimer.arm(timer.intervalS)
+    this.#sessionTimer.arm(timer.plan)
     return buildResponse(request, 200, { headers: [...(body.length > 0 ? this.#sdpHeaders() : []), ...timer.headers], body })
   }
 
@@ -257,7 +258,30 @@ export class SipCall {
     ]
   }
 
-  /** The peer was to refresh the session timer and did not: the session ends and the peer gets a BYE. */
+  /**
+   * Our session refresh is due (we are the refresher): UPDATE when the peer allows it, else a re-INVITE with our
+   * SDP again. A 408, 481 or no answer ends the call as the peer's disappearance (BYE, `client_disconnected`).
+   */
+  #refresh(intervalS: number): void {
+    if (this.#state !== 'confirmed' && this.#state !== 'answered') return
+    const update = (getHeaderValues(this.#o.invite, 'Allow') ?? []).some((m) => m.trim().toUpperCase() === 'UPDATE')
+    let sdp: { body: string; contact: string } | undefined
+    if (!update && this.#currentSdp !== undefined) {
+      const next = nextSdpVersion(this.#currentSdp)
+      if (next.version !== undefined && this.#local !== undefined) this.#local = { ...this.#local, sessionVersion: next.version }
+      this.#currentSdp = next.sdp
+      sdp = { body: next.sdp, contact: this.#o.contact }
+    }
+    const dialog = { clients: this.#o.clients, wire: this.#o.wire, request: this.#inDialog.bind(this) }
+    sendRefresh(dialog, intervalS, sdp, (outcome) => {
+      if (this.#state === 'ended') return
+      if (outcome.kind === 'gone') return this.#expired()
+      if (outcome.kind === 'failed') return this.#sessionTimer.retry(REFRESH_RETRY_MS, intervalS)
+      this.#sessionTimer.arm(planAfterRefresh(outcome.answer, intervalS))
+    })
+  }
+
+  /** The peer was to refresh the session timer and did not (or our refresh found the dialog gone): BYE. */
   #expired(): void {
     if (this.#state === 'ended') return
     this.#transport?.peerEnded('client_disconnected')
@@ -282,9 +306,16 @@ export class SipCall {
    * Our request within the dialog (section 12.2.1.1): to the remote target, From the INVITE's To with our tag, To
    * its From, the next CSeq of ours.
    */
-  #inDialog(method: 'BYE' | 'REFER', extra: readonly SipHeader[] = []): { request: SipRequest; branch: string } {
+  #inDialog(
+    method: 'BYE' | 'REFER' | 'INVITE' | 'UPDATE' | 'ACK',
+    extra: readonly SipHeader[] = [],
+    body: Buffer = Buffer.alloc(0),
+    ackOf?: number,
+  ): { request: SipRequest; branch: string; cseq: number } {
     const inv = this.#o.invite
     const branch = newBranch()
+    // An ACK takes its INVITE's number; every other request the next of ours.
+    const cseq = ackOf ?? ++this.#cseq
     const { host, port, transport } = this.#o.via
     const headers: SipHeader[] = [
       { name: 'Via', value: `SIP/2.0/${transport} ${host.includes(':') ? `[${host}]` : host}:${port};branch=${branch};rport` },
@@ -292,10 +323,10 @@ export class SipCall {
       { name: 'From', value: `${getHeader(inv, 'To') ?? ''};tag=${this.localTag}` },
       { name: 'To', value: getHeader(inv, 'From') ?? '' },
       { name: 'Call-ID', value: this.callId },
-      { name: 'CSeq', value: `${++this.#cseq} ${method}` },
+      { name: 'CSeq', value: `${cseq} ${method}` },
       ...extra,
     ]
-    return { request: { kind: 'request', method, uri: this.#remoteTarget(), headers, body: Buffer.alloc(0) }, branch }
+    return { request: { kind: 'request', method, uri: this.#remoteTarget(), headers, body }, branch, cseq }
   }
 
   /** The remote target: the INVITE's Contact (section 12.1.1); without a usable one, its Request-URI. */
