@@ -141,7 +141,11 @@ t.test('the timer on a virtual clock: our refresh at half the interval, the peer
     schedule(ms, fire) {
       const timer = { at: now + ms, fire, live: true }
       due.push(timer)
-      return { cancel: () => void (timer.live = false) }
+      return {
+        cancel: () => {
+          timer.live = false
+        },
+      }
     },
   }
   const advance = (ms: number) => {
