@@ -2,7 +2,8 @@
  * One inbound call as the UAS sees it (RFC 3261 sections 12 to 15): ringing until its 200, then a dialog with our
  * tag, the peer's tag and our own CSeq space. It answers the INVITE through its server transaction (the 200 is
  * retransmitted until the ACK, which carries the answer when our 200 carried the offer), takes a CANCEL before
- * the 200 (487), answers re-INVITEs and UPDATEs (hold and unhold, session-timer refreshes), and ends either
+ * the 200 (487), answers re-INVITEs and UPDATEs (hold and unhold, session-timer refreshes), sends its own
+ * refreshes when it is the refresher, transfers the caller by REFER (and reads the NOTIFYs), and ends either
  * way: the peer's BYE, or ours when the session ends by itself, the 200 is never acknowledged or a refresh is
  * missed. Its media and transport are attached once the session exists; the RTP port is freed once.
  */

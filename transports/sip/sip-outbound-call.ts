@@ -5,7 +5,8 @@
  * Record-Route as our route set), its SDP
  * answer starts the media, and the dialog is ours until a BYE either way; a 3xx-6xx or timer B ends the
  * attempt. `cancel()` before the answer sends CANCEL once a provisional response came (section 9.1), and a 2xx
- * that crosses it is acknowledged and ended with a BYE. The media and transport are built by the owner.
+ * that crosses it is acknowledged and ended with a BYE. A 200 that makes us the session refresher (RFC 4028) gets
+ * our refreshes; the trunk's own renew its deadline. The media and transport are built by the owner.
  */
 import type { EndReason } from '../../core/end-reason.js'
 import { authorize, type DigestCredentials, pickChallenge } from './digest-auth.js'
