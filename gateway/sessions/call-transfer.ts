@@ -1,7 +1,8 @@
 /**
- * `response.transfer` on a phone call (an addition to the SPEC): the carrier's live call gets new markup that
- * dials the target, and the call leaves its media stream. Works from whichever replica runs the session: the
- * call sid and the credentials come from the database.
+ * `response.transfer` on a phone call (an addition to the SPEC), one transferer per channel. A carrier call gets
+ * new markup that dials the target, and the call leaves its media stream; this works from whichever replica runs
+ * the session: the call sid and the credentials come from the database. A SIP call transfers itself by REFER when
+ * its peer accepts it; otherwise it goes to the SIP fallback (the gateway bridging the call), when there is one.
  */
 import { voxError } from '../../core/errors.js'
 import type { TransferTarget } from '../../core/transfer-target.js'
@@ -10,6 +11,7 @@ import type { Kysely } from 'kysely'
 import type { Log } from '../../core/log.js'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { CallCarrier } from './call-carrier.js'
+import type { CallReferral, SessionTransport } from './session-port.js'
 
 /** Moves a live call elsewhere; throws a registered error (`transfer_failed`, `transfer_not_supported`). */
 export interface CallTransferer {
@@ -50,4 +52,39 @@ export function carrierTransferer(deps: () => TransferDeps): CallTransferer {
       }
     },
   }
+}
+
+/**
+ * The transferer of one SIP call: REFER through the call's own dialog when the peer accepts it, else `fallback`
+ * (the seam for bridging the caller through the gateway); without either, `transfer_not_supported`.
+ */
+export function sipTransferer(referral: CallReferral | undefined, fallback?: CallTransferer): CallTransferer {
+  return {
+    async transfer(row, target, signal) {
+      if (referral?.supported === true) return referral.refer(target, signal)
+      if (fallback !== undefined) return fallback.transfer(row, target, signal)
+      throw voxError(
+        'transfer_not_supported',
+        'the SIP peer does not accept REFER (its INVITE did not list it in Allow), and this gateway cannot bridge the call itself yet',
+      )
+    },
+  }
+}
+
+/** The transferers a process gives its sessions, per channel. */
+export interface ChannelTransferers {
+  /** Moves carrier calls elsewhere (`response.transfer`); without it every carrier transfer fails. */
+  callTransfer?: CallTransferer | undefined
+  /** Transfers a SIP call whose peer does not accept REFER (the gateway bridges it); without it they are refused. */
+  sipTransferFallback?: CallTransferer | undefined
+}
+
+/** The channel's transferer: the carrier's, or a SIP call's own (REFER, else the SIP fallback); none for others. */
+export function transfererFor(
+  transport: Pick<SessionTransport, 'kind' | 'referral'>,
+  deps: ChannelTransferers,
+): CallTransferer | undefined {
+  if (transport.kind === 'carrier') return deps.callTransfer
+  if (transport.kind === 'sip') return sipTransferer(transport.referral, deps.sipTransferFallback)
+  return undefined
 }

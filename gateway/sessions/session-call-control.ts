@@ -86,7 +86,8 @@ export class SessionCallControl {
   }
 
   /**
-   * `response.transfer`: checks the target, asks the carrier to connect the caller to it and ends the session
+   * `response.transfer`: checks the target, asks the channel's transferer (the carrier, a SIP call's REFER) to
+   * connect the caller to it and ends the session
    * `transferred`. A failure is reported to the agent as a `data` event `{ transfer_failed: { to, error, code,
    * details? } }` (the error registry's body) and, on a phone call, apologised for; the call goes on.
    */
@@ -110,7 +111,7 @@ export class SessionCallControl {
       this.#warm.start(parsed.request)
       return
     }
-    if (host.channel !== 'carrier' || transferer === undefined || warm !== undefined) {
+    if (transferer === undefined || warm !== undefined) {
       const err = voxError('transfer_not_supported', `only phone calls can be transferred (this is a ${host.channel} session)`)
       host.deliver({ type: 'notice', code: err.code, message: err.message })
       return failed(err, undefined)

@@ -20,6 +20,7 @@ export interface HeardPacket {
   readonly sequence: number
   readonly timestamp: number
   readonly payloadType: number
+  readonly marker: boolean
   readonly payload: Buffer
 }
 
@@ -28,6 +29,8 @@ export class SipCaller {
   readonly heard: HeardPacket[] = []
   readonly responses = new Inbox<SipResponse>()
   readonly byes = new Inbox<SipRequest>()
+  /** The gateway's other requests in the dialog (a session refresh, a REFER), for the test to answer with `respond`. */
+  readonly requests = new Inbox<SipRequest>()
   readonly callId = `${randomBytes(8).toString('hex')}@test-phone`
   readonly fromTag = randomBytes(4).toString('hex')
   #cseq = 0
@@ -43,6 +46,8 @@ export class SipCaller {
   readonly #timers = new Map<NodeJS.Timeout, () => void>()
   #closed = false
   #sdpVersion = 1
+  /** Whether our SDP offers telephone-event (payload type 101). */
+  #telephoneEvent = true
 
   private constructor(
     readonly sip: Socket,
@@ -75,8 +80,9 @@ export class SipCaller {
   }
 
   /** Sends the INVITE (with `authorization` when retrying a challenge). */
-  invite(to: string, opts: { authorization?: string; sdp?: boolean; extra?: string[] } = {}): void {
+  invite(to: string, opts: { authorization?: string; sdp?: boolean; extra?: string[]; telephoneEvent?: boolean } = {}): void {
     this.#inviteBranch = `z9hG4bK${randomBytes(6).toString('hex')}`
+    if (opts.telephoneEvent === false) this.#telephoneEvent = false
     const sdp = opts.sdp === false ? '' : this.#offer()
     this.#lastInvite = [
       ...(opts.authorization === undefined ? [] : [`Authorization: ${opts.authorization}`]),
@@ -251,10 +257,9 @@ export class SipCaller {
       's=-',
       `c=IN IP4 ${this.address}`,
       't=0 0',
-      `m=audio ${this.rtpPort} RTP/AVP 0 101`,
+      `m=audio ${this.rtpPort} RTP/AVP 0${this.#telephoneEvent ? ' 101' : ''}`,
       'a=rtpmap:0 PCMU/8000',
-      'a=rtpmap:101 telephone-event/8000',
-      'a=fmtp:101 0-16',
+      ...(this.#telephoneEvent ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
       'a=ptime:20',
       `a=${direction}`,
       '',
@@ -288,7 +293,12 @@ export class SipCaller {
     if (r.message.method === 'BYE') {
       this.sip.send(encodeSipMessage(buildResponse(r.message, 200)), this.gateway.port, this.gateway.host)
       this.byes.push(r.message)
-    }
+    } else if (r.message.method !== 'ACK') this.requests.push(r.message)
+  }
+
+  /** Answers a request of the gateway's. */
+  respond(request: SipRequest, status: number, headers: { name: string; value: string }[] = []): void {
+    this.sip.send(encodeSipMessage(buildResponse(request, status, { headers })), this.gateway.port, this.gateway.host)
   }
 }
 

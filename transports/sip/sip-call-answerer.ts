@@ -79,7 +79,10 @@ export class SipCallAnswerer {
       onDigit: (digit) => transport?.callerDigit(digit),
       onError: (e) => this.#o.onError?.(e),
     })
-    transport = new SipCallTransport(media, answered.audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) })
+    transport = new SipCallTransport(media, answered.audio.codec, {
+      onSessionEnded: (reason) => call.hangUp(reason),
+      refer: call.peerAcceptsRefer ? (target, signal) => call.refer(target, signal) : undefined,
+    })
 
     let opened: Awaited<ReturnType<SipAdmittedCall['open']>>
     try {

@@ -7,6 +7,7 @@
 import { randomBytes, randomInt } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import type { ClientTransactionTable } from './client-transaction-table.js'
+import type { TimerScheduler } from './transaction-timers.js'
 import type { RtpPortPool } from './rtp-port-pool.js'
 import { RtpMedia } from './rtp-media.js'
 import { createOffer, type LocalMedia } from './sdp-offer-answer.js'
@@ -59,6 +60,8 @@ export interface SipDialerParts {
   readonly publicHost: string
   readonly port: () => number
   readonly clients: ClientTransactionTable
+  /** The endpoint's timers (the session timer of an answered call). */
+  readonly timers: TimerScheduler
   readonly dialogs: SipDialogTable<SipCall | SipOutboundCall>
   readonly rtpPorts: RtpPortPool
   /** Sends a message over the endpoint's UDP socket. */
@@ -130,6 +133,7 @@ export class SipDialer {
           ? { reliable: false, send: (m) => this.#p.sendUdp(m, address, port) }
           : { reliable: true, send: (m) => stream.send(m) },
       clients: this.#p.clients,
+      timers: this.#p.timers,
       events: {
         onProgress: events.onProgress,
         onAnswered: (audio) => {

@@ -109,6 +109,7 @@ export class SipEndpoint {
       publicHost: options.publicHost,
       port: () => this.port,
       clients: this.#clients,
+      timers: parts.timers,
       dialogs,
       rtpPorts,
       sendUdp: (message, address, port) =>

@@ -44,6 +44,10 @@ function udpPeer(socket: Socket, address: string, port: number): Peer {
 /** The fake trunk. */
 export class FakeSipTrunk {
   mode: TrunkMode = 'answer'
+  /** The 200's Session-Expires (RFC 4028), e.g. `90;refresher=uac` to make the gateway refresh; none by default. */
+  sessionExpires: string | undefined
+  /** The status our in-dialog re-INVITE or UPDATE (a session refresh) gets. */
+  refreshStatus = 200
   readonly requests = new Inbox<SipRequest>()
   /** Answers to the trunk's own requests (BYE, re-INVITE). */
   readonly responses = new Inbox<SipResponse>()
@@ -168,9 +172,12 @@ export class FakeSipTrunk {
     this.log.push(request)
     this.requests.push(request)
     const callId = getHeader(request, 'Call-ID') ?? ''
+    const inDialog = /;\s*tag=/.test(getHeader(request, 'To') ?? '') && this.#calls.has(callId)
     switch (request.method) {
       case 'INVITE':
-        return this.#invite(request, callId, from)
+        return inDialog ? this.#refresh(request, from) : this.#invite(request, callId, from)
+      case 'UPDATE':
+        return inDialog ? this.#refresh(request, from) : this.#respond(request, 481, 'Call/Transaction Does Not Exist', from)
       case 'CANCEL': {
         this.#respond(request, 200, 'OK', from)
         const call = this.#calls.get(callId)
@@ -203,6 +210,21 @@ export class FakeSipTrunk {
     this.#send(lines, '', call.from)
   }
 
+  /** A session refresh of the gateway's: `refreshStatus`, a 2xx with our Session-Expires (and SDP for a re-INVITE). */
+  #refresh(request: SipRequest, from: Peer): void {
+    if (this.refreshStatus >= 300) return this.#respond(request, this.refreshStatus, 'Refused', from)
+    const timer = this.sessionExpires === undefined ? [] : [`Session-Expires: ${this.sessionExpires}`, 'Require: timer']
+    if (request.method !== 'INVITE') return this.#respond(request, 200, 'OK', from, undefined, timer)
+    const sdp = this.#sdp(2)
+    this.#respond(request, 200, 'OK', from, undefined, [...timer, 'Content-Type: application/sdp'], sdp)
+  }
+
+  #sdp(version: number): string {
+    const rtpPort = this.rtp.address().port
+    const sdp = ['v=0', `o=trunk 1 ${version} IN IP4 127.0.0.1`, 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${rtpPort} RTP/AVP 0 101`]
+    return [...sdp, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n')
+  }
+
   #invite(invite: SipRequest, callId: string, from: Peer): void {
     const auth = getHeader(invite, 'Proxy-Authorization')
     if (auth === undefined || !this.#checkDigest(auth)) {
@@ -220,9 +242,7 @@ export class FakeSipTrunk {
     if (this.mode === 'busy') return this.#respond(invite, 486, 'Busy Here', from, toTag)
     this.#respond(invite, 180, 'Ringing', from, toTag)
     if (this.mode === 'never') return
-    const rtpPort = this.rtp.address().port
-    const sdp = ['v=0', `o=trunk 1 1 IN IP4 127.0.0.1`, 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${rtpPort} RTP/AVP 0 101`]
-    const body = [...sdp, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n')
+    const body = this.#sdp(1)
     this.#respond(
       invite,
       200,
@@ -232,6 +252,7 @@ export class FakeSipTrunk {
       [
         `Contact: <sip:trunk@127.0.0.1:${this.sip.address().port}>`,
         'Record-Route: <sip:sbc.trunk.test;lr>',
+        ...(this.sessionExpires === undefined ? [] : [`Session-Expires: ${this.sessionExpires}`, 'Require: timer']),
         'Content-Type: application/sdp',
       ],
       body,
