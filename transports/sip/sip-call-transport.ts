@@ -44,11 +44,17 @@ export class SipCallTransport {
   #hold: NodeJS.Timeout | undefined
   /** Assistant audio frames dropped because the pacer's queue was full. */
   droppedFrames = 0
+  /**
+   * The methods the peer's `Allow` header listed (its INVITE, or its 200 on an outbound call), upper-cased;
+   * undefined when it sent none (RFC 3261 section 20.5: then nothing is known of what it takes).
+   */
+  readonly peerAllows: readonly string[] | undefined
 
-  constructor(media: RtpMedia, codec: 'PCMU' | 'PCMA', events: SipCallTransportEvents) {
+  constructor(media: RtpMedia, codec: 'PCMU' | 'PCMA', events: SipCallTransportEvents, peerAllows?: readonly string[] | undefined) {
     this.#media = media
     this.#alaw = codec === 'PCMA'
     this.#events = events
+    this.peerAllows = peerAllows
   }
 
   /** Binds the session; caller audio and digits flow to it from now on. */
@@ -109,6 +115,27 @@ export class SipCallTransport {
       default:
         return
     }
+  }
+
+  /**
+   * Raw mu-law 8 kHz to the peer outside the pipeline's turns (a warm transfer's hold audio, whisper and bridged
+   * audio), cut into 20 ms frames for the pacer; `onPlayed` is called when the last frame left. False when the
+   * pacer's queue was full (the rest is dropped, and `onPlayed` still called, so nobody waits forever).
+   */
+  play(audio: Buffer, onPlayed?: () => void): boolean {
+    const frames = Math.ceil(audio.length / FRAME_BYTES)
+    for (let i = 0; i < frames; i++) {
+      let frame = audio.subarray(i * FRAME_BYTES, (i + 1) * FRAME_BYTES)
+      if (frame.length < FRAME_BYTES) frame = Buffer.concat([frame, Buffer.alloc(FRAME_BYTES - frame.length, MULAW_SILENCE)])
+      const wire = this.#alaw ? toAlaw(frame) : Buffer.from(frame)
+      if (!this.#media.enqueue(wire, i === frames - 1 ? onPlayed : undefined)) {
+        this.droppedFrames++
+        onPlayed?.()
+        return false
+      }
+    }
+    if (frames === 0) onPlayed?.()
+    return true
   }
 
   /** The session ended for a reason other than the peer's BYE: tell the call (it sends BYE). */

@@ -14,7 +14,7 @@ import type { InviteClientTransaction, InviteServerTransaction } from './invite-
 import type { RtpMedia } from './rtp-media.js'
 import { answerOffer, type LocalMedia, type NegotiatedAudio, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
-import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
+import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
 import { parseCSeq, parseNameAddr } from './sip-uri-codec.js'
 
@@ -35,8 +35,8 @@ export type SipDialFailure =
 export interface SipOutboundCallEvents {
   /** A provisional response other than 100 (180 Ringing, 183 Session Progress). */
   readonly onProgress: (status: number) => void
-  /** The 200 came with a usable answer; the owner builds the media and the session on it. */
-  readonly onAnswered: (audio: NegotiatedAudio) => void
+  /** The 200 came with a usable answer (and the callee's `Allow`, if any); the owner builds the media and the session on it. */
+  readonly onAnswered: (audio: NegotiatedAudio, peerAllows: readonly string[] | undefined) => void
   /** The attempt ended without a dialog. Told once, and never after `onAnswered`. */
   readonly onFailed: (failure: SipDialFailure) => void
   /** Told once when the call is over, for any reason (the endpoint forgets it). */
@@ -262,7 +262,7 @@ export class SipOutboundCall {
       this.#state = 'calling'
       return this.#fail(this.#cancelWanted || answer.ok ? { kind: 'cancelled' } : { kind: 'bad_answer', reason: answer.reason })
     }
-    this.#o.events.onAnswered(answer.audio)
+    this.#o.events.onAnswered(answer.audio, allowedMethods(r))
   }
 
   #sendCancel(): void {
