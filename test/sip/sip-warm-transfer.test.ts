@@ -8,6 +8,7 @@
  * both; a cold transfer of a caller whose `Allow` lacks REFER is bridged by the gateway. Every wait is on an event.
  */
 import t, { type Test } from 'tap'
+import wavefile from 'wavefile'
 import { decodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { getHeader } from '../../transports/sip/sip-message.js'
 import type { BackendReply } from '../fakes/backend/fake-backend.js'
@@ -169,6 +170,14 @@ t.test('a SIP caller is handed to a human: hold line and hold audio, whisper to 
     const d = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })
     return d.body.recording_status === 'completed' ? d.body : undefined
   })
+  // The recording keeps both parties: the caller's tone on the left, the human's (what the caller heard) on the right.
+  const res = await fetch(`${c.gw.url}/v1/agents/${tenant.agentId}/sessions/${row.id}/recording`, {
+    headers: { authorization: `Bearer ${tenant.apiKey}` },
+  })
+  const wav = new wavefile.WaveFile(Buffer.from(await res.arrayBuffer()))
+  const [left, right] = wav.getSamples(false, Int16Array) as unknown as [Int16Array, Int16Array]
+  t.ok(toneFrames(left, 600) >= 10, `the caller's tone on the caller's channel (${toneFrames(left, 600)} frames)`)
+  t.ok(toneFrames(right, 1000) >= 10, `the human's tone on the channel of what the caller heard (${toneFrames(right, 1000)} frames)`)
   t.match(details.transfers, [{ mode: 'warm', to: HUMAN, answered_after_ms: Number, connected_after_ms: Number }])
   t.equal(details.transfers[0].failed_reason, undefined)
   t.match(
