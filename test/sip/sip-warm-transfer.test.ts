@@ -190,15 +190,17 @@ t.test('a SIP caller is handed to a human: hold line and hold audio, whisper to 
   await eventually(async () => (c.gw.gateway.sip?.liveCalls === 0 ? true : undefined))
 })
 
-t.test('the human declines with "2": the leg gets a BYE, the caller is back with the agent', async (t) => {
-  script({ mode: 'warm', whisper: 'A caller about a refund.', timeout_s: 20 }, 'Nobody can take the call now.')
+t.test('a whisper longer than one piece of the pacer, then "2": the leg gets a BYE, the caller is back with the agent', async (t) => {
+  // 256 characters and the prompt: 300 frames of the fake speech, fed to the human's pacer in pieces of 250.
+  const whisper = 'A caller about a refund of an order that arrived damaged. '.repeat(5).slice(0, 256)
+  script({ mode: 'warm', whisper, timeout_s: 20 }, 'Nobody can take the call now.')
   const before = trunk.log.length
   const asked = agentRequests('transfer.failed').length
   const p = await call(t)
   const row = await sessionOf(p)
   const invite = await humanInvite(before)
   const humanFrom = trunk.heard.length
-  await eventually(async () => (toneFrames(humanHeard(humanFrom), 440) >= 40 ? true : undefined), 8_000, 'the whisper')
+  await eventually(async () => (toneFrames(humanHeard(humanFrom), 440) >= 280 ? true : undefined), 12_000, 'the whole whisper')
   const callerFrom = p.heard.length
   trunk.digit('2')
   const failed = await eventually(async () => agentRequests('transfer.failed')[asked], 5_000)

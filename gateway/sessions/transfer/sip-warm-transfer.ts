@@ -20,6 +20,9 @@ import { agentNumber, type WarmTransferSessionSide } from './carrier-warm-transf
 import type { HumanLegProgress, TransferEndedBy, TransferFailureReason, TransferFact } from './transfer-steps.js'
 import type { WarmTransferIo } from './warm-transfer-driver.js'
 
+/** The whisper goes to the human's pacer 5 s at a time (mu-law 8 kHz: 8 bytes a ms), well within its queue. */
+const WHISPER_PIECE_BYTES = 5000 * 8
+
 /** What the process gives every warm transfer of a SIP caller. */
 export interface SipWarmTransferDeps {
   readonly db: Kysely<Database>
@@ -138,10 +141,20 @@ export class SipWarmTransfer implements WarmTransferIo {
         const leg = this.#leg
         if (leg === undefined || signal.aborted || this.#legEnded) return done(new Error('the human leg is gone'))
         const seq = ++this.#whisperSeq
-        // Called as the whisper's last packet leaves the pacer (a key pressed right after it counts).
-        leg.play(audio, () => {
-          if (seq === this.#whisperSeq) done()
-        })
+        // Fed to the pacer a piece at a time (its queue is bounded, a long whisper is not): each next piece is queued
+        // as the last packet of the one before leaves. Done as the whisper's last packet leaves (a key pressed right
+        // after it counts).
+        const feed = (at: number): void => {
+          if (seq !== this.#whisperSeq || signal.aborted || this.#leg !== leg) return
+          const next = at + WHISPER_PIECE_BYTES
+          const last = next >= audio.length
+          const queued = leg.play(audio.subarray(at, next), () => {
+            if (last) done()
+            else feed(next)
+          })
+          if (!queued) this.#side.log.warn('warm transfer: the human leg could not queue the whisper')
+        }
+        feed(0)
       },
       (err: unknown) => done(err),
     )
