@@ -9,6 +9,7 @@
  */
 import t, { type Test } from 'tap'
 import wavefile from 'wavefile'
+import { decodeAlaw } from '../../pipeline/audio/g711-alaw.js'
 import { decodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { getHeader } from '../../transports/sip/sip-message.js'
 import type { BackendReply } from '../fakes/backend/fake-backend.js'
@@ -113,16 +114,17 @@ function callerHeard(p: SipCaller, from = 0): Int16Array {
   )
 }
 
-/** PCM16 of what the human heard (PCMU packets) from packet `from` on. */
+/** PCM16 of what the human heard (PCMU or PCMA packets) from packet `from` on. */
 function humanHeard(from = 0): Int16Array {
-  return decodeMulaw(
-    Buffer.concat(
-      trunk.heard
-        .slice(from)
-        .filter((h) => h.payloadType === 0)
-        .map((h) => h.payload),
-    ),
-  )
+  const audio = trunk.heard.slice(from).filter((h) => h.payloadType === 0 || h.payloadType === 8)
+  const pcm = audio.map((h) => (h.payloadType === 8 ? decodeAlaw(h.payload) : decodeMulaw(h.payload)))
+  const out = new Int16Array(pcm.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of pcm) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
 }
 
 const ended = (id: string) =>
@@ -262,7 +264,7 @@ t.test('nobody answers within timeout_s: CANCEL to the trunk, transfer.failed ti
   const p = await call(t)
   const row = await sessionOf(p)
   const invite = await humanInvite(before)
-  const failed = await eventually(async () => agentRequests('transfer.failed')[asked], 8_000)
+  const failed = await eventually(async () => agentRequests('transfer.failed')[asked], 15_000, 'transfer.failed after timeout_s')
   t.match(failed.json, { reason: 'timeout', to: HUMAN })
   const cancel = await eventually(async () =>
     trunk.log.find((r) => r.method === 'CANCEL' && getHeader(r, 'Call-ID') === getHeader(invite, 'Call-ID')),
@@ -288,32 +290,43 @@ t.test('accept "none" bridges on answer; the caller hangs up and the human gets 
   t.equal((await ended(row.id)).end_reason, 'transfer_caller_hangup')
 })
 
-t.test('a cold transfer of a caller whose Allow lacks REFER is bridged by the gateway; one with REFER is not', async (t) => {
-  script({ content: 'Connecting you now.' })
-  const before = trunk.log.length
-  const humanFrom = trunk.heard.length
-  const p = await call(t)
-  const row = await sessionOf(p)
-  const invite = await humanInvite(before)
-  t.equal(invite.uri, `sip:${HUMAN}@127.0.0.1:${trunk.sip.address().port}`)
-  await eventually(async () => lifecycle(row.id).find((e) => e.type === 'transfer.connected'), 5_000, 'bridged on answer')
-  t.equal(toneFrames(humanHeard(humanFrom), 440), 0, 'no whisper: the human hears no agent voice')
-  const callerFrom = p.heard.length
-  const humanBridged = trunk.heard.length
-  trunk.play(Buffer.from(tone('ulaw_8000', 1000, 600)))
-  void p.speak(Buffer.from(tone('ulaw_8000', 600, 600)))
-  await eventually(async () => (toneFrames(callerHeard(p, callerFrom), 1000) >= 10 ? true : undefined), 5_000, "the human's tone")
-  await eventually(async () => (toneFrames(humanHeard(humanBridged), 600) >= 10 ? true : undefined), 5_000, "the caller's tone")
-  trunk.hangUp(getHeader(invite, 'Call-ID') ?? '')
-  await p.byes.next(5_000, 'the BYE to the caller')
-  t.equal((await ended(row.id)).end_reason, 'transfer_human_hangup')
+t.test(
+  'a cold transfer of a caller whose Allow lacks REFER is bridged by the gateway (PCMU caller, PCMA human); one with REFER is not',
+  async (t) => {
+    script({ content: 'Connecting you now.' })
+    trunk.codec = 'PCMA'
+    t.teardown(() => {
+      trunk.codec = 'PCMU'
+    })
+    const before = trunk.log.length
+    const humanFrom = trunk.heard.length
+    const p = await call(t)
+    const row = await sessionOf(p)
+    const invite = await humanInvite(before)
+    t.equal(invite.uri, `sip:${HUMAN}@127.0.0.1:${trunk.sip.address().port}`)
+    await eventually(async () => lifecycle(row.id).find((e) => e.type === 'transfer.connected'), 5_000, 'bridged on answer')
+    t.equal(toneFrames(humanHeard(humanFrom), 440), 0, 'no whisper: the human hears no agent voice')
+    const callerFrom = p.heard.length
+    const humanBridged = trunk.heard.length
+    trunk.play(Buffer.from(tone('ulaw_8000', 1000, 600)))
+    void p.speak(Buffer.from(tone('ulaw_8000', 600, 600)))
+    await eventually(async () => (toneFrames(callerHeard(p, callerFrom), 1000) >= 10 ? true : undefined), 5_000, "the human's tone")
+    await eventually(async () => (toneFrames(humanHeard(humanBridged), 600) >= 10 ? true : undefined), 5_000, "the caller's tone")
+    t.ok(
+      trunk.heard.slice(humanBridged).every((h) => h.payloadType !== 0),
+      'the human heard PCMA only: the bridge was transcoded both ways',
+    )
+    trunk.hangUp(getHeader(invite, 'Call-ID') ?? '')
+    await p.byes.next(5_000, 'the BYE to the caller')
+    t.equal((await ended(row.id)).end_reason, 'transfer_human_hangup')
 
-  const count = trunk.log.filter((r) => r.method === 'INVITE').length
-  const refer = await call(t, ['Allow: INVITE, ACK, BYE, CANCEL, OPTIONS, REFER, NOTIFY'])
-  const failed = await eventually(async () =>
-    backend.requests.find((r) => r.json.type === 'data' && r.json.data?.transfer_failed?.code === 'transfer_not_supported'),
-  )
-  t.ok(failed, 'a peer that takes REFER is left to the REFER transfer (not bridged)')
-  t.equal(trunk.log.filter((r) => r.method === 'INVITE').length, count, 'and nothing was dialled')
-  refer.bye()
-})
+    const count = trunk.log.filter((r) => r.method === 'INVITE').length
+    const refer = await call(t, ['Allow: INVITE, ACK, BYE, CANCEL, OPTIONS, REFER, NOTIFY'])
+    const failed = await eventually(async () =>
+      backend.requests.find((r) => r.json.type === 'data' && r.json.data?.transfer_failed?.code === 'transfer_not_supported'),
+    )
+    t.ok(failed, 'a peer that takes REFER is left to the REFER transfer (not bridged)')
+    t.equal(trunk.log.filter((r) => r.method === 'INVITE').length, count, 'and nothing was dialled')
+    refer.bye()
+  },
+)

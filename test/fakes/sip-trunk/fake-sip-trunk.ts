@@ -3,6 +3,7 @@
  * (MD5 digest, qop=auth, checked here with node:crypto, not with the gateway's code), then answers as its mode
  * says: `answer` (100, 180, then 200 with a PCMU SDP answer), `busy` (486), `unavailable` (180 then 480),
  * `decline` (180 then 603) or `never` (180 and nothing more until a CANCEL: 200 to it and 487 to the INVITE). It
+ * answers with PCMU or, when `codec` says so, PCMA. It
  * answers BYE with 200, sends BYE itself (`hangUp`), records every request, and once answered sends RTP from its
  * own socket (so the gateway latches): silence, what it is told to `play`, and RFC 4733 digits (`digit`, the
  * telephone-event packets of section 2.5 in the audio's slots); it records the RTP it hears. It listens on UDP and on TCP (`tcpUri`; a TCP request is answered on its connection).
@@ -12,6 +13,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createSocket, type Socket } from 'node:dgram'
 import { decodeRtp, encodeRtp } from '../../../transports/sip/rtp-codec.js'
 import { type DtmfPacket, dtmfPackets } from '../../../transports/sip/dtmf-sender.js'
+import { encodeAlaw } from '../../../pipeline/audio/g711-alaw.js'
+import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
 import { createServer, type Server } from 'node:net'
 import { decodeSipMessage, encodeSipMessage } from '../../../transports/sip/sip-message-codec.js'
 import { SipStreamFramer } from '../../../transports/sip/sip-stream-framer.js'
@@ -46,6 +49,8 @@ function udpPeer(socket: Socket, address: string, port: number): Peer {
 /** The fake trunk. */
 export class FakeSipTrunk {
   mode: TrunkMode = 'answer'
+  /** The codec the 200 answers with: PCMU (payload type 0) or PCMA (8; what it plays is converted to A-law). */
+  codec: 'PCMU' | 'PCMA' = 'PCMU'
   readonly requests = new Inbox<SipRequest>()
   /** Answers to the trunk's own requests (BYE, re-INVITE). */
   readonly responses = new Inbox<SipResponse>()
@@ -230,8 +235,11 @@ export class FakeSipTrunk {
     if (this.mode === 'unavailable') return this.#respond(invite, 480, 'Temporarily Unavailable', from, toTag)
     if (this.mode === 'decline') return this.#respond(invite, 603, 'Decline', from, toTag)
     const rtpPort = this.rtp.address().port
-    const sdp = ['v=0', `o=trunk 1 1 IN IP4 127.0.0.1`, 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${rtpPort} RTP/AVP 0 101`]
-    const body = [...sdp, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n')
+    const pt = this.codec === 'PCMA' ? 8 : 0
+    const sdp = ['v=0', `o=trunk 1 1 IN IP4 127.0.0.1`, 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${rtpPort} RTP/AVP ${pt} 101`]
+    const body = [...sdp, `a=rtpmap:${pt} ${this.codec}/8000`, 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join(
+      '\r\n',
+    )
     this.#respond(
       invite,
       200,
@@ -266,6 +274,7 @@ export class FakeSipTrunk {
     /** The telephone-event packets of the digit being sent, in order (each takes one slot). */
     let event: DtmfPacket[] = []
     clearInterval(this.#rtpTimer)
+    const alaw = this.codec === 'PCMA'
     this.#rtpTimer = setInterval(() => {
       const next = event.length === 0 ? this.#playing.shift() : undefined
       if (next?.kind === 'digit') {
@@ -276,11 +285,11 @@ export class FakeSipTrunk {
       const bytes =
         packet === undefined
           ? encodeRtp({
-              payloadType: 0,
+              payloadType: alaw ? 8 : 0,
               sequence: seq & 0xffff,
               timestamp: seq * 160,
               ssrc: 99,
-              payload: next?.kind === 'audio' ? next.payload : Buffer.alloc(160, 0xff),
+              payload: audioPayload(next?.kind === 'audio' ? next.payload : Buffer.alloc(160, 0xff), alaw),
             })
           : encodeRtp({
               payloadType: 101,
@@ -314,4 +323,9 @@ export class FakeSipTrunk {
     const text = `${[...lines, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n')}\r\n\r\n${body}`
     to.send(Buffer.from(text))
   }
+}
+
+/** A mu-law frame as the trunk's codec sends it. */
+function audioPayload(mulaw: Buffer, alaw: boolean): Buffer {
+  return alaw ? Buffer.from(encodeAlaw(decodeMulaw(mulaw))) : mulaw
 }
