@@ -145,6 +145,12 @@ t.test('a SIP caller is handed to a human: hold line and hold audio, whisper to 
   t.match(getHeader(invite, 'From'), `<sip:${CALLER}@`, "the caller's number is the leg's caller id")
   t.match(getHeader(invite, 'Proxy-Authorization'), /^Digest username="voxgate"/, 'digest after the 407')
   await eventually(async () => (toneFrames(humanHeard(humanFrom), 440) >= 60 ? true : undefined), 8_000, 'the whisper at the human')
+  const rows = await c.gw.store.db.selectFrom('sessions').select('id').where('organization_id', '=', tenant.orgId).execute()
+  t.same(
+    rows.filter((r) => !seen.has(r.id)),
+    [],
+    'the answered human leg has no session of its own (no admission, no row)',
+  )
   const held = callerHeard(p)
   const line = toneFrames(held, 440)
   t.ok(line >= 8 && line <= 16, `the caller heard the hold line and not the whisper (${line} frames of 440 Hz)`)
