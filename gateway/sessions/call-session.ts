@@ -118,6 +118,7 @@ export class CallSession {
       {
         row,
         channel: transport.kind,
+        peerAllows: transport.peerAllows,
         signal: this.#abort.signal,
         isEnded: () => this.isEnded,
         input: () => this.#pipeline,

@@ -2,7 +2,8 @@
  * `response.transfer` on a phone call (an addition to the SPEC), one transferer per channel. A carrier call gets
  * new markup that dials the target, and the call leaves its media stream; this works from whichever replica runs
  * the session: the call sid and the credentials come from the database. A SIP call transfers itself by REFER when
- * its peer accepts it; otherwise it goes to the SIP fallback (the gateway bridging the call), when there is one.
+ * its peer accepts it; a SIP peer that does not is bridged by the gateway instead (session-call-control.ts sends it to
+ * sip-bridge-transfer.ts before any transferer is asked).
  */
 import { voxError } from '../../core/errors.js'
 import type { TransferTarget } from '../../core/transfer-target.js'
@@ -55,17 +56,16 @@ export function carrierTransferer(deps: () => TransferDeps): CallTransferer {
 }
 
 /**
- * The transferer of one SIP call: REFER through the call's own dialog when the peer accepts it, else `fallback`
- * (the seam for bridging the caller through the gateway); without either, `transfer_not_supported`.
+ * The transferer of one SIP call: REFER through the call's own dialog when the peer accepts it, else
+ * `transfer_not_supported` (a session with a warm transfer slot bridges such a call before asking).
  */
-export function sipTransferer(referral: CallReferral | undefined, fallback?: CallTransferer): CallTransferer {
+export function sipTransferer(referral: CallReferral | undefined): CallTransferer {
   return {
-    async transfer(row, target, signal) {
+    async transfer(_row, target, signal) {
       if (referral?.supported === true) return referral.refer(target, signal)
-      if (fallback !== undefined) return fallback.transfer(row, target, signal)
       throw voxError(
         'transfer_not_supported',
-        'the SIP peer does not accept REFER (its INVITE did not list it in Allow), and this gateway cannot bridge the call itself yet',
+        'the SIP peer does not accept REFER (its INVITE did not list it in Allow), and the session cannot bridge the call',
       )
     },
   }
@@ -75,16 +75,14 @@ export function sipTransferer(referral: CallReferral | undefined, fallback?: Cal
 export interface ChannelTransferers {
   /** Moves carrier calls elsewhere (`response.transfer`); without it every carrier transfer fails. */
   callTransfer?: CallTransferer | undefined
-  /** Transfers a SIP call whose peer does not accept REFER (the gateway bridges it); without it they are refused. */
-  sipTransferFallback?: CallTransferer | undefined
 }
 
-/** The channel's transferer: the carrier's, or a SIP call's own (REFER, else the SIP fallback); none for others. */
+/** The channel's transferer: the carrier's, or a SIP call's own (REFER); none for others. */
 export function transfererFor(
   transport: Pick<SessionTransport, 'kind' | 'referral'>,
   deps: ChannelTransferers,
 ): CallTransferer | undefined {
   if (transport.kind === 'carrier') return deps.callTransfer
-  if (transport.kind === 'sip') return sipTransferer(transport.referral, deps.sipTransferFallback)
+  if (transport.kind === 'sip') return sipTransferer(transport.referral)
   return undefined
 }

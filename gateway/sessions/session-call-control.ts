@@ -15,6 +15,7 @@ import type { Database, SessionRow } from '../store/schema.js'
 import type { CallTransferer } from './call-transfer.js'
 import { parseWarmTransferRequest } from '../../core/warm-transfer-request.js'
 import type { WarmTransferSlot } from './warm-transfer-port.js'
+import { peerTakesRefer, sipBridgeTransfer } from './sip-bridge-transfer.js'
 
 /** What the caller hears when a transfer fails (the call goes on with the agent). */
 export const TRANSFER_APOLOGY = 'I am sorry, I could not transfer your call.'
@@ -23,6 +24,8 @@ export const TRANSFER_APOLOGY = 'I am sorry, I could not transfer your call.'
 export interface CallControlHost {
   readonly row: SessionRow
   readonly channel: 'browser' | 'carrier' | 'sip' | 'test'
+  /** SIP: the methods the peer's `Allow` listed (a peer without REFER is transferred by bridging). */
+  readonly peerAllows?: readonly string[] | undefined
   readonly signal: AbortSignal
   isEnded(): boolean
   /** The pipeline's input as it is now (nothing before the pipeline runs and after it ended). */
@@ -109,6 +112,17 @@ export class SessionCallControl {
     const transferer = this.#transferer
     if (warm !== undefined && 'request' in parsed && this.#warm !== undefined) {
       this.#warm.start(parsed.request)
+      return
+    }
+    // A SIP peer that cannot take a REFER: the gateway dials the target and bridges (sip-bridge-transfer.ts).
+    if (
+      host.channel === 'sip' &&
+      warm === undefined &&
+      'target' in parsed &&
+      this.#warm !== undefined &&
+      !peerTakesRefer(host.peerAllows)
+    ) {
+      sipBridgeTransfer(this.#warm, parsed.target)
       return
     }
     if (transferer === undefined || warm !== undefined) {

@@ -20,6 +20,11 @@ export interface SessionTransport {
    * transfer's hold audio and bridged audio. Transports that cannot leave it out.
    */
   play?(audio: Buffer): void
+  /**
+   * SIP: the methods the peer's `Allow` header listed (upper-cased), undefined when it sent none. A cold transfer
+   * to a peer that does not list REFER is bridged by the gateway (`sip-bridge-transfer.ts`).
+   */
+  readonly peerAllows?: readonly string[] | undefined
   /** Called exactly once when the session ends for any reason other than the transport itself closing. */
   close(reason: EndReason): void
   /** SIP: the call can transfer itself (REFER) when `supported`; see `sipTransferer`. */

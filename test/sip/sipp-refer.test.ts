@@ -5,7 +5,9 @@
  * ends `transferred`. Declined (603), or accepted with a failing target (NOTIFY 503): the call goes on, the agent
  * gets `transfer_failed` and hangs up, which sipp sees as the gateway's BYE. sipp exits 0 only when every message
  * of its scenario came as written (the Refer-To and Referred-By checked in the scenario). A peer whose INVITE
- * does not list REFER (the test phone) gets no REFER: the agent hears `transfer_not_supported`.
+ * does not list REFER (the test phone) gets no REFER: the gateway bridges the transfer itself, which here (a trunk
+ * with no outbound URI) fails `failed` and the backend hears `transfer.failed` (the bridge itself:
+ * sip-warm-transfer.test.ts).
  */
 import { execFile, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -25,13 +27,16 @@ const { c, sipPort } = world
 const { tenant, backend } = await newBackendTenant(t, c, 'sipp-refer-token')
 await addTrunk(world, tenant.apiKey, { allowed_cidrs: ['127.0.0.1/32'] }, 'sipp')
 
-/** The welcome transfers the caller with `fields`; a `transfer_failed` data event is answered with a hang-up. */
+/**
+ * The welcome transfers the caller with `fields`; a `transfer_failed` data event (REFER) or a `transfer.failed`
+ * request (the gateway's bridge) is answered with a hang-up.
+ */
 function transferring(fields: Record<string, unknown>): void {
   backend.reply = (req): BackendReply => {
     const turnId = req.json.turn_id
     if (req.json.type === 'session.start')
       return { kind: 'sse', steps: [{ data: { type: 'response.transfer', turn_id: turnId, ...fields } }] }
-    if (req.json.type === 'data' && req.json.data?.transfer_failed !== undefined) {
+    if ((req.json.type === 'data' && req.json.data?.transfer_failed !== undefined) || req.json.type === 'transfer.failed') {
       return { kind: 'sse', steps: [{ data: { type: 'response.hangup', turn_id: turnId, content: 'Goodbye.' } }] }
     }
     return sse(turnId, 'ok')
@@ -101,7 +106,7 @@ for (const [scenario, to, error] of [
   })
 }
 
-t.test('a peer that did not list REFER in Allow: transfer_not_supported names it, and the call goes on', async (t) => {
+t.test('a peer that did not list REFER in Allow gets no REFER: the gateway bridges (no outbound trunk here: failed)', async (t) => {
   const requests = backend.requests.length
   transferring({ to: '+14155550100' })
   const p = await SipCaller.open({ host: '127.0.0.1', port: sipPort })
@@ -110,16 +115,17 @@ t.test('a peer that did not list REFER in Allow: transfer_not_supported names it
   const ok = await p.final()
   t.equal(ok.status, 200)
   p.ack(ok)
-  const bye = await p.byes.next(10_000, "the agent's hang-up after transfer_failed")
+  const bye = await p.byes.next(10_000, "the agent's hang-up after transfer.failed")
   t.equal(getHeader(bye, 'Call-ID'), p.callId)
-  const failed = backend.requests.slice(requests).find((r) => r.json.type === 'data' && r.json.data?.transfer_failed !== undefined)
-  t.same(failed?.json.data, {
-    transfer_failed: {
-      to: '+14155550100',
-      error: 'the SIP peer does not accept REFER (its INVITE did not list it in Allow), and this gateway cannot bridge the call itself yet',
-      code: 'transfer_not_supported',
-    },
-  })
+  const asked = backend.requests.slice(requests)
+  t.match(
+    asked.find((r) => r.json.type === 'transfer.failed'),
+    { json: { type: 'transfer.failed', reason: 'failed', to: '+14155550100' } },
+  )
+  t.notOk(
+    asked.some((r) => r.json.type === 'data' && r.json.data?.transfer_failed !== undefined),
+    'no cold transfer_failed: the bridge took it',
+  )
   const row = await eventually(async () => (await sessions()).slice(-1).find((r) => r.status === 'ended'))
   t.equal(row.end_reason, 'hangup')
 })

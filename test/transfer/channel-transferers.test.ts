@@ -1,7 +1,8 @@
 /**
  * The transferer per channel (gateway/sessions/call-transfer.ts): a carrier session gets the carrier's, a SIP
- * session its call's own REFER when the peer accepts it, else the SIP fallback (the seam for the gateway bridge),
- * else `transfer_not_supported` naming why; browser and test sessions get none.
+ * session its call's own REFER when the peer accepts it, else `transfer_not_supported` naming why (session call
+ * control bridges such a call itself before it asks: test/sip/sip-warm-transfer.test.ts); browser and test sessions
+ * get none.
  */
 import t from 'tap'
 import { isVoxgateError } from '../../core/errors.js'
@@ -23,25 +24,25 @@ function referral(supported: boolean, calls: string[]): CallReferral {
 
 t.test('carrier and SIP sessions get their channel transferer; others none', async (t) => {
   const calls: string[] = []
-  const deps = { callTransfer: recorder('carrier', calls), sipTransferFallback: recorder('bridge', calls) }
+  const deps = { callTransfer: recorder('carrier', calls) }
   await transfererFor({ kind: 'carrier' }, deps)?.transfer(row, target, signal)
   await transfererFor({ kind: 'sip', referral: referral(true, calls) }, deps)?.transfer(row, target, signal)
-  await transfererFor({ kind: 'sip', referral: referral(false, calls) }, deps)?.transfer(row, target, signal)
-  await transfererFor({ kind: 'sip' }, deps)?.transfer(row, target, signal)
-  t.same(calls, ['carrier:sess_1:+14155550100', 'refer:+14155550100', 'bridge:sess_1:+14155550100', 'bridge:sess_1:+14155550100'])
+  t.same(calls, ['carrier:sess_1:+14155550100', 'refer:+14155550100'])
   t.equal(transfererFor({ kind: 'browser' }, deps), undefined)
   t.equal(transfererFor({ kind: 'test' }, deps), undefined)
 })
 
-t.test('a SIP peer without REFER and no fallback: transfer_not_supported, naming why', async (t) => {
-  const calls: string[] = []
-  const err = await transfererFor({ kind: 'sip', referral: referral(false, calls) }, {})
-    ?.transfer(row, target, signal)
-    .then(
-      () => undefined,
-      (e: unknown) => e,
-    )
-  t.ok(isVoxgateError(err))
-  t.match(err, { code: 'transfer_not_supported', message: /does not accept REFER \(its INVITE did not list it in Allow\)/ })
-  t.same(calls, [], 'no REFER was attempted')
+t.test('a SIP peer without REFER: transfer_not_supported, naming why', async (t) => {
+  for (const transport of [{ kind: 'sip' as const, referral: referral(false, []) }, { kind: 'sip' as const }]) {
+    const calls: string[] = []
+    const err = await transfererFor(transport, {})
+      ?.transfer(row, target, signal)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+    t.ok(isVoxgateError(err))
+    t.match(err, { code: 'transfer_not_supported', message: /does not accept REFER \(its INVITE did not list it in Allow\)/ })
+    t.same(calls, [], 'no REFER was attempted')
+  }
 })

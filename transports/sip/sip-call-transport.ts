@@ -68,8 +68,13 @@ export class SipCallTransport {
   droppedFrames = 0
   /** Blind transfer by REFER, when the peer accepts it. */
   readonly referral: SipReferral
+  /**
+   * The methods the peer's `Allow` header listed (its INVITE, or its 200 on an outbound call), upper-cased;
+   * undefined when it sent none (RFC 3261 section 20.5: then nothing is known of what it takes).
+   */
+  readonly peerAllows: readonly string[] | undefined
 
-  constructor(media: RtpMedia, codec: 'PCMU' | 'PCMA', events: SipCallTransportEvents) {
+  constructor(media: RtpMedia, codec: 'PCMU' | 'PCMA', events: SipCallTransportEvents, peerAllows?: readonly string[] | undefined) {
     this.#media = media
     this.#alaw = codec === 'PCMA'
     this.#events = events
@@ -81,6 +86,7 @@ export class SipCallTransport {
           ? Promise.reject(voxError('transfer_not_supported', 'the SIP peer does not accept REFER'))
           : refer(target, signal),
     }
+    this.peerAllows = peerAllows
   }
 
   /** Binds the session; caller audio and digits flow to it from now on. */
@@ -142,6 +148,27 @@ export class SipCallTransport {
       default:
         return
     }
+  }
+
+  /**
+   * Raw mu-law 8 kHz to the peer outside the pipeline's turns (a warm transfer's hold audio, whisper and bridged
+   * audio), cut into 20 ms frames for the pacer; `onPlayed` is called when the last frame left. False when the
+   * pacer's queue was full (the rest is dropped, and `onPlayed` still called, so nobody waits forever).
+   */
+  play(audio: Buffer, onPlayed?: () => void): boolean {
+    const frames = Math.ceil(audio.length / FRAME_BYTES)
+    for (let i = 0; i < frames; i++) {
+      let frame = audio.subarray(i * FRAME_BYTES, (i + 1) * FRAME_BYTES)
+      if (frame.length < FRAME_BYTES) frame = Buffer.concat([frame, Buffer.alloc(FRAME_BYTES - frame.length, MULAW_SILENCE)])
+      const wire = this.#alaw ? toAlaw(frame) : Buffer.from(frame)
+      if (!this.#media.enqueue(wire, i === frames - 1 ? onPlayed : undefined)) {
+        this.droppedFrames++
+        onPlayed?.()
+        return false
+      }
+    }
+    if (frames === 0) onPlayed?.()
+    return true
   }
 
   /** The session ended for a reason other than the peer's BYE: tell the call (it sends BYE). */

@@ -136,13 +136,13 @@ export class SipDialer {
       timers: this.#p.timers,
       events: {
         onProgress: events.onProgress,
-        onAnswered: (audio) => {
+        onAnswered: (audio, peerAllows) => {
           media = new RtpMedia(lease, audio, address, {
             onAudio: (frame, atMs) => sipTransport?.callerAudio(frame, atMs),
             onDigit: (digit) => sipTransport?.callerDigit(digit),
             onError: this.#p.onError,
           })
-          sipTransport = new SipCallTransport(media, audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) })
+          sipTransport = new SipCallTransport(media, audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) }, peerAllows)
           call.attach(media, sipTransport)
           media.start()
           events.onAnswered(sipTransport)

@@ -15,7 +15,7 @@ import type { InviteClientTransaction, InviteServerTransaction } from './invite-
 import type { RtpMedia } from './rtp-media.js'
 import { answerOffer, type LocalMedia, type NegotiatedAudio, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
-import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
+import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
 import { parseCSeq, parseNameAddr } from './sip-uri-codec.js'
 import { CallSessionTimer, planAfterRefresh } from './call-session-timer.js'
@@ -40,8 +40,8 @@ export type SipDialFailure =
 export interface SipOutboundCallEvents {
   /** A provisional response other than 100 (180 Ringing, 183 Session Progress). */
   readonly onProgress: (status: number) => void
-  /** The 200 came with a usable answer; the owner builds the media and the session on it. */
-  readonly onAnswered: (audio: NegotiatedAudio) => void
+  /** The 200 came with a usable answer (and the callee's `Allow`, if any); the owner builds the media and the session on it. */
+  readonly onAnswered: (audio: NegotiatedAudio, peerAllows: readonly string[] | undefined) => void
   /** The attempt ended without a dialog. Told once, and never after `onAnswered`. */
   readonly onFailed: (failure: SipDialFailure) => void
   /** Told once when the call is over, for any reason (the endpoint forgets it). */
@@ -288,7 +288,7 @@ export class SipOutboundCall {
     }
     // The 200's Session-Expires: `refresher=uac` is us; `uas` the trunk, whose refreshes renew the deadline.
     this.#sessionTimer.arm(planAfterRefresh(r, MIN_SESSION_EXPIRES))
-    this.#o.events.onAnswered(answer.audio)
+    this.#o.events.onAnswered(answer.audio, allowedMethods(r))
   }
 
   /** Our refresh is due: UPDATE when the trunk's 200 allowed it, else a re-INVITE with our SDP (version + 1). */
