@@ -115,11 +115,28 @@ export interface BenchGateway {
 }
 
 /**
+ * The SIP settings of a bench gateway with SIP on: a free SIP port on 127.0.0.1 and an RTP range for 1,000 calls
+ * away from the tests' ranges (30000-50200), so a bench and a test run can share the machine.
+ */
+const BENCH_SIP_ENV = {
+  SIP_PORT: '0',
+  SIP_HOST: '127.0.0.1',
+  SIP_PUBLIC_HOST: '127.0.0.1',
+  RTP_PORT_MIN: '52000',
+  RTP_PORT_MAX: '54000',
+}
+
+/**
  * Starts the world (at low priority) and a gateway; `recording` turns call recording on for the organization;
  * `frameTiming` hears the synchronous handling time (ms) of each media frame, as the carrier transport reports it
- * (a bench that runs for an hour must not keep them all: 5000 a second at 100 calls).
+ * (a bench that runs for an hour must not keep them all: 5000 a second at 100 calls); `sip` turns the SIP endpoint
+ * on and gives the organization a trunk for callers on 127.0.0.1 (the agent's number is the same).
  */
-export async function startBenchGateway(opts: { recording: boolean; frameTiming?: (ms: number) => void }): Promise<BenchGateway> {
+export async function startBenchGateway(opts: {
+  recording: boolean
+  frameTiming?: (ms: number) => void
+  sip?: boolean
+}): Promise<BenchGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'))
   const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
   // In production the carrier and the vendors are other machines: here they share the 2 cores, so the world
@@ -137,11 +154,14 @@ export async function startBenchGateway(opts: { recording: boolean; frameTiming?
     STT_VENDOR_A_API_KEY: 'k',
     TTS_VENDOR_A_URL: urls.elevenlabs,
     TTS_VENDOR_A_API_KEY: 'k',
+    ...(opts.sip === true ? BENCH_SIP_ENV : {}),
   })
   const boot = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: PUBLIC_URL })
   const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: opts.frameTiming } })
   await store.db.updateTable('organizations').set({ max_concurrent_sessions: null, recording_enabled: opts.recording }).execute()
-  await setUpCarrierAgent(apiClient(gateway.url, boot.firstStart!.apiKey), urls.backend)
+  const api = apiClient(gateway.url, boot.firstStart!.apiKey)
+  await setUpCarrierAgent(api, urls.backend)
+  if (opts.sip === true) await api('POST', '/v1/sip/trunks', { name: 'bench', inbound: { allowed_cidrs: ['127.0.0.1/32'] } })
   return {
     world,
     gateway,

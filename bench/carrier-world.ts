@@ -1,17 +1,22 @@
-// The outside world of the carrier benchmark, in its own process: speech-vendor fakes, the customer backend and
-// N simulated phones. Driven by its parent over IPC, so the gateway's process is measured alone.
-import { encodeMulaw } from '../pipeline/audio/g711-mulaw.js'
-import { loadFixture } from '../test/fixtures/audio/signals.js'
+// The outside world of the carrier and SIP benchmarks, in its own process: speech-vendor fakes, the customer
+// backend and N simulated phones (carrier media streams, or SIP calls with RTP). Driven by its parent over IPC, so
+// the gateway's process is measured alone.
 import { startFakeDeepgram } from '../test/fakes/deepgram/fake-deepgram.js'
 import { startFakeElevenLabs } from '../test/fakes/elevenlabs/fake-elevenlabs.js'
 import { startFakeBackend } from '../test/fakes/backend/fake-backend.js'
 import { placeCall, type SimulatedCall } from '../test/fakes/carrier/phone-simulator.js'
+import { callerSpeech } from '../test/helpers/sipp.js'
+import { BenchSipPhone, pacer } from './sip-bench-phone.js'
 
 type Target = { gatewayUrl: string; number: string; publicUrl: string }
 type Command =
   | ({ cmd: 'call'; calls: number } & Target)
   /** Keeps `calls` calls live: each hangs up after minLifeMs..maxLifeMs and a new one takes its place (the soak). */
   | ({ cmd: 'churn'; calls: number; minLifeMs: number; maxLifeMs: number } & Target)
+  /** `calls` SIP calls to the gateway's SIP address, their requests paced at `requestsPerSecond`. */
+  | { cmd: 'sip-call'; calls: number; host: string; port: number; number: string; requestsPerSecond: number }
+  /** The longest gap between the gateway's RTP packets any SIP phone heard since the last ask. */
+  | { cmd: 'rtp-gaps' }
   | { cmd: 'turns' }
   | { cmd: 'stats' }
   | { cmd: 'hangup' }
@@ -31,8 +36,13 @@ backend.reply = (request) => ({
 })
 send({ ready: true, deepgram: deepgram.url, elevenlabs: elevenlabs.url, backend: backend.url })
 
-const speech = Buffer.from(encodeMulaw(loadFixture('phrase.wav').samples))
-const phones: SimulatedCall[] = []
+const speech = callerSpeech()
+/** What the world does with a phone of either kind. */
+interface Phone extends Pick<SimulatedCall, 'isOpen' | 'sendAudio' | 'framesSent'> {
+  hangup(): Promise<unknown>
+}
+const phones: Phone[] = []
+const sipPhones: BenchSipPhone[] = []
 let stopping = false
 const talking: Promise<void>[] = []
 
@@ -52,6 +62,16 @@ function dial(m: Target) {
     silenceWhenIdle: true,
     playbackSpeed: 1,
   })
+}
+
+/** Phone `i` talks, the phrase in a loop, until it or the gateway hangs up; everyone starts within a second. */
+function talk(phone: Phone, i: number): void {
+  talking.push(
+    (async () => {
+      await new Promise((res) => setTimeout(res, (i * 37) % 1000))
+      while (!stopping && phone.isOpen) await phone.sendAudio(speech)
+    })(),
+  )
 }
 
 /** One slot of the churn: a call that talks for its lifetime, hangs up, and is replaced, until stopping. */
@@ -89,15 +109,21 @@ process.on('message', (m: Command) => {
         if (r.outcome !== 'connected') throw new Error(`call ${i} not connected: ${r.outcome}`)
         const phone = r.call
         phones.push(phone)
-        // Everyone talks, in a loop, staggered over a second.
-        talking.push(
-          (async () => {
-            await new Promise((res) => setTimeout(res, (i * 37) % 1000))
-            while (!stopping && phone.isOpen) await phone.sendAudio(speech)
-          })(),
-        )
+        talk(phone, i)
       }
       send({ connected: phones.length })
+    } else if (m.cmd === 'sip-call') {
+      // Two requests a call (INVITE, ACK) on the pace; each phone then talks as the carrier phones do.
+      const pace = pacer(m.requestsPerSecond / 2)
+      const dialled = await Promise.allSettled(
+        Array.from({ length: m.calls }, () => BenchSipPhone.dial({ host: m.host, port: m.port }, m.number, pace)),
+      )
+      for (const d of dialled) if (d.status === 'fulfilled') sipPhones.push(d.value)
+      phones.push(...sipPhones)
+      for (const [i, phone] of sipPhones.entries()) talk(phone, i)
+      send({ connected: sipPhones.length, failed: m.calls - sipPhones.length })
+    } else if (m.cmd === 'rtp-gaps') {
+      send({ worstGapMs: Math.max(0, ...sipPhones.map((p) => p.takeWorstGap())) })
     } else if (m.cmd === 'turns') {
       // Agent webhook requests so far: one per user turn the gateway recognised and sent on. And the 20 ms audio
       // frames the phones sent: a world starved of CPU sends fewer than real time, and the load drops with them.

@@ -18,6 +18,7 @@ const benches: BenchEntry[] = [
   { name: 'vad-calls', load: () => import('./vad-calls.bench.js') },
   { name: 'vad-rate', load: () => import('./vad-rate.bench.js') },
   { name: 'carrier-calls', load: () => import('./carrier-calls.bench.js') },
+  { name: 'sip-calls', load: () => import('./sip-calls.bench.js') },
   { name: 'carrier-workers', load: () => import('./carrier-workers.bench.js') },
   { name: 'pipeline-latency', load: () => import('./pipeline-latency.bench.js') },
   { name: 'startup', load: () => import('./startup.bench.js') },

@@ -8,7 +8,7 @@ import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
 import { withCarrierMetrics } from './carrier-metrics.js'
 import type { GatewayDeps } from './gateway-deps.js'
 import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH } from '../api/routes/carrier-hooks.js'
-import type { CarrierWarmTransferDeps } from '../gateway/sessions/transfer/carrier-warm-transfer.js'
+import type { WarmTransferDeps } from '../gateway/sessions/transfer/session-warm-transfer.js'
 import { TransferLegs } from '../gateway/sessions/transfer-legs.js'
 
 /** The process's carrier, and what its calls share with sessions. */
@@ -43,11 +43,15 @@ export function carrierPath(
   return { carrier, calls }
 }
 
-/** What a warm transfer's human leg needs of the process: its Calls API, the legs it waits for, the callback URLs. */
-export function warmTransferDeps(path: CarrierPath, publicUrl: string): CarrierWarmTransferDeps {
+/**
+ * What a warm transfer's human leg needs of the process: its Calls API, the legs it waits for, the callback URLs, and
+ * the SIP endpoint and trunk key (a SIP caller's human is dialled through the organization's trunk).
+ */
+export function warmTransferDeps(path: CarrierPath, publicUrl: string): WarmTransferDeps {
   const base = publicUrl.replace(/\/+$/, '')
   return {
     db: path.calls.db,
+    sip: { db: path.calls.db, sipDialer: path.calls.sipDialer, sipCredentialsKey: path.calls.sipCredentialsKey },
     carrier: path.carrier,
     legs: path.calls.transferLegs ?? new TransferLegs(),
     publicUrl,

@@ -16,7 +16,7 @@ import { sessionEndEvent, sessionStartEvent, sessionUpdateEvent } from './lifecy
 import type { RecordingSettings } from './recording/session-recording.js'
 import { liveUsage, type LiveUsage } from './session-details.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
-import type { CallTransferer } from './call-transfer.js'
+import { type ChannelTransferers, transfererFor } from './call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
 import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript-writer.js'
@@ -31,7 +31,7 @@ import type { WarmTransferFactory, WarmTransferSlot } from './warm-transfer-port
 const SESSION_END_RETRY_MS = 60_000
 
 /** What every session of this process shares. */
-export interface SessionDeps {
+export interface SessionDeps extends ChannelTransferers {
   db: Kysely<Database>
   log: Log
   webhookPolicy: UrlPolicy
@@ -47,8 +47,6 @@ export interface SessionDeps {
   metrics?: Metrics
   /** How sessions of organizations with `recording_enabled` are recorded; without it nothing is. */
   recording?: RecordingSettings | undefined
-  /** Moves phone calls elsewhere (`response.transfer`); without it every transfer fails. */
-  callTransfer?: CallTransferer | undefined
   /** Dials warm transfers' human legs (`mode: "warm"`, phone calls); without it a warm transfer is refused. */
   warmTransfer?: WarmTransferFactory | undefined
 }
@@ -120,13 +118,14 @@ export class CallSession {
       {
         row,
         channel: transport.kind,
+        peerAllows: transport.peerAllows,
         signal: this.#abort.signal,
         isEnded: () => this.isEnded,
         input: () => this.#pipeline,
         deliver: (e) => this.#transport.deliver?.(e),
         end: (r) => this.end(r),
       },
-      { ...deps, warm: this.#warm },
+      { ...deps, callTransfer: transfererFor(transport, deps), warm: this.#warm },
       transport.audio?.input === 'ulaw_8000',
     )
     const hook = config.session_webhook

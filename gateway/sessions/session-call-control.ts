@@ -15,6 +15,7 @@ import type { Database, SessionRow } from '../store/schema.js'
 import type { CallTransferer } from './call-transfer.js'
 import { parseWarmTransferRequest } from '../../core/warm-transfer-request.js'
 import type { WarmTransferSlot } from './warm-transfer-port.js'
+import { peerTakesRefer, sipBridgeTransfer } from './sip-bridge-transfer.js'
 
 /** What the caller hears when a transfer fails (the call goes on with the agent). */
 export const TRANSFER_APOLOGY = 'I am sorry, I could not transfer your call.'
@@ -23,6 +24,8 @@ export const TRANSFER_APOLOGY = 'I am sorry, I could not transfer your call.'
 export interface CallControlHost {
   readonly row: SessionRow
   readonly channel: 'browser' | 'carrier' | 'sip' | 'test'
+  /** SIP: the methods the peer's `Allow` listed (a peer without REFER is transferred by bridging). */
+  readonly peerAllows?: readonly string[] | undefined
   readonly signal: AbortSignal
   isEnded(): boolean
   /** The pipeline's input as it is now (nothing before the pipeline runs and after it ended). */
@@ -86,7 +89,8 @@ export class SessionCallControl {
   }
 
   /**
-   * `response.transfer`: checks the target, asks the carrier to connect the caller to it and ends the session
+   * `response.transfer`: checks the target, asks the channel's transferer (the carrier, a SIP call's REFER) to
+   * connect the caller to it and ends the session
    * `transferred`. A failure is reported to the agent as a `data` event `{ transfer_failed: { to, error, code,
    * details? } }` (the error registry's body) and, on a phone call, apologised for; the call goes on.
    */
@@ -110,7 +114,18 @@ export class SessionCallControl {
       this.#warm.start(parsed.request)
       return
     }
-    if (host.channel !== 'carrier' || transferer === undefined || warm !== undefined) {
+    // A SIP peer that cannot take a REFER: the gateway dials the target and bridges (sip-bridge-transfer.ts).
+    if (
+      host.channel === 'sip' &&
+      warm === undefined &&
+      'target' in parsed &&
+      this.#warm !== undefined &&
+      !peerTakesRefer(host.peerAllows)
+    ) {
+      sipBridgeTransfer(this.#warm, parsed.target)
+      return
+    }
+    if (transferer === undefined || warm !== undefined) {
       const err = voxError('transfer_not_supported', `only phone calls can be transferred (this is a ${host.channel} session)`)
       host.deliver({ type: 'notice', code: err.code, message: err.message })
       return failed(err, undefined)

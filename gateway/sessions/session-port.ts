@@ -1,4 +1,5 @@
 import type { EndReason } from '../../core/end-reason.js'
+import type { TransferTarget } from '../../core/transfer-target.js'
 import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput } from '../../pipeline/index.js'
 
 /**
@@ -19,8 +20,23 @@ export interface SessionTransport {
    * transfer's hold audio and bridged audio. Transports that cannot leave it out.
    */
   play?(audio: Buffer): void
+  /**
+   * SIP: the methods the peer's `Allow` header listed (upper-cased), undefined when it sent none. A cold transfer
+   * to a peer that does not list REFER is bridged by the gateway (`sip-bridge-transfer.ts`).
+   */
+  readonly peerAllows?: readonly string[] | undefined
   /** Called exactly once when the session ends for any reason other than the transport itself closing. */
   close(reason: EndReason): void
+  /** SIP: the call can transfer itself (REFER) when `supported`; see `sipTransferer`. */
+  readonly referral?: CallReferral
+}
+
+/** A call that transfers its caller itself, over its own signalling (SIP REFER). */
+export interface CallReferral {
+  /** False when the peer cannot be asked (a SIP peer that did not list REFER in its Allow header). */
+  readonly supported: boolean
+  /** Resolves once the caller is connected to `target`; rejects with a registered error otherwise. */
+  refer(target: TransferTarget, signal: AbortSignal): Promise<void>
 }
 
 /**

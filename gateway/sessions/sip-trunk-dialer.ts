@@ -15,6 +15,11 @@ export type SipTrunkDialFailure =
 /** The answered call's transport: a session transport the opened session is attached to. */
 export interface SipTrunkTransport extends SessionTransport {
   attach(session: SessionPort): void
+  /**
+   * Plays mu-law 8 kHz to the callee outside any session turn (a warm transfer's whisper and bridged audio);
+   * `onPlayed` once its last frame left; false when the pacer's queue was full.
+   */
+  play(audio: Buffer, onPlayed?: () => void): boolean
 }
 
 /** The SIP endpoint as the sessions layer sees it. */

@@ -2,7 +2,7 @@
  * Session recordings: the recording row, its audio chunks and the `recording_status` / `recording_url` of the
  * session row, written together so session details never disagree with the recording.
  */
-import { sql, type Kysely } from 'kysely'
+import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type { Database, StoredPausedSpan, StoredSilencedSpan } from './schema.js'
 
 /** Channels of a recording: the caller left, the agent right. */
@@ -72,24 +72,46 @@ export async function createRecording(
   })
 }
 
-/** Stores chunks of a recording in one statement. */
-export async function appendRecordingChunks(db: Kysely<Database>, sessionId: string, chunks: readonly RecordingChunk[]): Promise<void> {
-  if (chunks.length === 0) return
-  await db
-    .insertInto('recording_chunks')
-    .values(
-      chunks.map((c) => ({
-        session_id: sessionId,
-        seq: c.seq,
-        channel: c.channel,
-        start_sample: c.startSample,
-        sample_count: c.sampleCount,
-        pcm: c.pcm,
-      })),
-    )
+/** One chunk of one session's recording, as `appendRecordingChunkRows` writes it. */
+export interface RecordingChunkRow {
+  readonly sessionId: string
+  readonly chunk: RecordingChunk
+}
+
+/** Rows per statement: six parameters each, well inside Postgres's 65,535 parameters per statement. */
+export const MAX_CHUNK_ROWS_PER_STATEMENT = 1000
+
+/**
+ * Stores chunks of any number of recordings, one statement per `MAX_CHUNK_ROWS_PER_STATEMENT` rows (issue 30: one
+ * statement for many calls' chunks instead of one per call and second). The statement text is built by hand, not
+ * by the query builder: at hundreds of rows its per-value parsing cost more than the insert (the audio goes as
+ * binary parameters either way).
+ */
+export async function appendRecordingChunkRows(db: Kysely<Database>, rows: readonly RecordingChunkRow[]): Promise<void> {
+  for (let at = 0; at < rows.length; at += MAX_CHUNK_ROWS_PER_STATEMENT) {
+    const part = rows.slice(at, at + MAX_CHUNK_ROWS_PER_STATEMENT)
+    const parameters: unknown[] = []
+    for (const { sessionId, chunk: c } of part) parameters.push(sessionId, c.seq, c.channel, c.startSample, c.sampleCount, c.pcm)
     // A batch written again after its answer was lost with the connection: those chunks are there already.
-    .onConflict((oc) => oc.columns(['session_id', 'seq']).doNothing())
-    .execute()
+    await db.executeQuery(CompiledQuery.raw(insertChunksSql(part.length), parameters))
+  }
+}
+
+const chunkInsertTexts = new Map<number, string>()
+
+function insertChunksSql(rows: number): string {
+  let text = chunkInsertTexts.get(rows)
+  if (text === undefined) {
+    const values: string[] = []
+    for (let r = 0; r < rows; r++) {
+      const p = r * 6
+      values.push(`($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6})`)
+    }
+    text = `insert into "recording_chunks" ("session_id", "seq", "channel", "start_sample", "sample_count", "pcm") values ${values.join(', ')} on conflict ("session_id", "seq") do nothing`
+    // Bounded: one text per batch size up to MAX_CHUNK_ROWS_PER_STATEMENT.
+    chunkInsertTexts.set(rows, text)
+  }
+  return text
 }
 
 /** Marks a recording finished with its length; the session reports `completed` with `url`. */

@@ -28,7 +28,8 @@ export const MAX_DTMF_DIGITS = 64
 /** Bounds of a configured tone or gap length, in ms (Q.24 receivers need about 40 ms of each). */
 export const DTMF_MIN_MS = 40
 export const DTMF_MAX_MS = 1000
-const PAUSE_MS = 500
+/** A `w` in the digits: a pause this long. */
+export const DTMF_PAUSE_MS = 500
 
 /** How tones are played; every field has a default. */
 export interface DtmfToneOptions {
@@ -65,7 +66,7 @@ export function dtmfTones(digits: string, options: DtmfToneOptions): Int16Array 
   const rate = options.sampleRate
   const tone = Math.round((dtmfDuration(options.toneMs) * rate) / 1000)
   const gap = Math.round((dtmfDuration(options.gapMs) * rate) / 1000)
-  const pause = Math.round((PAUSE_MS * rate) / 1000)
+  const pause = Math.round((DTMF_PAUSE_MS * rate) / 1000)
   const amplitude = 32767 * 10 ** (((options.levelDbm0 ?? -10) - 3.17) / 20)
   let total = 0
   for (const d of digits) total += d === 'w' ? pause : tone + gap

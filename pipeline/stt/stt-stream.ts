@@ -14,6 +14,13 @@ export interface SttStreamOptions {
   transport?: VendorTransportOptions & {
     /** Seconds of the current turn's audio kept for replay after a reconnect. Default 5. */
     replaySeconds?: number
+    /**
+     * Caller audio is put on the wire in messages of at least this many ms (a phone's 20 ms frames three at a
+     * time): each message costs a socket write, and at hundreds of calls those writes were the gateway's largest
+     * cost after the VAD. A finalize sends what is held first. 0 sends every push as it comes. Default 60 (0 for a
+     * vendor whose adapter sizes its own messages).
+     */
+    sendChunkMs?: number
   }
 }
 

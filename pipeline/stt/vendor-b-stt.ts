@@ -39,7 +39,8 @@ export class VendorBSttStream extends WsSttStream {
   #lastInterim = ''
 
   constructor(options: SttVendorBOptions, stream: SttStreamOptions) {
-    super('stt.vendor_b', stream, 0)
+    // Audio goes out in the vendor's own 50-1000 ms messages (`sendAudio`), not the shared 60 ms ones.
+    super('stt.vendor_b', stream, 0, 0)
     this.#options = options
     this.#endpoint = stream.endpoint
     const width = this.audio.bytesPerSample

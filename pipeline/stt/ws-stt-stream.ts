@@ -4,9 +4,15 @@ import { WsVendorStream, type WsVendorStreamOptions } from '../vendor/ws-vendor-
 import type { SttEvent, SttStream, SttStreamOptions, SttTranscriptEvent, SttWord } from './stt-stream.js'
 import { OffsetMap } from './offset-map.js'
 
+/** Default of `transport.sendChunkMs`. */
+export const DEFAULT_STT_SEND_CHUNK_MS = 60
+
 /**
  * Shared part of the WebSocket STT adapters: audio buffering while (re)connecting, replay of the current turn after a
  * reconnect (bounded to `replaySeconds`), deferred finalize, and turn bookkeeping. Adapters map the wire only.
+ *
+ * Audio goes out in messages of `sendChunkMs` (issue 30): pushes are held until that much is there, a finalize
+ * sends what is held before it, and audio that stops mid-message is sent `2 * sendChunkMs` after it began.
  */
 export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> implements SttStream {
   protected readonly format: AudioFormat
@@ -19,8 +25,26 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
   /** Bytes put on the current connection (the vendor's clock), and where they were in the input. */
   #wireBytes = 0
   readonly #wire = new OffsetMap()
+  /** Pushed audio not on the wire yet (the socket is open), where it starts in the input, and its size. */
+  #held: Buffer[] = []
+  #heldAt = 0
+  #heldBytes = 0
+  /** Bytes that make a message; 0 sends every push. */
+  readonly #sendBytes: number
+  /** Sends held audio that stopped coming before it made a message (armed when holding starts). */
+  #heldTimer: NodeJS.Timeout | undefined
+  readonly #heldWaitMs: number
 
-  protected constructor(label: string, options: SttStreamOptions, keepAliveDefaultMs: number) {
+  /**
+   * `sendChunkDefaultMs`: the adapter's default for `transport.sendChunkMs` (0 for one that puts audio in messages
+   * of its own sizes in `sendAudio`).
+   */
+  protected constructor(
+    label: string,
+    options: SttStreamOptions,
+    keepAliveDefaultMs: number,
+    sendChunkDefaultMs = DEFAULT_STT_SEND_CHUNK_MS,
+  ) {
     const transport = options.transport ?? {}
     const base: WsVendorStreamOptions<SttTranscriptEvent> = {
       ...transport,
@@ -33,6 +57,10 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
     this.format = options.format
     this.audio = AUDIO_FORMATS[options.format]
     this.#ring = new AudioRingBuffer(Math.round(bytesPerSecond(this.format) * (transport.replaySeconds ?? 5)), this.audio.bytesPerSample)
+    const chunkMs = Math.max(0, transport.sendChunkMs ?? sendChunkDefaultMs)
+    const frame = this.audio.bytesPerSample
+    this.#sendBytes = Math.floor((bytesPerSecond(this.format) * chunkMs) / 1000 / frame) * frame
+    this.#heldWaitMs = 2 * chunkMs
   }
 
   /** Send the vendor's finalize message (Finalize, ForceEndTurn, ForceEndpoint). */
@@ -54,10 +82,39 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
     const at = this.#pushed
     this.#pushed += chunk.length
     this.#ring.append(chunk)
-    if (this.isOpen) {
+    if (!this.isOpen) return
+    if (this.#sendBytes === 0 || (this.#heldBytes === 0 && chunk.length >= this.#sendBytes)) {
       this.#onWire(at, chunk.length)
       this.sendAudio(chunk)
+      return
     }
+    if (this.#heldBytes === 0) {
+      this.#heldAt = at
+      if (this.#heldTimer === undefined) {
+        this.#heldTimer = setTimeout(() => this.#sendHeld(), this.#heldWaitMs)
+        this.#heldTimer.unref()
+      } else this.#heldTimer.refresh()
+    }
+    this.#held.push(chunk)
+    this.#heldBytes += chunk.length
+    if (this.#heldBytes >= this.#sendBytes) this.#sendHeld()
+  }
+
+  /** Puts the held audio on the wire as one message. */
+  #sendHeld(): void {
+    if (this.#heldBytes === 0) return
+    const data = this.#held.length === 1 ? (this.#held[0] as Buffer) : Buffer.concat(this.#held, this.#heldBytes)
+    this.#held = []
+    this.#heldBytes = 0
+    if (!this.isOpen) return
+    this.#onWire(this.#heldAt, data.length)
+    this.sendAudio(data)
+  }
+
+  /** Forgets held audio (a new connection replays it from the ring). */
+  #dropHeld(): void {
+    this.#held = []
+    this.#heldBytes = 0
   }
 
   #onWire(inputAt: number, length: number): void {
@@ -88,11 +145,22 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
 
   finalize(): void {
     if (this.closed) return
-    if (this.isOpen) this.sendFinalize()
-    else this.#finalizePending = true
+    if (this.isOpen) {
+      this.#sendHeld()
+      this.sendFinalize()
+    } else this.#finalizePending = true
+  }
+
+  /** Sends held audio before the vendor's goodbye, which asks for the transcript of everything sent. */
+  override close(): Promise<void> {
+    clearTimeout(this.#heldTimer)
+    if (!this.closed) this.#sendHeld()
+    return super.close()
   }
 
   protected override onOpen(reconnected: boolean): void {
+    // Held audio is the ring's tail: the replay below carries it.
+    this.#dropHeld()
     if (reconnected) this.resetTurn(!this.#ring.overflowed)
     // A new connection: the vendor's clock starts again at zero, with the replay.
     this.#wire.clear()

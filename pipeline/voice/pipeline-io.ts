@@ -19,7 +19,19 @@ export type PipelineEvent =
    * Assistant speech in the transport's output format. `chunkId` is unique per session and increasing; the
    * transport reports it back through `markPlayed` once the caller has heard it (carrier marks).
    */
-  | { type: 'audio'; turnId: string; chunkId: number; audio: Buffer; durationMs: number }
+  | {
+      type: 'audio'
+      turnId: string
+      chunkId: number
+      audio: Buffer
+      durationMs: number
+      /**
+       * Set when the chunk is `response.dtmf` keypad tones (`audio` holds them in-band): a transport that can send
+       * the digits out of band (SIP, RFC 4733) may send them instead of `audio`, in the same time. Tone and gap
+       * lengths are already clamped to the pipeline's bounds; `w` is a 500 ms pause.
+       */
+      dtmf?: { readonly digits: string; readonly toneMs: number; readonly gapMs: number } | undefined
+    }
   /** Drop every queued, unplayed assistant audio now (barge-in): `clear` for the carrier. */
   | { type: 'clear_playback'; turnId: string }
   | { type: 'assistant.text.delta'; turnId: string; content: string }

@@ -1,7 +1,7 @@
 import type { OutputAudioFormat } from '../audio/audio-format.js'
 import { encodeMulaw } from '../audio/g711-mulaw.js'
 import { int16ToBuffer } from '../audio/pcm16.js'
-import { dtmfTones, MAX_DTMF_DIGITS, parseDtmfDigits } from '../dtmf/dtmf-tones.js'
+import { dtmfDuration, dtmfTones, MAX_DTMF_DIGITS, parseDtmfDigits } from '../dtmf/dtmf-tones.js'
 import type { AssistantTurn } from './assistant-turn.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 
@@ -118,17 +118,17 @@ export class ReplyPlayout {
       const sampleRate = output === 'ulaw_8000' ? 8000 : 16000
       const pcm = dtmfTones(d.digits, { sampleRate, toneMs: d.toneMs, gapMs: d.gapMs })
       const audio = output === 'ulaw_8000' ? Buffer.from(encodeMulaw(pcm)) : int16ToBuffer(pcm)
-      this.#send(a, audio)
+      this.#send(a, audio, { digits: d.digits, toneMs: dtmfDuration(d.toneMs), gapMs: dtmfDuration(d.gapMs) })
       a.tonesSent += d.digits
     }
   }
 
-  #send(a: AssistantTurn, audio: Buffer): void {
+  #send(a: AssistantTurn, audio: Buffer, dtmf?: { digits: string; toneMs: number; gapMs: number }): void {
     const output = this.#d.output
     if (output === undefined) return
     const durationMs = audio.length / BYTES_PER_MS[output]
     const chunkId = ++this.#chunkSeq
     a.playback.sent(chunkId, durationMs, this.#d.now())
-    this.#d.emit({ type: 'audio', turnId: a.turnId, chunkId, audio, durationMs })
+    this.#d.emit({ type: 'audio', turnId: a.turnId, chunkId, audio, durationMs, ...(dtmf === undefined ? {} : { dtmf }) })
   }
 }

@@ -23,6 +23,7 @@ export interface HeardPacket {
   readonly sequence: number
   readonly timestamp: number
   readonly payloadType: number
+  readonly marker: boolean
   readonly payload: Buffer
 }
 
@@ -31,6 +32,8 @@ export class SipCaller {
   readonly heard: HeardPacket[] = []
   readonly responses = new Inbox<SipResponse>()
   readonly byes = new Inbox<SipRequest>()
+  /** The gateway's other requests in the dialog (a session refresh, a REFER), for the test to answer with `respond`. */
+  readonly requests = new Inbox<SipRequest>()
   readonly callId = `${randomBytes(8).toString('hex')}@test-phone`
   readonly fromTag = randomBytes(4).toString('hex')
   #cseq = 0
@@ -42,12 +45,15 @@ export class SipCaller {
   #rtpSeq = 1000
   #rtpTs = 0
   #speaking: Promise<void> = Promise.resolve()
-  readonly #timers = new Set<NodeJS.Timeout>()
+  /** The speaking timers, each with the resolve of its `speak()`: closing ends them and lets their callers go on. */
+  readonly #timers = new Map<NodeJS.Timeout, () => void>()
   #closed = false
   #sdpVersion = 1
   /** The dialog's route set (the 200's Record-Route, reversed) and remote target (its Contact), when a proxy record-routed. */
   #routes: string[] = []
   #remoteTarget: string | undefined
+  /** Whether our SDP offers telephone-event (payload type 101). */
+  #telephoneEvent = true
 
   private constructor(
     readonly sip: Socket,
@@ -102,8 +108,9 @@ export class SipCaller {
   }
 
   /** Sends the INVITE (with `authorization` when retrying a challenge). */
-  invite(to: string, opts: { authorization?: string; sdp?: boolean; extra?: string[] } = {}): void {
+  invite(to: string, opts: { authorization?: string; sdp?: boolean; extra?: string[]; telephoneEvent?: boolean } = {}): void {
     this.#inviteBranch = `z9hG4bK${randomBytes(6).toString('hex')}`
+    if (opts.telephoneEvent === false) this.#telephoneEvent = false
     const sdp = opts.sdp === false ? '' : this.#offer()
     this.#lastInvite = [
       ...(opts.authorization === undefined ? [] : [`Authorization: ${opts.authorization}`]),
@@ -245,7 +252,7 @@ export class SipCaller {
             at += 160
             this.#rtpTs += 160
           }, 20)
-          this.#timers.add(timer)
+          this.#timers.set(timer, resolve)
         }),
     )
     return this.#speaking
@@ -263,7 +270,11 @@ export class SipCaller {
 
   close(): Promise<void> {
     this.#closed = true
-    for (const timer of this.#timers) clearInterval(timer)
+    for (const [timer, resolve] of this.#timers) {
+      clearInterval(timer)
+      resolve()
+    }
+    this.#timers.clear()
     this.stream?.destroy()
     return Promise.all([new Promise<void>((r) => this.sip.close(() => r())), new Promise<void>((r) => this.rtp.close(() => r()))]).then(
       () => undefined,
@@ -284,10 +295,9 @@ export class SipCaller {
       's=-',
       `c=IN IP4 ${this.address}`,
       't=0 0',
-      `m=audio ${this.rtpPort} RTP/AVP 0 101`,
+      `m=audio ${this.rtpPort} RTP/AVP 0${this.#telephoneEvent ? ' 101' : ''}`,
       'a=rtpmap:0 PCMU/8000',
-      'a=rtpmap:101 telephone-event/8000',
-      'a=fmtp:101 0-16',
+      ...(this.#telephoneEvent ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
       'a=ptime:20',
       `a=${direction}`,
       '',
@@ -361,7 +371,12 @@ export class SipCaller {
     if (r.message.method === 'BYE') {
       this.#wire(encodeSipMessage(buildResponse(r.message, 200)))
       this.byes.push(r.message)
-    }
+    } else if (r.message.method !== 'ACK') this.requests.push(r.message)
+  }
+
+  /** Answers a request of the gateway's. */
+  respond(request: SipRequest, status: number, headers: { name: string; value: string }[] = []): void {
+    this.#wire(encodeSipMessage(buildResponse(request, status, { headers })))
   }
 }
 

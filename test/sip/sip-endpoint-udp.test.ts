@@ -28,7 +28,7 @@ t.test('OPTIONS over UDP gets 200 with Allow, Accept and Supported, sent to the 
   await peer.send(sipRequest({ method: 'OPTIONS', viaHost: 'pbx.example.net', viaPort: 5080 }))
   const res = await peer.next()
   t.equal(res.status, 200)
-  t.equal(getHeader(res, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE')
+  t.equal(getHeader(res, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, NOTIFY')
   t.equal(getHeader(res, 'Accept'), 'application/sdp')
   t.equal(getHeader(res, 'Supported'), 'timer')
   t.equal(getHeader(res, 'Contact'), `<sip:sip.example.com:${sip.port}>`)
@@ -87,12 +87,12 @@ t.test('REGISTER 405, BYE 481, unmatched CANCEL 481, unknown method 501, stray A
   }
   const register = await statusOf('REGISTER', ['Contact: <sip:alice@127.0.0.1:5999>', 'Expires: 3600'])
   t.equal(register.status, 405)
-  t.equal(getHeader(register, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE')
+  t.equal(getHeader(register, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, NOTIFY')
   t.equal((await statusOf('BYE')).status, 481)
   t.equal((await statusOf('CANCEL')).status, 481)
   const subscribe = await statusOf('SUBSCRIBE', ['Event: presence'])
   t.equal(subscribe.status, 501)
-  t.equal(getHeader(subscribe, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE')
+  t.equal(getHeader(subscribe, 'Allow'), 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, NOTIFY')
   await peer.send(sipRequest({ method: 'ACK', callId: 'stray' }))
   // Datagrams are handled in order: the OPTIONS answer is the next thing back only if the ACK got none.
   await peer.send(sipRequest({ method: 'OPTIONS', callId: 'after-ack' }))

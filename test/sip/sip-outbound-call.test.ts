@@ -3,7 +3,8 @@
  * retried with digest, 180 is progress, the 200 is acknowledged and its answer starts the media (steady RTP
  * reaches the trunk), BYE either way ends the dialog, a busy trunk's 486 is
  * acknowledged and reported, and a call given up while it rings sends CANCEL. `transport=tcp` in the URI puts
- * the call on a TCP connection of its own.
+ * the call on a TCP connection of its own. A 200 that makes us the session refresher (`refresher=uac`) gets our
+ * re-INVITE refresh at half the interval (same SDP, version + 1, ACKed), and a refresh answered 481 our BYE.
  */
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
@@ -13,12 +14,22 @@ import { getHeader, type SipRequest } from '../../transports/sip/sip-message.js'
 import type { SipDialFailure } from '../../transports/sip/sip-outbound-call.js'
 import { eventually } from '../helpers/eventually.js'
 import { FakeSipTrunk } from '../fakes/sip-trunk/fake-sip-trunk.js'
+import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
+
+/** Session-timer lengths (40 s and more) 50 times faster: our refresh due at 45 s comes after 0.9 s. */
+const fastSessionTimers: TimerScheduler = {
+  schedule(ms, fire) {
+    const handle = setTimeout(fire, ms >= 40_000 ? ms / 50 : ms)
+    return { cancel: () => clearTimeout(handle) }
+  },
+}
 
 const credentials = { username: 'voxgate', password: 'trunk-secret' }
 const min = 40_000 + 2 * Math.floor(Math.random() * 4_000)
 
-async function setup(t: Test) {
+async function setup(t: Test, timers?: TimerScheduler) {
   const sip = await SipEndpoint.start({
+    ...(timers !== undefined && { timers }),
     host: '127.0.0.1',
     port: 0,
     publicHost: '127.0.0.1',
@@ -172,4 +183,28 @@ t.test("the trunk's answers are not rate-limited as a flood would be", async (t)
   const { seen } = await dial(sip, trunk)
   await eventually(async () => (seen.transport ? true : undefined), 3_000, 'answered through 407, 100, 180 and 200')
   t.equal(sip.dropped.rate_limited, 0, 'no answer dropped')
+})
+
+t.test('the 200 makes us the refresher: our re-INVITE at half the interval, ACKed; a 481 to the next brings our BYE', async (t) => {
+  const { sip, trunk } = await setup(t, fastSessionTimers)
+  trunk.sessionExpires = '90;refresher=uac'
+  const { seen, handle } = await dial(sip, trunk)
+  const invite = await next(trunk, 'the INVITE')
+  t.equal(getHeader(invite, 'Supported'), 'timer', 'our INVITE lets the trunk make us the refresher')
+  await eventually(async () => (seen.transport ? true : undefined), 3_000, 'answered')
+  let refresh: SipRequest
+  do refresh = await next(trunk, 'our refresh')
+  while (!(refresh.method === 'INVITE' && /;tag=/.test(getHeader(refresh, 'To') ?? '')))
+  t.same([getHeader(refresh, 'Session-Expires'), getHeader(refresh, 'Supported')], ['90;refresher=uac', 'timer'])
+  t.equal(getHeader(refresh, 'Call-ID'), handle.callId)
+  t.equal(getHeader(refresh, 'Route'), '<sip:sbc.trunk.test;lr>', 'in the dialog, with its route set')
+  t.match(refresh.body.toString(), /^o=\S+ \d+ 2 /m, 'our SDP again, version 2')
+  const ack = await next(trunk, 'the ACK of its 200')
+  t.same([ack.method, getHeader(ack, 'CSeq')], ['ACK', `${getHeader(refresh, 'CSeq')?.split(' ')[0]} ACK`])
+  trunk.refreshStatus = 481
+  let bye: SipRequest
+  do bye = await next(trunk, 'our BYE after the refused refresh')
+  while (bye.method !== 'BYE')
+  t.equal(getHeader(bye, 'Call-ID'), handle.callId)
+  await eventually(async () => (sip.liveCalls === 0 ? true : undefined), 3_000, 'the call to end')
 })

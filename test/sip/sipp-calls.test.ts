@@ -6,15 +6,12 @@
  * written. (CANCEL before the answer races the admission, which answers within a turn of the event loop here:
  * sip-call-uas.test.ts holds the admission to test it.)
  */
-import { execFile, spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { rmSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { freePort } from '../helpers/nginx.js'
+import { readSippStats, runSipp, sippMissing as skip, sippRunFolder, sippScenario, type SippRun } from '../helpers/sipp.js'
 import { addTrunk, startSipWorld } from './sip-setup.js'
-
-const skip =
-  spawnSync('sipp', ['-v']).error === undefined ? false : 'sipp is not installed (apt-get install sip-tester; .ci/run installs it)'
 
 const world = await startSipWorld(t)
 const { c, sipPort } = world
@@ -22,18 +19,29 @@ const { tenant, backend } = await newBackendTenant(t, c, 'sipp-token')
 backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello from the SIP line.' : 'Noted.')
 await addTrunk(world, tenant.apiKey, { allowed_cidrs: ['127.0.0.1/32'] }, 'sipp')
 
-/** Plays `scenario` once against the gateway; resolves with sipp's exit code and the end of what it printed. */
-async function sipp(scenario: string): Promise<{ code: number; output: string }> {
-  const file = fileURLToPath(new URL(`./fixtures/sipp/${scenario}.xml`, import.meta.url))
+/**
+ * Plays `scenario` against the gateway (once, unless `extra` says otherwise); resolves with sipp's exit code and the
+ * end of what it printed.
+ */
+async function sipp(scenario: string, extra: string[] = [], cwd?: string): Promise<SippRun> {
   const mediaPort = await freePort()
-  const args = ['-sf', file, '-s', tenant.number, '-m', '1', '-i', '127.0.0.1', '-p', '0', '-mi', '127.0.0.1', '-mp', String(mediaPort)]
+  const args = [
+    '-sf',
+    sippScenario(scenario),
+    '-s',
+    tenant.number,
+    '-i',
+    '127.0.0.1',
+    '-p',
+    '0',
+    '-mi',
+    '127.0.0.1',
+    '-mp',
+    String(mediaPort),
+  ]
+  args.push(...(extra.includes('-m') ? extra : ['-m', '1', ...extra]))
   args.push('-timeout', '15', '-timeout_error', '-nostdin', '-recv_timeout', '5000', `127.0.0.1:${sipPort}`)
-  return new Promise((resolve) => {
-    execFile('sipp', args, { timeout: 20_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
-      resolve({ code, output: `${stdout}\n${stderr}`.slice(-3000) })
-    })
-  })
+  return runSipp(args, { cwd, timeoutMs: 20_000 })
 }
 
 async function sessions() {
@@ -41,9 +49,9 @@ async function sessions() {
 }
 
 /** Runs `scenario` and returns the sessions it made, once they have ended. */
-async function play(t: Test, scenario: string) {
+async function play(t: Test, scenario: string, extra: string[] = [], cwd?: string) {
   const before = (await sessions()).length
-  const run = await sipp(scenario)
+  const run = await sipp(scenario, extra, cwd)
   t.equal(run.code, 0, `sipp played ${scenario} as written${run.code === 0 ? '' : `:\n${run.output}`}`)
   const made = await eventually(
     async () => {
@@ -74,4 +82,24 @@ t.test('hold and unhold by re-INVITE: recvonly, then sendrecv answers; the call 
   t.equal(made.length, 1)
   t.equal(made[0]?.channel, 'sip')
   t.equal(made[0]?.end_reason, 'caller_hangup')
+})
+
+t.test('five concurrent callers talk over RTP: every call passes, and the gateway hears them', { skip }, async (t) => {
+  const { dir, statsFile } = sippRunFolder()
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const sttBefore = world.deepgram.connections.length
+  // Five at once, each talking (the phrase in a loop) for 3 s before its BYE.
+  const made = await play(t, 'uac-rtp', ['-m', '5', '-l', '5', '-r', '5', '-d', '3000', '-trace_stat', '-stf', statsFile], dir)
+  t.equal(made.length, 5, 'five sessions')
+  t.ok(
+    made.every((s) => s.channel === 'sip' && s.end_reason === 'caller_hangup'),
+    'each a SIP call the caller hung up',
+  )
+  t.same(readSippStats(statsFile), { created: 5, successful: 5, failed: 0 }, "sipp's own statistics: 5 calls, 0 failed")
+  const stt = world.deepgram.connections.slice(sttBefore)
+  t.equal(stt.length, 5, 'a speech-to-text stream per call')
+  t.ok(
+    stt.every((s) => s.voicedBetween(0, s.receivedSeconds) !== undefined),
+    "each stream got the caller's voice (sipp's RTP, through the jitter buffer and VAD)",
+  )
 })

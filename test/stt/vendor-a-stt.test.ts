@@ -36,14 +36,15 @@ t.test('nova-3: query, auth, audio bytes, transcript mapping, Finalize and Close
   )
   t.equal(conn.request.headers.authorization, `Token ${KEY}`)
 
-  const pushed = [audioBytes(160, 1), audioBytes(160, 2), audioBytes(160, 3)]
+  const pushed = [audioBytes(160, 1), audioBytes(160, 2), audioBytes(160, 3), audioBytes(160, 4)]
   stream.pushAudio(pushed[0]!)
   await conn.waitForAudioBytes(160) // audio pushed before the socket opens is sent as one replay frame
   stream.pushAudio(pushed[1]!)
   stream.pushAudio(pushed[2]!)
-  await conn.waitForAudioBytes(480)
+  stream.pushAudio(pushed[3]!)
+  await conn.waitForAudioBytes(640)
   t.same(conn.audio, Buffer.concat(pushed), 'binary audio received equals audio pushed')
-  t.same(conn.binarySizes, [160, 160, 160], 'one binary frame per chunk')
+  t.same(conn.binarySizes, [160, 480], 'then three 20 ms frames in one 60 ms message (sendChunkMs)')
 
   conn.sendSpeechStarted()
   conn.sendResults('hello', {})
@@ -217,4 +218,42 @@ t.test('nova-3: word timings are given in seconds of the pushed audio, also afte
     { word: 'first', start: 0.2, end: 0.5 },
     { word: 'turn', start: 0.5, end: 0.8 },
   ])
+})
+
+t.test('audio goes out in 60 ms messages; a finalize, a pause and a close send what is held first', async (t) => {
+  const { fake, stream } = await setup(t)
+  const conn = await fake.connection(0)
+  const order = () => conn.frames.map((f) => (f.kind === 'binary' ? f.data.length : String((f.json as { type?: unknown })?.type)))
+  // Pushed before the socket opened: the replay sends it when it does.
+  stream.pushAudio(audioBytes(160, 9))
+  await conn.waitForAudioBytes(160)
+  // Four 20 ms frames: three make a message, the fourth is held.
+  for (let i = 0; i < 4; i++) stream.pushAudio(audioBytes(160, i))
+  await conn.waitForAudioBytes(640)
+  t.same(conn.binarySizes, [160, 480])
+  // A finalize sends the held frame, then Finalize: the vendor transcribes all the audio before it.
+  stream.finalize()
+  await conn.waitForMessage((m) => m.type === 'Finalize')
+  t.same(order(), [160, 480, 160, 'Finalize'])
+  // Audio that stops mid-message goes out on its own, without another push or a finalize.
+  stream.pushAudio(audioBytes(320, 7))
+  await conn.waitForAudioBytes(1120)
+  t.same(conn.binarySizes, [160, 480, 160, 320])
+  // A close sends what is held before CloseStream.
+  stream.pushAudio(audioBytes(160, 8))
+  await stream.close()
+  t.same(order().slice(-2), [160, 'CloseStream'])
+  const expected = Buffer.concat([9, 0, 1, 2, 3].map((i) => audioBytes(160, i)).concat([audioBytes(320, 7), audioBytes(160, 8)]))
+  t.same(conn.audio, expected, 'every byte once, in order')
+})
+
+t.test('sendChunkMs 0 puts every push on the wire as it comes', async (t) => {
+  const { fake, stream } = await setup(t, { transport: { ...FAST_TRANSPORT, sendChunkMs: 0 } })
+  const conn = await fake.connection(0)
+  stream.pushAudio(audioBytes(160, 1))
+  await conn.waitForAudioBytes(160)
+  stream.pushAudio(audioBytes(160, 2))
+  stream.pushAudio(audioBytes(160, 3))
+  await conn.waitForAudioBytes(480)
+  t.same(conn.binarySizes, [160, 160, 160])
 })

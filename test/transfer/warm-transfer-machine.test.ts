@@ -108,6 +108,15 @@ t.test('every failure is typed, returns the caller to the agent and cleans up th
     },
     { name: 'busy', before: [], input: { type: 'progress', progress: 'busy' }, reason: 'busy', phase: 'dialling', legLive: false, ms: 900 },
     {
+      name: 'declined while ringing (SIP 603)',
+      before: [{ type: 'progress', progress: 'ringing' }],
+      input: { type: 'progress', progress: 'declined' },
+      reason: 'declined',
+      phase: 'ringing',
+      legLive: false,
+      ms: 4_000,
+    },
+    {
       name: 'carrier error',
       before: [],
       input: { type: 'progress', progress: 'failed' },

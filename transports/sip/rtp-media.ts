@@ -55,8 +55,8 @@ export class RtpMedia {
   readonly #latchable: ReadonlySet<string>
   #audio: NegotiatedAudio
   #pacer: RtpPacer
-  /** Frames whose sending someone waits for (chunk ends), oldest first. */
-  #waiting: { payload: Buffer; sent: () => void }[] = []
+  /** Frames and digits whose sending someone waits for (chunk ends), oldest first; a digit's `payload` is null. */
+  #waiting: { payload: Buffer | null; sent: () => void }[] = []
   #peer: { address: string; port: number }
   #latched = false
   #firstAt: number | undefined
@@ -100,9 +100,20 @@ export class RtpMedia {
     return true
   }
 
-  /** Queues an RFC 4733 digit after the audio; false when the peer offered no telephone-event. */
-  enqueueDigit(digit: string): boolean {
-    return !this.#closed && this.#pacer.enqueueDigit(digit)
+  /** True when the peer negotiated telephone-event, so digits can go out as RFC 4733 events. */
+  get sendsTelephoneEvents(): boolean {
+    return this.#audio.telephoneEventPayloadType !== undefined
+  }
+
+  /**
+   * Queues an RFC 4733 digit after the audio; `sent` is called when its last end report left. False when the peer
+   * offered no telephone-event or the queue is full.
+   */
+  enqueueDigit(digit: string, durationMs?: number, sent?: () => void): boolean {
+    if (this.#closed || !this.#pacer.enqueueDigit(digit, durationMs)) return false
+    // Every digit waits in line, so one digit's end is never taken for a later digit's.
+    this.#waiting.push({ payload: null, sent: sent ?? (() => undefined) })
+    return true
   }
 
   /** Drops queued audio (barge-in); returns the frames dropped. */
@@ -151,7 +162,8 @@ export class RtpMedia {
       if (packet !== undefined) {
         const bytes = encodeRtp({ ...packet, ssrc: this.#ssrc })
         this.#lease.socket.send(bytes, this.#peer.port, this.#peer.address, () => undefined)
-        while (this.#waiting.length > 0 && this.#waiting[0]!.payload === packet.payload) this.#waiting.shift()!.sent()
+        const matches = (w: { payload: Buffer | null }) => (w.payload === null ? packet.digitDone === true : w.payload === packet.payload)
+        while (this.#waiting.length > 0 && matches(this.#waiting[0]!)) this.#waiting.shift()!.sent()
       }
       this.#pull()
     } catch (e) {

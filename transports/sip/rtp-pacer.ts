@@ -19,6 +19,8 @@ export interface PacedPacket {
   readonly sequence: number
   readonly timestamp: number
   readonly payload: Buffer
+  /** True on a digit's last packet (its last end report): the digit is out. */
+  readonly digitDone?: boolean | undefined
 }
 
 /** Pacer settings. */
@@ -157,9 +159,16 @@ export class RtpPacer {
     }
     if (this.#event !== undefined) {
       const p = this.#event.packets[this.#event.index++]!
-      if (this.#event.index >= this.#event.packets.length) this.#event = undefined
+      const done = this.#event.index >= this.#event.packets.length
+      if (done) this.#event = undefined
       this.#talking = false
-      return this.#emit({ marker: p.marker, payloadType: this.#eventPayloadType!, timestamp: p.timestamp, payload: p.payload })
+      return this.#emit({
+        marker: p.marker,
+        payloadType: this.#eventPayloadType!,
+        timestamp: p.timestamp,
+        payload: p.payload,
+        digitDone: done,
+      })
     }
     const item = this.#queue[0]?.kind === 'audio' ? (this.#queue.shift() as Extract<Item, { kind: 'audio' }>) : undefined
     if (item === undefined) {

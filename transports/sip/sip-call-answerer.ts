@@ -13,7 +13,7 @@ import { RtpMedia } from './rtp-media.js'
 import { type AnswerResult, answerOffer, createOffer, type LocalMedia, TELEPHONE_EVENT_PAYLOAD } from './sdp-offer-answer.js'
 import type { SipCall } from './sip-call.js'
 import { SipCallTransport } from './sip-call-transport.js'
-import { getHeader } from './sip-message.js'
+import { allowedMethods, getHeader } from './sip-message.js'
 
 /** Seconds a caller refused for want of an RTP port is asked to wait. */
 const NO_PORT_RETRY_AFTER_S = 5
@@ -79,7 +79,15 @@ export class SipCallAnswerer {
       onDigit: (digit) => transport?.callerDigit(digit),
       onError: (e) => this.#o.onError?.(e),
     })
-    transport = new SipCallTransport(media, answered.audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) })
+    transport = new SipCallTransport(
+      media,
+      answered.audio.codec,
+      {
+        onSessionEnded: (reason) => call.hangUp(reason),
+        refer: call.peerAcceptsRefer ? (target, signal) => call.refer(target, signal) : undefined,
+      },
+      allowedMethods(invite),
+    )
 
     let opened: Awaited<ReturnType<SipAdmittedCall['open']>>
     try {

@@ -2,11 +2,14 @@
  * One inbound call as the UAS sees it (RFC 3261 sections 12 to 15): ringing until its 200, then a dialog with our
  * tag, the peer's tag and our own CSeq space. It answers the INVITE through its server transaction (the 200 is
  * retransmitted until the ACK, which carries the answer when our 200 carried the offer), takes a CANCEL before
- * the 200 (487), answers re-INVITEs and UPDATEs (hold and unhold, session-timer refreshes), and ends either
+ * the 200 (487), answers re-INVITEs and UPDATEs (hold and unhold, session-timer refreshes), sends its own
+ * refreshes when it is the refresher, transfers the caller by REFER (and reads the NOTIFYs), and ends either
  * way: the peer's BYE, or ours when the session ends by itself, the 200 is never acknowledged or a refresh is
  * missed. Its media and transport are attached once the session exists; the RTP port is freed once.
  */
 import type { EndReason } from '../../core/end-reason.js'
+import { voxError } from '../../core/errors.js'
+import type { TransferTarget } from '../../core/transfer-target.js'
 import { type ClientTransactionTable, type ClientWire, newBranch } from './client-transaction-table.js'
 import type { InviteServerTransaction } from './invite-transactions.js'
 import type { RtpMedia } from './rtp-media.js'
@@ -14,9 +17,11 @@ import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
-import { CallSessionTimer } from './call-session-timer.js'
+import { CallSessionTimer, planAfterRefresh } from './call-session-timer.js'
+import { nextSdpVersion, REFRESH_RETRY_MS, sendRefresh } from './session-refresh.js'
 import type { TimerScheduler } from './transaction-timers.js'
-import { parseCSeq } from './sip-uri-codec.js'
+import { parseCSeq, parseUri } from './sip-uri-codec.js'
+import { REFER_NOTIFY_TIMEOUT_MS, ReferSubscription, referTo } from './sip-refer.js'
 
 /** Most Record-Route entries a dialog keeps (a proxy chain longer than this is not one a trunk sends). */
 const MAX_ROUTES = 16
@@ -61,12 +66,14 @@ export class SipCall {
   #awaitingAnswer = false
   /** RFC 4028: the deadline for the peer's refresh, when it is the refresher. */
   readonly #sessionTimer: CallSessionTimer
+  /** The transfer by REFER in progress, if any. */
+  #refer: ReferSubscription | undefined
   /** The last re-INVITE answered 200, whose ACK (same CSeq number) stops its retransmissions. */
   #reinvite: { cseq: number; tx: InviteServerTransaction } | undefined
 
   constructor(options: SipCallOptions) {
     this.#o = options
-    this.#sessionTimer = new CallSessionTimer(options.timers, () => this.#expired())
+    this.#sessionTimer = new CallSessionTimer(options.timers, { onExpired: () => this.#expired(), onRefresh: (s) => this.#refresh(s) })
   }
 
   get state(): SipCallState {
@@ -119,7 +126,7 @@ export class SipCall {
         body: Buffer.from(sdp),
       }),
     )
-    if (timer.ok) this.#sessionTimer.arm(timer.intervalS)
+    if (timer.ok) this.#sessionTimer.arm(timer.plan)
     this.#awaitingAnswer = offered
     if (!offered) media.start()
   }
@@ -157,9 +164,52 @@ export class SipCall {
     this.hangUp('client_disconnected')
   }
 
+  /** True when the peer's INVITE listed REFER in its Allow header: the call can be transferred by REFER. */
+  get peerAcceptsRefer(): boolean {
+    return (getHeaderValues(this.#o.invite, 'Allow') ?? []).some((m) => m.trim().toUpperCase() === 'REFER')
+  }
+
+  /**
+   * Blind transfer (RFC 3515): a REFER in the dialog asks the peer to call `target` itself, and its NOTIFYs
+   * report how that call went. Resolves once a NOTIFY reports the target's 2xx (the session then ends
+   * `transferred`, and its end sends our BYE); rejects with `transfer_failed` on a refused REFER, a failed or
+   * missing outcome, the call ending first or `signal` aborting. The call goes on after a failure.
+   */
+  refer(target: TransferTarget, signal: AbortSignal): Promise<void> {
+    const failed = (message: string) => voxError('transfer_failed', message)
+    if (this.#state !== 'answered' && this.#state !== 'confirmed') return Promise.reject(failed('the SIP call is not connected'))
+    if (this.#refer?.pending === true) return Promise.reject(failed('a transfer of this call is already in progress'))
+    if (signal.aborted) return Promise.reject(failed('the session ended'))
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => subscription.abort('the session ended before the transfer completed')
+      const subscription = new ReferSubscription(this.#o.timers, REFER_NOTIFY_TIMEOUT_MS, (outcome) => {
+        signal.removeEventListener('abort', onAbort)
+        if (outcome.ok) resolve()
+        else reject(failed(outcome.error))
+      })
+      this.#refer = subscription
+      signal.addEventListener('abort', onAbort, { once: true })
+      const { request, branch } = this.#inDialog('REFER', [
+        { name: 'Refer-To', value: referTo(target, this.#peerHost()) },
+        { name: 'Referred-By', value: `<${nameAddrUri(getHeader(this.#o.invite, 'To') ?? '') || this.#o.contact}>` },
+        { name: 'Contact', value: `<${this.#o.contact}>` },
+      ])
+      this.#o.clients.send(request, branch, this.#o.wire, (status) => subscription.answered(status))
+    })
+  }
+
+  /** A NOTIFY in the dialog: the progress of our REFER (481 when there is none). */
+  notify(request: SipRequest): SipResponse {
+    const subscription = this.#refer
+    if (subscription === undefined || this.#state === 'ended') return buildResponse(request, 481)
+    const status = subscription.notify(request)
+    return buildResponse(request, status, status === 489 ? { headers: [{ name: 'Allow-Events', value: 'refer' }] } : {})
+  }
+
   /** The peer's BYE: 200 (by the caller), and the session ends as a caller hang-up. */
   peerBye(): void {
     if (this.#state === 'ended') return
+    this.#refer?.abort('the caller hung up before the transfer completed')
     this.#transport?.peerEnded('caller_hangup')
     this.#teardown()
   }
@@ -201,7 +251,7 @@ export class SipCall {
       // A re-INVITE without an offer wants ours (RFC 3261 14.2); the same SDP, so its answer changes nothing.
       body = Buffer.from(this.#currentSdp ?? '')
     }
-    this.#sessionTimer.arm(timer.intervalS)
+    this.#sessionTimer.arm(timer.plan)
     return buildResponse(request, 200, { headers: [...(body.length > 0 ? this.#sdpHeaders() : []), ...timer.headers], body })
   }
 
@@ -225,7 +275,30 @@ export class SipCall {
     ]
   }
 
-  /** The peer was to refresh the session timer and did not: the session ends and the peer gets a BYE. */
+  /**
+   * Our session refresh is due (we are the refresher): UPDATE when the peer allows it, else a re-INVITE with our
+   * SDP again. A 408, 481 or no answer ends the call as the peer's disappearance (BYE, `client_disconnected`).
+   */
+  #refresh(intervalS: number): void {
+    if (this.#state !== 'confirmed' && this.#state !== 'answered') return
+    const update = (getHeaderValues(this.#o.invite, 'Allow') ?? []).some((m) => m.trim().toUpperCase() === 'UPDATE')
+    let sdp: { body: string; contact: string } | undefined
+    if (!update && this.#currentSdp !== undefined) {
+      const next = nextSdpVersion(this.#currentSdp)
+      if (next.version !== undefined && this.#local !== undefined) this.#local = { ...this.#local, sessionVersion: next.version }
+      this.#currentSdp = next.sdp
+      sdp = { body: next.sdp, contact: this.#o.contact }
+    }
+    const dialog = { clients: this.#o.clients, wire: this.#o.wire, request: this.#inDialog.bind(this) }
+    sendRefresh(dialog, intervalS, sdp, (outcome) => {
+      if (this.#state === 'ended') return
+      if (outcome.kind === 'gone') return this.#expired()
+      if (outcome.kind === 'failed') return this.#sessionTimer.retry(REFRESH_RETRY_MS, intervalS)
+      this.#sessionTimer.arm(planAfterRefresh(outcome.answer, intervalS))
+    })
+  }
+
+  /** The peer was to refresh the session timer and did not (or our refresh found the dialog gone): BYE. */
   #expired(): void {
     if (this.#state === 'ended') return
     this.#transport?.peerEnded('client_disconnected')
@@ -236,7 +309,7 @@ export class SipCall {
   hangUp(_reason: EndReason): void {
     if (this.#state === 'ended') return
     if (this.#state === 'ringing') return this.refuse(480, 'Temporarily Unavailable')
-    const { request, branch } = this.#bye()
+    const { request, branch } = this.#inDialog('BYE')
     this.#o.clients.send(request, branch, this.#o.wire)
     this.#teardown()
   }
@@ -246,13 +319,20 @@ export class SipCall {
     this.#teardown()
   }
 
-  /** Our BYE within the dialog (section 15.1.1): From is the INVITE's To with our tag, To its From. */
-  #bye(): { request: SipRequest; branch: string } {
+  /**
+   * Our request within the dialog (section 12.2.1.1): to the remote target, From the INVITE's To with our tag, To
+   * its From, the next CSeq of ours.
+   */
+  #inDialog(
+    method: 'BYE' | 'REFER' | 'INVITE' | 'UPDATE' | 'ACK',
+    extra: readonly SipHeader[] = [],
+    body: Buffer = Buffer.alloc(0),
+    ackOf?: number,
+  ): { request: SipRequest; branch: string; cseq: number } {
     const inv = this.#o.invite
     const branch = newBranch()
-    const contact = getHeader(inv, 'Contact')
-    // The remote target is the INVITE's Contact (section 12.1.1); without a usable one, its Request-URI.
-    const uri = (contact === undefined ? '' : contactUri(contact)) || inv.uri
+    // An ACK takes its INVITE's number; every other request the next of ours.
+    const cseq = ackOf ?? ++this.#cseq
     const { host, port, transport } = this.#o.via
     const headers: SipHeader[] = [
       { name: 'Via', value: `SIP/2.0/${transport} ${host.includes(':') ? `[${host}]` : host}:${port};branch=${branch};rport` },
@@ -260,12 +340,27 @@ export class SipCall {
       { name: 'From', value: `${getHeader(inv, 'To') ?? ''};tag=${this.localTag}` },
       { name: 'To', value: getHeader(inv, 'From') ?? '' },
       { name: 'Call-ID', value: this.callId },
-      { name: 'CSeq', value: `${++this.#cseq} BYE` },
+      { name: 'CSeq', value: `${cseq} ${method}` },
       // Loose routing (section 16.12): the proxies in the route set are named in Route; the wire is the one the
       // INVITE came on (its last hop, which is the first route), so no look-up of a route's host is needed.
       ...this.#routeSet().map((value) => ({ name: 'Route', value })),
+      ...extra,
     ]
-    return { request: { kind: 'request', method: 'BYE', uri, headers, body: Buffer.alloc(0) }, branch }
+    return { request: { kind: 'request', method, uri: this.#remoteTarget(), headers, body }, branch, cseq }
+  }
+
+  /** The remote target: the INVITE's Contact (section 12.1.1); without a usable one, its Request-URI. */
+  #remoteTarget(): string {
+    const contact = getHeader(this.#o.invite, 'Contact')
+    return (contact === undefined ? '' : contactUri(contact)) || this.#o.invite.uri
+  }
+
+  /** The host a number is transferred to: the peer's, as its Contact names it (else its From). */
+  #peerHost(): string {
+    const contact = getHeader(this.#o.invite, 'Contact')
+    const uri = parseUri(contact === undefined ? '' : contactUri(contact)) ?? parseUri(nameAddrUri(getHeader(this.#o.invite, 'From') ?? ''))
+    if (uri === null) return this.#o.via.host
+    return uri.port === undefined ? uri.host : `${uri.host}:${uri.port}`
   }
 
   #respond(response: SipResponse): void {
@@ -274,6 +369,7 @@ export class SipCall {
   }
 
   #teardown(): void {
+    this.#refer?.abort('the call ended before the transfer completed')
     this.#sessionTimer.stop()
     this.#media?.close()
     this.#end()
@@ -289,6 +385,11 @@ export class SipCall {
 /** A request's CSeq number. */
 function cseqNumber(request: SipRequest): number | undefined {
   return parseCSeq(getHeader(request, 'CSeq') ?? '')?.seq
+}
+
+/** The URI of a name-addr (`"Name" <sip:...>;tag=x`), or '' when it has none. */
+function nameAddrUri(value: string): string {
+  return /<([^>]*)>/.exec(value)?.[1]?.trim() ?? ''
 }
 
 /** The URI inside a Contact value (`<sip:...>;params` or a bare addr-spec). */

@@ -9,6 +9,7 @@
 import { randomBytes, randomInt } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import type { ClientTransactionTable } from './client-transaction-table.js'
+import type { TimerScheduler } from './transaction-timers.js'
 import type { RtpPortPool } from './rtp-port-pool.js'
 import { RtpMedia } from './rtp-media.js'
 import { createOffer, type LocalMedia } from './sdp-offer-answer.js'
@@ -61,6 +62,8 @@ export interface SipDialerParts {
   readonly publicHost: string
   readonly port: () => number
   readonly clients: ClientTransactionTable
+  /** The endpoint's timers (the session timer of an answered call). */
+  readonly timers: TimerScheduler
   readonly dialogs: SipDialogTable<SipCall | SipOutboundCall>
   readonly rtpPorts: RtpPortPool
   /** Sends a message over the endpoint's UDP socket. */
@@ -151,15 +154,16 @@ export class SipDialer {
           ? { reliable: false, send: (m) => this.#p.sendUdp(m, address, port) }
           : { reliable: true, send: (m) => connection.send(m) },
       clients: this.#p.clients,
+      timers: this.#p.timers,
       events: {
         onProgress: events.onProgress,
-        onAnswered: (audio) => {
+        onAnswered: (audio, peerAllows) => {
           media = new RtpMedia(lease, audio, address, {
             onAudio: (frame, atMs) => sipTransport?.callerAudio(frame, atMs),
             onDigit: (digit) => sipTransport?.callerDigit(digit),
             onError: this.#p.onError,
           })
-          sipTransport = new SipCallTransport(media, audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) })
+          sipTransport = new SipCallTransport(media, audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) }, peerAllows)
           call.attach(media, sipTransport)
           media.start()
           events.onAnswered(sipTransport)

@@ -126,6 +126,7 @@ export class SipEndpoint {
       port: () => this.port,
       tlsPort: () => this.tlsPort,
       clients: this.#clients,
+      timers: parts.timers,
       dialogs,
       rtpPorts,
       sendUdp: (message, address, port) =>

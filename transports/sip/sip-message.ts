@@ -147,3 +147,17 @@ export function getHeaderValues(message: Pick<SipMessage, 'headers'>, name: stri
   }
   return values
 }
+
+/**
+ * The methods a message's `Allow` header lists, upper-cased; undefined without one (nothing is known then) or when it
+ * cannot be read. Bounded: a peer lists a handful of methods, at most 32 are kept.
+ */
+export function allowedMethods(message: Pick<SipMessage, 'headers'>): readonly string[] | undefined {
+  if (getHeader(message, 'Allow') === undefined) return undefined
+  const values = getHeaderValues(message, 'Allow')
+  if (values === null) return undefined
+  return values
+    .map((v) => v.trim().toUpperCase())
+    .filter((v) => /^[A-Z]{1,32}$/.test(v))
+    .slice(0, 32)
+}

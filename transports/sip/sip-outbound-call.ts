@@ -5,7 +5,8 @@
  * Record-Route as our route set), its SDP
  * answer starts the media, and the dialog is ours until a BYE either way; a 3xx-6xx or timer B ends the
  * attempt. `cancel()` before the answer sends CANCEL once a provisional response came (section 9.1), and a 2xx
- * that crosses it is acknowledged and ended with a BYE. The media and transport are built by the owner.
+ * that crosses it is acknowledged and ended with a BYE. A 200 that makes us the session refresher (RFC 4028) gets
+ * our refreshes; the trunk's own renew its deadline. The media and transport are built by the owner.
  */
 import type { EndReason } from '../../core/end-reason.js'
 import { authorize, type DigestCredentials, pickChallenge } from './digest-auth.js'
@@ -14,9 +15,13 @@ import type { InviteClientTransaction, InviteServerTransaction } from './invite-
 import type { RtpMedia } from './rtp-media.js'
 import { answerOffer, type LocalMedia, type NegotiatedAudio, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
-import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
+import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
 import { parseCSeq, parseNameAddr } from './sip-uri-codec.js'
+import { CallSessionTimer, planAfterRefresh } from './call-session-timer.js'
+import { nextSdpVersion, REFRESH_RETRY_MS, sendRefresh } from './session-refresh.js'
+import { MIN_SESSION_EXPIRES } from './session-timer.js'
+import type { TimerScheduler } from './transaction-timers.js'
 
 /** How long after our CANCEL an INVITE still unanswered is given up (64*T1). */
 const CANCEL_GIVE_UP_MS = 32_000
@@ -35,8 +40,8 @@ export type SipDialFailure =
 export interface SipOutboundCallEvents {
   /** A provisional response other than 100 (180 Ringing, 183 Session Progress). */
   readonly onProgress: (status: number) => void
-  /** The 200 came with a usable answer; the owner builds the media and the session on it. */
-  readonly onAnswered: (audio: NegotiatedAudio) => void
+  /** The 200 came with a usable answer (and the callee's `Allow`, if any); the owner builds the media and the session on it. */
+  readonly onAnswered: (audio: NegotiatedAudio, peerAllows: readonly string[] | undefined) => void
   /** The attempt ended without a dialog. Told once, and never after `onAnswered`. */
   readonly onFailed: (failure: SipDialFailure) => void
   /** Told once when the call is over, for any reason (the endpoint forgets it). */
@@ -59,6 +64,8 @@ export interface SipOutboundCallOptions {
   readonly offer: string
   readonly wire: ClientWire
   readonly clients: ClientTransactionTable
+  /** The endpoint's timers (the session timer). */
+  readonly timers: TimerScheduler
   readonly events: SipOutboundCallEvents
 }
 
@@ -87,11 +94,16 @@ export class SipOutboundCall {
   #cancelTimer: NodeJS.Timeout | undefined
   /** The dialog's route set (Record-Route of the 2xx, reversed). */
   #routes: string[] = []
+  /** The 200's Allow listed UPDATE: our session refreshes use it. */
+  #peerAllowsUpdate = false
+  /** RFC 4028: our refresh when the 200 made us the refresher (`refresher=uac`), else the trunk's deadline. */
+  readonly #sessionTimer: CallSessionTimer
 
   constructor(options: SipOutboundCallOptions) {
     this.#o = options
     this.#local = options.local
     this.#sdp = options.offer
+    this.#sessionTimer = new CallSessionTimer(options.timers, { onExpired: () => this.#expired(), onRefresh: (s) => this.#refresh(s) })
   }
 
   get state(): SipOutboundState {
@@ -163,6 +175,15 @@ export class SipOutboundCall {
   /** An UPDATE or re-INVITE: a new offer is answered, none gets our current SDP. */
   update(request: SipRequest): SipResponse {
     if (this.#state !== 'confirmed' || this.#media === undefined) return buildResponse(request, 481)
+    const timer = CallSessionTimer.negotiate(request)
+    if (!timer.ok) return buildResponse(request, timer.status, { reason: timer.reason, headers: timer.headers })
+    const response = this.#modify(request, this.#media)
+    if (response.status !== 200) return response
+    this.#sessionTimer.arm(timer.plan)
+    return { ...response, headers: [...response.headers, ...timer.headers] }
+  }
+
+  #modify(request: SipRequest, media: RtpMedia): SipResponse {
     const next = { ...this.#local, sessionVersion: this.#local.sessionVersion + 1 }
     // A re-INVITE without an offer wants ours in the 200 (section 14.2): our current SDP, so its answer (in the
     // ACK, not read) changes nothing. An UPDATE without one is a session refresh.
@@ -171,7 +192,7 @@ export class SipOutboundCall {
     if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
     this.#local = next
     this.#sdp = answered.answer
-    this.#media.update(answered.audio)
+    media.update(answered.audio)
     this.#transport?.setCodec(answered.audio.codec)
     this.#transport?.setHeld(answered.audio.held)
     return this.#withSdp(request, answered.answer)
@@ -198,6 +219,8 @@ export class SipOutboundCall {
     const request = this.#request('INVITE', this.#o.target, branch, this.#cseq, [
       { name: 'Contact', value: `<${this.#o.contact}>` },
       { name: 'Content-Type', value: 'application/sdp' },
+      // A trunk that wants session timers may make us the refresher (RFC 4028 section 7.1).
+      { name: 'Supported', value: 'timer' },
       ...extra,
     ])
     const invite = { request: { ...request, body: Buffer.from(this.#o.offer) }, branch, tx: null as InviteClientTransaction | null }
@@ -252,6 +275,7 @@ export class SipOutboundCall {
     // Section 12.1.2: the route set is the 2xx's Record-Route in reverse; our requests in the dialog carry it.
     // They still go to the trunk's address (its SBC is the usual record-routing proxy), not to the first route.
     this.#routes = (getHeaderValues(r, 'Record-Route') ?? []).slice(0, MAX_ROUTES).reverse()
+    this.#peerAllowsUpdate = (getHeaderValues(r, 'Allow') ?? []).some((m) => m.trim().toUpperCase() === 'UPDATE')
     this.#ack = this.#request('ACK', this.#remoteTarget, newBranch(), this.#cseq)
     this.#o.wire.send(this.#ack)
     this.#state = 'confirmed'
@@ -262,7 +286,41 @@ export class SipOutboundCall {
       this.#state = 'calling'
       return this.#fail(this.#cancelWanted || answer.ok ? { kind: 'cancelled' } : { kind: 'bad_answer', reason: answer.reason })
     }
-    this.#o.events.onAnswered(answer.audio)
+    // The 200's Session-Expires: `refresher=uac` is us; `uas` the trunk, whose refreshes renew the deadline.
+    this.#sessionTimer.arm(planAfterRefresh(r, MIN_SESSION_EXPIRES))
+    this.#o.events.onAnswered(answer.audio, allowedMethods(r))
+  }
+
+  /** Our refresh is due: UPDATE when the trunk's 200 allowed it, else a re-INVITE with our SDP (version + 1). */
+  #refresh(intervalS: number): void {
+    if (this.#state !== 'confirmed') return
+    let sdp: { body: string; contact: string } | undefined
+    if (!this.#peerAllowsUpdate) {
+      const next = nextSdpVersion(this.#sdp)
+      if (next.version !== undefined) this.#local = { ...this.#local, sessionVersion: next.version }
+      this.#sdp = next.sdp
+      sdp = { body: next.sdp, contact: this.#o.contact }
+    }
+    const request = (method: string, headers: readonly SipHeader[], body: Buffer = Buffer.alloc(0), ackOf?: number) => {
+      const cseq = ackOf ?? ++this.#cseq
+      const branch = newBranch()
+      const built = this.#request(method, this.#remoteTarget ?? this.#o.target, branch, cseq, [...headers])
+      return { request: { ...built, body }, branch, cseq }
+    }
+    sendRefresh({ clients: this.#o.clients, wire: this.#o.wire, request }, intervalS, sdp, (outcome) => {
+      if (this.#state !== 'confirmed') return
+      if (outcome.kind === 'gone') return this.#expired()
+      if (outcome.kind === 'failed') return this.#sessionTimer.retry(REFRESH_RETRY_MS, intervalS)
+      this.#sessionTimer.arm(planAfterRefresh(outcome.answer, intervalS))
+    })
+  }
+
+  /** The trunk's refresh never came, or ours found the dialog gone: BYE, the session ends `client_disconnected`. */
+  #expired(): void {
+    if (this.#state !== 'confirmed') return
+    this.#transport?.peerEnded('client_disconnected')
+    this.#sendBye()
+    this.#teardown()
   }
 
   #sendCancel(): void {
@@ -292,7 +350,7 @@ export class SipOutboundCall {
       { name: 'To', value: to },
       { name: 'Call-ID', value: this.callId },
       { name: 'CSeq', value: `${cseq} ${method}` },
-      ...(method === 'ACK' || method === 'BYE' ? this.#routes.map((value) => ({ name: 'Route', value })) : []),
+      ...(this.#remoteTag !== undefined && method !== 'CANCEL' ? this.#routes.map((value) => ({ name: 'Route', value })) : []),
       ...extra,
     ]
     return { kind: 'request', method, uri, headers, body: Buffer.alloc(0) }
@@ -308,6 +366,7 @@ export class SipOutboundCall {
     if (this.#state === 'ended') return
     this.#state = 'ended'
     clearTimeout(this.#cancelTimer)
+    this.#sessionTimer.stop()
     // An INVITE still unanswered (given up after CANCEL, or the endpoint closing) leaves the transaction table.
     const tx = this.#invite?.tx
     if (tx?.state === 'calling' || tx?.state === 'proceeding') tx.transportError()

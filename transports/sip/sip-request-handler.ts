@@ -3,7 +3,7 @@
  * server transaction layer (a retransmission gets the last response again, never a second handling) and the
  * UAS core. OPTIONS gets 200 (trunk health checks, also while draining); a new INVITE goes to the admission
  * (503 while draining) and, admitted, to the answerer that makes it a call; an ACK, BYE or re-INVITE goes to
- * its dialog (481 without one); CANCEL stops a ringing call (487); REGISTER 405; any other method 501.
+ * its dialog (481 without one), and so does a NOTIFY about our REFER; CANCEL stops a ringing call (487); REGISTER 405; any other method 501.
  */
 import { randomBytes } from 'node:crypto'
 import type { ClientTransactionTable, ClientWire } from './client-transaction-table.js'
@@ -19,7 +19,7 @@ import type { ServerTransactionTable } from './server-transaction-table.js'
 import { type TimerScheduler, transactionKey } from './transaction-timers.js'
 
 /** The methods this endpoint implements, as its Allow header lists them. */
-export const ALLOWED_METHODS = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE'
+export const ALLOWED_METHODS = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, NOTIFY'
 
 /** Seconds a draining endpoint asks a caller to wait before trying it again (a balancer tries another replica). */
 export const DRAINING_RETRY_AFTER_S = 30
@@ -126,6 +126,11 @@ export class SipRequestHandler {
       case 'UPDATE': {
         const call = this.#options.calls.dialogs.findDialog(request)
         return call === undefined ? buildResponse(request, 481, { toTag: tag }) : call.update(request)
+      }
+      case 'NOTIFY': {
+        // The progress of a transfer by REFER (inbound calls only: an outbound call sends no REFER yet).
+        const call = this.#options.calls.dialogs.findDialog(request)
+        return call instanceof SipCall ? call.notify(request) : buildResponse(request, 481, { toTag: tag })
       }
       case 'BYE': {
         const call = this.#options.calls.dialogs.findDialog(request)

@@ -11,9 +11,12 @@ import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk }
 
 /** What the session tells a recorder; times are ms since the session connected. */
 export interface Recorder {
-  /** Caller audio that ended at `atMs` (the session works out when from arrival or carrier timestamps). */
+  /**
+   * Caller audio that ended at `atMs` (the session works out when from arrival or carrier timestamps). The samples
+   * are copied before this returns: the caller may reuse their buffer.
+   */
   caller(samples: Int16Array, atMs: number): void
-  /** Agent audio the caller heard from `atMs` on. */
+  /** Agent audio the caller heard from `atMs` on (copied before this returns, as `caller`). */
   agent(samples: Int16Array, atMs: number): void
   /** A barge-in cleared playback at `atMs`: the agent channel is silent from there on (until new agent audio). */
   clearAgentAfter(atMs: number): void

@@ -7,16 +7,10 @@
 import type { Kysely } from 'kysely'
 import type { Log } from '../../../core/log.js'
 import type { Database, SessionRow } from '../../store/schema.js'
-import {
-  appendRecordingChunks,
-  completeRecording,
-  createRecording,
-  failRecording,
-  setRecordingSpans,
-  type RecordingToMove,
-} from '../../store/recordings.js'
+import { completeRecording, createRecording, failRecording, setRecordingSpans, type RecordingToMove } from '../../store/recordings.js'
 import type { StoredPausedSpan, StoredSilencedSpan } from '../../store/schema.js'
 import { HeardAudio } from './heard-audio.js'
+import { sharedChunkBatches } from './chunk-batches.js'
 import {
   type InputAudioFormat,
   type OutputAudioFormat,
@@ -56,7 +50,10 @@ export function recordingUrl(publicUrl: string, row: Pick<SessionRow, 'agent_id'
   return `${publicUrl}/v1/agents/${encodeURIComponent(row.agent_id)}/sessions/${encodeURIComponent(row.id)}/recording`
 }
 
-/** The default sink: chunks in the database, so every replica serves the file. */
+/**
+ * The default sink: chunks in the database, so every replica serves the file; written in batches with the other
+ * calls' chunks (chunk-batches.ts).
+ */
 export function databaseSink(
   db: Kysely<Database>,
   row: SessionRow,
@@ -64,9 +61,10 @@ export function databaseSink(
   url: string,
   retentionDays?: number | undefined,
 ): RecordingSink {
+  const batches = sharedChunkBatches(db)
   return {
     start: () => createRecording(db, { sessionId: row.id, organizationId: row.organization_id, sampleRate, retentionDays }),
-    append: (chunks) => appendRecordingChunks(db, row.id, chunks),
+    append: (chunks) => batches.append(row.id, chunks),
     complete: (totalSamples) => completeRecording(db, row.id, totalSamples, url),
     fail: (error) => failRecording(db, row.id, error),
   }
@@ -121,7 +119,8 @@ export class SessionRecording {
       transport.kind === 'carrier' || transport.kind === 'sip'
         ? new MarkedPlayout(this.#recorder, this.sampleRate)
         : new EstimatedPlayout(this.#recorder, this.sampleRate)
-    this.#decodeIn = decoder(transport.audio.input, this.sampleRate)
+    // Caller frames come 50 times a second per call and the recorder copies them at once: one buffer is reused.
+    this.#decodeIn = transport.audio.input === 'ulaw_8000' ? reusedMulawDecoder() : decoder(transport.audio.input, this.sampleRate)
     this.#inputSamples = transport.audio.input === 'ulaw_8000' ? (chunk) => chunk.length : (chunk) => Math.floor(chunk.length / 2)
     this.#decodeOut = decoder(transport.audio.output, this.sampleRate)
     this.#maskDtmf = deps.settings.maskDtmf
@@ -320,6 +319,15 @@ function timelineZero(row: SessionRow): number {
 }
 
 /** PCM16 at `rate` from a wire format (a copy: the recorder keeps what it is given). */
+/** Mu-law to PCM16 into one buffer reused by every call: the result is valid until the next. */
+function reusedMulawDecoder(): (chunk: Buffer) => Int16Array {
+  let out = new Int16Array(160)
+  return (chunk) => {
+    if (out.length < chunk.length) out = new Int16Array(chunk.length)
+    return decodeMulaw(chunk, out.subarray(0, chunk.length))
+  }
+}
+
 function decoder(format: InputAudioFormat | OutputAudioFormat, rate: number): (chunk: Buffer) => Int16Array {
   switch (format) {
     case 'ulaw_8000':

@@ -8,16 +8,15 @@ import type { Kysely } from 'kysely'
 import type { Log } from '../../../core/log.js'
 import type { CallStatus } from '../../../core/call-status.js'
 import type { WarmTransferRequest } from '../../../core/warm-transfer-request.js'
-import { encodeMulaw, type InputAudioFormat, int16ToBuffer, type OutputAudioFormat } from '../../../pipeline/index.js'
+import type { InputAudioFormat, OutputAudioFormat } from '../../../pipeline/index.js'
 import { getCarrierCredentials } from '../../store/organizations.js'
 import { listPhoneNumbers } from '../../store/phone-numbers.js'
 import type { Database, SessionRow } from '../../store/schema.js'
 import type { CallCarrier } from '../call-carrier.js'
-import { AudioBridge } from './audio-bridge.js'
 import type { BridgeLeg } from './bridge-leg.js'
-import { BridgeTranscriber, type BridgeTranscriberDeps } from './bridge-transcriber.js'
-import { BRIDGE_FRAME_MS, frameBytes } from './frame-converter.js'
-import { HOLD_FRAME_MS, holdAudioFrame } from './hold-audio.js'
+import type { BridgeTranscriberDeps } from './bridge-transcriber.js'
+import { type CallerBridge, bridgeCaller } from './caller-bridge.js'
+import { CallerHold } from './caller-hold.js'
 import type { LegMediaIn, LegMediaOut, TransferLegHandler, TransferLegs } from '../transfer-legs.js'
 import type { HumanLegProgress, TransferEndedBy, TransferFact, TransferFailureReason, TransferInput } from './transfer-steps.js'
 import type { WarmTransferIo } from './warm-transfer-driver.js'
@@ -65,11 +64,6 @@ export interface WarmTransferSessionSide {
   readonly bridgeTranscription?: Pick<BridgeTranscriberDeps, 'openStt' | 'heard'> | undefined
 }
 
-/** How far ahead of real time hold audio is sent (the carrier queues it; `clear` drops the rest). */
-const HOLD_LEAD_MS = 200
-/** How often the hold pacer tops the caller's queue up. */
-const HOLD_TICK_MS = 100
-
 /** The carrier `WarmTransferIo` of one transfer. */
 export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
   readonly #deps: CarrierWarmTransferDeps
@@ -82,10 +76,8 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
   #humanListeners = new Set<(audio: Uint8Array) => void>()
   #whisperDone: (() => void) | undefined
   #whisperSeq = 0
-  #holdTimer: NodeJS.Timeout | undefined
-  #holding = false
-  #bridge: AudioBridge | undefined
-  #transcriber: BridgeTranscriber | undefined
+  readonly #hold: CallerHold
+  #bridge: CallerBridge | undefined
   #hungUp = false
   #legEnded = false
 
@@ -93,6 +85,7 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     this.#deps = deps
     this.#side = side
     this.#request = request
+    this.#hold = new CallerHold(side)
   }
 
   async dialHuman(signal: AbortSignal): Promise<void> {
@@ -127,73 +120,11 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
   }
 
   startHold(line: string | undefined, signal: AbortSignal): void {
-    this.#holding = true
-    const play = async () => {
-      let leadMs = 0
-      if (line !== undefined) {
-        // Hold audio starts at once, so the caller never waits in silence for the line's first audio (the speech
-        // vendor's time to first byte); it gives way to the line as it comes, and follows where the line ends.
-        this.#startHoldAudio(0)
-        let firstAt: number | undefined
-        let queuedMs = 0
-        const bytesPerMs = bytesPerMsOf(this.#side.callerAudio.output)
-        const onAudio = (audio: Buffer) => {
-          if (!this.#holding) return
-          if (firstAt === undefined) {
-            firstAt = performance.now()
-            this.#stopHoldAudio()
-            this.#side.clearCaller()
-          }
-          queuedMs += audio.length / bytesPerMs
-          this.#side.playToCaller(audio)
-        }
-        try {
-          await this.#side.speakToCaller(line, signal, onAudio)
-          if (!this.#holding) return
-          // Nothing came of the line: the hold audio started at once just goes on.
-          if (firstAt === undefined) return
-          leadMs = Math.max(0, firstAt + queuedMs - performance.now())
-        } catch (err) {
-          if (signal.aborted || !this.#holding) return
-          this.#side.log.warn({ err }, 'warm transfer: the hold line could not be spoken; hold audio goes on')
-          if (firstAt === undefined) return
-        }
-      }
-      if (this.#holding) this.#startHoldAudio(leadMs)
-    }
-    void play()
-  }
-
-  /** Hold audio, paced: the caller's queue is topped up to `HOLD_LEAD_MS` ahead of real time. */
-  #startHoldAudio(alreadyQueuedMs: number): void {
-    const started = performance.now()
-    let sentMs = alreadyQueuedMs
-    let frame = 0
-    const tick = () => {
-      if (!this.#holding) return
-      const due = performance.now() - started + HOLD_LEAD_MS
-      const frames: Buffer[] = []
-      while (sentMs < due) {
-        frames.push(holdFrameIn(this.#side.callerAudio.output, frame++))
-        sentMs += HOLD_FRAME_MS
-      }
-      if (frames.length > 0) this.#side.playToCaller(Buffer.concat(frames))
-    }
-    tick()
-    this.#holdTimer = setInterval(tick, HOLD_TICK_MS)
-    this.#holdTimer.unref()
+    this.#hold.start(line, signal)
   }
 
   stopHold(): void {
-    if (!this.#holding) return
-    this.#holding = false
-    this.#stopHoldAudio()
-    this.#side.clearCaller()
-  }
-
-  #stopHoldAudio(): void {
-    clearInterval(this.#holdTimer)
-    this.#holdTimer = undefined
+    this.#hold.stop()
   }
 
   speakWhisper(text: string, signal: AbortSignal, done: (error?: unknown) => void): void {
@@ -218,16 +149,6 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     const out = this.#out
     if (out === undefined) return
     out.clear()
-    const caller: BridgeLeg = {
-      inputFormat: this.#side.callerAudio.input,
-      outputFormat: this.#side.callerAudio.output,
-      listen: (listener) => this.#side.listenToCaller(listener),
-      send: (frame) => {
-        const audio = Buffer.from(frame)
-        this.#side.playToCaller(audio)
-        this.#side.recordHeard(audio)
-      },
-    }
     const human: BridgeLeg = {
       inputFormat: 'ulaw_8000',
       outputFormat: 'ulaw_8000',
@@ -237,15 +158,7 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
       },
       send: (frame) => out.send(Buffer.from(frame)),
     }
-    this.#bridge = new AudioBridge({ caller, human })
-    this.#bridge.start()
-    const transcription = this.#side.bridgeTranscription
-    if (this.#request.transcribe && transcription !== undefined) {
-      const transcriber = new BridgeTranscriber({ ...transcription, log: this.#side.log })
-      transcriber.add('caller', caller.inputFormat, caller.listen)
-      transcriber.add('human', human.inputFormat, human.listen)
-      this.#transcriber = transcriber
-    }
+    this.#bridge = bridgeCaller(this.#side, human, this.#request.transcribe)
   }
 
   stopHumanLeg(): void {
@@ -322,8 +235,6 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
   #stopBridge(): void {
     this.#bridge?.stop()
     this.#bridge = undefined
-    void this.#transcriber?.stop()
-    this.#transcriber = undefined
   }
 
   #hangupCall(): void {
@@ -344,20 +255,8 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
   }
 }
 
-/** Bytes of one ms of audio in `format`. */
-function bytesPerMsOf(format: OutputAudioFormat): number {
-  return frameBytes(format) / BRIDGE_FRAME_MS
-}
-
-/** One 20 ms frame of hold audio in the caller's output format: mu-law 8 kHz, or PCM16 16 kHz (a browser). */
-function holdFrameIn(format: OutputAudioFormat, index: number): Buffer {
-  if (format === 'ulaw_8000') return Buffer.from(encodeMulaw(holdAudioFrame(8000, index)))
-  // A copy: the frame is a view of the shared hold loop.
-  return Buffer.from(int16ToBuffer(holdAudioFrame(16000, index)))
-}
-
 /** The agent's first phone number (the caller id of a human leg dialled for a caller without one). */
-async function agentNumber(db: Kysely<Database>, agentId: string): Promise<string | undefined> {
+export async function agentNumber(db: Kysely<Database>, agentId: string): Promise<string | undefined> {
   const numbers = await listPhoneNumbers(db, [agentId])
   return numbers.get(agentId)?.[0]?.phone_number
 }

@@ -25,9 +25,16 @@ import { transferLifecycleEvent } from './transfer-events.js'
 import type { SessionRow } from '../../store/schema.js'
 import { recordTransferFact, recordTransferLine } from '../../store/session-transfers.js'
 import type { BridgeTranscriberDeps } from './bridge-transcriber.js'
-import { CarrierWarmTransfer, type CarrierWarmTransferDeps } from './carrier-warm-transfer.js'
+import { CarrierWarmTransfer, type CarrierWarmTransferDeps, type WarmTransferSessionSide } from './carrier-warm-transfer.js'
+import { SipWarmTransfer, type SipWarmTransferDeps } from './sip-warm-transfer.js'
 import type { TransferFact, TransferFailureReason } from './transfer-steps.js'
 import { REAL_CLOCK, WarmTransferDriver, type DriverClock } from './warm-transfer-driver.js'
+
+/** What the process gives warm transfers: the carrier's Calls API, and the SIP endpoint for SIP callers. */
+export interface WarmTransferDeps extends CarrierWarmTransferDeps {
+  /** The SIP side (a SIP caller's human is dialled through the organization's trunk); absent: SIP callers cannot. */
+  readonly sip?: SipWarmTransferDeps | undefined
+}
 
 /** What the caller hears when the backend's reply to `transfer.failed` says nothing (from the pipeline's table). */
 export type DefaultLines = Readonly<Partial<Record<TransferFailureReason, string>>>
@@ -35,6 +42,8 @@ export type DefaultLines = Readonly<Partial<Record<TransferFailureReason, string
 /** The session as its warm transfer sees it. */
 export interface WarmTransferHost {
   readonly row: SessionRow
+  /** The caller's channel: a SIP caller's human is dialled through a SIP trunk, the others' through the carrier. */
+  readonly channel: 'browser' | 'carrier' | 'sip' | 'test'
   readonly log: Log
   readonly signal: AbortSignal
   input(): PipelineInput
@@ -59,13 +68,13 @@ export interface WarmTransferHost {
 /** One session's warm transfer slot (one transfer at a time). */
 export class SessionWarmTransfer implements WarmTransferSlot {
   readonly #host: WarmTransferHost
-  readonly #deps: () => CarrierWarmTransferDeps
+  readonly #deps: () => WarmTransferDeps
   readonly #defaultLines: DefaultLines
   readonly #clock: DriverClock
   #driver: WarmTransferDriver | undefined
   readonly #callerListeners = new Set<(audio: Uint8Array) => void>()
 
-  constructor(host: WarmTransferHost, deps: () => CarrierWarmTransferDeps, defaultLines: DefaultLines, clock: DriverClock = REAL_CLOCK) {
+  constructor(host: WarmTransferHost, deps: () => WarmTransferDeps, defaultLines: DefaultLines, clock: DriverClock = REAL_CLOCK) {
     this.#host = host
     this.#deps = deps
     this.#defaultLines = defaultLines
@@ -86,35 +95,36 @@ export class SessionWarmTransfer implements WarmTransferSlot {
     const to = request.target.to
     const log = host.log.child({ transfer_to: to })
     let driver: WarmTransferDriver | undefined
-    const io = new CarrierWarmTransfer(
-      this.#deps(),
-      {
-        row,
-        log,
-        // The number of the person on the line (inbound: who called; outbound: who was called), else the agent's
-        // (a browser caller has no number: the transfer uses the agent's first).
-        callerId: (row.direction === 'inbound' ? row.from_phone_number : row.to_phone_number) ?? row.to_phone_number ?? undefined,
-        callerAudio: host.callerAudio,
-        playToCaller: (audio) => host.playToCaller(audio),
-        recordHeard: (audio) => host.recordHeard(audio),
-        clearCaller: () => host.clearCaller(),
-        speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
-        speakToCaller: (text, signal, onAudio) => host.speakToCaller(text, signal, onAudio),
-        listenToCaller: (listener) => {
-          this.#callerListeners.add(listener)
-          return () => this.#callerListeners.delete(listener)
-        },
-        returnToAgent: (reason) => {
-          log.info({ reason }, 'warm transfer failed: the caller is back with the agent')
-          host.input().transferFailed?.({ reason, to, defaultLine: this.#defaultLines[reason] })
-        },
-        endSession: (endedBy) => void host.end(endedBy === 'human' ? 'transfer_human_hangup' : 'transfer_caller_hangup'),
-        report: (fact) => host.report(fact, to),
-        input: (input) => driver?.input(input),
-        bridgeTranscription: host.bridgeTranscription,
+    const side: WarmTransferSessionSide = {
+      row,
+      log,
+      // The number of the person on the line (inbound: who called; outbound: who was called), else the agent's
+      // (a browser caller has no number: the transfer uses the agent's first).
+      callerId: (row.direction === 'inbound' ? row.from_phone_number : row.to_phone_number) ?? row.to_phone_number ?? undefined,
+      callerAudio: host.callerAudio,
+      playToCaller: (audio) => host.playToCaller(audio),
+      recordHeard: (audio) => host.recordHeard(audio),
+      clearCaller: () => host.clearCaller(),
+      speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
+      speakToCaller: (text, signal, onAudio) => host.speakToCaller(text, signal, onAudio),
+      listenToCaller: (listener) => {
+        this.#callerListeners.add(listener)
+        return () => this.#callerListeners.delete(listener)
       },
-      request,
-    )
+      returnToAgent: (reason) => {
+        log.info({ reason }, 'warm transfer failed: the caller is back with the agent')
+        host.input().transferFailed?.({ reason, to, defaultLine: this.#defaultLines[reason] })
+      },
+      endSession: (endedBy) => void host.end(endedBy === 'human' ? 'transfer_human_hangup' : 'transfer_caller_hangup'),
+      report: (fact) => host.report(fact, to),
+      input: (input) => driver?.input(input),
+      bridgeTranscription: host.bridgeTranscription,
+    }
+    const deps = this.#deps()
+    const io =
+      host.channel === 'sip'
+        ? new SipWarmTransfer(deps.sip ?? { db: deps.db }, side, request)
+        : new CarrierWarmTransfer(deps, side, request)
     driver = new WarmTransferDriver(
       { whisper: request.whisper, hold: request.hold, accept: request.accept, timeoutMs: request.timeoutMs },
       io,
@@ -168,14 +178,15 @@ export class SessionWarmTransfer implements WarmTransferSlot {
 /** The warm transfer of a phone session whose process can dial one; undefined otherwise (browser, tests). */
 export function sessionWarmTransfer(
   s: WarmTransferSession,
-  deps: () => CarrierWarmTransferDeps,
+  deps: () => WarmTransferDeps,
   metrics: Pick<Metrics, 'warmTransfer'> = NO_METRICS,
 ): SessionWarmTransfer | undefined {
   const { transport, row } = s
   const play = transport.play
   const callerAudio = transport.audio
-  // Phone callers on the carrier path and browser callers; the human is dialled through the organization's carrier.
-  if ((transport.kind !== 'carrier' && transport.kind !== 'browser') || play === undefined || callerAudio === undefined) return undefined
+  // Phone callers on the carrier path and browser callers (the human is dialled through the organization's carrier),
+  // and SIP callers (through the organization's outbound SIP trunk).
+  if (transport.kind === 'test' || play === undefined || callerAudio === undefined) return undefined
   const log = s.log.child({ session_id: row.id })
   let stored: Promise<void> = Promise.resolve()
   let startedAt = new Date()
@@ -183,6 +194,7 @@ export function sessionWarmTransfer(
   return new SessionWarmTransfer(
     {
       row,
+      channel: transport.kind,
       log,
       signal: s.signal,
       input: () => s.input(),

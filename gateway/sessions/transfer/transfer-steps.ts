@@ -23,8 +23,11 @@ export const TRANSFER_FAILURE_REASONS = ['no_answer', 'busy', 'declined', 'voice
 /** One of {@link TRANSFER_FAILURE_REASONS}. */
 export type TransferFailureReason = (typeof TRANSFER_FAILURE_REASONS)[number]
 
-/** Call progress of the human's leg, as the carrier (or SIP) reports it; `machine` is a machine detection verdict. */
-export type HumanLegProgress = 'ringing' | 'answered' | 'busy' | 'no_answer' | 'failed' | 'machine'
+/**
+ * Call progress of the human's leg, as the carrier (or SIP) reports it; `machine` is a machine detection verdict;
+ * `declined` is a refusal before answering (SIP 603 Decline; the carrier has no such status).
+ */
+export type HumanLegProgress = 'ringing' | 'answered' | 'busy' | 'no_answer' | 'declined' | 'failed' | 'machine'
 
 /** Who hung up a bridged call (the session's end reason says it). */
 export type TransferEndedBy = 'caller' | 'human'

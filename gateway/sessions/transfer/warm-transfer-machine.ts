@@ -127,6 +127,7 @@ export class WarmTransferMachine {
         return this.#fail('voicemail', true)
       case 'busy':
       case 'no_answer':
+      case 'declined':
         return ANSWERED.has(phase) ? [] : this.#fail(progress, false)
       case 'failed':
         return this.#fail('failed', false)

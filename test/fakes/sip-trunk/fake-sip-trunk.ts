@@ -1,16 +1,22 @@
 /**
  * A SIP trunk for tests, as a UAS over a real UDP socket: it challenges an INVITE without credentials with 407
  * (MD5 digest, qop=auth, checked here with node:crypto, not with the gateway's code), then answers as its mode
- * says: `answer` (100, 180, then 200 with a PCMU SDP answer), `busy` (486) or `never` (180 and nothing more
- * until a CANCEL: 200 to it and 487 to the INVITE). It answers BYE with 200, sends BYE itself (`hangUp`),
- * records every request, and once answered sends RTP from its own socket (so the gateway latches) and records
- * the RTP it hears. It listens on UDP and on TCP (`tcpUri`; a TCP request is answered on its connection), and
- * on TLS when started with a certificate (`tlsUri`, a `sips:` URI; answered on its connection too).
+ * says: `answer` (100, 180, then 200 with a PCMU SDP answer), `busy` (486), `unavailable` (180 then 480),
+ * `decline` (180 then 603) or `never` (180 and nothing more until a CANCEL: 200 to it and 487 to the INVITE). It
+ * answers with PCMU or, when `codec` says so, PCMA. It
+ * answers BYE with 200, sends BYE itself (`hangUp`), records every request, and once answered sends RTP from its
+ * own socket (so the gateway latches): silence, what it is told to `play`, and RFC 4733 digits (`digit`, the
+ * telephone-event packets of section 2.5 in the audio's slots); it records the RTP it hears. It listens on UDP
+ * and on TCP (`tcpUri`; a TCP request is answered on its connection),
+ * and on TLS when started with a certificate (`tlsUri`, a `sips:` URI; answered on its connection too).
  * Messages are plain RFC 3261 text.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { createSocket, type Socket } from 'node:dgram'
 import { decodeRtp, encodeRtp } from '../../../transports/sip/rtp-codec.js'
+import { type DtmfPacket, dtmfPackets } from '../../../transports/sip/dtmf-sender.js'
+import { encodeAlaw } from '../../../pipeline/audio/g711-alaw.js'
+import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
 import { createServer, type Server, type Socket as NetSocket } from 'node:net'
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls'
 import { decodeSipMessage, encodeSipMessage } from '../../../transports/sip/sip-message-codec.js'
@@ -19,7 +25,7 @@ import { getHeader, type SipRequest, type SipResponse } from '../../../transport
 import { Inbox } from '../../helpers/sip-wire.js'
 
 /** How the trunk answers INVITEs. */
-export type TrunkMode = 'answer' | 'busy' | 'never'
+export type TrunkMode = 'answer' | 'busy' | 'unavailable' | 'decline' | 'never'
 
 /** One RTP packet heard. */
 export interface TrunkHeard {
@@ -46,6 +52,12 @@ function udpPeer(socket: Socket, address: string, port: number): Peer {
 /** The fake trunk. */
 export class FakeSipTrunk {
   mode: TrunkMode = 'answer'
+  /** The 200's Session-Expires (RFC 4028), e.g. `90;refresher=uac` to make the gateway refresh; none by default. */
+  sessionExpires: string | undefined
+  /** The status our in-dialog re-INVITE or UPDATE (a session refresh) gets. */
+  refreshStatus = 200
+  /** The codec the 200 answers with: PCMU (payload type 0) or PCMA (8; what it plays is converted to A-law). */
+  codec: 'PCMU' | 'PCMA' = 'PCMU'
   readonly requests = new Inbox<SipRequest>()
   /** Answers to the trunk's own requests (BYE, re-INVITE). */
   readonly responses = new Inbox<SipResponse>()
@@ -56,8 +68,8 @@ export class FakeSipTrunk {
   #calls = new Map<string, { invite: SipRequest; from: Peer; toTag: string; rtpTarget?: { address: string; port: number } }>()
   #rtpTimer: NodeJS.Timeout | undefined
   #cseq = 10
-  /** Mu-law frames the callee "says" next, in place of silence. */
-  #playing: Buffer[] = []
+  /** What the callee sends next, one item per 20 ms slot, in place of silence: audio frames and digits. */
+  #playing: ({ kind: 'audio'; payload: Buffer } | { kind: 'digit'; digit: string })[] = []
 
   private constructor(
     readonly sip: Socket,
@@ -142,7 +154,12 @@ export class FakeSipTrunk {
 
   /** The callee speaks: mu-law 8 kHz, sent as 20 ms frames from the next slot on. */
   play(mulaw: Buffer): void {
-    for (let at = 0; at + 160 <= mulaw.length; at += 160) this.#playing.push(mulaw.subarray(at, at + 160))
+    for (let at = 0; at + 160 <= mulaw.length; at += 160) this.#playing.push({ kind: 'audio', payload: mulaw.subarray(at, at + 160) })
+  }
+
+  /** The callee presses `digit`: RFC 4733 events (payload type 101, 100 ms) after what is queued to play. */
+  digit(digit: string): void {
+    this.#playing.push({ kind: 'digit', digit })
   }
 
   /** A re-INVITE in the call's dialog: `hold` offers sendonly, `none` has no offer (it wants ours). */
@@ -184,9 +201,12 @@ export class FakeSipTrunk {
     this.log.push(request)
     this.requests.push(request)
     const callId = getHeader(request, 'Call-ID') ?? ''
+    const inDialog = /;\s*tag=/.test(getHeader(request, 'To') ?? '') && this.#calls.has(callId)
     switch (request.method) {
       case 'INVITE':
-        return this.#invite(request, callId, from)
+        return inDialog ? this.#refresh(request, from) : this.#invite(request, callId, from)
+      case 'UPDATE':
+        return inDialog ? this.#refresh(request, from) : this.#respond(request, 481, 'Call/Transaction Does Not Exist', from)
       case 'CANCEL': {
         this.#respond(request, 200, 'OK', from)
         const call = this.#calls.get(callId)
@@ -219,6 +239,30 @@ export class FakeSipTrunk {
     this.#send(lines, '', call.from)
   }
 
+  /** A session refresh of the gateway's: `refreshStatus`, a 2xx with our Session-Expires (and SDP for a re-INVITE). */
+  #refresh(request: SipRequest, from: Peer): void {
+    if (this.refreshStatus >= 300) return this.#respond(request, this.refreshStatus, 'Refused', from)
+    const timer = this.sessionExpires === undefined ? [] : [`Session-Expires: ${this.sessionExpires}`, 'Require: timer']
+    if (request.method !== 'INVITE') return this.#respond(request, 200, 'OK', from, undefined, timer)
+    const sdp = this.#sdp(2)
+    this.#respond(request, 200, 'OK', from, undefined, [...timer, 'Content-Type: application/sdp'], sdp)
+  }
+
+  /** Our SDP at `version`, in the codec the trunk answers with. */
+  #sdp(version: number): string {
+    const rtpPort = this.rtp.address().port
+    const pt = this.codec === 'PCMA' ? 8 : 0
+    const sdp = [
+      'v=0',
+      `o=trunk 1 ${version} IN IP4 127.0.0.1`,
+      's=-',
+      'c=IN IP4 127.0.0.1',
+      't=0 0',
+      `m=audio ${rtpPort} RTP/AVP ${pt} 101`,
+    ]
+    return [...sdp, `a=rtpmap:${pt} ${this.codec}/8000`, 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n')
+  }
+
   #invite(invite: SipRequest, callId: string, from: Peer): void {
     const auth = getHeader(invite, 'Proxy-Authorization')
     if (auth === undefined || !this.#checkDigest(auth)) {
@@ -236,9 +280,9 @@ export class FakeSipTrunk {
     if (this.mode === 'busy') return this.#respond(invite, 486, 'Busy Here', from, toTag)
     this.#respond(invite, 180, 'Ringing', from, toTag)
     if (this.mode === 'never') return
-    const rtpPort = this.rtp.address().port
-    const sdp = ['v=0', `o=trunk 1 1 IN IP4 127.0.0.1`, 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${rtpPort} RTP/AVP 0 101`]
-    const body = [...sdp, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n')
+    if (this.mode === 'unavailable') return this.#respond(invite, 480, 'Temporarily Unavailable', from, toTag)
+    if (this.mode === 'decline') return this.#respond(invite, 603, 'Decline', from, toTag)
+    const body = this.#sdp(1)
     this.#respond(
       invite,
       200,
@@ -248,6 +292,7 @@ export class FakeSipTrunk {
       [
         `Contact: <sip:trunk@127.0.0.1:${this.sip.address().port}>`,
         'Record-Route: <sip:sbc.trunk.test;lr>',
+        ...(this.sessionExpires === undefined ? [] : [`Session-Expires: ${this.sessionExpires}`, 'Require: timer']),
         'Content-Type: application/sdp',
       ],
       body,
@@ -270,12 +315,36 @@ export class FakeSipTrunk {
     const target = this.#calls.get(callId)?.rtpTarget
     if (target === undefined) return
     let seq = 0
+    /** The telephone-event packets of the digit being sent, in order (each takes one slot). */
+    let event: DtmfPacket[] = []
     clearInterval(this.#rtpTimer)
+    const alaw = this.codec === 'PCMA'
     this.#rtpTimer = setInterval(() => {
-      const payload = this.#playing.shift() ?? Buffer.alloc(160, 0xff)
-      const packet = encodeRtp({ payloadType: 0, sequence: seq, timestamp: seq * 160, ssrc: 99, payload })
+      const next = event.length === 0 ? this.#playing.shift() : undefined
+      if (next?.kind === 'digit') {
+        // Section 2.5.1: every packet of the event carries its start timestamp; the audio's clock runs on meanwhile.
+        event = dtmfPackets({ digit: next.digit, timestamp: seq * 160, sequence: seq, durationMs: 100 }) ?? []
+      }
+      const packet = event.shift()
+      const bytes =
+        packet === undefined
+          ? encodeRtp({
+              payloadType: alaw ? 8 : 0,
+              sequence: seq & 0xffff,
+              timestamp: seq * 160,
+              ssrc: 99,
+              payload: audioPayload(next?.kind === 'audio' ? next.payload : Buffer.alloc(160, 0xff), alaw),
+            })
+          : encodeRtp({
+              payloadType: 101,
+              marker: packet.marker,
+              sequence: packet.sequence,
+              timestamp: packet.timestamp,
+              ssrc: 99,
+              payload: packet.payload,
+            })
       seq++
-      this.rtp.send(packet, target.port, target.address)
+      this.rtp.send(bytes, target.port, target.address)
     }, 20)
     this.#rtpTimer.unref()
   }
@@ -298,4 +367,9 @@ export class FakeSipTrunk {
     const text = `${[...lines, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n')}\r\n\r\n${body}`
     to.send(Buffer.from(text))
   }
+}
+
+/** A mu-law frame as the trunk's codec sends it. */
+function audioPayload(mulaw: Buffer, alaw: boolean): Buffer {
+  return alaw ? Buffer.from(encodeAlaw(decodeMulaw(mulaw))) : mulaw
 }

@@ -1,0 +1,73 @@
+// The measured stretch of a calls benchmark (carrier-calls, sip-calls): N calls are live in this process's
+// gateway; for a fixed time it records the event loop's lateness, the gateway's own stalls beside the machine's
+// (bench/stalls.ts), GC pauses, CPU, the VAD frames run and the turns the world's backend saw, and turns them into
+// the columns both benchmarks print, so the two read side by side.
+import { monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks'
+import { sharedVadBatcher } from '../pipeline/vad/vad-batcher.js'
+import { sileroFrameSamples } from '../pipeline/vad/silero-model.js'
+import { cpuMs, fmt, type BenchRow } from './bench-util.js'
+import { startProfile, stageTable } from './cpu-stages.js'
+import { startSentinel } from './carrier-bench-setup.js'
+import { StallRecorder, uncovered } from './stalls.js'
+
+/**
+ * Measures `seconds` of `calls` live calls; `turns()` reads the backend's count of turns so far. With `profileFile`,
+ * a CPU profile of the stretch is written there and the gateway's CPU by stage printed (cpu-stages.ts).
+ */
+export async function measureLoad(calls: number, seconds: number, turns: () => Promise<number>, profileFile?: string): Promise<BenchRow> {
+  const sentinel = await startSentinel()
+  const stalls = new StallRecorder()
+  const loop = monitorEventLoopDelay({ resolution: 1 })
+  loop.enable()
+  stalls.start()
+  // GC pauses are what used to break the 20 ms rule (see the README); report the longest so a regression shows.
+  let gcMax = 0
+  const gcWatch = new PerformanceObserver((list) => {
+    for (const e of list.getEntries() as PerformanceEntry[]) gcMax = Math.max(gcMax, e.duration)
+  })
+  gcWatch.observe({ entryTypes: ['gc'] })
+  const turns0 = await turns()
+  const vad0 = sharedVadBatcher().stats.frames
+  const profiler = profileFile === undefined ? undefined : await startProfile(profileFile)
+  const c0 = cpuMs()
+  const t0 = performance.now()
+  await new Promise((r) => setTimeout(r, seconds * 1000))
+  const cpu = cpuMs() - c0
+  const wall = performance.now() - t0
+  const profile = await profiler?.stop()
+  if (profile !== undefined) process.stderr.write(`CPU by stage at ${calls} calls (profile: ${profileFile}):\n${stageTable(profile)}\n`)
+  // Frames the model actually ran (a VAD that falls behind skips frames as silence): should be ~100%.
+  const vadShare = (100 * (sharedVadBatcher().stats.frames - vad0)) / (((calls * 8000) / sileroFrameSamples(8000)) * (wall / 1000))
+  loop.disable()
+  gcWatch.disconnect()
+  const own = stalls.stop()
+  const turnCount = (await turns()) - turns0
+  const machine = await sentinel.report()
+  // The timer runs every 1 ms, so a gap of g ms means the loop was g - 1 ms late.
+  const worstOwnMs = Math.max(0, ...own.map((s) => uncovered(s, machine) - 1))
+  const machineMaxMs = Math.max(0, ...machine.map((s) => s.to - s.from - 1))
+  const cpuShare = (100 * cpu) / wall
+  return {
+    'loop delay p99 ms': fmt(loop.percentile(99) / 1e6),
+    'loop delay max ms': fmt(loop.max / 1e6),
+    'machine pauses > 10 ms': machine.filter((s) => s.to - s.from > 10).length,
+    'longest machine pause ms': fmt(machineMaxMs),
+    'worst gateway delay ms': fmt(worstOwnMs),
+    'no frame later than 20 ms': worstOwnMs <= 20 ? 'yes' : 'no',
+    'longest GC pause ms': fmt(gcMax),
+    'CPU % of one core': fmt(cpuShare),
+    'CPU % per call': fmt(cpuShare / calls),
+    // A core's worth of calls at this load per call. Left blank when the VAD skipped frames: a gateway that did
+    // not get the CPU it asked for (a busy machine) did less work per call, and the figure would flatter it.
+    'calls per core': vadShare >= 95 ? Math.floor((100 * calls) / cpuShare) : '',
+    'VAD frames run %': fmt(vadShare),
+    'turns per call per min': fmt(turnCount / calls / (wall / 60000)),
+  }
+}
+
+/** JS heap plus memory outside it (buffers, sockets), after a GC when --expose-gc allows one. */
+export function usedMemory(): number {
+  ;(globalThis as { gc?: () => void }).gc?.()
+  const m = process.memoryUsage()
+  return m.heapUsed + m.external
+}
