@@ -158,3 +158,40 @@ t.test('the caller hangs up a bridged call: the leg is hung up and the session e
   d.input({ type: 'caller_hangup' })
   t.strictSame(rec.calls.slice(-2), ['stop_leg', 'end:caller'])
 })
+
+t.test('a deadline timer that fires before the clock reaches the deadline is armed again, and the timeout comes', async (t) => {
+  // Node's timers run off the event loop's cached time: after a long tick one can fire a few ms early by
+  // performance.now(). The machine ignores such a timeout; the driver must then wait for what is left.
+  let now = 0
+  const timers: { at: number; fn: () => void }[] = []
+  const clock = {
+    now: () => now,
+    setTimer(fn: () => void, ms: number) {
+      const timer = { at: now + ms, fn }
+      timers.push(timer)
+      return () => timers.splice(timers.indexOf(timer), 1)
+    },
+  }
+  const rec = recordingIo()
+  const d = new WarmTransferDriver(PLAN, rec.io, clock, () => undefined)
+  d.start()
+  t.same(
+    timers.map((x) => x.at),
+    [10_000],
+  )
+  // The timer fires 3 ms early.
+  now = 9_997
+  timers.shift()?.fn()
+  t.notOk(rec.calls.includes('return:timeout'), 'not yet: the machine ignored the early timeout')
+  t.same(
+    timers.map((x) => x.at),
+    [10_000],
+    'armed again for the 3 ms left',
+  )
+  now = 10_000
+  timers.shift()?.fn()
+  t.ok(rec.calls.includes('return:timeout'), 'the transfer timed out')
+  t.ok(rec.calls.includes('report:failed:timeout'))
+  t.same(timers, [], 'no timer left')
+  t.equal(d.active, false)
+})
