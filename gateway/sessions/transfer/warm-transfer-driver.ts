@@ -151,14 +151,17 @@ export class WarmTransferDriver {
     this.#cancelTimer = undefined
     this.#armedFor = deadline
     if (deadline === undefined || this.#abort.signal.aborted) return
-    this.#cancelTimer = this.#clock.setTimer(() => {
-      // A timer can fire a little before its deadline by the clock (Node schedules from the event loop's cached
-      // time, stale after a long tick): the machine then ignores the timeout, and the timer is armed again for what
-      // is left. Without this the transfer waited for ever (seen under load: no timeout, no failure, silence).
-      this.#cancelTimer = undefined
-      this.#armedFor = undefined
-      this.input({ type: 'timeout' })
-    }, Math.max(0, deadline - this.#clock.now()))
+    this.#cancelTimer = this.#clock.setTimer(
+      () => {
+        // A timer can fire a little before its deadline by the clock (Node schedules from the event loop's cached
+        // time, stale after a long tick): the machine then ignores the timeout, and the timer is armed again for what
+        // is left. Without this the transfer waited for ever (seen under load: no timeout, no failure, silence).
+        this.#cancelTimer = undefined
+        this.#armedFor = undefined
+        this.input({ type: 'timeout' })
+      },
+      Math.max(0, deadline - this.#clock.now()),
+    )
   }
 
   #safely(step: string, fn: () => void): void {
