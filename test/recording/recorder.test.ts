@@ -275,6 +275,22 @@ t.test('caller audio found to be placed late moves back, whole and in order', as
   t.ok(allEqual(left, 2400, 8000, 0), 'nothing after')
 })
 
+t.test('caller audio that moves back into a paused stretch is silent there', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  // The backend paused the recording over [200, 300) ms (samples 1600-2400).
+  r.pause(200)
+  r.resume(300)
+  // A frame read at 400 ms goes at [380, 400) ms; the next says it ended at 330 ms: the first was placed 90 ms late
+  // and moves back to [290, 310) ms, across the resume; the second follows it at [310, 330) ms.
+  r.caller(tone(160, 5), 400)
+  r.caller(tone(160, 6), 330)
+  await r.finish(1000)
+  const [left] = (await readWav(row.id)).channels as [Int16Array]
+  t.ok(allEqual(left, 1600, 2400, 0), 'silent over the pause, wherever the audio moved')
+  t.ok(allEqual(left, 2400, 2480, 5) && allEqual(left, 2480, 2640, 6), 'what fell after the resume kept, in order')
+})
+
 t.test('caller audio placed late and already written is overwritten where a less delayed arrival places audio', async (t) => {
   const row = await sessionRow()
   const r = recorder(databaseSink(db, row, 8000, 'u'))

@@ -150,6 +150,8 @@ export class ChunkRecorder implements Recorder {
       if (t.length > 0 && t.end === t.cursor) {
         t.start = Math.max(0, t.start - (t.cursor - start))
         start = t.end
+        // Pauses are times, not audio: what moved into a paused stretch is silent there.
+        for (const p of this.#pauses) zeroRange(t.buf.subarray(0, t.length), t.start, p.from, p.to)
       }
     }
     t.cursor = start + samples.length
