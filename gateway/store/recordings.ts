@@ -83,9 +83,9 @@ export const MAX_CHUNK_ROWS_PER_STATEMENT = 1000
 
 /**
  * Stores chunks of any number of recordings, one statement per `MAX_CHUNK_ROWS_PER_STATEMENT` rows (issue 30: one
- * statement for many calls' chunks instead of one per call and second). The statement text is built by hand, not
- * by the query builder: at hundreds of rows its per-value parsing cost more than the insert (the audio goes as
- * binary parameters either way).
+ * statement for many calls' chunks instead of one per call and second). The statement text is built once per row
+ * count, not by the query builder, which would build and compile a node for every value of hundreds of rows on each
+ * call (the audio goes as binary parameters either way).
  */
 export async function appendRecordingChunkRows(db: Kysely<Database>, rows: readonly RecordingChunkRow[]): Promise<void> {
   for (let at = 0; at < rows.length; at += MAX_CHUNK_ROWS_PER_STATEMENT) {

@@ -15,7 +15,7 @@ import type { InviteServerTransaction } from './invite-transactions.js'
 import type { RtpMedia } from './rtp-media.js'
 import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
-import { getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
+import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
 import { CallSessionTimer, planAfterRefresh } from './call-session-timer.js'
 import { nextSdpVersion, REFRESH_RETRY_MS, sendRefresh } from './session-refresh.js'
@@ -166,7 +166,7 @@ export class SipCall {
 
   /** True when the peer's INVITE listed REFER in its Allow header: the call can be transferred by REFER. */
   get peerAcceptsRefer(): boolean {
-    return (getHeaderValues(this.#o.invite, 'Allow') ?? []).some((m) => m.trim().toUpperCase() === 'REFER')
+    return allowedMethods(this.#o.invite)?.includes('REFER') === true
   }
 
   /**
@@ -281,7 +281,7 @@ export class SipCall {
    */
   #refresh(intervalS: number): void {
     if (this.#state !== 'confirmed' && this.#state !== 'answered') return
-    const update = (getHeaderValues(this.#o.invite, 'Allow') ?? []).some((m) => m.trim().toUpperCase() === 'UPDATE')
+    const update = allowedMethods(this.#o.invite)?.includes('UPDATE') === true
     let sdp: { body: string; contact: string } | undefined
     if (!update && this.#currentSdp !== undefined) {
       const next = nextSdpVersion(this.#currentSdp)

@@ -275,7 +275,8 @@ export class SipOutboundCall {
     // Section 12.1.2: the route set is the 2xx's Record-Route in reverse; our requests in the dialog carry it.
     // They still go to the trunk's address (its SBC is the usual record-routing proxy), not to the first route.
     this.#routes = (getHeaderValues(r, 'Record-Route') ?? []).slice(0, MAX_ROUTES).reverse()
-    this.#peerAllowsUpdate = (getHeaderValues(r, 'Allow') ?? []).some((m) => m.trim().toUpperCase() === 'UPDATE')
+    const allows = allowedMethods(r)
+    this.#peerAllowsUpdate = allows?.includes('UPDATE') === true
     this.#ack = this.#request('ACK', this.#remoteTarget, newBranch(), this.#cseq)
     this.#o.wire.send(this.#ack)
     this.#state = 'confirmed'
@@ -288,7 +289,7 @@ export class SipOutboundCall {
     }
     // The 200's Session-Expires: `refresher=uac` is us; `uas` the trunk, whose refreshes renew the deadline.
     this.#sessionTimer.arm(planAfterRefresh(r, MIN_SESSION_EXPIRES))
-    this.#o.events.onAnswered(answer.audio, allowedMethods(r))
+    this.#o.events.onAnswered(answer.audio, allows)
   }
 
   /** Our refresh is due: UPDATE when the trunk's 200 allowed it, else a re-INVITE with our SDP (version + 1). */

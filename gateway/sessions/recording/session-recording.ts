@@ -318,8 +318,7 @@ function timelineZero(row: SessionRow): number {
   return lag >= 0 && lag <= MAX_START_LAG_MS ? now - lag : now
 }
 
-/** PCM16 at `rate` from a wire format (a copy: the recorder keeps what it is given). */
-/** Mu-law to PCM16 into one buffer reused by every call: the result is valid until the next. */
+/** Mu-law to PCM16 into one buffer reused by every call: the result is valid until the next (the recorder copies). */
 function reusedMulawDecoder(): (chunk: Buffer) => Int16Array {
   let out = new Int16Array(160)
   return (chunk) => {
@@ -328,6 +327,7 @@ function reusedMulawDecoder(): (chunk: Buffer) => Int16Array {
   }
 }
 
+/** PCM16 at `rate` from a wire format (a copy: the agent's playout keeps what it is given). */
 function decoder(format: InputAudioFormat | OutputAudioFormat, rate: number): (chunk: Buffer) => Int16Array {
   switch (format) {
     case 'ulaw_8000':
