@@ -96,6 +96,10 @@ async function churnSlot(m: Extract<Command, { cmd: 'churn' }>, slot: number): P
   }
 }
 
+// The bench process that forked this world ended (finished, or crashed before its stop command): so does the world,
+// or its phones keep calling and its ports stay taken.
+process.on('disconnect', () => process.exit(0))
+
 process.on('message', (m: Command) => {
   void (async () => {
     if (m.cmd === 'churn') {

@@ -4,8 +4,9 @@
 // send", the same write under the Postgres driver "database"). `CARRIER_BENCH_PROFILE=DIR` turns it on in
 // `carrier-calls`; `npx tsx bench/cpu-stages.ts FILE.cpuprofile` reads a profile written before (or by
 // `node --cpu-prof`).
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
+import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 interface ProfileNode {
@@ -103,6 +104,7 @@ export async function startProfile(file: string): Promise<{ stop(): Promise<CpuP
     async stop() {
       const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile }
       session.disconnect()
+      mkdirSync(dirname(file), { recursive: true })
       writeFileSync(file, JSON.stringify(profile))
       return profile
     },
