@@ -336,6 +336,9 @@ async function main(argv) {
     ...process.env,
     VOXGATE_TEST_TIMING: timingFile,
     VOXGATE_TEST_SCRIPTS: join(BUILD_DIR, 'scripts'),
+    // The embedded databases of the gateways tests start (`serve`, `npm start`, child gateways) get 16 MB of shared
+    // buffers, as test/helpers/db.ts gives its own: PGlite zeroes the pool at every start (~0.5 s of CPU for 128 MB).
+    PGLITE_SHARED_BUFFERS_MB: process.env.PGLITE_SHARED_BUFFERS_MB ?? '16',
     ...(scratch !== undefined && { TMPDIR: scratch }),
   }
   // `--checks`: Biome and the type check run as two more jobs, beside the first test files rather than before all.

@@ -41,7 +41,12 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
     })
   }
   log.info({ database: config.databaseUrl ? 'server' : `embedded (${config.dataDir})` }, 'opening database')
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgliteTemplateDir: defaultPgliteTemplateDir() })
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    pgliteTemplateDir: defaultPgliteTemplateDir(),
+    pgliteSharedBuffersMb: config.pgliteSharedBuffersMb,
+  })
   const first = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: config.publicUrl })
   if (first.firstStart) writeStdout(`${firstStartMessage(first.firstStart, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log, metricsSource: cluster.isWorker ? clusterMetricsSource : undefined })

@@ -23,6 +23,8 @@ export interface GatewayConfig {
   publicUrl: string
   databaseUrl: string | undefined
   dataDir: string
+  /** The embedded database's shared_buffers in MB (`PGLITE_SHARED_BUFFERS_MB`); unset: PGlite's 128 MB. */
+  pgliteSharedBuffersMb: number | undefined
   adminToken: string | undefined
   /** Bearer token `GET /metrics` requires; unset: metrics are open (keep the port private then). */
   metricsToken: string | undefined
@@ -194,6 +196,9 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
     publicUrl,
     databaseUrl: url(env, 'DATABASE_URL', undefined, ['postgres', 'postgresql']),
     dataDir: resolve(str(env, 'DATA_DIR') ?? './data'),
+    // Postgres needs 2 buffers per connection it allows (100 in PGlite): 2 MB is just above that.
+    pgliteSharedBuffersMb:
+      str(env, 'PGLITE_SHARED_BUFFERS_MB') === undefined ? undefined : int(env, 'PGLITE_SHARED_BUFFERS_MB', 128, 2, 4096),
     adminToken,
     metricsToken: str(env, 'METRICS_TOKEN'),
     sipCredentialsKey: secretKey(env, 'SIP_CREDENTIALS_KEY'),

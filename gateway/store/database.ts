@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely'
 import pg from 'pg'
-import type { PGlite } from '@electric-sql/pglite'
+import type { PGlite, PGliteOptions } from '@electric-sql/pglite'
 import type { Database } from './schema.js'
 import { migrateToLatest } from './migrate.js'
 import { copyPgliteTemplate, ensurePgliteTemplate } from './pglite-template.js'
@@ -35,6 +35,12 @@ export interface StoreOptions {
    * closes. The tests keep one open per process this way (test/helpers/db.ts): starting PGlite costs ~1 s of CPU.
    */
   pglite?: PGlite | undefined
+  /**
+   * Postgres's `shared_buffers` of the embedded database, in MB (`PGLITE_SHARED_BUFFERS_MB`); unset: PGlite's own,
+   * 128 MB. PGlite zeroes the whole pool in WebAssembly at every start: ~0.5 s of CPU for 128 MB on a 2-core machine,
+   * ~0.05 s for 16 MB (docs/configuration.md).
+   */
+  pgliteSharedBuffersMb?: number | undefined
 }
 
 // Postgres int8 (count(*), bigserial) comes back as a string from `pg`; our counts and ids fit in a double.
@@ -57,7 +63,18 @@ function leftOpen(client: PGlite): PGlite {
   })
 }
 
-async function pgliteDialect(dataDir: string, templateDir: string | undefined, open: PGlite | undefined): Promise<{ dialect: Dialect }> {
+/** PGlite's options for a pool of `sharedBuffersMb` (its default start parameters, plus `shared_buffers`). */
+export function pgliteStartOptions(pglite: typeof PGlite, sharedBuffersMb: number | undefined): PGliteOptions {
+  if (sharedBuffersMb === undefined) return {}
+  return { startParams: [...pglite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`] }
+}
+
+async function pgliteDialect(
+  dataDir: string,
+  templateDir: string | undefined,
+  open: PGlite | undefined,
+  sharedBuffersMb: number | undefined,
+): Promise<{ dialect: Dialect }> {
   if (open !== undefined) {
     const { PGliteDialect } = await import('kysely-pglite-dialect')
     return { dialect: new PGliteDialect(leftOpen(open)) }
@@ -77,7 +94,7 @@ async function pgliteDialect(dataDir: string, templateDir: string | undefined, o
   const [{ PGlite }, { PGliteDialect }] = await loading
   // PGlite creates only the last folder level itself.
   mkdirSync(dirname(dataDir), { recursive: true })
-  const client = await PGlite.create(dataDir)
+  const client = await PGlite.create(dataDir, pgliteStartOptions(PGlite, sharedBuffersMb))
   return { dialect: new PGliteDialect(client) }
 }
 
@@ -108,7 +125,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     kind = 'pg'
     notifications = new PgNotifications(pool, options.databaseUrl)
   } else {
-    dialect = (await pgliteDialect(`${options.dataDir}/pg`, options.pgliteTemplateDir, options.pglite)).dialect
+    dialect = (await pgliteDialect(`${options.dataDir}/pg`, options.pgliteTemplateDir, options.pglite, options.pgliteSharedBuffersMb))
+      .dialect
     kind = 'pglite'
     notifications = new LocalNotifications()
   }

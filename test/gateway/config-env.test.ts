@@ -81,6 +81,14 @@ t.test('recording settings: DTMF masking on by default, retention off by default
   t.throws(() => loadConfig({ RECORDING_DTMF_MASK: 'maybe' }), /RECORDING_DTMF_MASK: must be/)
 })
 
+t.test("PGLITE_SHARED_BUFFERS_MB: unset keeps PGlite's own; a number of MB from 2; anything else names the variable", async (t) => {
+  t.equal(loadConfig({}).pgliteSharedBuffersMb, undefined)
+  t.equal(loadConfig({ PGLITE_SHARED_BUFFERS_MB: '16' }).pgliteSharedBuffersMb, 16)
+  t.equal(loadConfig({ PGLITE_SHARED_BUFFERS_MB: '2' }).pgliteSharedBuffersMb, 2)
+  t.throws(() => loadConfig({ PGLITE_SHARED_BUFFERS_MB: '1' }), /PGLITE_SHARED_BUFFERS_MB: must be between 2/)
+  t.throws(() => loadConfig({ PGLITE_SHARED_BUFFERS_MB: '16MB' }), /PGLITE_SHARED_BUFFERS_MB/)
+})
+
 t.test('recording object store: off by default; the bucket turns it on; half settings are refused', async (t) => {
   t.equal(loadConfig({}).recordingObjectStore, undefined)
   t.same(loadConfig({ RECORDING_S3_BUCKET: 'calls-archive' }).recordingObjectStore, {

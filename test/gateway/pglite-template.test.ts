@@ -2,6 +2,7 @@ import t from 'tap'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { openStore } from '../../gateway/store/database.js'
 import { createOrganization, countOrganizations } from '../../gateway/store/organizations.js'
 import { defaultPgliteTemplateDir, ensurePgliteTemplate, pgliteTemplatePath, pgliteVersion } from '../../gateway/store/pglite-template.js'
@@ -31,6 +32,20 @@ t.test('a new data directory is copied from the template', async (t) => {
     [],
     'no copy left beside it',
   )
+})
+
+t.test("pgliteSharedBuffersMb sets the embedded Postgres's shared_buffers; unset leaves PGlite's 128 MB", async (t) => {
+  const shown = async (dataDir: string, mb: number | undefined) => {
+    const store = await openStore({ dataDir, pgliteTemplateDir: cacheDir, pgliteSharedBuffersMb: mb })
+    try {
+      const r = await sql<{ shared_buffers: string }>`show shared_buffers`.execute(store.db)
+      return r.rows[0]?.shared_buffers
+    } finally {
+      await store.close()
+    }
+  }
+  t.equal(await shown(join(scratch, 'buffers-16'), 16), '16MB')
+  t.equal(await shown(join(scratch, 'buffers-default'), undefined), '128MB')
 })
 
 t.test('an existing database is opened, never replaced by the template', async (t) => {

@@ -10,7 +10,11 @@ import { openStore } from '../../gateway/store/database.js'
 import { startGateway } from '../../server/app.js'
 
 const config = loadConfig({ ...process.env, PORT: process.env.CHILD_GATEWAY_PORT ?? '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' })
-const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+const store = await openStore({
+  databaseUrl: config.databaseUrl,
+  dataDir: config.dataDir,
+  pgliteSharedBuffersMb: config.pgliteSharedBuffersMb,
+})
 const gateway = await startGateway({ config, store, log: silentLogger() })
 process.stdout.write(`LISTENING ${gateway.url} ${gateway.sessions.keeper.owner}\n`)
 // SIGTERM drains as `voxgate serve` does, with its grace period when the test sets SHUTDOWN_GRACE_MS; without it,

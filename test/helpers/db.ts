@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { PGlite } from '@electric-sql/pglite'
-import { openStore, type Store } from '../../gateway/store/database.js'
+import { openStore, pgliteStartOptions, type Store } from '../../gateway/store/database.js'
 import { defaultPgliteTemplateDir, ensurePgliteTemplate, migrationsHash } from '../../gateway/store/pglite-template.js'
 
 /** The migrated PGlite template of the running code (made once, shared with `npm start`; see pglite-template.ts). */
@@ -108,7 +108,7 @@ export async function testDb(serverUrl = process.env.DATABASE_URL): Promise<Test
     async reopen() {
       // A real restart: PGlite closes and starts again on the same files.
       await embedded.client.close()
-      embedded = { client: await PGlite.create(join(embedded.dataDir, 'pg')), dataDir: embedded.dataDir }
+      embedded = { client: await PGlite.create(join(embedded.dataDir, 'pg'), START_OPTIONS), dataDir: embedded.dataDir }
       return openStore({ ...options, pglite: embedded.client })
     },
     async cleanup() {
@@ -126,6 +126,13 @@ export async function testDb(serverUrl = process.env.DATABASE_URL): Promise<Test
   }
   return handle
 }
+
+/**
+ * The tests' embedded Postgres has 16 MB of shared buffers (bin/test.js sets PGLITE_SHARED_BUFFERS_MB for the
+ * gateways tests start too): PGlite zeroes the pool at every start, ~0.5 s of CPU for its default 128 MB on this
+ * 2-core machine, and no test's data comes near 16 MB.
+ */
+const START_OPTIONS = pgliteStartOptions(PGlite, Number(process.env.PGLITE_SHARED_BUFFERS_MB ?? 16))
 
 /** An open embedded database and the folder that holds it (`<dataDir>/pg`). */
 interface Embedded {
@@ -160,7 +167,7 @@ async function openEmbedded(): Promise<Embedded> {
   const dataDir = mkdtempSync(join(tmpdir(), 'voxgate-test-'))
   made.push(dataDir)
   cpSync(await pgliteTemplate(), join(dataDir, 'pg'), { recursive: true })
-  return { client: await PGlite.create(join(dataDir, 'pg')), dataDir }
+  return { client: await PGlite.create(join(dataDir, 'pg'), START_OPTIONS), dataDir }
 }
 
 /** Empties every table but the migrator's, restarts identities and drops session state a test left behind. */
