@@ -248,6 +248,8 @@ export async function bundle(jobs) {
     external: [...EXTERNAL, 'tap', '@tapjs/*', 'playwright-core', 'esbuild', 'typescript'],
     banner: { js: REQUIRE_BANNER },
     sourcemap: 'linked',
+    // Stack traces need the mappings only: the sources are on disk (half the map's size, parsed by every process).
+    sourcesContent: false,
     logLevel: 'error',
     plugins: [sourceLocations, groupEntries(groups)],
     tsconfigRaw: TSCONFIG_RAW,
