@@ -6,6 +6,7 @@ import { monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } fro
 import { sharedVadBatcher } from '../pipeline/vad/vad-batcher.js'
 import { sileroFrameSamples } from '../pipeline/vad/silero-model.js'
 import { cpuMs, fmt, type BenchRow } from './bench-util.js'
+import { mainThreadCpuMs } from './proc-stats.js'
 import { startProfile, stageTable } from './cpu-stages.js'
 import { startSentinel } from './carrier-bench-setup.js'
 import { StallRecorder, uncovered } from './stalls.js'
@@ -30,9 +31,11 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
   const vad0 = sharedVadBatcher().stats.frames
   const profiler = profileFile === undefined ? undefined : await startProfile(profileFile)
   const c0 = cpuMs()
+  const main0 = mainThreadCpuMs()
   const t0 = performance.now()
   await new Promise((r) => setTimeout(r, seconds * 1000))
   const cpu = cpuMs() - c0
+  const mainCpu = mainThreadCpuMs() - main0
   const wall = performance.now() - t0
   const profile = await profiler?.stop()
   if (profile !== undefined) process.stderr.write(`CPU by stage at ${calls} calls (profile: ${profileFile}):\n${stageTable(profile)}\n`)
@@ -56,6 +59,8 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
     'no frame later than 20 ms': worstOwnMs <= 20 ? 'yes' : 'no',
     'longest GC pause ms': fmt(gcMax),
     'CPU % of one core': fmt(cpuShare),
+    // Of it, the event loop's thread (the rest: V8's GC and compiler threads, libuv's pool); NaN off Linux.
+    'main thread CPU %': fmt((100 * mainCpu) / wall),
     'CPU % per call': fmt(cpuShare / calls),
     // A core's worth of calls at this load per call. Left blank when the VAD skipped frames: a gateway that did
     // not get the CPU it asked for (a busy machine) did less work per call, and the figure would flatter it.

@@ -22,6 +22,20 @@ export function cpuMsOf(pid: number): number {
   return f === undefined ? Number.NaN : ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_S
 }
 
+/**
+ * CPU time (user + system) of this process's main thread so far, ms (`/proc/self/task/<pid>`): the event loop's
+ * share of the process's CPU, the rest being V8's and libuv's helper threads.
+ */
+export function mainThreadCpuMs(): number {
+  try {
+    const text = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ')
+    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_S
+  } catch {
+    return Number.NaN
+  }
+}
+
 /** Every live process, with its parent and command name. */
 function processes(): { pid: number; ppid: number; comm: string }[] {
   const out: { pid: number; ppid: number; comm: string }[] = []
