@@ -5,21 +5,29 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 /** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on every Linux build that matters here). */
 const TICKS_PER_S = 100
 
-/** Fields of /proc/<pid>/stat after the command name (which may hold spaces): [0] is the state, field 3. */
-function statFields(pid: number): string[] | undefined {
+/**
+ * Fields of a /proc stat file (`/proc/<pid>/stat`, or a thread's `/proc/<pid>/task/<tid>/stat`) after the command
+ * name (which may hold spaces): [0] is the state, field 3.
+ */
+function statFields(file: string): string[] | undefined {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const text = readFileSync(file, 'utf8')
     return text.slice(text.lastIndexOf(')') + 2).split(' ')
   } catch {
     return undefined
   }
 }
 
-/** CPU time (user + system) process `pid` has used so far, ms; NaN once it is gone. */
-export function cpuMsOf(pid: number): number {
-  const f = statFields(pid)
+/** CPU time (user + system) of a process or thread by its stat file, ms; NaN once it is gone. */
+function cpuMsIn(file: string): number {
+  const f = statFields(file)
   // utime and stime are fields 14 and 15.
   return f === undefined ? Number.NaN : ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_S
+}
+
+/** CPU time (user + system) process `pid` has used so far, ms; NaN once it is gone. */
+export function cpuMsOf(pid: number): number {
+  return cpuMsIn(`/proc/${pid}/stat`)
 }
 
 /**
@@ -27,13 +35,7 @@ export function cpuMsOf(pid: number): number {
  * share of the process's CPU, the rest being V8's and libuv's helper threads.
  */
 export function mainThreadCpuMs(): number {
-  try {
-    const text = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ')
-    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_S
-  } catch {
-    return Number.NaN
-  }
+  return cpuMsIn(`/proc/self/task/${process.pid}/stat`)
 }
 
 /** Every live process, with its parent and command name. */
@@ -48,7 +50,7 @@ function processes(): { pid: number; ppid: number; comm: string }[] {
     } catch {
       continue
     }
-    const f = statFields(pid)
+    const f = statFields(`/proc/${pid}/stat`)
     if (f !== undefined) out.push({ pid, ppid: Number(f[1]), comm })
   }
   return out

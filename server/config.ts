@@ -115,8 +115,13 @@ function str(env: Env, name: string): string | undefined {
 }
 
 function int(env: Env, name: string, def: number, min: number, max: number): number {
+  return optionalInt(env, name, min, max) ?? def
+}
+
+/** A whole number from `min` to `max`; undefined when the variable is unset (a setting with no default). */
+function optionalInt(env: Env, name: string, min: number, max: number): number | undefined {
   const raw = str(env, name)
-  if (raw === undefined) return def
+  if (raw === undefined) return undefined
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
   const n = Number(raw)
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`)
@@ -197,8 +202,7 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
     databaseUrl: url(env, 'DATABASE_URL', undefined, ['postgres', 'postgresql']),
     dataDir: resolve(str(env, 'DATA_DIR') ?? './data'),
     // Postgres needs 2 buffers per connection it allows (100 in PGlite): 2 MB is just above that.
-    pgliteSharedBuffersMb:
-      str(env, 'PGLITE_SHARED_BUFFERS_MB') === undefined ? undefined : int(env, 'PGLITE_SHARED_BUFFERS_MB', 128, 2, 4096),
+    pgliteSharedBuffersMb: optionalInt(env, 'PGLITE_SHARED_BUFFERS_MB', 2, 4096),
     adminToken,
     metricsToken: str(env, 'METRICS_TOKEN'),
     sipCredentialsKey: secretKey(env, 'SIP_CREDENTIALS_KEY'),
@@ -221,8 +225,7 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
     workers,
     replicaUrl: url(env, 'REPLICA_URL', undefined, ['http', 'https'])?.replace(/\/+$/, ''),
     recordingDtmfMask: str(env, 'RECORDING_DTMF_MASK') === undefined ? true : bool(env, 'RECORDING_DTMF_MASK'),
-    recordingRetentionDays:
-      str(env, 'RECORDING_RETENTION_DAYS') === undefined ? undefined : int(env, 'RECORDING_RETENTION_DAYS', 0, 1, 36_500),
+    recordingRetentionDays: optionalInt(env, 'RECORDING_RETENTION_DAYS', 1, 36_500),
     recordingObjectStore: recordingObjectStore(env),
     sip: sipSettings(env, publicUrl),
     vendors: vendorSettings(env, vendors),
@@ -244,7 +247,7 @@ function sipSettings(env: Env, publicUrl: string): SipSettings | undefined {
   if (rtpPortMin % 2 !== 0) throw new ConfigError('RTP_PORT_MIN', `must be even, got ${rtpPortMin}`)
   if (rtpPortMax % 2 !== 0) throw new ConfigError('RTP_PORT_MAX', `must be even, got ${rtpPortMax}`)
   if (rtpPortMin >= rtpPortMax) throw new ConfigError('RTP_PORT_MAX', `must be above RTP_PORT_MIN (${rtpPortMin}), got ${rtpPortMax}`)
-  const tlsPort = str(env, 'SIP_TLS_PORT') === undefined ? undefined : int(env, 'SIP_TLS_PORT', 5061, 0, 65535)
+  const tlsPort = optionalInt(env, 'SIP_TLS_PORT', 0, 65535)
   const tls = tlsPort === undefined ? noTlsFiles(env) : tlsSettings(env, tlsPort)
   const tlsCa = pemFile(env, 'SIP_TLS_CA')
   if (tlsCa !== undefined) certificates(tlsCa, 'SIP_TLS_CA')

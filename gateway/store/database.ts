@@ -37,8 +37,8 @@ export interface StoreOptions {
   pglite?: PGlite | undefined
   /**
    * Postgres's `shared_buffers` of the embedded database, in MB (`PGLITE_SHARED_BUFFERS_MB`); unset: PGlite's own,
-   * 128 MB. PGlite zeroes the whole pool in WebAssembly at every start: ~0.5 s of CPU for 128 MB on a 2-core machine,
-   * ~0.05 s for 16 MB (docs/configuration.md).
+   * 128 MB. PGlite zeroes the whole pool in WebAssembly at every start: a start took 0.73-0.95 s of CPU at 128 MB
+   * and 0.31-0.35 s at 16 MB on this 2-core machine (docs/configuration.md).
    */
   pgliteSharedBuffersMb?: number | undefined
 }
@@ -69,12 +69,9 @@ export function pgliteStartOptions(pglite: typeof PGlite, sharedBuffersMb: numbe
   return { startParams: [...pglite.defaultStartParams, '-c', `shared_buffers=${sharedBuffersMb}MB`] }
 }
 
-async function pgliteDialect(
-  dataDir: string,
-  templateDir: string | undefined,
-  open: PGlite | undefined,
-  sharedBuffersMb: number | undefined,
-): Promise<{ dialect: Dialect }> {
+async function pgliteDialect(options: StoreOptions): Promise<{ dialect: Dialect }> {
+  const { pglite: open, pgliteTemplateDir: templateDir } = options
+  const dataDir = `${options.dataDir}/pg`
   if (open !== undefined) {
     const { PGliteDialect } = await import('kysely-pglite-dialect')
     return { dialect: new PGliteDialect(leftOpen(open)) }
@@ -94,7 +91,7 @@ async function pgliteDialect(
   const [{ PGlite }, { PGliteDialect }] = await loading
   // PGlite creates only the last folder level itself.
   mkdirSync(dirname(dataDir), { recursive: true })
-  const client = await PGlite.create(dataDir, pgliteStartOptions(PGlite, sharedBuffersMb))
+  const client = await PGlite.create(dataDir, pgliteStartOptions(PGlite, options.pgliteSharedBuffersMb))
   return { dialect: new PGliteDialect(client) }
 }
 
@@ -125,8 +122,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     kind = 'pg'
     notifications = new PgNotifications(pool, options.databaseUrl)
   } else {
-    dialect = (await pgliteDialect(`${options.dataDir}/pg`, options.pgliteTemplateDir, options.pglite, options.pgliteSharedBuffersMb))
-      .dialect
+    dialect = (await pgliteDialect(options)).dialect
     kind = 'pglite'
     notifications = new LocalNotifications()
   }
