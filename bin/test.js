@@ -24,7 +24,8 @@
 //   --alone  every file in a process of its own (by default short unit files share some: bin/test-groups.js)
 //   --list   print the files that would run, in run order, and exit
 //   --times  print the 20 slowest files of the last run (wall and CPU time) and exit
-//   --save-times  write the last run's times to bin/test-times.json, the seed a fresh clone starts from
+//   --save-times  write the last run's times to bin/test-times.json (bin/test-times-server.json with DATABASE_URL
+//                 set), the seed a fresh clone starts from
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -41,14 +42,22 @@ const BUILD_DIR = join(BUILDS, String(process.pid))
 /**
  * This checkout's last times. VOXGATE_TEST_TIMES names another file to read and write instead, with no seed under
  * it (a test of the runner gives it times of its own, so what it checks does not depend on the last run).
+ *
+ * Runs against the PostgreSQL server (DATABASE_URL set: the second half of CI) keep times of their own: the files
+ * that need a server (replicas, a restarted database, workers) are skipped on PGlite in ~1 s and take 8-22 s on the
+ * server, so one file for both halves ordered them last in the server half (one ran alone for its last 26 s) and
+ * first, for nothing, in the next PGlite run.
  */
-const TIMES_FILE = process.env.VOXGATE_TEST_TIMES ? resolve(process.env.VOXGATE_TEST_TIMES) : join(root, '.cache', 'test-times.json')
+const TIMES_KIND = process.env.DATABASE_URL ? 'test-times-server.json' : 'test-times.json'
+const TIMES_FILE = process.env.VOXGATE_TEST_TIMES ? resolve(process.env.VOXGATE_TEST_TIMES) : join(root, '.cache', TIMES_KIND)
 /**
  * The times of a quiet run on a 2-core machine, checked in, for a fresh clone (no .cache yet): the order and the
  * weights (how many files run at once) come from them until this checkout has run the suite itself. Refresh after
  * adding slow files: `node bin/test.js --save-times` after a quiet run.
  */
-const SEED_TIMES_FILE = join(root, 'bin', 'test-times.json')
+const SEED_TIMES_FILE = join(root, 'bin', TIMES_KIND)
+/** The PGlite seed: the times of files a server run has none of yet (a new file, or the whole suite on a server). */
+const BASE_SEED_TIMES_FILE = join(root, 'bin', 'test-times.json')
 /** Where test files are found (tap's `include` in package.json says the same) and the folders skipped in them. */
 const TEST_ROOTS = ['test', 'client/test']
 /** `npm test`'s checks before the tests: the same commands as `npm run lint` and `npm run typecheck`. */
@@ -133,7 +142,8 @@ function readJson(file) {
 
 /** Each file's last times: this checkout's last run, else the checked-in seed. */
 function readTimes() {
-  return { ...(process.env.VOXGATE_TEST_TIMES ? {} : readJson(SEED_TIMES_FILE)), ...readJson(TIMES_FILE) }
+  if (process.env.VOXGATE_TEST_TIMES) return readJson(TIMES_FILE)
+  return { ...readJson(BASE_SEED_TIMES_FILE), ...readJson(SEED_TIMES_FILE), ...readJson(TIMES_FILE) }
 }
 
 /** Writes this checkout's last times as the seed (rounded to 100 ms; memory left out), for a fresh clone. */
