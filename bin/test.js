@@ -56,8 +56,11 @@ const TIMES_FILE = process.env.VOXGATE_TEST_TIMES ? resolve(process.env.VOXGATE_
  * adding slow files: `node bin/test.js --save-times` after a quiet run.
  */
 const SEED_TIMES_FILE = join(root, 'bin', TIMES_KIND)
-/** The PGlite seed: the times of files a server run has none of yet (a new file, or the whole suite on a server). */
-const BASE_SEED_TIMES_FILE = join(root, 'bin', 'test-times.json')
+/**
+ * The seeds a run reads, a later one over an earlier: a server run reads the PGlite seed under its own, for the files
+ * it has no times of yet (a new file, or the whole suite on a server); a PGlite run reads its one seed once.
+ */
+const SEED_FILES = [...new Set([join(root, 'bin', 'test-times.json'), SEED_TIMES_FILE])]
 /** Where test files are found (tap's `include` in package.json says the same) and the folders skipped in them. */
 const TEST_ROOTS = ['test', 'client/test']
 /** `npm test`'s checks before the tests: the same commands as `npm run lint` and `npm run typecheck`. */
@@ -65,8 +68,8 @@ const CHECKS = [
   ['biome check .', [join(root, 'node_modules', '.bin', 'biome'), 'check', '.']],
   // TypeScript 7's native compiler (the `typescript7` alias): the same check as TypeScript 5's `tsc` in 4 s of CPU
   // instead of 17 (2026-11-27, this project). TypeScript 5 stays for its JavaScript API (console types, tsx).
-  // On one thread: its parallel checkers repeat work (6.7 s of CPU on two cores against 4.7 s on one, 2026-11-28),
-  // and it runs beside the test files, which need the other core.
+  // On one thread: its parallel checkers repeat work (6.8-7.7 s of CPU on two cores against 4.1-4.3 s on one, in the
+  // same 3.6-3.9 s, 2026-11-28), and it runs beside the test files, which need the other core.
   [
     'tsc --noEmit',
     [process.execPath, join(root, 'node_modules', 'typescript7', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit', '--singleThreaded'],
@@ -147,8 +150,8 @@ function readJson(file) {
 
 /** Each file's last times: this checkout's last run, else the checked-in seed. */
 function readTimes() {
-  if (process.env.VOXGATE_TEST_TIMES) return readJson(TIMES_FILE)
-  return { ...readJson(BASE_SEED_TIMES_FILE), ...readJson(SEED_TIMES_FILE), ...readJson(TIMES_FILE) }
+  const seeds = process.env.VOXGATE_TEST_TIMES ? [] : SEED_FILES.map(readJson)
+  return Object.assign({}, ...seeds, readJson(TIMES_FILE))
 }
 
 /** Writes this checkout's last times as the seed (rounded to 100 ms; memory left out), for a fresh clone. */
