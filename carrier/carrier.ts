@@ -341,7 +341,11 @@ export interface CarrierMarkup {
 export interface Carrier {
   readonly name: string
   readonly mediaStream: CarrierMediaStream
-  readonly codec: CarrierMediaCodec
+  /**
+   * A codec for one media stream. Each stream gets its own: a codec may remember what repeats from frame to frame
+   * (the Twilio codec keeps the stream id's string), and calls interleaved on one codec would defeat that.
+   */
+  newCodec(): CarrierMediaCodec
   readonly verifier: CarrierSignatureVerifier
   readonly markup: CarrierMarkup
   /** Build a REST client for one organization's credentials. */

@@ -15,7 +15,7 @@ export function createTwilioCarrier(clientOptions: TwilioCallsClientOptions = {}
   return {
     name: 'twilio',
     mediaStream: { pathPrefix: STREAM_PATH, maxFrameBytes: MAX_FRAME_BYTES, streamUrl },
-    codec: new TwilioMediaCodec(),
+    newCodec: () => new TwilioMediaCodec(),
     verifier: new TwilioSignatureVerifier(),
     markup: twilioMarkup,
     callsClient: (credentials: CarrierCredentials) => new TwilioCallsClient(credentials, clientOptions),

@@ -42,7 +42,7 @@ async function startGateway(t: Test, authToken: () => string, onStream: (ws: Web
   const wss = new WebSocketServer({ server, path: '/v1/agents/carrier/websocket/k1' })
   wss.on('connection', (ws) => {
     ws.on('message', (data) => {
-      const event = carrier.codec.decode(data.toString())
+      const event = carrier.newCodec().decode(data.toString())
       if (event?.kind === 'start') onStream(ws, event.streamSid)
     })
   })
@@ -75,10 +75,10 @@ async function setup(t: Test, onStream: (ws: WebSocket, streamSid: string) => vo
 
 t.test('answered call: signed callbacks, voice hook, media stream, completed', async (t) => {
   const { api, gw, place } = await setup(t, (ws, streamSid) => {
-    ws.send(carrier.codec.encodeMedia(streamSid, Buffer.alloc(160, 0xff)))
-    ws.send(carrier.codec.encodeMark(streamSid, 'bye'))
+    ws.send(carrier.newCodec().encodeMedia(streamSid, Buffer.alloc(160, 0xff)))
+    ws.send(carrier.newCodec().encodeMark(streamSid, 'bye'))
     ws.on('message', (data) => {
-      if (carrier.codec.decode(data.toString())?.kind === 'mark') ws.close(1000, 'agent hung up')
+      if (carrier.newCodec().decode(data.toString())?.kind === 'mark') ws.close(1000, 'agent hung up')
     })
   })
   api.outcome = { kind: 'answer', audio: Buffer.alloc(1600, 0x10), realtime: false }
@@ -130,7 +130,7 @@ t.test('REST hangup of an answered call stops the stream, then completed', async
   let stopped = false
   const { api, gw, client, place } = await setup(t, (ws) => {
     ws.on('message', (data) => {
-      if (carrier.codec.decode(data.toString())?.kind === 'stop') stopped = true
+      if (carrier.newCodec().decode(data.toString())?.kind === 'stop') stopped = true
     })
   })
   api.outcome = { kind: 'answer', realtime: true }

@@ -16,7 +16,7 @@ import { attachTransferLeg } from './transfer-leg-socket.js'
 
 /** What the media-stream upgrade needs. */
 export interface MediaStreamUpgradeDeps {
-  readonly carrier: Pick<Carrier, 'mediaStream' | 'codec'>
+  readonly carrier: Pick<Carrier, 'mediaStream' | 'newCodec'>
   /** The process's carrier calls: its sessions and log, the waiting-call deadlines, how statuses move. */
   readonly calls: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'watchdog' | 'transferLegs'>
   readonly trustProxy: boolean
@@ -52,7 +52,7 @@ export function mediaStreamUpgradeRoute(deps: MediaStreamUpgradeDeps): UpgradeRo
         if (leg === undefined) return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
         legSockets.handleUpgrade(req, socket, head, (ws) => {
           ws.on('error', (e) => calls.log.debug({ err: e }, 'transfer leg socket error'))
-          attachTransferLeg(ws, leg, deps.carrier.codec, calls.log)
+          attachTransferLeg(ws, leg, deps.carrier.newCodec(), calls.log)
         })
         return
       }
@@ -60,7 +60,7 @@ export function mediaStreamUpgradeRoute(deps: MediaStreamUpgradeDeps): UpgradeRo
       let sessionId: string | undefined
       let callSid: string | null = null
       const transport = new MediaStreamTransport({
-        codec: deps.carrier.codec,
+        codec: deps.carrier.newCodec(),
         log: calls.log,
         frameTiming: deps.frameTiming,
         onStart: (start) => {
