@@ -85,6 +85,39 @@ t.test('many VadStreams share batches and get the same probabilities as one stre
   batcher.close()
 })
 
+t.test('frames that come while a model call runs wait for company, as long as the first frame of a batch would', async (t) => {
+  const batcher = new VadBatcher(sharedSileroModel(), { maxBatch: 8, maxWaitMs: 150 })
+  t.teardown(() => batcher.close())
+  const sizes: number[] = []
+  batcher.observe({ batch: (n) => sizes.push(n), skipped: () => {} })
+  const row = new Float32Array(WIDTH)
+  const job = () => batcher.infer(8000, row, new Float32Array(SILERO_STATE_SIZE))
+  await job() // loads the model; one call of one frame
+  let late: Promise<number[]> | undefined
+  const first = new Promise<number>((resolve, reject) => {
+    batcher.submit({
+      sampleRate: 8000,
+      input: row,
+      state: new Float32Array(SILERO_STATE_SIZE),
+      done: (err, p) => {
+        if (err !== undefined) return reject(err)
+        // Arrives while the call that ran this frame is still in flight: it must not run alone at once.
+        const during = job()
+        late = new Promise((r) => setTimeout(r, 10)).then(() => Promise.all([during, job(), job(), job()]))
+        resolve(p)
+      },
+    })
+  })
+  await first
+  t.ok(late !== undefined, 'the frame came during the call')
+  await late
+  t.same(sizes, [1, 1, 4], 'the frame that came during the call and the three 10 ms later ran as one call of four')
+  // Eight frames make a full call at once; the other four wait for company as any would.
+  const twelve = Array.from({ length: 12 }, () => job())
+  await Promise.all(twelve)
+  t.same(sizes.slice(3), [8, 4], 'twelve frames: a call of eight, then one of four')
+})
+
 t.test('a model failure reaches every stream as an error event', async (t) => {
   const broken = new SileroModel({ modelPath: '/nonexistent/model.onnx' })
   const batcher = new VadBatcher(broken)
