@@ -29,6 +29,7 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
   gcWatch.observe({ entryTypes: ['gc'] })
   const turns0 = await turns()
   const vad0 = sharedVadBatcher().stats.frames
+  const batches0 = sharedVadBatcher().stats.batches
   const profiler = profileFile === undefined ? undefined : await startProfile(profileFile)
   const c0 = cpuMs()
   const main0 = mainThreadCpuMs()
@@ -40,7 +41,10 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
   const profile = await profiler?.stop()
   if (profile !== undefined) process.stderr.write(`CPU by stage at ${calls} calls (profile: ${profileFile}):\n${stageTable(profile)}\n`)
   // Frames the model actually ran (a VAD that falls behind skips frames as silence): should be ~100%.
-  const vadShare = (100 * (sharedVadBatcher().stats.frames - vad0)) / (((calls * 8000) / sileroFrameSamples(8000)) * (wall / 1000))
+  const vadFrames = sharedVadBatcher().stats.frames - vad0
+  const vadShare = (100 * vadFrames) / (((calls * 8000) / sileroFrameSamples(8000)) * (wall / 1000))
+  // Frames per model call: the model costs ~45 us a frame in calls of 4, ~34 in calls of 32 (bench/vad-model).
+  const vadBatch = vadFrames / Math.max(1, sharedVadBatcher().stats.batches - batches0)
   loop.disable()
   gcWatch.disconnect()
   const own = stalls.stop()
@@ -66,6 +70,7 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
     // not get the CPU it asked for (a busy machine) did less work per call, and the figure would flatter it.
     'calls per core': vadShare >= 95 ? Math.floor((100 * calls) / cpuShare) : '',
     'VAD frames run %': fmt(vadShare),
+    'VAD frames per model call': fmt(vadBatch),
     'turns per call per min': fmt(turnCount / calls / (wall / 60000)),
   }
 }
