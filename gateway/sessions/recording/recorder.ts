@@ -259,6 +259,12 @@ export class ChunkRecorder implements Recorder {
   #place(t: Track, samples: Int16Array, start: number): void {
     if (t.length > 0 && start !== t.end) this.#flush(t)
     if (t.length === 0) t.start = start
+    if (samples.length < t.buf.length - t.length) {
+      // The usual case, a frame into a buffer with room: no view of it (an allocation per frame per call).
+      t.buf.set(samples, t.length)
+      t.length += samples.length
+      return
+    }
     let at = 0
     while (at < samples.length) {
       const n = Math.min(samples.length - at, t.buf.length - t.length)

@@ -322,8 +322,9 @@ function timelineZero(row: SessionRow): number {
 function reusedMulawDecoder(): (chunk: Buffer) => Int16Array {
   let out = new Int16Array(160)
   return (chunk) => {
-    if (out.length < chunk.length) out = new Int16Array(chunk.length)
-    return decodeMulaw(chunk, out.subarray(0, chunk.length))
+    // Frames are all one size (160 bytes, 20 ms): the buffer fits them exactly, and no view is made per frame.
+    if (out.length !== chunk.length) out = new Int16Array(chunk.length)
+    return decodeMulaw(chunk, out)
   }
 }
 
