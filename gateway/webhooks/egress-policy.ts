@@ -24,6 +24,11 @@ const BUILT_IN: { cidr: string; why: string }[] = [
   { cidr: 'ff00::/8', why: 'multicast' },
 ]
 
+/** addressRefusal's kept answer for an allowed address (a refusal is never empty). */
+const ALLOWED = ''
+/** Most answers kept; past it they are dropped and found again (webhook hosts are few; a bound all the same). */
+const MAX_KEPT_ANSWERS = 1024
+
 function blockList(cidrs: readonly string[]): BlockList {
   const list = new BlockList()
   for (const c of cidrs) {
@@ -60,6 +65,8 @@ export class EgressPolicy {
   readonly #builtIn: { list: BlockList; why: string }[]
   readonly #local: BlockList
   readonly #selfPaths: readonly string[]
+  /** addressRefusal's answers so far (ALLOWED for none), at most MAX_KEPT_ANSWERS. */
+  readonly #answers = new Map<string, string>()
 
   constructor(o: EgressPolicyOptions) {
     const port = o.ownPort
@@ -87,6 +94,19 @@ export class EgressPolicy {
 
   /** Why connecting to `ip`:`port` is refused, or undefined. `selfAllowed`: the gateway's own port is fine. */
   addressRefusal(ip: string, port: number | undefined, selfAllowed = false): string | undefined {
+    // Asked for every webhook request (its URL) and connection: the answer is kept, keyed by all it depends on
+    // (the gateway's own port included: it may become known only once listening). Checking a BlockList parses the
+    // address again each time.
+    const key = `${ip} ${port} ${selfAllowed} ${this.#ownPort()}`
+    const known = this.#answers.get(key)
+    if (known !== undefined) return known === ALLOWED ? undefined : known
+    const answer = this.#addressRefusal(ip, port, selfAllowed)
+    if (this.#answers.size >= MAX_KEPT_ANSWERS) this.#answers.clear()
+    this.#answers.set(key, answer ?? ALLOWED)
+    return answer
+  }
+
+  #addressRefusal(ip: string, port: number | undefined, selfAllowed: boolean): string | undefined {
     const address = unmappedAddress(ip)
     const family = familyOf(address)
     if (family === undefined) return `${ip} is not an IP address`

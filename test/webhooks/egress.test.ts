@@ -79,6 +79,21 @@ t.test('the policy: metadata and link-local refused, the gateway itself refused 
   )
 })
 
+t.test('answers asked again are the same, and follow the own port once it is known', async (t) => {
+  let port = 0
+  const p = new EgressPolicy({ ownPort: () => port, publicUrl: 'https://voice.example.com', localAddresses: [] })
+  t.equal(p.addressRefusal('127.0.0.1', 4100), undefined, 'before listening, 4100 is another local service')
+  t.equal(p.addressRefusal('127.0.0.1', 4100), undefined, 'asked again: the same')
+  port = 4100
+  t.match(p.addressRefusal('127.0.0.1', 4100), /the gateway itself/, 'once listening on 4100, that is the gateway')
+  t.match(p.addressRefusal('127.0.0.1', 4100), /the gateway itself/, 'asked again: the same')
+  t.equal(p.addressRefusal('127.0.0.1', 4100, true), undefined, 'its tunnel paths may still reach it')
+  t.match(p.urlRefusal('http://169.254.169.254/latest'), /link-local/)
+  t.match(p.urlRefusal('http://169.254.169.254/latest'), /link-local/, 'a URL asked again: the same')
+  for (let i = 0; i < 1100; i++) p.addressRefusal(`10.0.${i >> 8}.${i & 255}`, 80)
+  t.match(p.addressRefusal('127.0.0.1', 4100), /the gateway itself/, 'past the bound of kept answers: found again')
+})
+
 t.test('environment: WEBHOOK_ALLOW_CIDRS and WEBHOOK_DENY_CIDRS are validated lists', async (t) => {
   t.same(loadConfig({}).webhookDenyCidrs, [])
   t.same(loadConfig({ WEBHOOK_DENY_CIDRS: '10.0.0.0/8, fd00::/8,192.0.2.1' }).webhookDenyCidrs, ['10.0.0.0/8', 'fd00::/8', '192.0.2.1'])
