@@ -136,6 +136,77 @@ t.test('the fetch: a name resolving to the gateway itself or a denied range gets
   t.equal(other.hits, 1, 'no request reached it')
 })
 
+t.test("a webhook's request (redirects not followed) answers as fetch does: status, headers, body, failures", async (t) => {
+  const s: Server = createServer((req, res) => {
+    let body = ''
+    req.setEncoding('utf8')
+    req.on('data', (c: string) => {
+      body += c
+    })
+    req.on('end', () => {
+      if (req.url === '/sse') {
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'set-cookie': ['a=1', 'b=2'],
+          'x-echo': `${req.headers['x-sig']} ${body}`,
+        })
+        res.write('data: one\n\n')
+        setTimeout(() => res.end('data: two\n\n'), 20)
+      } else if (req.url === '/none') {
+        res.writeHead(204).end()
+      } else if (req.url === '/moved') {
+        res.writeHead(302, { location: '/sse' }).end('moved')
+      } else if (req.url === '/broken') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        res.write('data: one\n\n')
+        setTimeout(() => res.destroy(), 20)
+      } else if (req.url === '/slow') {
+        setTimeout(() => res.end('late'), 2_000)
+      }
+    })
+  })
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
+  t.teardown(() => new Promise<void>((r) => s.close(() => r())))
+  const base = `http://127.0.0.1:${(s.address() as AddressInfo).port}`
+  const http = egressFetch(new EgressPolicy({ ownPort: 9, publicUrl: 'http://voice.example.com', localAddresses: [] }))
+  t.teardown(() => http.close())
+  const post = (path: string, init: Partial<RequestInit> = {}) =>
+    http.fetch(`${base}${path}`, { method: 'POST', body: '{"a":1}', headers: { 'x-sig': 's1' }, redirect: 'manual', ...init })
+
+  const sse = await post('/sse')
+  t.equal(sse.status, 200)
+  t.ok(sse instanceof Response, 'a standard Response')
+  t.equal(sse.headers.get('content-type'), 'text/event-stream')
+  t.equal(sse.headers.get('x-echo'), 's1 {"a":1}', 'the request carried its headers and body')
+  t.same(sse.headers.getSetCookie(), ['a=1', 'b=2'], 'repeated headers kept')
+  t.equal(await sse.text(), 'data: one\n\ndata: two\n\n', 'the streamed body, whole')
+
+  const none = await post('/none')
+  t.equal(none.status, 204)
+  t.equal(none.body, null, 'no body for a 204')
+  const moved = await post('/moved')
+  t.equal(moved.status, 302, 'a redirect is handed back, not followed')
+  t.equal(moved.headers.get('location'), '/sse')
+  t.equal(await moved.text(), 'moved')
+
+  const broken = await post('/broken')
+  const reader = broken.body!.getReader()
+  t.equal(new TextDecoder().decode((await reader.read()).value), 'data: one\n\n')
+  const cut = await reader.read().catch((e: unknown) => e)
+  t.match(cut, { name: 'TypeError', message: 'terminated', cause: { code: 'UND_ERR_SOCKET' } }, 'a body cut off: as fetch says it')
+
+  const refused = await http.fetch('http://127.0.0.1:1/hook', { method: 'POST', body: '{}', redirect: 'manual' }).catch((e: unknown) => e)
+  t.match(refused, { name: 'TypeError', message: 'fetch failed', cause: { code: 'ECONNREFUSED' } }, 'no connection: as fetch says it')
+  const selfRefused = await http
+    .fetch('http://0.0.0.0:80/hook', { method: 'POST', body: '{}', redirect: 'manual' })
+    .catch((e: unknown) => e)
+  t.match(egressRefusalOf(selfRefused)?.message, /this network/, 'an egress refusal is found behind it')
+
+  const timeout = AbortSignal.timeout(50)
+  const aborted = await post('/slow', { signal: timeout }).catch((e: unknown) => e)
+  t.match(aborted, { name: 'TimeoutError' }, "an abort rejects with the signal's reason")
+})
+
 t.test('the gateway refuses such URLs when configured, and at delivery when only a connection shows it', async (t) => {
   const gw = await startTestGateway()
   t.teardown(() => gw.close())
