@@ -5,10 +5,10 @@
  * its own; the responses are Node's.
  *
  * Webhooks (which never follow redirects) go out through undici's `request`, not `fetch`: a turn's webhook through
- * fetch cost ~230 us more CPU (its Request, Headers and stream machinery; measured side by side against a local
- * SSE server, 414 against 186 us a request with the server's share), and its maps were a tenth of the gateway's
- * garbage at 200 calls (issue 30). The reply is a standard `Response` all the same, and failures look as fetch's do
- * (a TypeError "fetch failed" with the cause; a body cut off errors with "terminated", the cause behind it).
+ * fetch cost ~240 us more CPU (its Request, Headers and stream machinery; measured side by side against a local
+ * SSE server, 414 against 177 us a request with the server's share; issue 30). The reply is a standard `Response`
+ * all the same, and failures look as fetch's do (a TypeError "fetch failed" with the cause; a body cut off errors
+ * with "terminated", the cause behind it).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { Agent, buildConnector, type Dispatcher, request } from 'undici'
