@@ -148,7 +148,7 @@ export class VadBatcher {
   /**
    * After a model call: a full batch, or frames left over from one (they have waited already), run at once; a
    * partial batch waits for company until its oldest frame has waited `maxWaitMs`. Flushing every partial batch at
-   * once would run one model call per turn of the event loop under load, each a few frames (~45 us a frame at 4
+   * once would run one model call per turn of the event loop under load, each a few frames (~49 us a frame at 4
    * against ~34 at 32).
    */
   #afterRun(leftOver: boolean): void {
