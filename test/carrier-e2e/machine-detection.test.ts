@@ -133,6 +133,8 @@ t.test('a person answers: the carrier says human, the backend is asked after the
   })
   t.equal(row.status, 'connected', 'the call goes on')
   const call = w.api.calls.get(res.body.call_sid)!
+  // Recorded once the gateway's reply is read, which may come after the backend's request.
+  await eventually(async () => call.amdCallbacks.length > 0 || undefined, 10_000, 'the carrier to record its callback')
   t.same(
     call.amdCallbacks.map((c) => c.reply),
     [204],
@@ -193,6 +195,9 @@ t.test(
     t.equal(verdict.json.answered_by, 'human')
     t.equal(verdict.json.session_id, res.body.session_id)
     const call = api.calls.get(res.body.call_sid)!
+    // The fake carrier records the callback once B's reply is read, which may come after A's request to the
+    // backend (B relays before it answers): wait for the record, then check it.
+    await eventually(async () => call.amdCallbacks.length > 0 || undefined, 10_000, 'the carrier to record its callback')
     t.same(
       call.amdCallbacks.map((c) => c.reply),
       [204],
