@@ -15,6 +15,7 @@ import { failedTurnsIndex } from './migrations/0013-failed-turns-index.js'
 import { recordingPrivacy } from './migrations/0014-recording-privacy.js'
 import { sipTrunks } from './migrations/0015-sip-trunks.js'
 import { sessionTransfers } from './migrations/0016-session-transfers.js'
+import { recordingChunkStorage } from './migrations/0017-recording-chunk-storage.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0014-recording-privacy': recordingPrivacy,
   '0015-sip-trunks': sipTrunks,
   '0016-session-transfers': sessionTransfers,
+  '0017-recording-chunk-storage': recordingChunkStorage,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

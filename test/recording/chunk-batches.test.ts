@@ -5,6 +5,7 @@
  * recorder then retries on its own).
  */
 import t from 'tap'
+import { sql } from 'kysely'
 import { authorizedSessionRow, startTestGateway } from '../helpers/gateway.js'
 import { ChunkBatches } from '../../gateway/sessions/recording/chunk-batches.js'
 import { appendRecordingChunkRows, createRecording, type RecordingChunk, type RecordingChunkRow } from '../../gateway/store/recordings.js'
@@ -65,6 +66,18 @@ t.test('the appends of many calls in one window share one statement, and every c
   // Written again (its answer lost with a connection): the chunks already there are kept, nothing fails.
   await batches.append(sessions[0]!, [chunk(3, 99)])
   t.equal((await storedChunks(sessions[0]!)).find((r) => r.seq === 3)?.first, 3)
+})
+
+t.test('audio is stored out of line as it came, without a compression attempt (migration 0017)', async (t) => {
+  const id = await recordingSession()
+  // A run of one byte value is what pglz compresses best: with the column's default storage it would be compressed.
+  await appendRecordingChunkRows(db, [{ sessionId: id, chunk: chunk(1, 7) }])
+  const { rows } = await sql<{ storage: string; method: string | null; size: number }>`
+    select a.attstorage as storage, pg_column_compression(c.pcm) as method, pg_column_size(c.pcm) as size
+    from recording_chunks c join pg_attribute a on a.attrelid = 'recording_chunks'::regclass and a.attname = 'pcm'
+    where c.session_id = ${id}`.execute(db)
+  t.same(rows.map((r) => ({ ...r, size: Number(r.size) })), [{ storage: 'e', method: null, size: 16_000 }])
+  t.same(await storedChunks(id), [{ seq: 1, bytes: 16_000, first: 7 }])
 })
 
 t.test('an append after a quiet window is written at once; the next waits for the window', async (t) => {
