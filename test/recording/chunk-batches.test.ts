@@ -76,7 +76,10 @@ t.test('audio is stored out of line as it came, without a compression attempt (m
     select a.attstorage as storage, pg_column_compression(c.pcm) as method, pg_column_size(c.pcm) as size
     from recording_chunks c join pg_attribute a on a.attrelid = 'recording_chunks'::regclass and a.attname = 'pcm'
     where c.session_id = ${id}`.execute(db)
-  t.same(rows.map((r) => ({ ...r, size: Number(r.size) })), [{ storage: 'e', method: null, size: 16_000 }])
+  t.same(
+    rows.map((r) => ({ ...r, size: Number(r.size) })),
+    [{ storage: 'e', method: null, size: 16_000 }],
+  )
   t.same(await storedChunks(id), [{ seq: 1, bytes: 16_000, first: 7 }])
 })
 
