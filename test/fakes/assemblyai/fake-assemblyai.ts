@@ -65,7 +65,7 @@ export class FakeAssemblyAiConnection extends FakeConnection {
 
   /** ms of audio received so far: the vendor's clock (word timings are ms of the session's audio). */
   get receivedMs(): number {
-    return (this.audio.length / this.bytesPerSample / this.sampleRate) * 1000
+    return (this.audioBytes / this.bytesPerSample / this.sampleRate) * 1000
   }
 
   /**
@@ -120,7 +120,7 @@ export class FakeAssemblyAiConnection extends FakeConnection {
       if (this.pendingTranscript) this.sendEndOfTurn(this.pendingTranscript)
       this.pendingTranscript = ''
     } else if (message.type === 'Terminate') {
-      const audioSeconds = this.audio.length / this.bytesPerSample / this.sampleRate
+      const audioSeconds = this.audioBytes / this.bytesPerSample / this.sampleRate
       this.send({
         type: 'Termination',
         audio_duration_seconds: Math.round(audioSeconds),

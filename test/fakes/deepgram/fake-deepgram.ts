@@ -97,12 +97,12 @@ export class FakeDeepgramConnection extends FakeConnection {
 
   /** Seconds of audio received so far: the vendor's clock. */
   get receivedSeconds(): number {
-    return this.audio.length / this.bytesPerSecond
+    return this.audioBytes / this.bytesPerSecond
   }
 
-  /** The received audio as samples (mu-law or linear16). */
-  samples(): Int16Array {
-    const audio = this.audio
+  /** The received audio as samples (mu-law or linear16); `from`/`to` in bytes limit it to a stretch. */
+  samples(from = 0, to = this.audioBytes): Int16Array {
+    const audio = this.audioBetween(from, to)
     if (this.request.query.get('encoding') === 'mulaw') return decodeMulaw(audio)
     const out = new Int16Array(Math.floor(audio.length / 2))
     for (let i = 0; i < out.length; i++) out[i] = audio.readInt16LE(i * 2)
@@ -111,18 +111,22 @@ export class FakeDeepgramConnection extends FakeConnection {
 
   /** First and last voiced sample between two times (seconds of received audio), or undefined when none is. */
   voicedBetween(from: number, to: number): { start: number; end: number } | undefined {
-    const samples = this.samples()
-    const perSecond = samples.length / Math.max(this.receivedSeconds, 1e-9)
-    const a = Math.floor(from * perSecond)
-    const b = Math.min(samples.length, Math.ceil(to * perSecond))
+    const bytesPerSample = this.request.query.get('encoding') === 'mulaw' ? 1 : 2
+    const total = Math.floor(this.audioBytes / bytesPerSample)
+    const perSecond = total / Math.max(this.receivedSeconds, 1e-9)
+    const a = Math.max(0, Math.floor(from * perSecond))
+    const b = Math.min(total, Math.ceil(to * perSecond))
+    if (b <= a) return undefined
+    // Only the stretch asked about is decoded (sample a is the first of it).
+    const samples = this.samples(a * bytesPerSample, b * bytesPerSample)
     let first = -1
     let last = -1
-    for (let i = a; i < b; i++) {
+    for (let i = 0; i < samples.length; i++) {
       if (Math.abs(samples[i] as number) <= VOICED_LEVEL) continue
       if (first < 0) first = i
       last = i
     }
-    return first < 0 ? undefined : { start: first / perSecond, end: (last + 1) / perSecond }
+    return first < 0 ? undefined : { start: (a + first) / perSecond, end: (a + last + 1) / perSecond }
   }
 
   /** v1 `SpeechStarted`. */
@@ -184,7 +188,7 @@ export class FakeDeepgramConnection extends FakeConnection {
           request_id: this.requestId,
           sha256: 'fake',
           created: new Date().toISOString(),
-          duration: this.audio.length,
+          duration: this.audioBytes,
           channels: 1,
         })
         this.close(1000, '')
