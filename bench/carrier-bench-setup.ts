@@ -138,7 +138,12 @@ export async function startBenchGateway(opts: {
   sip?: boolean
 }): Promise<BenchGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'))
-  const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+  // CARRIER_BENCH_WORLD_PROFILE=DIR: a CPU profile of the whole world process, written there when it exits.
+  const worldProfile = process.env.CARRIER_BENCH_WORLD_PROFILE
+  const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx', ...(worldProfile ? ['--cpu-prof', `--cpu-prof-dir=${worldProfile}`] : [])],
+    stdio: 'inherit',
+  })
   // In production the carrier and the vendors are other machines: here they share the 2 cores, so the world
   // runs at a lower priority and does not steal the gateway's time slices.
   if (world.pid !== undefined) setPriority(world.pid, 10)

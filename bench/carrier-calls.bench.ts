@@ -10,6 +10,8 @@
 // share counts. The raw loop maximum and the machine's pauses are reported beside it.
 //
 // `CARRIER_BENCH_PROFILE=DIR` profiles each measurement window and prints where the CPU went by stage (cpu-stages.ts).
+// `CARRIER_BENCH_WORLD_PROFILE=DIR` profiles the world process (the phones and vendor fakes share this machine's two
+// cores with the gateway, so what they spend is time the gateway may not get).
 import { join } from 'node:path'
 import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 import { ask, CARRIER_NUMBER, PUBLIC_URL, startBenchGateway } from './carrier-bench-setup.js'
