@@ -12,7 +12,10 @@ export const AGENT_CHANNEL = 1
 /** Longest chunk in samples; readers rely on it to find chunks overlapping a range with the index alone. */
 export const MAX_CHUNK_SAMPLES = 32_000
 
-/** One piece of one channel; `pcm` null is silence of `sampleCount` samples. */
+/**
+ * One piece of one channel; `pcm` null is silence of `sampleCount` samples. `pcm` holds little-endian PCM16 (two
+ * bytes a sample) or, for a call that was G.711 mu-law both ways, mu-law (one byte a sample): its length says which.
+ */
 export interface RecordingChunk {
   seq: number
   channel: number

@@ -7,6 +7,7 @@ import { sql } from 'kysely'
 import wavefile from 'wavefile'
 import { authorizedSessionRow, startTestGateway } from '../helpers/gateway.js'
 import { silentLogger } from '../../core/log.js'
+import { decodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { ChunkRecorder, type RecordingSink } from '../../gateway/sessions/recording/recorder.js'
 import { databaseSink } from '../../gateway/sessions/recording/session-recording.js'
 import { EstimatedPlayout, MarkedPlayout } from '../../gateway/sessions/recording/agent-playout.js'
@@ -305,4 +306,50 @@ t.test('caller audio placed late and already written is overwritten where a less
   t.ok(allEqual(left, 2400, 9600, 1), 'the written second up to where the on-time audio starts')
   t.ok(allEqual(left, 9600, 10400, 2) && allEqual(left, 10400, 11200, 3), 'the on-time audio at its time, in order')
   t.ok(allEqual(left, 11200, 16000, 0), 'nothing after')
+})
+
+t.test('a mu-law call is stored one byte a sample and reads back as the same WAV as PCM16 storage', async (t) => {
+  // What a carrier call gives the recorder: mu-law bytes decoded (pseudo-random, so every code appears).
+  let seed = 7
+  const mulawFrame = () => {
+    const bytes = new Uint8Array(160)
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (seed = (seed * 1103515245 + 12345) % 2 ** 31) & 0xff
+    return decodeMulaw(bytes)
+  }
+  const caller = Array.from({ length: 60 }, mulawFrame)
+  const agentAudio = Array.from({ length: 20 }, mulawFrame)
+  const record = async (mulaw: boolean) => {
+    const row = await sessionRow()
+    const r = new ChunkRecorder({
+      sink: databaseSink(db, row, 8000, 'u'),
+      sampleRate: 8000,
+      log: silentLogger(),
+      flushIntervalMs: 50,
+      mulaw,
+    })
+    r.start()
+    for (const [i, frame] of caller.entries()) r.caller(frame, 120 + i * 20)
+    for (const [i, frame] of agentAudio.entries()) r.agent(frame, 300 + i * 20)
+    r.maskCaller(500, 700)
+    r.pause(1000)
+    r.resume(1100)
+    t.same(await r.finish(1400), { status: 'completed', durationMs: 1400 })
+    const { rows } = await sql<{ bytes: number; samples: number }>`
+      select length(pcm) as bytes, sample_count as samples from recording_chunks where session_id = ${row.id} and pcm is not null`.execute(
+      db,
+    )
+    return { rows, wav: (await readWav(row.id)).bytes }
+  }
+  const asPcm = await record(false)
+  const asMulaw = await record(true)
+  t.ok(asMulaw.rows.length > 0 && asMulaw.rows.every((r) => Number(r.bytes) === r.samples), 'one byte a sample')
+  t.ok(
+    asPcm.rows.every((r) => Number(r.bytes) === 2 * r.samples),
+    'PCM16 storage: two bytes a sample',
+  )
+  t.equal(asMulaw.wav.length, asPcm.wav.length)
+  t.ok(asMulaw.wav.equals(asPcm.wav), 'the same WAV, byte for byte (masked and paused stretches included)')
+  // Not silence compared with silence: the caller's first frame is in the file where it was spoken (100-120 ms).
+  const left = new wavefile.WaveFile(asMulaw.wav).getSamples(false, Int16Array) as unknown as Int16Array[]
+  t.same(Array.from(left[0]!.subarray(800, 960)), Array.from(caller[0]!))
 })

@@ -8,6 +8,7 @@ import { endianness } from 'node:os'
 import { retryWhileUnavailable } from '../../store/database-errors.js'
 import type { Log } from '../../../core/log.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../../store/recordings.js'
+import { encodeMulaw } from '../../../pipeline/index.js'
 
 /** What the session tells a recorder; times are ms since the session connected. */
 export interface Recorder {
@@ -56,6 +57,13 @@ export interface ChunkRecorderOptions {
   isTransient?: (e: unknown) => boolean
   /** How long transient failures are retried before the recording fails. Default 60 s. */
   retryForMs?: number
+  /**
+   * Store chunks as G.711 mu-law, one byte a sample, instead of PCM16 (issue 30: half the bytes to write and keep).
+   * Only for a recorder whose every sample is a mu-law value decoded (a carrier or SIP call at 8 kHz, both ways):
+   * encoding those again gives the same bytes, so nothing is lost; silence (masks, pauses) is 0, which mu-law keeps.
+   * Readers tell the two apart by size (`RecordingChunk.pcm`).
+   */
+  mulaw?: boolean
 }
 
 /** Waits between retries of a batch the sink could not take for a transient reason. */
@@ -287,8 +295,10 @@ export class ChunkRecorder implements Recorder {
 
   #flush(t: Track): void {
     if (t.length === 0) return
-    const pcm = Buffer.allocUnsafe(t.length * 2)
-    if (LITTLE_ENDIAN) {
+    const pcm = Buffer.allocUnsafe(this.#opts.mulaw === true ? t.length : t.length * 2)
+    if (this.#opts.mulaw === true) {
+      encodeMulaw(t.buf.subarray(0, t.length), pcm)
+    } else if (LITTLE_ENDIAN) {
       // One copy of the samples' bytes (an Int16Array is in the machine's byte order, little-endian here).
       pcm.set(new Uint8Array(t.buf.buffer, t.buf.byteOffset, t.length * 2))
     } else {

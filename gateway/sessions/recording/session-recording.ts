@@ -114,7 +114,14 @@ export class SessionRecording {
     this.url = recordingUrl(deps.settings.publicUrl, row)
     const sink =
       deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url, deps.retentionDays)
-    this.#recorder = new ChunkRecorder({ sink, sampleRate: this.sampleRate, log: deps.log, isTransient: isDatabaseUnavailable })
+    this.#recorder = new ChunkRecorder({
+      sink,
+      sampleRate: this.sampleRate,
+      log: deps.log,
+      isTransient: isDatabaseUnavailable,
+      // Both ways mu-law on the wire: every sample the recorder gets is a mu-law value, stored as one (lossless).
+      mulaw: transport.audio.input === 'ulaw_8000' && transport.audio.output === 'ulaw_8000',
+    })
     this.#playout =
       transport.kind === 'carrier' || transport.kind === 'sip'
         ? new MarkedPlayout(this.#recorder, this.sampleRate)

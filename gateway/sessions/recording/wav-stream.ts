@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../store/schema.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, readRecordingChunks, type RecordingChunk } from '../../store/recordings.js'
-import { wavHeader } from '../../../pipeline/index.js'
+import { decodeMulaw, wavHeader } from '../../../pipeline/index.js'
 
 const HEADER_BYTES = 44
 /** Samples per channel read from the store at a time (2 s at 16 kHz). */
@@ -72,6 +72,11 @@ function paint(chunks: RecordingChunk[], a: number, b: number): Int16Array {
     if (to <= from) continue
     if (c.pcm === null) {
       out.fill(0, from - a, to - a)
+      continue
+    }
+    if (c.pcm.length === c.sampleCount) {
+      // A mu-law chunk (one byte a sample; PCM16 has two): see ChunkRecorderOptions.mulaw.
+      decodeMulaw(c.pcm.subarray(from - c.startSample, to - c.startSample), out.subarray(from - a, to - a))
       continue
     }
     const view = Buffer.from(c.pcm.buffer, c.pcm.byteOffset, c.pcm.byteLength)
