@@ -308,13 +308,16 @@ t.test('caller audio placed late and already written is overwritten where a less
   t.ok(allEqual(left, 11200, 16000, 0), 'nothing after')
 })
 
-t.test('a mu-law call is stored one byte a sample and reads back as the same WAV as PCM16 storage', async (t) => {
-  // What a carrier call gives the recorder: mu-law bytes decoded (pseudo-random, so every code appears).
+t.test('a mu-law recorder stores the bytes it is given and reads back as the same WAV as PCM16 storage', async (t) => {
+  // What a carrier call gives the recorder: mu-law frames (pseudo-random, so every code appears), or them decoded.
   let seed = 7
   const mulawFrame = () => {
     const bytes = new Uint8Array(160)
-    for (let i = 0; i < bytes.length; i++) bytes[i] = (seed = (seed * 1103515245 + 12345) % 2 ** 31) & 0xff
-    return decodeMulaw(bytes)
+    for (let i = 0; i < bytes.length; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      bytes[i] = seed & 0xff
+    }
+    return bytes
   }
   const caller = Array.from({ length: 60 }, mulawFrame)
   const agentAudio = Array.from({ length: 20 }, mulawFrame)
@@ -328,8 +331,9 @@ t.test('a mu-law call is stored one byte a sample and reads back as the same WAV
       mulaw,
     })
     r.start()
-    for (const [i, frame] of caller.entries()) r.caller(frame, 120 + i * 20)
-    for (const [i, frame] of agentAudio.entries()) r.agent(frame, 300 + i * 20)
+    const audio = (bytes: Uint8Array) => (mulaw ? bytes : decodeMulaw(bytes))
+    for (const [i, frame] of caller.entries()) r.caller(audio(frame), 120 + i * 20)
+    for (const [i, frame] of agentAudio.entries()) r.agent(audio(frame), 300 + i * 20)
     r.maskCaller(500, 700)
     r.pause(1000)
     r.resume(1100)
@@ -351,5 +355,42 @@ t.test('a mu-law call is stored one byte a sample and reads back as the same WAV
   t.ok(asMulaw.wav.equals(asPcm.wav), 'the same WAV, byte for byte (masked and paused stretches included)')
   // Not silence compared with silence: the caller's first frame is in the file where it was spoken (100-120 ms).
   const left = new wavefile.WaveFile(asMulaw.wav).getSamples(false, Int16Array) as unknown as Int16Array[]
-  t.same(Array.from(left[0]!.subarray(800, 960)), Array.from(caller[0]!))
+  t.same(Array.from(left[0]!.subarray(800, 960)), Array.from(decodeMulaw(caller[0]!)))
+  t.ok(allEqual(left[0]!, 4000, 5600, 0), 'the masked stretch is silent')
+})
+
+t.test('a recorder given audio in the other encoding fails the recording, not the call', async (t) => {
+  const row = await sessionRow()
+  const r = new ChunkRecorder({
+    sink: databaseSink(db, row, 8000, 'u'),
+    sampleRate: 8000,
+    log: silentLogger(),
+    flushIntervalMs: 50,
+    mulaw: true,
+  })
+  r.start()
+  r.caller(new Int16Array(160), 20)
+  t.same(await r.finish(100), { status: 'failed', error: 'recording was given PCM16 audio to store as mu-law' })
+})
+
+t.test('masking a mu-law frame silences the recording, not the frame (the pipeline has the same bytes)', async (t) => {
+  const row = await sessionRow()
+  const r = new ChunkRecorder({
+    sink: databaseSink(db, row, 8000, 'u'),
+    sampleRate: 8000,
+    log: silentLogger(),
+    flushIntervalMs: 50,
+    mulaw: true,
+  })
+  r.start()
+  r.maskCaller(0, 500)
+  const frame = Buffer.alloc(160, 0x10)
+  r.caller(frame, 20)
+  t.ok(
+    frame.every((b) => b === 0x10),
+    'the frame given is unchanged',
+  )
+  t.same(await r.finish(100), { status: 'completed', durationMs: 100 })
+  const [left] = (await readWav(row.id)).channels as [Int16Array]
+  t.ok(allEqual(left, 0, 800, 0), 'silent in the recording')
 })

@@ -3,11 +3,11 @@
  * the carrier's mark echoes; browsers from a real-time estimate (each chunk plays after the previous one, and not
  * before it was sent). A clear (barge-in) cuts the agent channel at the moment it happened.
  */
-import type { Recorder } from './recorder.js'
+import type { RecordedAudio, Recorder } from './recorder.js'
 
 /** Agent audio as the transport sent it and what became of it; times are ms since the session connected. */
 export interface AgentPlayout {
-  sent(chunkId: number, samples: Int16Array, atMs: number): void
+  sent(chunkId: number, samples: RecordedAudio, atMs: number): void
   /** The caller heard everything up to and including `chunkId` (carrier mark echo), as of `atMs`. */
   played(chunkId: number, atMs: number): void
   cleared(atMs: number): void
@@ -22,7 +22,7 @@ export class EstimatedPlayout implements AgentPlayout {
     this.#recorder = recorder
     this.#rate = sampleRate
   }
-  sent(_chunkId: number, samples: Int16Array, atMs: number): void {
+  sent(_chunkId: number, samples: RecordedAudio, atMs: number): void {
     const start = Math.max(atMs, this.#cursorMs)
     this.#recorder.agent(samples, start)
     this.#cursorMs = start + (samples.length * 1000) / this.#rate
@@ -39,7 +39,7 @@ const MAX_UNCONFIRMED_SAMPLES = 8000 * 120
 
 interface Unconfirmed {
   chunkId: number
-  samples: Int16Array
+  samples: RecordedAudio
   sentMs: number
 }
 
@@ -60,7 +60,7 @@ export class MarkedPlayout implements AgentPlayout {
     this.#rate = sampleRate
   }
 
-  sent(chunkId: number, samples: Int16Array, atMs: number): void {
+  sent(chunkId: number, samples: RecordedAudio, atMs: number): void {
     if (this.#pendingSamples + samples.length > MAX_UNCONFIRMED_SAMPLES) {
       // A carrier that stops echoing must not grow memory: the oldest chunk is placed by estimate.
       const oldest = this.#pending.shift()

@@ -8,7 +8,9 @@ import { endianness } from 'node:os'
 import { retryWhileUnavailable } from '../../store/database-errors.js'
 import type { Log } from '../../../core/log.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../../store/recordings.js'
-import { encodeMulaw } from '../../../pipeline/index.js'
+
+/** Audio a recorder is given: PCM16 samples, or G.711 mu-law bytes for a recorder made with `mulaw`. */
+export type RecordedAudio = Int16Array | Uint8Array
 
 /** What the session tells a recorder; times are ms since the session connected. */
 export interface Recorder {
@@ -16,9 +18,9 @@ export interface Recorder {
    * Caller audio that ended at `atMs` (the session works out when from arrival or carrier timestamps). The samples
    * are copied before this returns: the caller may reuse their buffer.
    */
-  caller(samples: Int16Array, atMs: number): void
+  caller(samples: RecordedAudio, atMs: number): void
   /** Agent audio the caller heard from `atMs` on (copied before this returns, as `caller`). */
-  agent(samples: Int16Array, atMs: number): void
+  agent(samples: RecordedAudio, atMs: number): void
   /** A barge-in cleared playback at `atMs`: the agent channel is silent from there on (until new agent audio). */
   clearAgentAfter(atMs: number): void
   /** Silences the caller channel over [fromMs, toMs) (keypad digits, redacted words). */
@@ -58,9 +60,9 @@ export interface ChunkRecorderOptions {
   /** How long transient failures are retried before the recording fails. Default 60 s. */
   retryForMs?: number
   /**
-   * Store chunks as G.711 mu-law, one byte a sample, instead of PCM16 (issue 30: half the bytes to write and keep).
-   * Only for a recorder whose every sample is a mu-law value decoded (a carrier or SIP call at 8 kHz, both ways):
-   * encoding those again gives the same bytes, so nothing is lost; silence (masks, pauses) is 0, which mu-law keeps.
+   * The recorder is given G.711 mu-law bytes (`Uint8Array`), not PCM16, and stores them as they are, one byte a
+   * sample (issue 30): for a call that is mu-law both ways (carrier, SIP at 8 kHz) nothing is decoded to be recorded
+   * and nothing encoded again, and half the bytes are written and kept. Silence (masks, pauses) is 0xFF, mu-law's 0.
    * Readers tell the two apart by size (`RecordingChunk.pcm`).
    */
   mulaw?: boolean
@@ -78,18 +80,22 @@ const SNAP_MS = 3
 /** Chunks are little-endian PCM: on such a machine the samples' bytes are copied as they are. */
 const LITTLE_ENDIAN = endianness() === 'LE'
 
+/** The mu-law byte of a zero sample. */
+const MULAW_SILENCE = 0xff
+
 /** One channel's unflushed audio: a contiguous run of samples starting at `start`. */
 class Track {
   readonly channel: number
-  buf = new Int16Array(MAX_CHUNK_SAMPLES)
+  readonly buf: RecordedAudio
   start = 0
   length = 0
   /** End of the furthest sample handed to the sink. */
   writtenEnd = 0
   /** Where the next contiguous sample goes (caller continuity). */
   cursor = 0
-  constructor(channel: number) {
+  constructor(channel: number, mulaw: boolean) {
     this.channel = channel
+    this.buf = mulaw ? new Uint8Array(MAX_CHUNK_SAMPLES) : new Int16Array(MAX_CHUNK_SAMPLES)
   }
   get end(): number {
     return this.start + this.length
@@ -100,8 +106,9 @@ class Track {
 export class ChunkRecorder implements Recorder {
   readonly #opts: ChunkRecorderOptions
   readonly #rate: number
-  readonly #caller = new Track(CALLER_CHANNEL)
-  readonly #agent = new Track(AGENT_CHANNEL)
+  readonly #mulaw: boolean
+  readonly #caller: Track
+  readonly #agent: Track
   /** Caller masks still ahead of the caller audio received (a digit masks a little of what comes next). */
   #masks: { from: number; to: number }[] = []
   /** Pauses, in samples; the last one's `to` is Infinity while it lasts. Both channels are silent over them. */
@@ -118,6 +125,9 @@ export class ChunkRecorder implements Recorder {
   constructor(options: ChunkRecorderOptions) {
     this.#opts = options
     this.#rate = options.sampleRate
+    this.#mulaw = options.mulaw === true
+    this.#caller = new Track(CALLER_CHANNEL, this.#mulaw)
+    this.#agent = new Track(AGENT_CHANNEL, this.#mulaw)
   }
 
   /** Creates the recording in the sink and starts the flush timer. */
@@ -143,8 +153,8 @@ export class ChunkRecorder implements Recorder {
     return Math.max(0, Math.round((ms * this.#rate) / 1000))
   }
 
-  caller(samples: Int16Array, atMs: number): void {
-    if (!this.#live || samples.length === 0) return
+  caller(samples: RecordedAudio, atMs: number): void {
+    if (!this.#live || samples.length === 0 || !this.#fits(samples)) return
     const t = this.#caller
     let start = Math.max(0, this.#sample(atMs) - samples.length)
     if (Math.abs(start - t.cursor) <= this.#sample(SNAP_MS)) {
@@ -165,15 +175,15 @@ export class ChunkRecorder implements Recorder {
     t.cursor = start + samples.length
     let data = this.#unpaused(samples, start)
     if (this.#masks.length > 0) {
-      if (data === samples) data = Int16Array.from(samples)
+      if (data === samples) data = copyOf(samples)
       for (const m of this.#masks) zeroRange(data, start, m.from, m.to)
       this.#masks = this.#masks.filter((m) => m.to > t.cursor)
     }
     this.#place(t, data, start)
   }
 
-  agent(samples: Int16Array, atMs: number): void {
-    if (!this.#live || samples.length === 0) return
+  agent(samples: RecordedAudio, atMs: number): void {
+    if (!this.#live || samples.length === 0 || !this.#fits(samples)) return
     const start = this.#sample(atMs)
     this.#place(this.#agent, this.#unpaused(samples, start), start)
   }
@@ -200,13 +210,20 @@ export class ChunkRecorder implements Recorder {
     }
   }
 
+  /** Audio in the encoding this recorder stores; otherwise the recording fails (a bug, not a caller's fault). */
+  #fits(samples: RecordedAudio): boolean {
+    if (samples instanceof Uint8Array === this.#mulaw) return true
+    this.#fail(`recording was given ${this.#mulaw ? 'PCM16' : 'mu-law'} audio to store as ${this.#mulaw ? 'mu-law' : 'PCM16'}`)
+    return false
+  }
+
   /** `samples` placed at `start` with the paused parts silent (a copy when any is). */
-  #unpaused(samples: Int16Array, start: number): Int16Array {
+  #unpaused(samples: RecordedAudio, start: number): RecordedAudio {
     const end = start + samples.length
     let data = samples
     for (const p of this.#pauses) {
       if (p.to <= start || p.from >= end) continue
-      if (data === samples) data = Int16Array.from(samples)
+      if (data === samples) data = copyOf(samples)
       zeroRange(data, start, p.from, p.to)
     }
     return data
@@ -264,7 +281,7 @@ export class ChunkRecorder implements Recorder {
     return !this.#finished && this.#error === undefined
   }
 
-  #place(t: Track, samples: Int16Array, start: number): void {
+  #place(t: Track, samples: RecordedAudio, start: number): void {
     if (t.length > 0 && start !== t.end) this.#flush(t)
     if (t.length === 0) t.start = start
     if (samples.length < t.buf.length - t.length) {
@@ -295,9 +312,9 @@ export class ChunkRecorder implements Recorder {
 
   #flush(t: Track): void {
     if (t.length === 0) return
-    const pcm = Buffer.allocUnsafe(this.#opts.mulaw === true ? t.length : t.length * 2)
-    if (this.#opts.mulaw === true) {
-      encodeMulaw(t.buf.subarray(0, t.length), pcm)
+    const pcm = Buffer.allocUnsafe(t.length * t.buf.BYTES_PER_ELEMENT)
+    if (t.buf instanceof Uint8Array) {
+      pcm.set(t.buf.subarray(0, t.length))
     } else if (LITTLE_ENDIAN) {
       // One copy of the samples' bytes (an Int16Array is in the machine's byte order, little-endian here).
       pcm.set(new Uint8Array(t.buf.buffer, t.buf.byteOffset, t.length * 2))
@@ -363,11 +380,16 @@ export class ChunkRecorder implements Recorder {
   }
 }
 
-/** Zeroes the part of `data` (placed at sample `start`) that falls in [from, to). */
-function zeroRange(data: Int16Array, start: number, from: number, to: number): void {
+/** A copy (a Buffer's `slice` is a view of the same memory, and a caller's frame must not be changed). */
+function copyOf(samples: RecordedAudio): RecordedAudio {
+  return samples instanceof Uint8Array ? new Uint8Array(samples) : samples.slice()
+}
+
+/** Silences the part of `data` (placed at sample `start`) that falls in [from, to). */
+function zeroRange(data: RecordedAudio, start: number, from: number, to: number): void {
   const a = Math.max(0, from - start)
   const b = Math.min(data.length, to - start)
-  if (b > a) data.fill(0, a, b)
+  if (b > a) data.fill(data instanceof Uint8Array ? MULAW_SILENCE : 0, a, b)
 }
 
 function message(e: unknown): string {

@@ -20,7 +20,7 @@ import {
   bufferToInt16,
   Resampler,
 } from '../../../pipeline/index.js'
-import { ChunkRecorder, type RecordingOutcome, type RecordingSink } from './recorder.js'
+import { ChunkRecorder, type RecordedAudio, type RecordingOutcome, type RecordingSink } from './recorder.js'
 import { isDatabaseUnavailable } from '../../store/database-errors.js'
 import { EstimatedPlayout, MarkedPlayout, type AgentPlayout } from './agent-playout.js'
 
@@ -76,8 +76,9 @@ export class SessionRecording {
   readonly url: string
   readonly #recorder: ChunkRecorder
   readonly #playout: AgentPlayout
-  readonly #decodeIn: (chunk: Buffer) => Int16Array
-  readonly #decodeOut: (chunk: Buffer) => Int16Array
+  /** A wire chunk as the recorder takes it (PCM16, or the mu-law bytes themselves for a mu-law recorder). */
+  readonly #decodeIn: (chunk: Buffer) => RecordedAudio
+  readonly #decodeOut: (chunk: Buffer) => RecordedAudio
   readonly #maskDtmf: boolean
   readonly #row: SessionRow
   readonly #completed: RecordingSettings['completed']
@@ -114,22 +115,22 @@ export class SessionRecording {
     this.url = recordingUrl(deps.settings.publicUrl, row)
     const sink =
       deps.settings.sink?.(deps.db, row, this.sampleRate) ?? databaseSink(deps.db, row, this.sampleRate, this.url, deps.retentionDays)
-    this.#recorder = new ChunkRecorder({
-      sink,
-      sampleRate: this.sampleRate,
-      log: deps.log,
-      isTransient: isDatabaseUnavailable,
-      // Both ways mu-law on the wire: every sample the recorder gets is a mu-law value, stored as one (lossless).
-      mulaw: transport.audio.input === 'ulaw_8000' && transport.audio.output === 'ulaw_8000',
-    })
+    // Both ways mu-law on the wire: the recorder keeps the bytes as they came and went (see ChunkRecorderOptions).
+    const mulaw = transport.audio.input === 'ulaw_8000' && transport.audio.output === 'ulaw_8000'
+    this.#recorder = new ChunkRecorder({ sink, sampleRate: this.sampleRate, log: deps.log, isTransient: isDatabaseUnavailable, mulaw })
     this.#playout =
       transport.kind === 'carrier' || transport.kind === 'sip'
         ? new MarkedPlayout(this.#recorder, this.sampleRate)
         : new EstimatedPlayout(this.#recorder, this.sampleRate)
-    // Caller frames come 50 times a second per call and the recorder copies them at once: one buffer is reused.
-    this.#decodeIn = transport.audio.input === 'ulaw_8000' ? reusedMulawDecoder() : decoder(transport.audio.input, this.sampleRate)
+    // Caller frames come 50 times a second per call and the recorder copies them at once: one buffer is reused (and
+    // a mu-law recorder takes the frame itself). Agent audio is kept by the playout until played: always a copy.
+    this.#decodeIn = mulaw
+      ? (chunk) => chunk
+      : transport.audio.input === 'ulaw_8000'
+        ? reusedMulawDecoder()
+        : decoder(transport.audio.input, this.sampleRate)
     this.#inputSamples = transport.audio.input === 'ulaw_8000' ? (chunk) => chunk.length : (chunk) => Math.floor(chunk.length / 2)
-    this.#decodeOut = decoder(transport.audio.output, this.sampleRate)
+    this.#decodeOut = mulaw ? (chunk) => new Uint8Array(chunk) : decoder(transport.audio.output, this.sampleRate)
     this.#maskDtmf = deps.settings.maskDtmf
     this.#row = row
     this.#completed = deps.settings.completed
