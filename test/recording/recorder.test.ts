@@ -23,7 +23,7 @@ const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
 /** A fresh authorized session row to hang a recording on. */
 const sessionRow = () => authorizedSessionRow(gw, agent.id)
 
-function recorder(sink: RecordingSink, rate = 8000, opts: { maxQueuedBytes?: number } = {}) {
+function recorder(sink: RecordingSink, rate = 8000, opts: { maxQueuedBytes?: number; mulaw?: boolean } = {}) {
   const r = new ChunkRecorder({ sink, sampleRate: rate, log: silentLogger(), flushIntervalMs: 50, ...opts })
   r.start()
   return r
@@ -323,14 +323,7 @@ t.test('a mu-law recorder stores the bytes it is given and reads back as the sam
   const agentAudio = Array.from({ length: 20 }, mulawFrame)
   const record = async (mulaw: boolean) => {
     const row = await sessionRow()
-    const r = new ChunkRecorder({
-      sink: databaseSink(db, row, 8000, 'u'),
-      sampleRate: 8000,
-      log: silentLogger(),
-      flushIntervalMs: 50,
-      mulaw,
-    })
-    r.start()
+    const r = recorder(databaseSink(db, row, 8000, 'u'), 8000, { mulaw })
     const audio = (bytes: Uint8Array) => (mulaw ? bytes : decodeMulaw(bytes))
     for (const [i, frame] of caller.entries()) r.caller(audio(frame), 120 + i * 20)
     for (const [i, frame] of agentAudio.entries()) r.agent(audio(frame), 300 + i * 20)
@@ -361,28 +354,14 @@ t.test('a mu-law recorder stores the bytes it is given and reads back as the sam
 
 t.test('a recorder given audio in the other encoding fails the recording, not the call', async (t) => {
   const row = await sessionRow()
-  const r = new ChunkRecorder({
-    sink: databaseSink(db, row, 8000, 'u'),
-    sampleRate: 8000,
-    log: silentLogger(),
-    flushIntervalMs: 50,
-    mulaw: true,
-  })
-  r.start()
+  const r = recorder(databaseSink(db, row, 8000, 'u'), 8000, { mulaw: true })
   r.caller(new Int16Array(160), 20)
   t.same(await r.finish(100), { status: 'failed', error: 'recording was given PCM16 audio to store as mu-law' })
 })
 
 t.test('masking a mu-law frame silences the recording, not the frame (the pipeline has the same bytes)', async (t) => {
   const row = await sessionRow()
-  const r = new ChunkRecorder({
-    sink: databaseSink(db, row, 8000, 'u'),
-    sampleRate: 8000,
-    log: silentLogger(),
-    flushIntervalMs: 50,
-    mulaw: true,
-  })
-  r.start()
+  const r = recorder(databaseSink(db, row, 8000, 'u'), 8000, { mulaw: true })
   r.maskCaller(0, 500)
   const frame = Buffer.alloc(160, 0x10)
   r.caller(frame, 20)
