@@ -122,13 +122,9 @@ export class SessionRecording {
       transport.kind === 'carrier' || transport.kind === 'sip'
         ? new MarkedPlayout(this.#recorder, this.sampleRate)
         : new EstimatedPlayout(this.#recorder, this.sampleRate)
-    // Caller frames come 50 times a second per call and the recorder copies them at once: one buffer is reused (and
-    // a mu-law recorder takes the frame itself). Agent audio is kept by the playout until played: always a copy.
-    this.#decodeIn = mulaw
-      ? (chunk) => chunk
-      : transport.audio.input === 'ulaw_8000'
-        ? reusedMulawDecoder()
-        : decoder(transport.audio.input, this.sampleRate)
+    // A mu-law recorder takes the caller's frame itself (it copies at once). Agent audio is kept by the playout until
+    // played: always a copy.
+    this.#decodeIn = mulaw ? (chunk) => chunk : decoder(transport.audio.input, this.sampleRate)
     this.#inputSamples = transport.audio.input === 'ulaw_8000' ? (chunk) => chunk.length : (chunk) => Math.floor(chunk.length / 2)
     this.#decodeOut = mulaw ? (chunk) => new Uint8Array(chunk) : decoder(transport.audio.output, this.sampleRate)
     this.#maskDtmf = deps.settings.maskDtmf
@@ -324,16 +320,6 @@ function timelineZero(row: SessionRow): number {
   if (row.started_at === null) return now
   const lag = Date.now() - row.started_at.getTime()
   return lag >= 0 && lag <= MAX_START_LAG_MS ? now - lag : now
-}
-
-/** Mu-law to PCM16 into one buffer reused by every call: the result is valid until the next (the recorder copies). */
-function reusedMulawDecoder(): (chunk: Buffer) => Int16Array {
-  let out = new Int16Array(160)
-  return (chunk) => {
-    // Frames are all one size (160 bytes, 20 ms): the buffer fits them exactly, and no view is made per frame.
-    if (out.length !== chunk.length) out = new Int16Array(chunk.length)
-    return decodeMulaw(chunk, out)
-  }
 }
 
 /** PCM16 at `rate` from a wire format (a copy: the agent's playout keeps what it is given). */
