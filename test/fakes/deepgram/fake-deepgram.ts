@@ -91,8 +91,12 @@ export class FakeDeepgramConnection extends FakeConnection {
 
   /** Bytes of audio per second on this connection (from `encoding` and `sample_rate`). */
   get bytesPerSecond(): number {
-    const rate = Number(this.request.query.get('sample_rate') ?? 16000)
-    return rate * (this.request.query.get('encoding') === 'mulaw' ? 1 : 2)
+    return Number(this.request.query.get('sample_rate') ?? 16000) * this.#bytesPerSample
+  }
+
+  /** One byte a sample for mu-law, two for linear16. */
+  get #bytesPerSample(): number {
+    return this.request.query.get('encoding') === 'mulaw' ? 1 : 2
   }
 
   /** Seconds of audio received so far: the vendor's clock. */
@@ -103,7 +107,7 @@ export class FakeDeepgramConnection extends FakeConnection {
   /** The received audio as samples (mu-law or linear16); `from`/`to` in bytes limit it to a stretch. */
   samples(from = 0, to = this.audioBytes): Int16Array {
     const audio = this.audioBetween(from, to)
-    if (this.request.query.get('encoding') === 'mulaw') return decodeMulaw(audio)
+    if (this.#bytesPerSample === 1) return decodeMulaw(audio)
     const out = new Int16Array(Math.floor(audio.length / 2))
     for (let i = 0; i < out.length; i++) out[i] = audio.readInt16LE(i * 2)
     return out
@@ -111,7 +115,7 @@ export class FakeDeepgramConnection extends FakeConnection {
 
   /** First and last voiced sample between two times (seconds of received audio), or undefined when none is. */
   voicedBetween(from: number, to: number): { start: number; end: number } | undefined {
-    const bytesPerSample = this.request.query.get('encoding') === 'mulaw' ? 1 : 2
+    const bytesPerSample = this.#bytesPerSample
     const total = Math.floor(this.audioBytes / bytesPerSample)
     const perSecond = total / Math.max(this.receivedSeconds, 1e-9)
     const a = Math.max(0, Math.floor(from * perSecond))
