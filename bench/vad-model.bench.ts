@@ -9,9 +9,18 @@ import { fmt, throughput, type BenchOptions, type BenchRow } from './bench-util.
 
 const FRAMES_PER_CALL_SECOND = 31.25
 
-/** Raw Silero v5 inference: frames per CPU-second for batch sizes 1..128 at the model's 8 kHz and 16 kHz modes. */
+/**
+ * Raw Silero v5 inference: frames per CPU-second for batch sizes 1..128 at the model's 8 kHz and 16 kHz modes, for
+ * the file as shipped and with its convolutions folded over the batch (what the gateway runs, conv-as-matmul.ts).
+ */
 export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
-  const model = new SileroModel()
+  const rows: BenchRow[] = []
+  for (const foldBatch of [false, true]) rows.push(...(await benchGraph(foldBatch, repeats)))
+  return rows
+}
+
+async function benchGraph(foldBatch: boolean, repeats: number): Promise<BenchRow[]> {
+  const model = new SileroModel({ foldBatch })
   await model.load()
   const rows: BenchRow[] = []
   for (const rate of [8000, 16000] as SileroSampleRate[]) {
@@ -28,6 +37,7 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
         { repeats, minMs: 300 },
       )
       rows.push({
+        graph: foldBatch ? `convs as MatMul (${model.foldedConvs})` : 'as shipped',
         'model rate': rate,
         batch: n,
         'us/frame (best)': fmt(1e6 / t.best),

@@ -1,6 +1,8 @@
+import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type * as Ort from 'onnxruntime-node'
+import { foldBatchIntoConvs } from './conv-as-matmul.js'
 
 /** Sample rates Silero v5 runs at natively. */
 export type SileroSampleRate = 8000 | 16000
@@ -47,6 +49,18 @@ interface LoadedSession {
   session: Ort.InferenceSession
 }
 
+/** How a SileroModel is built. */
+export interface SileroModelOptions {
+  /** Default: the model shipped by @ricky0123/vad-web. */
+  modelPath?: string
+  /**
+   * Run the model with its convolutions rewritten as one matrix product over the batch (conv-as-matmul.ts): the
+   * same probabilities, about 2.5x fewer CPU-seconds a frame in batched calls. Default true; false runs the file as
+   * shipped (the benchmark compares the two).
+   */
+  foldBatch?: boolean
+}
+
 /**
  * Silero VAD v5 on onnxruntime-node: one lazily created session (1 intra-op, 1 inter-op thread); all
  * recurrent state is passed in per call, so one instance serves every stream in the process. onnxruntime-node itself
@@ -54,12 +68,20 @@ interface LoadedSession {
  */
 export class SileroModel {
   readonly #modelPath: string
+  readonly #foldBatch: boolean
   #session: Promise<LoadedSession> | undefined
   #closed = false
+  #foldedConvs = 0
   readonly #srTensors = new Map<number, Ort.Tensor>()
 
-  constructor(options: { modelPath?: string } = {}) {
+  constructor(options: SileroModelOptions = {}) {
     this.#modelPath = options.modelPath ?? defaultSileroModelPath()
+    this.#foldBatch = options.foldBatch ?? true
+  }
+
+  /** Convolutions the loaded session runs as batch-wide matrix products (0 before loading, or as shipped). */
+  get foldedConvs(): number {
+    return this.#foldedConvs
   }
 
   /** Load the session now (otherwise the first inference does). Safe to call repeatedly. */
@@ -118,15 +140,26 @@ export class SileroModel {
 
   #sessionPromise(): Promise<LoadedSession> {
     if (this.#closed) return Promise.reject(new VadModelError('Silero model is closed'))
-    this.#session ??= import('onnxruntime-node')
-      .then(async (ort) => {
-        const session = await ort.InferenceSession.create(this.#modelPath, {
+    this.#session ??= Promise.all([import('onnxruntime-node'), readFile(this.#modelPath)])
+      .then(async ([ort, shipped]) => {
+        const options: Ort.InferenceSession.SessionOptions = {
           intraOpNumThreads: 1,
           interOpNumThreads: 1,
           executionMode: 'sequential',
           graphOptimizationLevel: 'all',
-        })
-        return { ort, session }
+        }
+        const bytes = new Uint8Array(shipped.buffer, shipped.byteOffset, shipped.byteLength)
+        const folded = this.#foldBatch ? foldBatchIntoConvs(bytes) : { model: bytes, convs: 0 }
+        if (folded.convs > 0) {
+          try {
+            const session = await ort.InferenceSession.create(folded.model, options)
+            this.#foldedConvs = folded.convs
+            return { ort, session }
+          } catch {
+            // A model this rewrite does not suit (another file given by modelPath): run it as shipped.
+          }
+        }
+        return { ort, session: await ort.InferenceSession.create(bytes, options) }
       })
       .catch((err: unknown) => {
         this.#session = undefined
