@@ -11,6 +11,12 @@ import type { VadEvent } from '../vad/vad-events.js'
 /** Both caller audio formats are 8 kHz. */
 const INPUT_RATE = 8000
 
+/**
+ * Caller mu-law bytes kept for VAD-gated STT audio, in samples (a power of two). The VAD hands audio back from at
+ * most its queued frames (64) plus its lead-in (10) and the frame itself behind what was pushed: 75 x 256 samples.
+ */
+const WIRE_RING = 32768
+
 /** The part of a VAD the pipeline uses; tests may inject another. */
 export interface VadLike {
   /** `samples` is only valid during the call (the caller reuses it): copy what must be kept. */
@@ -61,6 +67,13 @@ export class CallerAudio {
   #gate: boolean
   /** mu-law decoded for the VAD, reused for every chunk (a 20 ms frame arrives 50 times a second per call). */
   #pcm = new Int16Array(160)
+  /**
+   * mu-law callers with a VAD gate: the bytes pushed to the VAD, by VAD sample modulo WIRE_RING, so the audio the
+   * gate lets through goes to STT as it came instead of decoded and encoded again.
+   */
+  #wire: Buffer | undefined
+  /** Samples pushed to the VAD so far: the clock of its `audio` events. */
+  #vadSamples = 0
   /** Caller samples pushed so far (both input formats are 8 kHz): the caller's clock. */
   #callerSamples = 0
   /** Samples sent to STT so far, and where each stretch of them was in the caller's audio (VAD gating). */
@@ -74,6 +87,7 @@ export class CallerAudio {
     if (vadOn) {
       try {
         this.#vad = (o.createVad ?? sileroVad)((e) => this.#onVad(e), { gateAudio: this.#gate, vad: o.vad })
+        if (this.#gate && o.format === 'ulaw_8000') this.#wire = Buffer.alloc(WIRE_RING)
       } catch (err) {
         o.logger.error({ err }, 'VAD could not start: audio goes to speech recognition ungated')
         this.#gate = false
@@ -94,8 +108,14 @@ export class CallerAudio {
     if (this.#vad !== undefined) {
       if (this.#o.format === 'ulaw_8000') {
         if (this.#pcm.length < chunk.length) this.#pcm = new Int16Array(chunk.length)
+        // Kept before the push: the VAD may hand audio back during it (frames it skips when behind).
+        if (this.#wire !== undefined) this.#keepWire(chunk)
+        this.#vadSamples += chunk.length
         this.#vad.push(decodeMulaw(chunk, this.#pcm))
-      } else if (chunk.length % 2 === 0) this.#vad.push(bufferToInt16(chunk))
+      } else if (chunk.length % 2 === 0) {
+        this.#vadSamples += chunk.length / 2
+        this.#vad.push(bufferToInt16(chunk))
+      }
     }
   }
 
@@ -111,11 +131,13 @@ export class CallerAudio {
         this.#o.onMisfire()
         break
       case 'audio':
-        // The view is only valid during the callback: encode (mu-law) or copy (PCM16) it now.
+        // The view is only valid during the callback: take the caller's own bytes (mu-law) or copy (PCM16) it now.
         // allocUnsafe of a small size is a slice of Node's pool: one object, no new memory block per frame.
-        if (this.#o.format === 'ulaw_8000')
-          this.#toStt(encodeMulaw(e.samples, Buffer.allocUnsafe(e.samples.length)) as Buffer, e.startSample)
-        else {
+        if (this.#o.format === 'ulaw_8000') {
+          const out = Buffer.allocUnsafe(e.samples.length)
+          if (!this.#wireBytes(e.startSample, out)) encodeMulaw(e.samples, out)
+          this.#toStt(out, e.startSample)
+        } else {
           const bytes = e.samples.buffer.slice(e.samples.byteOffset, e.samples.byteOffset + e.samples.byteLength)
           this.#toStt(Buffer.from(bytes), e.startSample)
         }
@@ -129,6 +151,25 @@ export class CallerAudio {
       default:
         break
     }
+  }
+
+  /** Keeps `chunk` as VAD samples from #vadSamples on (only the ring's worth at the end of a longer chunk). */
+  #keepWire(chunk: Buffer): void {
+    const wire = this.#wire as Buffer
+    const from = Math.max(0, chunk.length - WIRE_RING)
+    const at = (this.#vadSamples + from) % WIRE_RING
+    const copied = chunk.copy(wire, at, from)
+    if (from + copied < chunk.length) chunk.copy(wire, 0, from + copied)
+  }
+
+  /** Copies the caller's bytes for VAD samples [start, start + out.length) into `out`; false if they are not kept. */
+  #wireBytes(start: number, out: Buffer): boolean {
+    const wire = this.#wire
+    if (wire === undefined || start < 0 || start + out.length > this.#vadSamples || this.#vadSamples - start > WIRE_RING) return false
+    const at = start % WIRE_RING
+    const copied = wire.copy(out, 0, at, Math.min(WIRE_RING, at + out.length))
+    if (copied < out.length) wire.copy(out, copied, 0, out.length - copied)
+    return true
   }
 
   #samplesIn(chunk: Buffer): number {
