@@ -53,7 +53,7 @@ export function parseFields(bytes: Uint8Array): WireField[] {
 export function encodeFields(fields: readonly WireField[]): Uint8Array {
   const heads = fields.map((f) => {
     const key = varintBytes(BigInt((f.no << 3) | f.wt))
-    return f.wt === 2 ? concat([key, varintBytes(BigInt(f.raw.length))]) : key
+    return f.wt === 2 ? Buffer.concat([key, varintBytes(BigInt(f.raw.length))]) : key
   })
   let size = 0
   for (let i = 0; i < fields.length; i++) size += heads[i]!.length + fields[i]!.raw.length
@@ -176,14 +176,4 @@ function varintBytes(value: bigint): Uint8Array {
     out.push(b)
   } while (v !== 0n)
   return Uint8Array.from(out)
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let o = 0
-  for (const p of parts) {
-    out.set(p, o)
-    o += p.length
-  }
-  return out
 }

@@ -39,14 +39,13 @@ function gateFrom(from: number): VadFactory {
   }
 }
 
-function callerAudio(options: { gateFrom?: number; ungated?: boolean }) {
-  const stt = countingStt()
+function callerAudio<S extends SttStream>(stt: S, createVad: VadFactory, options: { ungated?: boolean } = {}) {
   const caller = new CallerAudio({
     format: 'ulaw_8000',
     vad: vadSchema.parse({ gate_audio: options.ungated !== true }),
     useVad: true,
     stt,
-    createVad: gateFrom(options.gateFrom ?? 0),
+    createVad,
     logger: silentLogger,
     sendToStt: () => undefined,
     onSpeechStart: () => undefined,
@@ -57,14 +56,14 @@ function callerAudio(options: { gateFrom?: number; ungated?: boolean }) {
 }
 
 t.test('with VAD gating, STT times are moved to where the caller said the words', async (t) => {
-  const { caller, stt } = callerAudio({ gateFrom: 4000 })
+  const { caller, stt } = callerAudio(countingStt(), gateFrom(4000))
   for (let i = 0; i < 100; i++) caller.push(Buffer.alloc(160, 0x7f))
   t.equal(stt.bytes, 12_000, 'the first half second never reached STT')
   t.same(caller.callerWords([{ word: 'four', start: 0.1, end: 0.25 }]), [{ word: 'four', start: 0.6, end: 0.75 }])
 })
 
 t.test('ungated, the clocks are the same', async (t) => {
-  const { caller } = callerAudio({ ungated: true })
+  const { caller } = callerAudio(countingStt(), gateFrom(0), { ungated: true })
   for (let i = 0; i < 50; i++) caller.push(Buffer.alloc(160, 0x7f))
   t.same(caller.callerWords([{ word: 'one', start: 0.3, end: 0.4 }]), [{ word: 'one', start: 0.3, end: 0.4 }])
 })
@@ -89,25 +88,8 @@ function wireChunks(count: number): Buffer[] {
   return Array.from({ length: count }, (_, c) => Buffer.from(Array.from({ length: 160 }, (_, i) => (c * 160 + i * 7) & 0xff)))
 }
 
-function gatedCaller(createVad: VadFactory) {
-  const stt = recordingStt()
-  const caller = new CallerAudio({
-    format: 'ulaw_8000',
-    vad: vadSchema.parse({ gate_audio: true }),
-    useVad: true,
-    stt,
-    createVad,
-    logger: silentLogger,
-    sendToStt: () => undefined,
-    onSpeechStart: () => undefined,
-    onSpeechEnd: () => undefined,
-    onMisfire: () => undefined,
-  })
-  return { caller, stt }
-}
-
 t.test('gated mu-law audio reaches STT as the caller sent it, across the ring it is kept in', async (t) => {
-  const { caller, stt } = gatedCaller(gateFrom(4000))
+  const { caller, stt } = callerAudio(recordingStt(), gateFrom(4000))
   // 300 chunks: 48,000 samples, more than the 32,768 kept, so the ring wraps.
   const chunks = wireChunks(300)
   for (const c of chunks) caller.push(c)
@@ -141,7 +123,7 @@ t.test('audio handed back from before what is kept is encoded from the VAD sampl
       close() {},
     }
   }
-  const { caller, stt } = gatedCaller(late)
+  const { caller, stt } = callerAudio(recordingStt(), late)
   const chunks = wireChunks(250)
   for (const c of chunks) caller.push(c)
   const pushed = Buffer.concat(chunks)
