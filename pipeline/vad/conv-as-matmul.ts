@@ -147,7 +147,8 @@ function noteConstant(shapes: Map<string, readonly number[]>, node: readonly Wir
 }
 
 function noteTensor(shapes: Map<string, readonly number[]>, tensor: readonly WireField[], name: string | undefined): void {
-  const n = name ?? (first(tensor, TENSOR.name) === undefined ? undefined : stringValue(first(tensor, TENSOR.name)!))
+  const nameField = first(tensor, TENSOR.name)
+  const n = name ?? (nameField === undefined ? undefined : stringValue(nameField))
   if (n === undefined) return
   // dims is `repeated int64`: written unpacked by most exporters; a packed list is one length-delimited field.
   const dims: number[] = []

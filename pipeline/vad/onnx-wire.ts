@@ -23,6 +23,9 @@ export const TENSOR = { dims: 1, dataType: 2, name: 8, rawData: 9 } as const
 export const ATTRIBUTE_TYPE = { INT: 2, TENSOR: 4, INTS: 7 } as const
 /** TensorProto.DataType.INT64. */
 const INT64 = 7
+/** One of each for the whole rewrite: a model's names and op types are read and written thousands of times. */
+const UTF8_DECODER = new TextDecoder()
+const UTF8_ENCODER = new TextEncoder()
 
 /** The fields of one message; values are views into `bytes`. Throws on malformed input. */
 export function parseFields(bytes: Uint8Array): WireField[] {
@@ -75,7 +78,7 @@ export function varintValue(f: WireField): bigint {
 
 /** A length-delimited field read as UTF-8. */
 export function stringValue(f: WireField): string {
-  return new TextDecoder().decode(f.raw)
+  return UTF8_DECODER.decode(f.raw)
 }
 
 /** The first field numbered `no`, if any. */
@@ -92,7 +95,7 @@ export function bytesField(no: number, raw: Uint8Array): WireField {
 }
 
 export function stringField(no: number, text: string): WireField {
-  return bytesField(no, new TextEncoder().encode(text))
+  return bytesField(no, UTF8_ENCODER.encode(text))
 }
 
 /** A NodeProto in the default domain. */
