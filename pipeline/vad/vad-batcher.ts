@@ -20,6 +20,12 @@ export interface VadJob {
   state: Float32Array
   /** Called once with the speech probability, or with an error. */
   done(error: Error | undefined, probability: number): void
+  /**
+   * More frames of the same stream wait behind this one: it is late already (a stream runs one frame at a time), so
+   * its batch runs without waiting for company. Without this, a stream behind by k frames (audio read late after a
+   * stall) drained at one frame per `maxWaitMs` at best, and on a starved event loop fell further behind.
+   */
+  behind?: boolean
 }
 
 /** Batching knobs. */
@@ -74,6 +80,8 @@ export class VadBatcher {
   readonly #pending: VadJob[] = []
   readonly #buffers = new Map<SileroSampleRate, RateBuffers>()
   #timer: NodeJS.Timeout | NodeJS.Immediate | undefined
+  /** When #timer fires (performance.now()). */
+  #timerAt = Number.NaN
   /** When the oldest frame still pending arrived (performance.now()); NaN while none is. */
   #oldestAt = Number.NaN
   #running = false
@@ -112,11 +120,8 @@ export class VadBatcher {
     }
     if (this.#pending.push(job) === 1) this.#oldestAt = performance.now()
     if (this.#running) return
-    if (this.#pending.length >= this.maxBatch) {
-      this.#flushNow()
-    } else if (this.#timer === undefined) {
-      this.#wait(this.maxWaitMs)
-    }
+    if (this.#pending.length >= this.maxBatch) this.#flushNow()
+    else this.#runBy(job.behind === true ? 0 : this.#oldestAt + this.maxWaitMs - performance.now())
   }
 
   /** Promise form of `submit` for one frame (allocates; streams use `submit`). */
@@ -141,15 +146,22 @@ export class VadBatcher {
     if (!this.#running) this.#flushNow()
   }
 
-  #wait(ms: number): void {
+  /** The pending frames run within `ms` (0: at the end of this I/O phase); an earlier timer already set stays. */
+  #runBy(ms: number): void {
+    const at = performance.now() + Math.max(0, ms)
+    if (this.#timer !== undefined) {
+      if (this.#timerAt <= at) return
+      this.#clearTimer()
+    }
+    this.#timerAt = at
     this.#timer = ms <= 0 ? setImmediate(this.#onTimer) : setTimeout(this.#onTimer, ms)
   }
 
   /**
    * After a model call: a full batch, or frames left over from one (they have waited already), run at once; a
-   * partial batch waits for company until its oldest frame has waited `maxWaitMs`. Flushing every partial batch at
-   * once would run one model call per turn of the event loop under load, each a few frames (~49 us a frame at 4
-   * against ~34 at 32).
+   * partial batch waits for company until its oldest frame has waited `maxWaitMs`, unless a frame in it is behind
+   * (see VadJob). Flushing every partial batch at once would run one model call per turn of the event loop under
+   * load, each a few frames (~49 us a frame at 4 against ~34 at 32).
    */
   #afterRun(leftOver: boolean): void {
     if (this.#pending.length === 0 || this.#closed) return
@@ -157,7 +169,7 @@ export class VadBatcher {
       this.#flushNow()
       return
     }
-    if (this.#timer === undefined) this.#wait(this.#oldestAt + this.maxWaitMs - performance.now())
+    this.#runBy(this.#pending.some((j) => j.behind === true) ? 0 : this.#oldestAt + this.maxWaitMs - performance.now())
   }
 
   #clearTimer(): void {

@@ -79,6 +79,7 @@ export class VadStream {
       input: new Float32Array(this.#ctx + this.frameSize),
       state: new Float32Array(SILERO_STATE_SIZE),
       done: (err, p) => this.#onResult(err, p),
+      behind: false,
     }
   }
 
@@ -193,6 +194,7 @@ export class VadStream {
         continue
       }
       this.#inflight = true
+      this.#job.behind = this.#received - k > 1
       this.#batcher.submit(this.#job)
       return
     }

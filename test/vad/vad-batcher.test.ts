@@ -118,6 +118,47 @@ t.test('frames that come while a model call runs wait for company, as long as th
   t.same(sizes.slice(3), [8, 4], 'twelve frames: a call of eight, then one of four')
 })
 
+t.test('a frame with frames of its stream behind it runs without waiting for company', async (t) => {
+  // A wait for company far longer than the test: a frame that is not behind would still be waiting at its end.
+  const batcher = new VadBatcher(sharedSileroModel(), { maxBatch: 8, maxWaitMs: 60_000 })
+  t.teardown(() => batcher.close())
+  const row = new Float32Array(WIDTH)
+  const submit = (behind: boolean) =>
+    new Promise<number>((resolve, reject) => {
+      batcher.submit({
+        sampleRate: 8000,
+        input: row,
+        state: new Float32Array(SILERO_STATE_SIZE),
+        behind,
+        done: (e, p) => (e ? reject(e) : resolve(p)),
+      })
+    })
+  const waiting = submit(false)
+  let ranAlone = false
+  void waiting.then(() => {
+    ranAlone = true
+  })
+  await new Promise((r) => setTimeout(r, 50))
+  t.notOk(ranAlone, 'a frame on time waits for company')
+  // The late frame joins it: both run at once, in one call.
+  const sizes: number[] = []
+  batcher.observe({ batch: (n) => sizes.push(n), skipped: () => {} })
+  await Promise.all([waiting, submit(true)])
+  t.same(sizes, [2], 'the waiting frame and the late one ran as one call')
+  // A late frame that comes while a call runs: the call after it does not wait either.
+  const during = new Promise<number>((resolve, reject) => {
+    batcher.submit({
+      sampleRate: 8000,
+      input: row,
+      state: new Float32Array(SILERO_STATE_SIZE),
+      behind: true,
+      done: (e) => (e ? reject(e) : resolve(submit(true))),
+    })
+  })
+  await during
+  t.same(sizes, [2, 1, 1], 'a late frame submitted during a call ran right after it')
+})
+
 t.test('a model failure reaches every stream as an error event', async (t) => {
   const broken = new SileroModel({ modelPath: '/nonexistent/model.onnx' })
   const batcher = new VadBatcher(broken)

@@ -115,6 +115,19 @@ t.test('a stream pushed far faster than real time skips its backlog instead of q
   vad.close()
 })
 
+t.test("a backlog (audio read late) drains at the model's pace, not one frame per wait for company", async (t) => {
+  const f = loadFixture('phrase.wav')
+  // Each frame on time would wait 60 s for company; 40 frames pushed at once are all behind but the last.
+  const batcher = new VadBatcher(undefined, { maxWaitMs: 60_000 })
+  t.teardown(() => batcher.close())
+  const vad = new VadStream(() => {}, { batcher })
+  t.teardown(() => vad.close())
+  vad.push(f.samples.subarray(0, 40 * 256))
+  await new Promise((r) => setTimeout(r, 2_000))
+  t.equal(vad.framesProcessed, 39, 'every frame with another behind it ran; the newest waits for company')
+  t.equal(vad.skippedFrames, 0)
+})
+
 t.test('drain honours an aborted signal', async (t) => {
   const vad = new VadStream(() => {}, { maxQueuedFrames: Infinity })
   vad.push(new Int16Array(256 * 4))
