@@ -310,7 +310,12 @@ export class FakeSipTrunk {
     return param('response') === md5(`${ha1}:${this.#nonce}:${param('nc')}:${param('cnonce')}:auth:${ha2}`)
   }
 
-  /** Caller-side RTP every 20 ms (speech-like bytes), so the gateway hears someone and latches to us. */
+  /**
+   * Caller-side RTP every 20 ms (speech-like bytes), so the gateway hears someone and latches to us. The packets
+   * keep to the wall clock, as a trunk on another machine does: a tick that comes late (this process shares its
+   * event loop with the gateway under test) sends every packet due since, instead of falling behind real time and
+   * leaving the gateway's jitter buffer to run dry in the middle of what the callee says.
+   */
   #startRtp(callId: string): void {
     const target = this.#calls.get(callId)?.rtpTarget
     if (target === undefined) return
@@ -319,7 +324,8 @@ export class FakeSipTrunk {
     let event: DtmfPacket[] = []
     clearInterval(this.#rtpTimer)
     const alaw = this.codec === 'PCMA'
-    this.#rtpTimer = setInterval(() => {
+    const startAt = performance.now()
+    const sendOne = () => {
       const next = event.length === 0 ? this.#playing.shift() : undefined
       if (next?.kind === 'digit') {
         // Section 2.5.1: every packet of the event carries its start timestamp; the audio's clock runs on meanwhile.
@@ -345,6 +351,10 @@ export class FakeSipTrunk {
             })
       seq++
       this.rtp.send(bytes, target.port, target.address)
+    }
+    this.#rtpTimer = setInterval(() => {
+      const due = Math.floor((performance.now() - startAt) / 20)
+      while (seq < due) sendOne()
     }, 20)
     this.#rtpTimer.unref()
   }
