@@ -9,7 +9,7 @@ import { cpuMs, fmt, type BenchRow } from './bench-util.js'
 import { mainThreadCpuMs } from './proc-stats.js'
 import { startProfile, stageTable } from './cpu-stages.js'
 import { startSentinel } from './carrier-bench-setup.js'
-import { StallRecorder, uncovered } from './stalls.js'
+import { type Stall, StallRecorder, uncovered } from './stalls.js'
 
 /**
  * Measures `seconds` of `calls` live calls; `turns()` reads the backend's count of turns so far. With `profileFile`,
@@ -17,14 +17,21 @@ import { StallRecorder, uncovered } from './stalls.js'
  */
 export async function measureLoad(calls: number, seconds: number, turns: () => Promise<number>, profileFile?: string): Promise<BenchRow> {
   const sentinel = await startSentinel()
-  const stalls = new StallRecorder()
+  const stalls = new StallRecorder(2, EXPLAIN_STALLS)
   const loop = monitorEventLoopDelay({ resolution: 1 })
   loop.enable()
   stalls.start()
   // GC pauses are what used to break the 20 ms rule (see the README); report the longest so a regression shows.
   let gcMax = 0
+  const gcs: { from: number; to: number; kind: number }[] = []
   const gcWatch = new PerformanceObserver((list) => {
-    for (const e of list.getEntries() as PerformanceEntry[]) gcMax = Math.max(gcMax, e.duration)
+    for (const e of list.getEntries() as PerformanceEntry[]) {
+      gcMax = Math.max(gcMax, e.duration)
+      if (EXPLAIN_STALLS) {
+        const from = performance.timeOrigin + e.startTime
+        gcs.push({ from, to: from + e.duration, kind: (e as { detail?: { kind?: number } }).detail?.kind ?? 0 })
+      }
+    }
   })
   gcWatch.observe({ entryTypes: ['gc'] })
   const turns0 = await turns()
@@ -52,6 +59,7 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
   const machine = await sentinel.report()
   // The timer runs every 1 ms, so a gap of g ms means the loop was g - 1 ms late.
   const worstOwnMs = Math.max(0, ...own.map((s) => uncovered(s, machine) - 1))
+  if (EXPLAIN_STALLS) explainStalls(own, machine, gcs, t0)
   const machineMaxMs = Math.max(0, ...machine.map((s) => s.to - s.from - 1))
   const cpuShare = (100 * cpu) / wall
   return {
@@ -74,6 +82,36 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
     'turns per call per min': fmt(turnCount / calls / (wall / 60000)),
   }
 }
+
+/**
+ * `CARRIER_BENCH_STALLS=1`: each of the gateway's own stalls over 10 ms is printed with the CPU the process used in
+ * it (about its length: the loop was busy; far less: the process was not scheduled, or waited in a system call) and
+ * the GC pauses inside it, to tell the kinds of stall apart.
+ */
+const EXPLAIN_STALLS = process.env.CARRIER_BENCH_STALLS === '1'
+
+function explainStalls(
+  own: readonly Stall[],
+  machine: readonly Stall[],
+  gcs: readonly { from: number; to: number; kind: number }[],
+  t0: number,
+) {
+  const start = performance.timeOrigin + t0
+  // The monotonic clock's µs (a CPU profile's sample times) at shared-clock ms 0, to find a stall in a profile.
+  const monoUs = Number(process.hrtime.bigint() / 1000n) - (performance.timeOrigin + performance.now()) * 1000
+  for (const s of own) {
+    const mine = uncovered(s, machine) - 1
+    if (mine <= 10) continue
+    const inside = gcs.filter((g) => g.to > s.from && g.from < s.to)
+    const gc = inside.map((g) => `${GC_KINDS[g.kind] ?? g.kind} ${fmt(g.to - g.from)}`).join(', ')
+    process.stderr.write(
+      `stall at +${fmt(s.from - start)} ms: ${fmt(s.to - s.from - 1)} ms (own ${fmt(mine)}), CPU ${fmt(s.cpuMs ?? Number.NaN)} ms; GC: ${gc || 'none'}; monotonic us ${Math.round(s.from * 1000 + monoUs)}-${Math.round(s.to * 1000 + monoUs)}\n`,
+    )
+  }
+}
+
+/** perf_hooks' GC kinds (constants.NODE_PERFORMANCE_GC_*). */
+const GC_KINDS: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' }
 
 /** JS heap plus memory outside it (buffers, sockets), after a GC when --expose-gc allows one. */
 export function usedMemory(): number {

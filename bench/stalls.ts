@@ -9,6 +9,8 @@
 export interface Stall {
   from: number
   to: number
+  /** With `cpu` on: the process's CPU time (ms, all threads) over the stall; near its length, the loop was busy. */
+  cpuMs?: number
 }
 
 /** Now in ms since the epoch, with the precision of performance.now(): comparable across processes on one host. */
@@ -21,16 +23,30 @@ export class StallRecorder {
   readonly stalls: Stall[] = []
   #timer: NodeJS.Timeout | undefined
   #last = 0
+  #lastCpu = 0
 
-  constructor(private readonly minMs = 2) {}
+  /** `cpu`: note each stall's CPU time (one getrusage a tick: for a diagnosis, not for the figures). */
+  constructor(
+    private readonly minMs = 2,
+    private readonly cpu = false,
+  ) {}
 
   start(): void {
     this.#last = sharedNow()
+    this.#lastCpu = this.#cpuNow()
     this.#timer = setInterval(() => {
       const now = sharedNow()
-      if (now - this.#last > this.minMs) this.stalls.push({ from: this.#last, to: now })
+      const cpu = this.#cpuNow()
+      if (now - this.#last > this.minMs) this.stalls.push({ from: this.#last, to: now, ...(this.cpu && { cpuMs: cpu - this.#lastCpu }) })
       this.#last = now
+      this.#lastCpu = cpu
     }, 1)
+  }
+
+  #cpuNow(): number {
+    if (!this.cpu) return 0
+    const u = process.cpuUsage()
+    return (u.user + u.system) / 1000
   }
 
   stop(): Stall[] {
