@@ -74,10 +74,12 @@ export class VadStream {
     this.#slots = Math.min(this.#maxQueued, 64) + this.#history + 2
     this.#ring = new Int16Array(this.#slots * this.frameSize)
     this.#context = new Float32Array(this.#ctx)
+    const state = new Float32Array(SILERO_STATE_SIZE)
     this.#job = {
       sampleRate,
       input: new Float32Array(this.#ctx + this.frameSize),
-      state: new Float32Array(SILERO_STATE_SIZE),
+      state,
+      stateHalves: [state.subarray(0, SILERO_STATE_SIZE / 2), state.subarray(SILERO_STATE_SIZE / 2)],
       done: (err, p) => this.#onResult(err, p),
       behind: false,
     }

@@ -107,7 +107,8 @@ export class CallerAudio {
     if (!this.#gate) this.#toStt(chunk, at)
     if (this.#vad !== undefined) {
       if (this.#o.format === 'ulaw_8000') {
-        if (this.#pcm.length < chunk.length) this.#pcm = new Int16Array(chunk.length)
+        // Exactly the chunk's size, so the decode returns the array itself and not a view (an object per frame).
+        if (this.#pcm.length !== chunk.length) this.#pcm = new Int16Array(chunk.length)
         // Kept before the push: the VAD may hand audio back during it (frames it skips when behind).
         if (this.#wire !== undefined) this.#keepWire(chunk)
         this.#vadSamples += chunk.length
@@ -171,10 +172,8 @@ export class CallerAudio {
   #wireBytes(start: number, out: Buffer): boolean {
     const wire = this.#wire
     if (wire === undefined || start < 0 || start + out.length > this.#vadSamples || this.#vadSamples - start > WIRE_RING) return false
-    const at = start % WIRE_RING
-    const first = Math.min(out.length, WIRE_RING - at)
-    out.set(wire.subarray(at, at + first), 0)
-    if (first < out.length) out.set(wire.subarray(0, out.length - first), first)
+    // An index loop, not set() on views of the ring: a view is an object per frame, what the collector must clear.
+    for (let i = 0, j = start % WIRE_RING; i < out.length; i++, j = (j + 1) & (WIRE_RING - 1)) out[i] = wire[j]!
     return true
   }
 
