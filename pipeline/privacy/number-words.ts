@@ -68,3 +68,12 @@ export function readNumberWord(word: string): NumberWord | undefined {
   if (FILLERS.has(word)) return { type: 'filler' }
   return undefined
 }
+
+/**
+ * A word of the tokenizer's kind (a run of ASCII letters) that may read as part of a number, in any case. Text that
+ * matches neither this nor a digit holds no digit run: a transcript without either skips the tokenizer.
+ */
+export const NUMBER_WORD = new RegExp(
+  `(?<![A-Za-z])(?:${[...Object.keys(UNITS), ...Object.keys(TEENS), ...Object.keys(TENS), ...Object.keys(REPEATS)].join('|')})(?![A-Za-z])`,
+  'i',
+)
