@@ -97,6 +97,9 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
     }
     this.#held.push(chunk)
     this.#heldBytes += chunk.length
+    // Audio held for the next message is audio flowing: no KeepAlive for that tick (a late loop can stretch the
+    // time between two messages past a short keep-alive interval).
+    this.markActivity()
     if (this.#heldBytes >= this.#sendBytes) this.#sendHeld()
   }
 
