@@ -4,6 +4,7 @@
  * storage happens on a bounded queue behind it, and a store that fails or falls behind fails the recording, never
  * the call.
  */
+import { giveBackChunkBuffer, takeChunkBuffer } from './chunk-buffers.js'
 import { endianness } from 'node:os'
 import { retryWhileUnavailable } from '../../store/database-errors.js'
 import type { Log } from '../../../core/log.js'
@@ -38,6 +39,7 @@ export type RecordingOutcome = { status: 'completed'; durationMs: number } | { s
 /** Where a recorder's chunks go: the database today, an object store later. */
 export interface RecordingSink {
   start(): Promise<void>
+  /** Each chunk's `pcm` is reused once the returned promise settles: a sink that keeps the bytes copies them. */
   append(chunks: readonly RecordingChunk[]): Promise<void>
   complete(totalSamples: number): Promise<void>
   fail(error: string): Promise<void>
@@ -312,7 +314,8 @@ export class ChunkRecorder implements Recorder {
 
   #flush(t: Track): void {
     if (t.length === 0) return
-    const pcm = Buffer.allocUnsafe(t.length * t.buf.BYTES_PER_ELEMENT)
+    // A reused buffer, given back once written (chunk-buffers.ts): every byte of it is set below.
+    const pcm = takeChunkBuffer(t.length * t.buf.BYTES_PER_ELEMENT)
     if (t.buf instanceof Uint8Array) {
       pcm.set(t.buf.subarray(0, t.length))
     } else if (LITTLE_ENDIAN) {
@@ -362,7 +365,11 @@ export class ChunkRecorder implements Recorder {
         } catch (e) {
           this.#fail(`recording storage failed: ${message(e)}`)
         }
-        for (const c of batch) this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)
+        // Written or given up on: the sink has settled, so nothing reads these buffers any more.
+        for (const c of batch) {
+          this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)
+          if (c.pcm !== null) giveBackChunkBuffer(c.pcm)
+        }
       }
     } finally {
       this.#writing = undefined
