@@ -54,6 +54,11 @@ export function giveBackChunkBuffer(pcm: Uint8Array): void {
   pooledBytes += size
 }
 
+/** Gives back the buffers of chunks written or given up on (a recorder's batch, once its sink has settled). */
+export function giveBackChunkBuffers(chunks: readonly { pcm: Uint8Array | null }[]): void {
+  for (const c of chunks) if (c.pcm !== null) giveBackChunkBuffer(c.pcm)
+}
+
 /** Bytes waiting for reuse (tests). */
 export function pooledChunkBytes(): number {
   return pooledBytes

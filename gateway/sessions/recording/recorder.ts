@@ -4,7 +4,7 @@
  * storage happens on a bounded queue behind it, and a store that fails or falls behind fails the recording, never
  * the call.
  */
-import { giveBackChunkBuffer, takeChunkBuffer } from './chunk-buffers.js'
+import { giveBackChunkBuffers, takeChunkBuffer } from './chunk-buffers.js'
 import { endianness } from 'node:os'
 import { retryWhileUnavailable } from '../../store/database-errors.js'
 import type { Log } from '../../../core/log.js'
@@ -314,8 +314,7 @@ export class ChunkRecorder implements Recorder {
 
   #flush(t: Track): void {
     if (t.length === 0) return
-    // A reused buffer, given back once written (chunk-buffers.ts): every byte of it is set below.
-    const pcm = takeChunkBuffer(t.length * t.buf.BYTES_PER_ELEMENT)
+    const pcm = takeChunkBuffer(t.length * t.buf.BYTES_PER_ELEMENT) // every byte of it is set below
     if (t.buf instanceof Uint8Array) {
       pcm.set(t.buf.subarray(0, t.length))
     } else if (LITTLE_ENDIAN) {
@@ -365,11 +364,8 @@ export class ChunkRecorder implements Recorder {
         } catch (e) {
           this.#fail(`recording storage failed: ${message(e)}`)
         }
-        // Written or given up on: the sink has settled, so nothing reads these buffers any more.
-        for (const c of batch) {
-          this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)
-          if (c.pcm !== null) giveBackChunkBuffer(c.pcm)
-        }
+        for (const c of batch) this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)
+        giveBackChunkBuffers(batch) // the sink has settled: nothing reads them any more
       }
     } finally {
       this.#writing = undefined
