@@ -9,12 +9,14 @@
 // 60 ms about twice a minute; see bench/stalls.ts), and only the part of a gateway stall the sentinel did not
 // share counts. The raw loop maximum and the machine's pauses are reported beside it.
 //
-// `CARRIER_BENCH_PROFILE=DIR` profiles each measurement window and prints where the CPU went by stage (cpu-stages.ts).
+// `CARRIER_BENCH_PROFILE=DIR` profiles each measurement window and prints where the CPU went by stage (cpu-stages.ts);
+// `CARRIER_BENCH_PROFILE_US` sets its sampling interval (default 1000 us). `CARRIER_BENCH_STALLS=1` explains each
+// stall over 10 ms (load-window.ts).
 // `CARRIER_BENCH_WORLD_PROFILE=DIR` profiles the world process (the phones and vendor fakes share this machine's two
 // cores with the gateway, so what they spend is time the gateway may not get).
 import { join } from 'node:path'
 import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
-import { ask, CARRIER_NUMBER, PUBLIC_URL, startBenchGateway } from './carrier-bench-setup.js'
+import { ask, CARRIER_NUMBER, PUBLIC_URL, startBenchGateway, startSentinel } from './carrier-bench-setup.js'
 import { measureLoad, usedMemory } from './load-window.js'
 
 const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10)
@@ -30,11 +32,18 @@ async function run(calls: number): Promise<BenchRow> {
   const progress = (m: string) => process.stderr.write(`[carrier-calls ${calls}] ${m}\n`)
   await ask(world, 'connected', { cmd: 'call', calls, gatewayUrl: gateway.url, number: CARRIER_NUMBER, publicUrl: PUBLIC_URL })
   progress('calls connected')
+  const sentinel = await startSentinel()
   await new Promise((r) => setTimeout(r, 1000))
   frameTimes.length = 0
   const profile =
     PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `carrier-calls-${calls}${RECORDING ? '-recording' : ''}.cpuprofile`)
-  const load = await measureLoad(calls, SECONDS, async () => (await ask(world, 'turns', { cmd: 'turns' })).turns as number, profile)
+  const load = await measureLoad(
+    calls,
+    SECONDS,
+    async () => (await ask(world, 'turns', { cmd: 'turns' })).turns as number,
+    sentinel,
+    profile,
+  )
   const frames = frameTimes.length
   frameTimes.sort((a, b) => a - b)
   // Memory per call: the calls live, minus the same once they have hung up.

@@ -98,7 +98,7 @@ export async function startProfile(file: string): Promise<{ stop(): Promise<CpuP
   const session = new Session()
   session.connect()
   await session.post('Profiler.enable')
-  await session.post('Profiler.setSamplingInterval', { interval: 1000 })
+  await session.post('Profiler.setSamplingInterval', { interval: Number(process.env.CARRIER_BENCH_PROFILE_US ?? 1000) })
   await session.post('Profiler.start')
   // Beside it, where the thread allocates (sampled every 32 KiB): what the garbage collector has to clean up.
   await session.post('HeapProfiler.enable')

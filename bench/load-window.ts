@@ -8,15 +8,25 @@ import { sileroFrameSamples } from '../pipeline/vad/silero-model.js'
 import { cpuMs, fmt, type BenchRow } from './bench-util.js'
 import { mainThreadCpuMs } from './proc-stats.js'
 import { startProfile, stageTable } from './cpu-stages.js'
-import { startSentinel } from './carrier-bench-setup.js'
+import type { startSentinel } from './carrier-bench-setup.js'
 import { type Stall, StallRecorder, uncovered } from './stalls.js'
 
+/** The stall sentinel (carrier-bench-setup.ts) a window compares the gateway's stalls with. */
+export type Sentinel = Awaited<ReturnType<typeof startSentinel>>
+
 /**
- * Measures `seconds` of `calls` live calls; `turns()` reads the backend's count of turns so far. With `profileFile`,
- * a CPU profile of the stretch is written there and the gateway's CPU by stage printed (cpu-stages.ts).
+ * Measures `seconds` of `calls` live calls; `turns()` reads the backend's count of turns so far. `sentinel`: started
+ * by the caller at least a second before, as the calls settle: starting a Node process (the sentinel loads tsx) takes
+ * the machine's CPU for a moment, and the gateway's catching up after it used to be the window's worst stall. With
+ * `profileFile`, a CPU profile of the stretch is written there and the gateway's CPU by stage printed (cpu-stages.ts).
  */
-export async function measureLoad(calls: number, seconds: number, turns: () => Promise<number>, profileFile?: string): Promise<BenchRow> {
-  const sentinel = await startSentinel()
+export async function measureLoad(
+  calls: number,
+  seconds: number,
+  turns: () => Promise<number>,
+  sentinel: Sentinel,
+  profileFile?: string,
+): Promise<BenchRow> {
   const stalls = new StallRecorder(2, EXPLAIN_STALLS)
   const loop = monitorEventLoopDelay({ resolution: 1 })
   loop.enable()
@@ -85,8 +95,9 @@ export async function measureLoad(calls: number, seconds: number, turns: () => P
 
 /**
  * `CARRIER_BENCH_STALLS=1`: each of the gateway's own stalls over 10 ms is printed with the CPU the process used in
- * it (about its length: the loop was busy; far less: the process was not scheduled, or waited in a system call) and
- * the GC pauses inside it, to tell the kinds of stall apart.
+ * it (about its length: the loop was busy; far less: the process was not scheduled, or waited in a system call),
+ * the main thread's share of the stall running, waiting in the run queue for a core and blocked (waiting on a lock,
+ * as for a V8 helper thread, or in a system call), and the GC pauses inside it, to tell the kinds of stall apart.
  */
 const EXPLAIN_STALLS = process.env.CARRIER_BENCH_STALLS === '1'
 
@@ -105,13 +116,13 @@ function explainStalls(
     const inside = gcs.filter((g) => g.to > s.from && g.from < s.to)
     const gc = inside.map((g) => `${GC_KINDS[g.kind] ?? g.kind} ${fmt(g.to - g.from)}`).join(', ')
     process.stderr.write(
-      `stall at +${fmt(s.from - start)} ms: ${fmt(s.to - s.from - 1)} ms (own ${fmt(mine)}), CPU ${fmt(s.cpuMs ?? Number.NaN)} ms; GC: ${gc || 'none'}; monotonic us ${Math.round(s.from * 1000 + monoUs)}-${Math.round(s.to * 1000 + monoUs)}\n`,
+      `stall at +${fmt(s.from - start)} ms: ${fmt(s.to - s.from - 1)} ms (own ${fmt(mine)}), CPU ${fmt(s.cpuMs ?? Number.NaN)} ms (main thread ran ${fmt(s.mainRanMs ?? Number.NaN)}, waited for a core ${fmt(s.mainWaitedMs ?? Number.NaN)}, blocked ${fmt(s.to - s.from - (s.mainRanMs ?? Number.NaN) - (s.mainWaitedMs ?? Number.NaN))}); GC: ${gc || 'none'}; monotonic us ${Math.round(s.from * 1000 + monoUs)}-${Math.round(s.to * 1000 + monoUs)}\n`,
     )
   }
 }
 
 /** perf_hooks' GC kinds (constants.NODE_PERFORMANCE_GC_*). */
-const GC_KINDS: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' }
+const GC_KINDS: Record<number, string> = { 1: 'minor', 2: 'minor mark-sweep', 4: 'major', 8: 'incremental', 16: 'weakcb' }
 
 /** JS heap plus memory outside it (buffers, sockets), after a GC when --expose-gc allows one. */
 export function usedMemory(): number {

@@ -17,7 +17,7 @@ import { setPriority } from 'node:os'
 import { rmSync } from 'node:fs'
 import { readSippStats, runSipp, sippMissing, sippRunFolder, sippScenario, type SippRun } from '../test/helpers/sipp.js'
 import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
-import { ask, CARRIER_NUMBER, startBenchGateway, type BenchGateway } from './carrier-bench-setup.js'
+import { ask, CARRIER_NUMBER, startBenchGateway, startSentinel, type BenchGateway } from './carrier-bench-setup.js'
 import { measureLoad, usedMemory } from './load-window.js'
 import { cpuMsOf } from './proc-stats.js'
 
@@ -116,13 +116,20 @@ async function run(calls: number): Promise<BenchRow> {
   const progress = (m: string) => process.stderr.write(`[sip-calls ${DRIVER} ${calls}] ${m}\n`)
   const driver = DRIVER === 'sipp' ? await sippDriver(bench, calls, sipPort) : await nodeDriver(bench, calls, sipPort)
   progress('calls connected')
+  const sentinel = await startSentinel()
   await sleep(1000)
   await driver.rtpGapMs()
   const pids = driver.pids()
   const driverCpu0 = pids.reduce((n, pid) => n + cpuMsOf(pid), 0)
   const t0 = performance.now()
   const profile = PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `sip-calls-${calls}-${DRIVER}.cpuprofile`)
-  const load = await measureLoad(calls, SECONDS, async () => (await ask(bench.world, 'turns', { cmd: 'turns' })).turns as number, profile)
+  const load = await measureLoad(
+    calls,
+    SECONDS,
+    async () => (await ask(bench.world, 'turns', { cmd: 'turns' })).turns as number,
+    sentinel,
+    profile,
+  )
   const driverShare = (100 * (pids.reduce((n, pid) => n + cpuMsOf(pid), 0) - driverCpu0)) / (performance.now() - t0)
   const gap = await driver.rtpGapMs()
   const memLive = usedMemory()
