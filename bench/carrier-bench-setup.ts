@@ -11,6 +11,7 @@ import { bootstrap } from '../server/bootstrap.js'
 import { startGateway, type Gateway } from '../server/app.js'
 import { openStore, type Store } from '../gateway/store/database.js'
 import type { Stall } from './stalls.js'
+import { missingGatewayNodeOptions } from '../server/gc-tuning.js'
 
 /** The address the gateway believes it has: carrier signatures are computed on it, the world rewrites it. */
 export const PUBLIC_URL = 'https://voice.example.test'
@@ -138,6 +139,10 @@ export async function startBenchGateway(opts: {
   sip?: boolean
 }): Promise<BenchGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'))
+  // The gateway runs in this process: it should have the Node options npm start gives one (`npm run bench` does).
+  const missing = missingGatewayNodeOptions()
+  if (missing.length > 0)
+    process.stderr.write(`note: this process lacks the gateway's Node options ${missing.join(' ')}: use npm run bench\n`)
   // CARRIER_BENCH_WORLD_PROFILE=DIR: a CPU profile of the whole world process, written there when it exits.
   const worldProfile = process.env.CARRIER_BENCH_WORLD_PROFILE
   const world = fork(fileURLToPath(new URL('./carrier-world.ts', import.meta.url)), [], {

@@ -5,6 +5,7 @@ import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { childrenOf } from './proc-stats.js'
+import { GATEWAY_NODE_OPTIONS } from '../server/gc-tuning.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -35,12 +36,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 export async function startServeTree(workers: number, env: Record<string, string>): Promise<ServeTree> {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
-  const proc: ChildProcess = spawn(process.execPath, [join(root, 'bin', 'voxgate.js'), 'serve', '--workers', String(workers)], {
-    cwd: root,
-    // LOG_LEVEL info, the default: a deployment logs each call's start and end.
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  const proc: ChildProcess = spawn(
+    process.execPath,
+    [...GATEWAY_NODE_OPTIONS, join(root, 'bin', 'voxgate.js'), 'serve', '--workers', String(workers)],
+    {
+      cwd: root,
+      // LOG_LEVEL info, the default: a deployment logs each call's start and end.
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   let apiKey: string | undefined
   let listening = 0
   let pending = ''

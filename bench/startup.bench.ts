@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import WebSocket from 'ws'
 import type { BenchFn, BenchRow } from './bench-util.js'
+import { GATEWAY_NODE_OPTIONS } from '../server/gc-tuning.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -63,7 +64,7 @@ async function startGateway(env: Record<string, string>): Promise<Started> {
   const url = `http://127.0.0.1:${port}`
   const { DATABASE_URL: _ignored, ...inherited } = process.env
   const t0 = performance.now()
-  const proc = spawn(process.execPath, [join(root, 'bin', 'voxgate.js'), 'serve'], {
+  const proc = spawn(process.execPath, [...GATEWAY_NODE_OPTIONS, join(root, 'bin', 'voxgate.js'), 'serve'], {
     cwd: root,
     env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

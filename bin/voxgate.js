@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --v8-pool-size=1
 // Runs the bundled CLI in dist/, which is brought up to date first (bin/build.js: rebuilt only when a source
 // changed since the last build, ~10 ms to check when none did). Loading the sources through tsx instead costs seconds
 // per start on a small machine; tsx stays the fallback when dist/ cannot be written (a read-only install).

@@ -11,6 +11,7 @@ import type { Log } from '../core/log.js'
 import { openStore } from '../gateway/store/database.js'
 import { bootstrap, firstStartMessage } from '../server/bootstrap.js'
 import { serveClusterMetrics } from './cluster-metrics.js'
+import { missingGatewayNodeOptions } from '../server/gc-tuning.js'
 
 /** What the primary tells a worker over the cluster's IPC channel. */
 export type WorkerCommand = { readonly voxgate: 'drain' } | { readonly voxgate: 'exit-now' }
@@ -34,6 +35,8 @@ export async function runPrimary(config: GatewayConfig, log: Log, writeStdout: (
   let stopping = false
   let restartMs = RESTART_MIN_MS
   const startedAt = new Map<Worker, number>()
+  // Every worker runs with the gateway's Node options, even under a primary started without them.
+  cluster.setupPrimary({ execArgv: [...process.execArgv, ...missingGatewayNodeOptions()] })
   const fork = () => {
     const w = cluster.fork()
     startedAt.set(w, Date.now())

@@ -6,6 +6,7 @@ import { defaultPgliteTemplateDir } from '../gateway/store/pglite-template.js'
 import { bootstrap, firstStartMessage } from '../server/bootstrap.js'
 import { startGateway } from '../server/app.js'
 import { warmUpSpeech } from '../server/warm-up.js'
+import { missingGatewayNodeOptions } from '../server/gc-tuning.js'
 import cluster from 'node:cluster'
 import { onPrimaryCommand, runPrimary, type WorkerCommand } from './serve-workers.js'
 import { clusterMetricsSource } from './cluster-metrics.js'
@@ -51,6 +52,10 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
   if (first.firstStart) writeStdout(`${firstStartMessage(first.firstStart, config.publicUrl)}\n`)
   const gateway = await startGateway({ config, store, log, metricsSource: cluster.isWorker ? clusterMetricsSource : undefined })
   log.info({ url: gateway.url, public_url: config.publicUrl }, 'voxgate listening')
+  const missing = missingGatewayNodeOptions()
+  if (missing.length > 0) {
+    log.warn({ node_options: missing }, "Node was started without the gateway's options (npm start gives them): GC pauses are longer")
+  }
   void warmUpSpeech(log)
 
   return new Promise<number>((resolve) => {

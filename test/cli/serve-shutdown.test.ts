@@ -65,7 +65,8 @@ async function notReady(g: ServeProcess): Promise<number> {
 }
 
 t.test('SIGTERM: readiness 503 at once, live sessions go on for the grace period, then session.end', async (t) => {
-  const g = await spawnServe(await serveEnv(t, { SHUTDOWN_GRACE_MS: '2000' }))
+  // Started as `node bin/voxgate.js serve` is, without the options npm start gives: it says so once it listens.
+  const g = await spawnServe(await serveEnv(t, { SHUTDOWN_GRACE_MS: '2000' }), { nodeOptions: [] })
   t.teardown(() => g.proc.kill('SIGKILL'))
   const key = await tenant(g, 'drain')
   const live = await connectBrowser(g.url, await key())
@@ -83,6 +84,11 @@ t.test('SIGTERM: readiness 503 at once, live sessions go on for the grace period
   const end = await receiver.waitFor((r) => r.path === '/drain' && r.json?.type === 'session.end')
   t.equal(end.json.end_reason, 'shutdown', 'session.end says why')
   t.same(await g.exited, { code: 0, signal: null }, 'a clean exit')
+  t.match(
+    g.stdout(),
+    /"node_options":\["--v8-pool-size=1"\][^\n]*started without the gateway's options/,
+    'warned of the missing Node options',
+  )
 })
 
 t.test('a drain ends as soon as the last live session does', async (t) => {

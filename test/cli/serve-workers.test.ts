@@ -43,13 +43,17 @@ t.test(
   async (t) => {
     const db = await testDb()
     t.teardown(() => db.cleanup())
-    const g = await spawnServe({
-      DATABASE_URL: db.options.databaseUrl!,
-      WORKERS: '2',
-      LEASE_TTL_MS: String(LEASE_TTL),
-      SHUTDOWN_GRACE_MS: '1000',
-      ADMIN_TOKEN,
-    })
+    const g = await spawnServe(
+      {
+        DATABASE_URL: db.options.databaseUrl!,
+        WORKERS: '2',
+        LEASE_TTL_MS: String(LEASE_TTL),
+        SHUTDOWN_GRACE_MS: '1000',
+        ADMIN_TOKEN,
+      },
+      // A primary started without the gateway's Node options still gives them to its workers.
+      { nodeOptions: [] },
+    )
     t.teardown(() => g.proc.kill('SIGKILL'))
     const call = async (path: string, key: string, body: unknown) => {
       const r = await fetch(g.url + path, {
@@ -85,6 +89,8 @@ t.test(
         .split('\n')
         .filter((l) => l.includes('voxgate listening')).length
     for (const deadline = Date.now() + 30_000; listening() < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50))
+    t.equal(listening(), 2, 'both workers listen')
+    t.notMatch(g.stdout(), /started without the gateway's options/, 'the workers run with the gateway options')
     const sockets = []
     for (let i = 0; i < 6; i++) sockets.push(await open())
     const first = await owners()

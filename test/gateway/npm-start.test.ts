@@ -1,6 +1,6 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,6 +9,10 @@ import { fileURLToPath } from 'node:url'
 // a fresh embedded database. The first-start message ends with the demo link, and the bundle finds the demo page,
 // the migrations and the PGlite template as the sources do.
 const root = fileURLToPath(new URL('../..', import.meta.url))
+// package.json's start script as Node's arguments: "node <options> bin/voxgate.js serve".
+const startArgs = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(' ')
+  .slice(1)
 const dataDir = mkdtempSync(join(tmpdir(), 'voxgate-npm-start-'))
 t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
 
@@ -16,7 +20,7 @@ t.test('bin/voxgate.js serve: first start on a fresh data dir, then a restart', 
   const run = async () => {
     const { DATABASE_URL: _server, ...inherited } = process.env
     const env = { ...inherited, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' }
-    const child = spawn(process.execPath, [join(root, 'bin', 'voxgate.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, startArgs, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     child.stderr.on('data', (d: Buffer) => (err += d.toString()))
@@ -40,6 +44,7 @@ t.test('bin/voxgate.js serve: first start on a fresh data dir, then a restart', 
   const link = /Talk to your agent: (http:\/\/\S+#link=(vxl_\S+))/.exec(first.out())
   t.ok(link, 'the first-start message ends with the demo link')
   t.notMatch(first.err(), /running the TypeScript sources through tsx/, 'ran the bundle, not the tsx fallback')
+  t.notMatch(first.out(), /started without the gateway's options/, 'npm start gives Node the gateway options')
   const authorized = await fetch(`${first.url}/v1/agent_links/authorize_session`, {
     method: 'POST',
     headers: { authorization: `Bearer ${link?.[2]}`, 'content-type': 'application/json' },

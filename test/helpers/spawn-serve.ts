@@ -8,6 +8,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TEST_NODE_FLAGS } from './node-script.js'
+import { GATEWAY_NODE_OPTIONS } from '../../server/gc-tuning.js'
 import { BIN } from './run-cli.js'
 
 /** A `voxgate serve` process. */
@@ -33,11 +34,15 @@ async function freePort(): Promise<number> {
 /**
  * Starts `voxgate serve` on the test's database (DATABASE_URL given, or a fresh embedded one) and resolves once
  * `/healthz` answers. `closedStdout`: the reading end of its stdout pipe is closed before it writes anything.
- * `port`: listen there (a restarted gateway takes its predecessor's place); else any free port.
+ * `port`: listen there (a restarted gateway takes its predecessor's place); else any free port. `nodeOptions`: Node's
+ * options besides the tests' own, by default those `npm start` gives (GATEWAY_NODE_OPTIONS).
  */
-export async function spawnServe(env: Record<string, string>, opts: { closedStdout?: boolean; port?: number } = {}): Promise<ServeProcess> {
+export async function spawnServe(
+  env: Record<string, string>,
+  opts: { closedStdout?: boolean; port?: number; nodeOptions?: readonly string[] } = {},
+): Promise<ServeProcess> {
   const port = opts.port ?? (await freePort())
-  const proc = spawn(process.execPath, [...TEST_NODE_FLAGS, BIN, 'serve'], {
+  const proc = spawn(process.execPath, [...TEST_NODE_FLAGS, ...(opts.nodeOptions ?? GATEWAY_NODE_OPTIONS), BIN, 'serve'], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
