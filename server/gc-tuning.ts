@@ -13,8 +13,8 @@
  * default four (`--v8-pool-size=1`). Why: a full collection's final pause has the event loop wait for the helpers'
  * share of the marking and compaction, and on a machine with a core per gateway process (2 cores: the gateway and
  * Postgres or the rest) four helpers queue behind the busy cores while the loop waits. At 300 recorded calls on 2
- * cores the longest collection pause went from 4.4-9.3 ms (median 6.5, 13 runs) to 3.0-9.4 (median 4.2), and the
- * 20 ms rule failed in 3 runs of 13 against none (docs/benchmarks.md). `npm start`, the Docker image and
+ * cores, alternately, 8 runs each: the longest collection pause had a median of 4.3 ms against 8.0, and the 20 ms
+ * rule held in all 8 against 7; in 23 earlier runs each, it broke 0 times against 4 (docs/benchmarks.md). `npm start`, the Docker image and
  * `bin/voxgate.js`'s first line start Node with `GATEWAY_NODE_OPTIONS`; `serve --workers` gives them to its workers.
  */
 import { setFlagsFromString } from 'node:v8'
@@ -31,7 +31,8 @@ let tuned = false
 export function tuneGarbageCollection(): void {
   if (tuned) return
   tuned = true
-  if (process.execArgv.some((a) => /^--heap[-_]growing[-_]percent/.test(a))) return
+  // Only on the command line: Node refuses this V8 option in NODE_OPTIONS.
+  if (process.execArgv.some((a) => optionName(a) === '--heap-growing-percent')) return
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`)
 }
 
@@ -43,6 +44,11 @@ export function missingGatewayNodeOptions(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions: string = process.env.NODE_OPTIONS ?? '',
 ): string[] {
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)].map((a) => a.split('=')[0]?.replaceAll('_', '-'))
-  return GATEWAY_NODE_OPTIONS.filter((o) => !given.includes(o.split('=')[0]))
+  const given = [...execArgv, ...nodeOptions.split(/\s+/)].map(optionName)
+  return GATEWAY_NODE_OPTIONS.filter((o) => !given.includes(optionName(o)))
+}
+
+/** An option's name without its value, as Node reads it (underscores and dashes alike): `--v8_pool_size=4` -> `--v8-pool-size`. */
+function optionName(arg: string): string {
+  return (arg.split('=')[0] ?? '').replaceAll('_', '-')
 }
