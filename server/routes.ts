@@ -1,5 +1,6 @@
 import Koa from 'koa'
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../api/http/router.js'
 import { vendorAvailability } from './config.js'
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
 import type { RecordingObjectStore } from '../gateway/sessions/recording/object-store.js'
@@ -80,7 +81,7 @@ export function buildApp(
     app.use(tunnelRequests.routes()).use(tunnelRequests.allowedMethods({ throw: true }))
   }
 
-  const v1 = new Router<ApiState>()
+  const v1 = newRouter<ApiState>()
   v1.use('/v1', requireApiKey(store.db, config.adminToken))
   // Fixed paths (/v1/agents/web/...) are registered before /v1/agents/:agent_id so they win.
   const sessionRoutes = sessionsRouter({

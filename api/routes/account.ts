@@ -1,4 +1,5 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
@@ -9,7 +10,7 @@ import type { ApiState } from '../auth.js'
 /** Who a key is and how it signs itself out (additions for `voxgate login` / `logout` and the console). */
 export function accountRouter(deps: { db: Kysely<Database> }): Router<ApiState> {
   const { db } = deps
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
 
   r.get('/v1/whoami', async (ctx) => {
     const row = await getOrganizationRow(db, ctx.state.organizationId)

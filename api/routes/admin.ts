@@ -1,4 +1,5 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -41,7 +42,7 @@ export const carrierSchema = z.strictObject({
 /** The operator API under /admin/v1 (bearer ADMIN_TOKEN). */
 export function adminRouter(deps: { db: Kysely<Database>; adminToken: string | undefined; log: Log }): Router {
   const { db, log } = deps
-  const r = new Router({ prefix: '/admin/v1' })
+  const r = newRouter({ prefix: '/admin/v1' })
   r.use(requireAdminToken(deps.adminToken))
 
   r.post('/organizations', async (ctx) => {

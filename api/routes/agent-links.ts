@@ -3,7 +3,8 @@
  * in the page or the URL. The link's token sits in the URL fragment, which browsers never send to a server.
  */
 import type { UrlPolicy } from '../../pipeline/index.js'
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -44,7 +45,7 @@ interface AgentLinkDeps {
 /** /v1/agents/{agent_id}/links: create, list and revoke an agent's links (behind the API key). */
 export function agentLinksRouter(deps: AgentLinkDeps): Router<ApiState> {
   const { db } = deps
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
 
   const agentOr404 = async (organizationId: string, agentId: string) => {
     const agent = await getAgentRow(db, organizationId, agentId)
@@ -80,7 +81,7 @@ export function agentLinksRouter(deps: AgentLinkDeps): Router<ApiState> {
  * key: a browser session with the link's agent, as authorize_session would give, without config or metadata.
  */
 export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
-  const r = new Router()
+  const r = newRouter()
   r.post('/v1/agent_links/authorize_session', async (ctx) => {
     const token = bearer(ctx.get('authorization') || undefined)
     if (token === undefined) throw voxError('missing_api_key', 'missing bearer token: send Authorization: Bearer <link token>')

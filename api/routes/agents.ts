@@ -5,7 +5,8 @@ import {
   withWebhookUrl,
   type VendorAvailability,
 } from '../../pipeline/index.js'
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -66,7 +67,7 @@ export function agentsRouter(deps: {
   egress?: EgressPolicy | undefined
 }): Router<ApiState> {
   const { db } = deps
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
 
   r.get('/v1/agents', async (ctx) => {
     ctx.body = { agents: (await listAgents(db, ctx.state.organizationId)).map(listShape) }

@@ -4,7 +4,8 @@
  * (`POST /v1/agents/carrier/status`, call progress). Each reads the request, checks its signature through the
  * Carrier with the credentials of the organization the call belongs to, lets sessions decide, and answers.
  */
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import type { Context } from 'koa'
 import type { Carrier, CarrierMarkup } from '../../carrier/carrier.js'
 import { voxError } from '../../core/errors.js'
@@ -40,7 +41,7 @@ export interface CarrierHooksDeps {
 
 /** The voice hook and the status callback: not behind the API key (the carrier signs them instead). */
 export function carrierHooksRouter(deps: CarrierHooksDeps): Router {
-  const r = new Router()
+  const r = newRouter()
   r.post(VOICE_HOOK_PATH, (ctx) => voiceHook(deps, ctx))
   r.post(STATUS_CALLBACK_PATH, (ctx) => statusCallback(deps, ctx))
   r.post(MACHINE_DETECTION_PATH, (ctx) => machineDetectionCallback(deps, ctx))

@@ -1,4 +1,5 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import type { Context } from 'koa'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
@@ -48,28 +49,40 @@ export interface DeviceAuthDeps {
   limits?: DeviceCodeLimits
 }
 
+/** Who approves or denies: the admin, or an organization by its API key. */
+type Approver = { admin: true } | { admin: false; organizationId: string }
+
 /**
- * The organization the approver acts for: an organization API key's own, or the admin token's chosen
- * `organization_id`. Anything else is 401; the admin without an organization is 400.
+ * The approver's credential, checked before the body is read (a stranger learns nothing of the body's rules):
+ * an organization API key or the admin token; anything else is 401.
  */
-async function approverOrganization(
-  ctx: Context,
-  deps: DeviceAuthDeps,
-  organizationId: string | undefined,
-): Promise<{ id: string; name: string }> {
+async function approverOf(ctx: Context, deps: DeviceAuthDeps): Promise<Approver> {
   const token = bearer(ctx.get('authorization') || undefined)
   if (token === undefined) throw voxError('invalid_credentials', 'send Authorization: Bearer <API key or admin token>')
+  if (isAdminToken(token, deps.adminToken)) return { admin: true }
+  const identity = await apiKeyIdentity(deps.db, token)
+  if (identity === undefined) throw voxError('invalid_credentials')
+  return { admin: false, organizationId: identity.organizationId }
+}
+
+/**
+ * The organization the approver acts for: an organization API key's own, or the admin token's chosen
+ * `organization_id`; the admin without an organization is 400.
+ */
+async function approverOrganization(
+  deps: DeviceAuthDeps,
+  approver: Approver,
+  organizationId: string | undefined,
+): Promise<{ id: string; name: string }> {
   let orgId: string
-  if (isAdminToken(token, deps.adminToken)) {
+  if (approver.admin) {
     if (organizationId === undefined) throw voxError('organization_required')
     orgId = organizationId
   } else {
-    const identity = await apiKeyIdentity(deps.db, token)
-    if (identity === undefined) throw voxError('invalid_credentials')
-    if (organizationId !== undefined && organizationId !== identity.organizationId) {
+    if (organizationId !== undefined && organizationId !== approver.organizationId) {
       throw voxError('bad_request', 'organization_id names another organization than the API key')
     }
-    orgId = identity.organizationId
+    orgId = approver.organizationId
   }
   const row = await getOrganizationRow(deps.db, orgId)
   if (row === undefined) throw voxError('organization_not_found')
@@ -83,7 +96,7 @@ async function approverOrganization(
 export function deviceAuthRouter(deps: DeviceAuthDeps): Router {
   const { db, log } = deps
   const ttlMs = deps.ttlMs ?? DEVICE_CODE_TTL_MS
-  const r = new Router({ prefix: DEVICE_AUTH_PREFIX })
+  const r = newRouter({ prefix: DEVICE_AUTH_PREFIX })
 
   r.post('/', async (ctx) => {
     const body = parseOr400(deviceStartSchema, await readJsonObject(ctx))
@@ -122,8 +135,9 @@ export function deviceAuthRouter(deps: DeviceAuthDeps): Router {
   })
 
   r.post('/approve', async (ctx) => {
+    const approver = await approverOf(ctx, deps)
     const body = parseOr400(deviceApproveSchema, await readJsonObject(ctx))
-    const org = await approverOrganization(ctx, deps, body.organization_id)
+    const org = await approverOrganization(deps, approver, body.organization_id)
     if (!(await decideDeviceAuthorization(db, body.user_code, { approve: true, organizationId: org.id }))) {
       throw voxError('device_code_not_found')
     }
@@ -132,12 +146,10 @@ export function deviceAuthRouter(deps: DeviceAuthDeps): Router {
   })
 
   r.post('/deny', async (ctx) => {
+    // The admin denies without choosing an organization; an organization's key names its own.
+    const approver = await approverOf(ctx, deps)
     const body = parseOr400(deviceDenySchema, await readJsonObject(ctx))
-    await approverOrganization(ctx, deps, undefined).catch((e: unknown) => {
-      // The admin denies without choosing an organization.
-      if ((e as { code?: string }).code === 'organization_required') return undefined
-      throw e
-    })
+    if (!approver.admin) await approverOrganization(deps, approver, undefined)
     if (!(await decideDeviceAuthorization(db, body.user_code, { approve: false }))) throw voxError('device_code_not_found')
     ctx.body = { denied: true }
   })

@@ -1,4 +1,5 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -47,7 +48,7 @@ function swaggerDir(): string {
  * `GET /docs` (a reference page rendering it with the locally installed Swagger UI).
  */
 export function docsRouter(deps: { document: Record<string, unknown> }): Router {
-  const r = new Router()
+  const r = newRouter()
   const document = JSON.stringify(deps.document)
   const files = new Map<string, Buffer>()
   r.get('/openapi.json', (ctx) => {

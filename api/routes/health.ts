@@ -1,10 +1,11 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import type { Store } from '../../gateway/store/database.js'
 import { voxError } from '../../core/errors.js'
 
 /** /healthz: the process is up. /readyz: the database answers and the gateway takes sessions. */
 export function healthRouter(deps: { store: Store; isDraining: () => boolean }): Router {
-  const r = new Router()
+  const r = newRouter()
   r.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' }
   })

@@ -1,4 +1,5 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { voxError } from '../../core/errors.js'
 import type { MetricsSource } from '../../core/metrics.js'
@@ -10,7 +11,7 @@ function sameSecret(a: string, b: string): boolean {
 
 /** GET /metrics in the Prometheus text format; with `token` set, only for `Authorization: Bearer <token>`. */
 export function metricsRouter(deps: { source: MetricsSource; token: string | undefined }): Router {
-  const r = new Router()
+  const r = newRouter()
   r.get('/metrics', async (ctx) => {
     if (deps.token !== undefined) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))

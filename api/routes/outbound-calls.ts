@@ -3,7 +3,8 @@
  * check the request, take the slot and dial (outbound-calls.ts); this route reads the body, tells the carrier
  * where to post the call's webhooks, and turns a carrier's refusal into the API's error.
  */
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { z } from 'zod'
 import { CarrierApiError } from '../../carrier/carrier.js'
 import { voxError, type ErrorCode } from '../../core/errors.js'
@@ -32,7 +33,7 @@ export interface OutboundCall {
 
 /** The initiate_outbound route, for the API-key-protected /v1 router. */
 export function outboundCallsRouter(deps: { calls: CallDeps; publicUrl: string }): Router<ApiState> {
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
   r.post('/v1/agents/:agent_id/calls/initiate_outbound', async (ctx) => {
     const body = parseOr400(outboundCallSchema, await readJsonObject(ctx))
     const base = deps.publicUrl.replace(/\/+$/, '')

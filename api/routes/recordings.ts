@@ -1,4 +1,5 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { Readable } from 'node:stream'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -32,7 +33,7 @@ export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
     if (objects === undefined) throw voxError('recording_store_unavailable')
     return objects
   }
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
 
   async function recordingOf(ctx: { params: Record<string, string>; state: ApiState }): Promise<RecordingInfo> {
     const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }

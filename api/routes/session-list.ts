@@ -1,4 +1,5 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -16,7 +17,7 @@ export const dailyStatsQuery = z.strictObject({
 /** The organization's sessions and daily figures (additions to the SPEC, for the console). */
 export function sessionListRouter(deps: { db: Kysely<Database> }): Router<ApiState> {
   const { db } = deps
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
 
   r.get('/v1/sessions', async (ctx) => {
     const q = parseOr400(sessionListQuery, { ...ctx.query })

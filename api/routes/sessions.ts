@@ -1,5 +1,6 @@
 import type { UrlPolicy } from '../../pipeline/index.js'
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -53,7 +54,7 @@ export interface RefusalCounter {
 /** authorize_session, session details and ending a session (an addition to the SPEC). */
 export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
   const { db } = deps
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
 
   r.post('/v1/agents/web/authorize_session', async (ctx) => {
     const body = parseOr400(authorizeSchema, await readJsonObject(ctx))

@@ -2,7 +2,8 @@
  * /v1/sip/trunks (issue 27): an organization's SIP trunks. Passwords are sealed with the gateway's
  * `SIP_CREDENTIALS_KEY` before they reach the store and never come back out: answers say `has_password`.
  */
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
@@ -165,7 +166,7 @@ function merge(
 /** /v1/sip/trunks: create, list, read, update and delete the organization's SIP trunks (behind the API key). */
 export function sipTrunksRouter(deps: SipTrunkDeps): Router<ApiState> {
   const { db, credentialsKey } = deps
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
 
   r.post('/v1/sip/trunks', async (ctx) => {
     const body = parseOr400(createSipTrunkSchema, await readJsonObject(ctx))

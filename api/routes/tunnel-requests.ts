@@ -1,4 +1,5 @@
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import type { Context } from 'koa'
 import { ERRORS } from '../../core/errors.js'
 import { readRaw, MAX_BODY_BYTES } from '../http/body.js'
@@ -18,7 +19,7 @@ export const TUNNEL_REQUEST_ROUTE = '/tunnel/:tunnel_id/{*rest}'
  * local server checks `service-signature`; the tunnel id (96 random bits) is the address.
  */
 export function tunnelRequestsRouter(deps: { hub: TunnelHub }): Router {
-  const r = new Router()
+  const r = newRouter()
   r.post(TUNNEL_REQUEST_ROUTE, async (ctx) => {
     const tunnelId = ctx.params.tunnel_id as string
     const body = await readRaw(ctx, MAX_BODY_BYTES)

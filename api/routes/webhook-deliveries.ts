@@ -1,5 +1,6 @@
 import { type UrlPolicy, resolveSessionConfig, webhookUrlProblem } from '../../pipeline/index.js'
-import Router from '@koa/router'
+import type Router from '@koa/router'
+import { newRouter } from '../http/router.js'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
@@ -33,7 +34,7 @@ export function webhookDeliveriesRouter(deps: {
   egress?: WebhookEgress | undefined
 }): Router<ApiState> {
   const { db } = deps
-  const r = new Router<ApiState>()
+  const r = newRouter<ApiState>()
 
   r.get(BASE, async (ctx) => {
     const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
