@@ -1,5 +1,4 @@
 import Koa from 'koa'
-import type Router from '@koa/router'
 import { newRouter } from '../api/http/router.js'
 import { vendorAvailability } from './config.js'
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
