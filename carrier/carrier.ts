@@ -160,8 +160,11 @@ export type CarrierSignatureResult =
 
 /** Checks carrier webhook signatures. */
 export interface CarrierSignatureVerifier {
-  /** Lower-case name of the header carrying the signature. */
-  readonly headerName: string
+  /**
+   * Lower-case names of the headers that may carry the signature, the first present one read: a carrier may sign
+   * under its own name (Twilio's `X-Twilio-Signature`) or the SPEC's (`X-Carrier-Signature`).
+   */
+  readonly headerNames: readonly string[]
   /** The URL the carrier signed for a request received at `pathAndQuery`: PUBLIC_URL joined with it. */
   requestUrl(publicUrl: string, pathAndQuery: string): string
   /** Verify a request against the account auth token. */
@@ -360,4 +363,16 @@ export interface Carrier {
   nextStatus(current: CarrierCallStatus | undefined, incoming: CarrierCallStatus): CarrierCallStatus
   /** True for statuses after which nothing else happens to the call. */
   isFinalStatus(status: CarrierCallStatus): status is FinalCallStatus
+}
+
+/** The signature a request carries under the first of the verifier's header names it has (`get` reads a header). */
+export function carrierSignatureOf(
+  verifier: Pick<CarrierSignatureVerifier, 'headerNames'>,
+  get: (name: string) => string | undefined,
+): string | undefined {
+  for (const name of verifier.headerNames) {
+    const value = get(name)
+    if (value !== undefined && value !== '') return value
+  }
+  return undefined
 }

@@ -7,6 +7,7 @@ export const REDACT_PATHS = [
   'headers.authorization',
   'req.headers.authorization',
   'req.headers["x-carrier-signature"]',
+  'req.headers["x-twilio-signature"]',
   'auth_token',
   'authToken',
   'api_key',

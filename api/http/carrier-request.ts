@@ -4,7 +4,7 @@
  * against the URL it signed, built from PUBLIC_URL.
  */
 import type { Context } from 'koa'
-import type { Carrier, CarrierFormParams } from '../../carrier/carrier.js'
+import { carrierSignatureOf, type Carrier, type CarrierFormParams } from '../../carrier/carrier.js'
 import { readBody } from './body.js'
 import { voxError } from '../../core/errors.js'
 import type { Log } from '../../core/log.js'
@@ -43,7 +43,7 @@ export async function readCarrierRequest(ctx: Context, carrier: Carrier, publicU
  * verifier also refuses a body its signature does not cover).
  */
 export function requireSignature(ctx: Context, carrier: Carrier, request: CarrierRequest, authToken: string, log: Log): void {
-  const signature = ctx.get(carrier.verifier.headerName) || undefined
+  const signature = carrierSignatureOf(carrier.verifier, (name) => ctx.get(name) || undefined)
   const result = carrier.verifier.verify(
     { url: request.url, signature, params: request.params, rawBody: request.raw, bodyKind: request.kind },
     authToken,

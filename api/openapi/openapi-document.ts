@@ -203,7 +203,7 @@ const SECURITY: Record<Auth, Json[] | undefined> = {
   admin: [{ adminToken: [] }],
   api_key_or_admin: [{ apiKey: [] }, { adminToken: [] }],
   metrics: [{ metricsToken: [] }],
-  carrier_signature: [{ carrierSignature: [] }],
+  carrier_signature: [{ carrierSignature: [] }, { twilioSignature: [] }],
   agent_link: [{ agentLink: [] }],
   webhook_signature: [{ webhookSignature: [] }],
   none: [],
@@ -295,6 +295,12 @@ export function openApiDocument(serverUrl: string): Json {
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when set' },
         agentLink: { type: 'http', scheme: 'bearer', description: "An agent link's token (vxl_...): browser sessions with one agent only" },
         carrierSignature: { type: 'apiKey', in: 'header', name: 'X-Carrier-Signature', description: 'signed by the carrier' },
+        twilioSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Twilio-Signature',
+          description: 'the same signature under the name a Twilio account sends it',
+        },
         webhookSignature: {
           type: 'apiKey',
           in: 'header',

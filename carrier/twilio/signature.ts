@@ -1,5 +1,6 @@
 /**
- * Twilio's request-signature algorithm (sent by voxgate's carrier as `X-Carrier-Signature`).
+ * Twilio's request-signature algorithm, as a Twilio account sends it (`X-Twilio-Signature`) and as the SPEC names it
+ * (`X-Carrier-Signature`): the same value under either header.
  *
  * Follows twilio-node `webhooks.ts` (`getExpectedTwilioSignature`, `validateRequest`,
  * `validateRequestWithBody`): data = URL + each form field sorted by name as name+value (repeated
@@ -9,8 +10,11 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { parse as parseQuery, stringify as stringifyQuery } from 'node:querystring'
 import type { CarrierFormParams, CarrierSignatureResult, CarrierSignatureVerifier, CarrierSignedRequest } from '../carrier.js'
 
-/** Header carrying the signature (lower case, as Node exposes it). */
-export const SIGNATURE_HEADER = 'x-carrier-signature'
+/**
+ * Headers carrying the signature (lower case, as Node exposes them): the one a real Twilio account sends, then the
+ * SPEC's name. Either is enough; a request with neither is unsigned.
+ */
+export const SIGNATURE_HEADERS = ['x-twilio-signature', 'x-carrier-signature'] as const
 
 /** Query parameter holding the hex SHA-256 of a JSON body. */
 export const BODY_HASH_PARAM = 'bodySHA256'
@@ -97,7 +101,7 @@ export function validateSignatureWithBody(
 
 /** `CarrierSignatureVerifier` for Twilio-compatible carriers. */
 export class TwilioSignatureVerifier implements CarrierSignatureVerifier {
-  readonly headerName = SIGNATURE_HEADER
+  readonly headerNames = SIGNATURE_HEADERS
 
   requestUrl(publicUrl: string, pathAndQuery: string): string {
     return expectedUrl(publicUrl, pathAndQuery)

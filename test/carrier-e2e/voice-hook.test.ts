@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import WebSocket from 'ws'
+import twilio from 'twilio'
 import { carrierSignature, postSignedForm } from '../fakes/carrier/sign.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 import { callTenant, eventually, newTenant, PUBLIC_URL, sessionOfCall, startCarrierGateway } from './carrier-setup.js'
@@ -103,6 +104,38 @@ t.test('signature: required with credentials, checked against PUBLIC_URL', async
     body: new URLSearchParams(form).toString(),
   })
   t.equal(res.status, 200, 'a changed Host header does not matter')
+})
+
+t.test("a Twilio account's own signature: its helper library signs, X-Twilio-Signature carries it", async (t) => {
+  const tenant = await newTenant(c, { carrier: { authToken: TOKEN } })
+  const form = { CallSid: newCallSid(), AccountSid: 'AC1', From: '+442071838750', To: tenant.number, Direction: 'inbound' }
+  // twilio-node's signing, as Twilio signs every webhook it sends (and as twilio.validateRequest checks it).
+  const signed = twilio.getExpectedTwilioSignature(TOKEN, c.hookUrl, form)
+  t.ok(twilio.validateRequest(TOKEN, signed, c.hookUrl, form), 'the library accepts its own signature')
+  const post = (headers: Record<string, string>) =>
+    fetch(c.rewrite(c.hookUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'TwilioProxy/1.1', ...headers },
+      body: new URLSearchParams(form).toString(),
+    })
+  const real = await post({ 'X-Twilio-Signature': signed })
+  t.equal(real.status, 200, 'the header a real account sends')
+  t.match(await real.text(), /<Connect><Stream url="wss:/)
+  t.equal((await post({ 'X-Carrier-Signature': signed })).status, 200, "the SPEC's header, the same value")
+  t.equal((await post({})).status, 403, 'neither header: unsigned')
+  const forged = twilio.getExpectedTwilioSignature('another-token', c.hookUrl, form)
+  t.equal((await post({ 'X-Twilio-Signature': forged })).status, 403, 'signed with another token')
+  // A JSON body as twilio-node's validateRequestWithBody checks it: the URL with bodySHA256 signed, no params.
+  const body = JSON.stringify({ ...form, CallSid: newCallSid() })
+  const signedUrl = `${c.hookUrl}?bodySHA256=${createHash('sha256').update(body).digest('hex')}`
+  const jsonSignature = twilio.getExpectedTwilioSignature(TOKEN, signedUrl, {})
+  t.ok(twilio.validateRequestWithBody(TOKEN, jsonSignature, signedUrl, body), 'the library accepts the JSON signature')
+  const json = await fetch(c.rewrite(signedUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-Twilio-Signature': jsonSignature },
+    body,
+  })
+  t.equal(json.status, 200)
 })
 
 t.test('without stored credentials the hook is accepted unsigned', async (t) => {

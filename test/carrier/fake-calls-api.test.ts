@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { WebSocketServer, type WebSocket } from 'ws'
-import type { CarrierCallStatus, CarrierStatusUpdate } from '../../carrier/carrier.js'
+import { carrierSignatureOf, type CarrierCallStatus, type CarrierStatusUpdate } from '../../carrier/carrier.js'
 import { createTwilioCarrier } from '../../carrier/twilio/twilio-carrier.js'
 import { expectedUrl, parseFormBody } from '../../carrier/twilio/signature.js'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
@@ -19,7 +19,7 @@ async function startGateway(t: Test, authToken: () => string, onStream: (ws: Web
     const chunks: Buffer[] = []
     for await (const c of req) chunks.push(c as Buffer)
     const params = parseFormBody(Buffer.concat(chunks))
-    const signature = req.headers[carrier.verifier.headerName] as string | undefined
+    const signature = carrierSignatureOf(carrier.verifier, (name) => req.headers[name] as string | undefined)
     const check = carrier.verifier.verify({ url: expectedUrl(publicUrl, req.url ?? '/'), signature, params }, authToken())
     if (!check.ok) {
       badSignatures.push(`${req.url}: ${check.reason}`)

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { WebSocketServer, type WebSocket } from 'ws'
-import type { CarrierInbound } from '../../carrier/carrier.js'
+import { carrierSignatureOf, type CarrierInbound } from '../../carrier/carrier.js'
 import { connectStreamMarkup, sayAndHangupMarkup, streamUrl } from '../../carrier/twilio/markup.js'
 import { TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 import { TwilioSignatureVerifier, expectedUrl, parseFormBody } from '../../carrier/twilio/signature.js'
@@ -28,7 +28,10 @@ async function startGateway(t: Test, answer: 'connect' | 'refuse' = 'connect') {
     for await (const c of req) chunks.push(c as Buffer)
     const form = parseFormBody(Buffer.concat(chunks))
     const url = expectedUrl(publicUrl, req.url ?? '/')
-    const check = verifier.verify({ url, signature: req.headers[verifier.headerName] as string | undefined, params: form }, TOKEN)
+    const check = verifier.verify(
+      { url, signature: carrierSignatureOf(verifier, (name) => req.headers[name] as string | undefined), params: form },
+      TOKEN,
+    )
     if (!check.ok) {
       res.writeHead(403).end(check.reason)
       return

@@ -168,5 +168,5 @@ t.test('wrong token, missing or garbled signature', async (t) => {
     reason: 'bad_signature',
   })
   t.same(verifier.verify({ url: 'not a url', signature: sig, params }, 'right-token'), { ok: false, reason: 'bad_url' })
-  t.equal(verifier.headerName, 'x-carrier-signature')
+  t.same(verifier.headerNames, ['x-twilio-signature', 'x-carrier-signature'], "Twilio's own header, then the SPEC's")
 })

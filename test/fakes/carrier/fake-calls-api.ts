@@ -204,7 +204,7 @@ export class FakeCallsApi {
         accountSid: this.accountSid,
         authToken: this.authToken,
         stepMs: this.#options.stepMs ?? 10,
-        signatureHeader: this.#options.signatureHeader ?? 'X-Carrier-Signature',
+        signatureHeader: this.#options.signatureHeader ?? 'X-Twilio-Signature',
         rewriteUrl: this.#options.rewriteUrl ?? ((u) => u),
       },
     )

@@ -38,7 +38,7 @@ export async function postSignedForm(options: {
     'user-agent': 'FakeCarrier/1.0',
   }
   if (options.authToken !== undefined) {
-    headers[options.signatureHeader ?? 'X-Carrier-Signature'] = carrierSignature(options.authToken, options.signedUrl, options.form)
+    headers[options.signatureHeader ?? 'X-Twilio-Signature'] = carrierSignature(options.authToken, options.signedUrl, options.form)
   }
   const init: RequestInit = { method: 'POST', headers, body: encodeForm(options.form) }
   if (options.signal) init.signal = options.signal
