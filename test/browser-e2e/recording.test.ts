@@ -4,6 +4,7 @@
  * the gateway received it and the reply in the right one from when it was sent, at 16 kHz, as long as the session.
  */
 import t from 'tap'
+import { toolSkip } from '../helpers/tool-required.js'
 import wavefile from 'wavefile'
 import { HEARD, skipReason, startE2e } from './e2e-harness.js'
 
@@ -19,8 +20,7 @@ function rms(a: Int16Array, step = 1): number {
   return n === 0 ? 0 : Math.sqrt(sum / n)
 }
 
-const skip = skipReason()
-if (skip !== undefined && process.env.CI) t.fail(skip)
+const skip = toolSkip(skipReason()) || undefined
 if (skip !== undefined) {
   t.plan(0, skip)
 } else {

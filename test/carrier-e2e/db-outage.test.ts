@@ -6,6 +6,7 @@
  * gateway in a child process, set up through one in this process.
  */
 import t from 'tap'
+import { toolSkip } from '../helpers/tool-required.js'
 import { placeCall, newCallSid, type SimulatedCall } from '../fakes/carrier/phone-simulator.js'
 import { startFakeDeepgram, transcriptsInTurn } from '../fakes/deepgram/fake-deepgram.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
@@ -28,7 +29,9 @@ t.setTimeout(300_000)
 const CALLS = 20
 const onServer = process.env.DATABASE_URL !== undefined
 // One run is enough: the server half of the suite runs it (its database server is its own either way).
-const skip = !onServer ? 'runs in the server half of the suite' : postgresBinDir() === undefined ? 'needs PostgreSQL binaries' : false
+const skip = !onServer
+  ? 'runs in the server half of the suite'
+  : toolSkip(postgresBinDir() === undefined ? 'needs PostgreSQL binaries' : false)
 
 t.test(`Postgres restarted during ${CALLS} live calls: no call drops, every finished turn is stored`, { skip }, async (t) => {
   const cluster = await startPgCluster()

@@ -6,6 +6,7 @@
  * Then the local server goes down: the webhook fails (502), the tunnel says so, and the call goes on.
  */
 import t from 'tap'
+import { toolSkip } from '../helpers/tool-required.js'
 import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,7 +21,7 @@ import { runCli, spawnCli } from '../helpers/run-cli.js'
 import { eventually, newTenant, sessionOfCall, speech, startCarrierGateway } from './carrier-setup.js'
 
 t.setTimeout(240_000)
-const skip = hasNginx() ? false : 'needs nginx (/usr/sbin/nginx)'
+const skip = toolSkip(hasNginx() ? false : 'needs nginx (/usr/sbin/nginx)')
 
 t.test('a phone call reaches the init project through the tunnel, on two replicas behind a balancer', { skip }, async (t) => {
   const transcripts: string[] = []

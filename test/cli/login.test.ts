@@ -5,6 +5,7 @@
  * revokes it. An expired code and a reused one are refused.
  */
 import t from 'tap'
+import { toolSkip } from '../helpers/tool-required.js'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
@@ -14,7 +15,7 @@ import { freePort } from '../helpers/nginx.js'
 import { CHROMIUM, skipReason } from '../browser-e2e/e2e-harness.js'
 
 t.setTimeout(240_000)
-const skip = skipReason() ?? false
+const skip = toolSkip(skipReason())
 
 const port = await freePort()
 const gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` })

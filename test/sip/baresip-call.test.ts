@@ -6,6 +6,7 @@
  * test-phone files beside this one.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { toolSkip } from '../helpers/tool-required.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
@@ -14,11 +15,9 @@ import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.
 import { hasBaresip, type Phone, startPhone } from '../helpers/baresip.js'
 import { addTrunk, startSipWorld } from './sip-setup.js'
 
-const skip = hasBaresip()
-  ? false
-  : process.env.CI
-    ? false // In CI a missing phone is a failure: .ci/run installs baresip-core.
-    : 'baresip is not installed (apt-get install baresip-core): the real-phone SIP tests are skipped'
+const skip = toolSkip(
+  hasBaresip() ? false : 'baresip is not installed (apt-get install baresip-core): the real-phone SIP tests are skipped',
+)
 
 // The phone's microphone: 20 s of quiet (baresip ends a call when its file ends), 8 kHz mono PCM16.
 const dir = mkdtempSync(join(tmpdir(), 'baresip-call-'))

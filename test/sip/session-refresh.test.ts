@@ -6,7 +6,9 @@
  * UPDATE, gets UPDATEs; a refresh answered 481 ends the call with our BYE and the session as
  * `client_disconnected`. The pure parts (the plan after a refresh, the SDP version, the outcomes) run here too.
  */
-import { execFile, spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
+import { sippMissing } from '../helpers/sipp.js'
+import { toolSkip } from '../helpers/tool-required.js'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
@@ -21,8 +23,7 @@ import { eventually } from '../helpers/eventually.js'
 import { freePort } from '../helpers/nginx.js'
 import { SipCaller } from '../helpers/sip-caller.js'
 
-const skipSipp =
-  spawnSync('sipp', ['-v']).error === undefined ? false : 'sipp is not installed (apt-get install sip-tester; .ci/run installs it)'
+const skipSipp = toolSkip(sippMissing)
 const rtpMin = 44_000 + 2 * Math.floor(Math.random() * 5_000)
 
 /** Session-timer lengths (40 s and more) 50 times faster; transaction timers as they are. */

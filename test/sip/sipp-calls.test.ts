@@ -7,10 +7,13 @@
  * sip-call-uas.test.ts holds the admission to test it.)
  */
 import { rmSync } from 'node:fs'
+import { toolSkip } from '../helpers/tool-required.js'
 import t, { type Test } from 'tap'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { freePort } from '../helpers/nginx.js'
-import { readSippStats, runSipp, sippMissing as skip, sippRunFolder, sippScenario, type SippRun } from '../helpers/sipp.js'
+import { readSippStats, runSipp, sippMissing, sippRunFolder, sippScenario, type SippRun } from '../helpers/sipp.js'
+
+const skip = toolSkip(sippMissing)
 import { addTrunk, startSipWorld } from './sip-setup.js'
 
 const world = await startSipWorld(t)

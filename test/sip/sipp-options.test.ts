@@ -1,4 +1,5 @@
 import t from 'tap'
+import { toolSkip } from '../helpers/tool-required.js'
 import { silentLogger } from '../../core/log.js'
 import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
 import { runSipp, sippMissing, sippScenario, type SippRun } from '../helpers/sipp.js'
@@ -9,7 +10,7 @@ function sipp(port: number, transport: 'u1' | 't1'): Promise<SippRun> {
   return runSipp([...args, '-timeout_error', '-nostdin', `127.0.0.1:${port}`], { timeoutMs: 15_000 })
 }
 
-t.test('sipp sends OPTIONS over UDP and TCP and gets 200', { skip: sippMissing }, async (t) => {
+t.test('sipp sends OPTIONS over UDP and TCP and gets 200', { skip: toolSkip(sippMissing) }, async (t) => {
   const sip = await SipEndpoint.start({ host: '127.0.0.1', port: 0, publicHost: '127.0.0.1', log: silentLogger() })
   t.teardown(() => sip.close())
   for (const transport of ['u1', 't1'] as const) {

@@ -9,7 +9,9 @@
  * with no outbound URI) fails `failed` and the backend hears `transfer.failed` (the bridge itself:
  * sip-warm-transfer.test.ts).
  */
-import { execFile, spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
+import { sippMissing } from '../helpers/sipp.js'
+import { toolSkip } from '../helpers/tool-required.js'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import type { BackendReply } from '../fakes/backend/fake-backend.js'
@@ -19,8 +21,7 @@ import { SipCaller } from '../helpers/sip-caller.js'
 import { getHeader } from '../../transports/sip/sip-message.js'
 import { addTrunk, startSipWorld } from './sip-setup.js'
 
-const skip =
-  spawnSync('sipp', ['-v']).error === undefined ? false : 'sipp is not installed (apt-get install sip-tester; .ci/run installs it)'
+const skip = toolSkip(sippMissing)
 
 const world = await startSipWorld(t)
 const { c, sipPort } = world
