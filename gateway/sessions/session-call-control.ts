@@ -23,7 +23,7 @@ export const TRANSFER_APOLOGY = 'I am sorry, I could not transfer your call.'
 /** The session as its call control sees it. */
 export interface CallControlHost {
   readonly row: SessionRow
-  readonly channel: 'browser' | 'carrier' | 'sip' | 'test'
+  readonly channel: 'browser' | 'carrier' | 'sip'
   /** SIP: the methods the peer's `Allow` listed (a peer without REFER is transferred by bridging). */
   readonly peerAllows?: readonly string[] | undefined
   readonly signal: AbortSignal

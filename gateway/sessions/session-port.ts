@@ -8,9 +8,12 @@ import type { InputAudioFormat, OutputAudioFormat, PipelineEvent, PipelineInput 
  * the first and is handed the second; it needs nothing else of the sessions layer.
  */
 
+/** The channels a caller reaches the gateway on. */
+export type TransportKind = 'browser' | 'carrier' | 'sip'
+
 /** What a transport must offer the session. */
 export interface SessionTransport {
-  readonly kind: 'browser' | 'carrier' | 'sip' | 'test'
+  readonly kind: TransportKind
   /** The audio formats of the wire; a transport without audio runs text only. */
   readonly audio?: { input: InputAudioFormat; output: OutputAudioFormat }
   /** Pipeline events for the wire (turns, audio, transcripts, clear, hangup). Must not throw. */

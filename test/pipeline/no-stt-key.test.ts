@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startTestGateway } from '../helpers/gateway.js'
-import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
+import { MemoryTransport } from '../helpers/memory-transport.js'
 import type { PipelineEvent } from '../../pipeline/index.js'
 
 // A fresh machine: no vendor keys at all. The default agent (scripted demo, offline speech) must still run.

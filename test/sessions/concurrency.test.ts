@@ -4,7 +4,7 @@ import { startTestGateway } from '../helpers/gateway.js'
 import { connectBrowser, closed } from '../helpers/ws-client.js'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
 import { SessionManager } from '../../gateway/sessions/session-manager.js'
-import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
+import { MemoryTransport } from '../helpers/memory-transport.js'
 import { silentLogger } from '../../core/log.js'
 import type { SessionRow } from '../../gateway/store/schema.js'
 

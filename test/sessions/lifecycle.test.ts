@@ -2,7 +2,7 @@ import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { startTestGateway } from '../helpers/gateway.js'
 import { startWebhookReceiver, type ReceivedRequest } from '../helpers/webhook-receiver.js'
-import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
+import { MemoryTransport } from '../helpers/memory-transport.js'
 import { connectBrowser, closed } from '../helpers/ws-client.js'
 import { withoutWelcome } from '../helpers/quiet-agent.js'
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { eventually } from '../helpers/eventually.js'
 import { startVoiceHarness, speak, silence } from '../helpers/voice-harness.js'
 import { SessionManager } from '../../gateway/sessions/session-manager.js'
-import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
+import { MemoryTransport } from '../helpers/memory-transport.js'
 import { silentLogger } from '../../core/log.js'
 import type { PipelineEvent } from '../../pipeline/index.js'
 

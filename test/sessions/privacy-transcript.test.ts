@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startTestGateway } from '../helpers/gateway.js'
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
-import { MemoryTransport } from '../../gateway/sessions/memory-transport.js'
+import { MemoryTransport } from '../helpers/memory-transport.js'
 import { withoutWelcome } from '../helpers/quiet-agent.js'
 
 const receiver = await startWebhookReceiver()

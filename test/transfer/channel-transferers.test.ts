@@ -29,7 +29,6 @@ t.test('carrier and SIP sessions get their channel transferer; others none', asy
   await transfererFor({ kind: 'sip', referral: referral(true, calls) }, deps)?.transfer(row, target, signal)
   t.same(calls, ['carrier:sess_1:+14155550100', 'refer:+14155550100'])
   t.equal(transfererFor({ kind: 'browser' }, deps), undefined)
-  t.equal(transfererFor({ kind: 'test' }, deps), undefined)
 })
 
 t.test('a SIP peer without REFER: transfer_not_supported, naming why', async (t) => {

@@ -43,7 +43,7 @@ export type DefaultLines = Readonly<Partial<Record<TransferFailureReason, string
 export interface WarmTransferHost {
   readonly row: SessionRow
   /** The caller's channel: a SIP caller's human is dialled through a SIP trunk, the others' through the carrier. */
-  readonly channel: 'browser' | 'carrier' | 'sip' | 'test'
+  readonly channel: 'browser' | 'carrier' | 'sip'
   readonly log: Log
   readonly signal: AbortSignal
   input(): PipelineInput
@@ -175,7 +175,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
   }
 }
 
-/** The warm transfer of a phone session whose process can dial one; undefined otherwise (browser, tests). */
+/** The warm transfer of a session whose transport plays audio to its caller; undefined otherwise (a text-only caller). */
 export function sessionWarmTransfer(
   s: WarmTransferSession,
   deps: () => WarmTransferDeps,
@@ -186,7 +186,7 @@ export function sessionWarmTransfer(
   const callerAudio = transport.audio
   // Phone callers on the carrier path and browser callers (the human is dialled through the organization's carrier),
   // and SIP callers (through the organization's outbound SIP trunk).
-  if (transport.kind === 'test' || play === undefined || callerAudio === undefined) return undefined
+  if (play === undefined || callerAudio === undefined) return undefined
   const log = s.log.child({ session_id: row.id })
   let stored: Promise<void> = Promise.resolve()
   let startedAt = new Date()

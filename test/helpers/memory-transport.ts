@@ -1,13 +1,14 @@
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionTransport } from './session-port.js'
+import type { SessionTransport } from '../../gateway/sessions/session-port.js'
 import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/index.js'
 
 /**
- * A transport with no wire: drives a CallSession from code (tests, benchmarks, tools). It records what the
- * session asked of it.
+ * A transport with no wire for tests: drives a CallSession from code and records what the session asked of it. It
+ * passes for a browser without a microphone (text only, nothing to play), so the session treats it as it would
+ * treat that caller: no product code knows it is under test.
  */
 export class MemoryTransport implements SessionTransport {
-  readonly kind = 'test' as const
+  readonly kind = 'browser' as const
   /** Reasons the session closed this transport with (at most one entry). */
   readonly closes: EndReason[] = []
   /** Every pipeline event delivered, in order. */
