@@ -3,6 +3,7 @@
  * behind a TLS-terminating proxy), the simulator's URL rewriting to reach it, and organizations with an
  * agent, an assigned number and (optionally) carrier credentials pointing at a fake Calls API.
  */
+import t from 'tap'
 import type { CarrierOptions } from '../../server/gateway-deps.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { TestDb } from '../helpers/db.js'
@@ -10,6 +11,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import type { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
 import { newCallSid, placeCall, type PlaceCallOptions, type PlaceCallResult } from '../fakes/carrier/phone-simulator.js'
+import { takeProtocolViolations } from '../fakes/carrier/simulated-call.js'
 import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
 import type { FakeWsServer } from '../fakes/deepgram/fake-ws-server.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
@@ -17,6 +19,13 @@ import { startFakeBackend, type BackendReply, type FakeBackend } from '../fakes/
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { loadFixture } from '../fixtures/audio/signals.js'
 import { eventually } from '../helpers/eventually.js'
+
+// Every file that sets up the carrier world checks, after each of its tests, that no simulated phone saw the gateway
+// break the media stream protocol (the file fails, naming the test, the call and the violation).
+t.afterEach((test) => {
+  const violations = takeProtocolViolations()
+  if (violations.length > 0) t.fail(`${test.name}: the gateway broke the media stream protocol`, { found: violations })
+})
 
 /** What the carrier believes the gateway's address is. */
 export const PUBLIC_URL = 'https://voice.example.test'

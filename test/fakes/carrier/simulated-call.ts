@@ -8,6 +8,18 @@ import WebSocket from 'ws'
 import { CallerAudio } from './caller-audio.js'
 import { Earpiece, type EarpieceClear, type EarpieceMark } from './earpiece.js'
 
+/** Protocol violations of every call in this process not yet taken by `takeProtocolViolations`, at most 1,000. */
+const unclaimedViolations: string[] = []
+
+/**
+ * The protocol violations (binary frames, bad JSON, a wrong streamSid, unknown events) any simulated call saw since
+ * the last call of this, each as `<CallSid>: <what>`: the carrier end-to-end files check after every test that there
+ * were none (carrier-setup.ts), so no file can forget to.
+ */
+export function takeProtocolViolations(): string[] {
+  return unclaimedViolations.splice(0, unclaimedViolations.length)
+}
+
 /** How the media stream ended. */
 export interface CallEnd {
   readonly by: 'caller' | 'server' | 'error'
@@ -214,7 +226,7 @@ export class SimulatedCall {
   #handleMessage(data: Buffer, isBinary: boolean): void {
     const at = performance.now()
     if (isBinary) {
-      this.errors.push('binary frame')
+      this.#violation('binary frame')
       return
     }
     const raw = data.toString('utf8')
@@ -222,17 +234,23 @@ export class SimulatedCall {
     try {
       msg = JSON.parse(raw) as typeof msg
     } catch {
-      this.errors.push(`not JSON: ${raw.slice(0, 60)}`)
+      this.#violation(`not JSON: ${raw.slice(0, 60)}`)
       return
     }
     const event = typeof msg.event === 'string' ? msg.event : ''
     this.messages.push({ at, event, raw })
-    if (msg.streamSid !== this.streamSid) this.errors.push(`${event}: wrong streamSid ${String(msg.streamSid)}`)
+    if (msg.streamSid !== this.streamSid) this.#violation(`${event}: wrong streamSid ${String(msg.streamSid)}`)
     else if (event === 'media' && typeof msg.media?.payload === 'string') {
       this.earpiece.push(Buffer.from(msg.media.payload, 'base64'))
     } else if (event === 'mark' && typeof msg.mark?.name === 'string') this.earpiece.mark(msg.mark.name)
     else if (event === 'clear') this.earpiece.clear()
-    else this.errors.push(`unexpected message: ${raw.slice(0, 80)}`)
+    else this.#violation(`unexpected message: ${raw.slice(0, 80)}`)
+  }
+
+  /** A protocol violation by the server: in this call's `errors`, and for the shared check of every call. */
+  #violation(what: string): void {
+    this.errors.push(what)
+    if (unclaimedViolations.length < 1000) unclaimedViolations.push(`${this.callSid}: ${what}`)
   }
 
   #sendMedia(frame: Buffer, index: number): void {
