@@ -1,4 +1,5 @@
 import t from 'tap'
+import { SCRIPTED_LINES } from '../../pipeline/agent/scripted-agent.js'
 import { startTestGateway } from '../helpers/gateway.js'
 import { openBrowserSession } from '../helpers/ws-client.js'
 
@@ -30,9 +31,9 @@ t.test('the first-start link opens a browser session with the demo agent, which 
 
   const b = await openBrowserSession(gw.url, r.body.client_session_key, { acknowledgePlayback: true })
   const { m: welcome } = await b.waitFor((m) => m.type === 'turn.end' && m.role === 'assistant')
-  b.send({ type: 'client.response.text', content: 'hello' })
+  b.send({ type: 'client.response.text', content: 'what can you do' })
   const reply = await b.waitFor((m) => m.type === 'response.text' && m.turn_id !== welcome.turn_id)
-  t.type(reply.m.content, 'string', 'the scripted demo agent answers without any vendor key')
+  t.equal(reply.m.content, SCRIPTED_LINES.capabilities, 'the scripted demo agent answers what it was asked, without any vendor key')
   b.close()
 })
 

@@ -192,7 +192,6 @@ t.test('a target that cannot hold a project: one line, exit 1, no agent, nothing
     ['a path through a broken link', join(places, 'dangling', 'sub'), /dangling is a link to something that does not exist/],
   ]
   for (const [what, target, message] of cases) {
-    const started = Date.now()
     let guard: NodeJS.Timeout | undefined
     const r = await Promise.race([
       runCli(['init', target, ...auth]),
@@ -205,7 +204,6 @@ t.test('a target that cannot hold a project: one line, exit 1, no agent, nothing
     t.equal(r.stderr.split('\n').filter((l) => l !== '').length, 1, `${what}: one line on stderr (${r.stderr.trim()})`)
     t.notMatch(r.stderr, /\n\s+at /, `${what}: no stack trace`)
     t.notMatch(r.stdout, /created/, `${what}: nothing reported created`)
-    t.ok(Date.now() - started < 20_000, `${what}: ends at once`)
   }
   t.equal(await agents(), before, 'no agent was created')
   t.notOk(existsSync(join(places, 'nowhere')), 'nothing created behind the broken link')
