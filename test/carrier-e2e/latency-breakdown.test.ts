@@ -1,13 +1,33 @@
 import t from 'tap'
-import { connectTwoTurnCall, eventually, newBackendTenant, sessionOfCall, speech, startVoiceWorld } from './carrier-setup.js'
+import { performance } from 'node:perf_hooks'
+import { connectTwoTurnCall, eventually, newBackendTenant, sessionOfCall, speech, sse, startVoiceWorld } from './carrier-setup.js'
 import { LATENCY_STAGES } from '../../pipeline/index.js'
 
 // A phone call through the carrier simulator, with the speech vendors and the customer backend as local fakes:
-// the stored breakdown of each turn is checked against the turn's latency_ms and the next message webhook.
+// the stored breakdown of each turn is checked against the turn's latency_ms, the next message webhook, and the
+// test's own clock (performance.now(), which the fake backend and the simulated phone stamp with too).
 const { c, transcripts } = await startVoiceWorld(t)
 const { tenant, backend } = await newBackendTenant(t, c, 'latency-token')
 
 type Stage = { name: string; at_ms: number; duration_ms: number }
+
+/** The backend holds its reply's headers this long, and its text this much longer: floors every breakdown must show. */
+const HEADERS_DELAY_MS = 300
+const TEXT_DELAY_MS = 200
+/** Node may fire a timer up to a millisecond early; the floors allow for it. */
+const TIMER_SLACK_MS = 2
+
+/** What the test saw of one turn on its own clock. */
+interface Witness {
+  /** Before the caller's audio was sent: the end of that speech cannot come earlier. */
+  sentAt: number
+  /** The message webhook reached the backend: it cannot have left the gateway later. */
+  webhookArrivedAt: number
+  /** The phone got the reply's first audio frame: it cannot have been written later. */
+  firstFrameAt: number
+  /** The stored breakdown was read: its last stage cannot be later. */
+  readAt: number
+}
 
 t.test("each turn's stored breakdown is ordered, adds up to its latency_ms, and rides on the next message", async (t) => {
   const { callSid, call, row } = await connectTwoTurnCall(c, tenant, backend, transcripts)
@@ -17,8 +37,25 @@ t.test("each turn's stored breakdown is ordered, adds up to its latency_ms, and 
     eventually(async () => (call.marks.length > 0 && call.earpiece.pendingMarks().length === 0 ? true : undefined), 10_000)
   const details = async () => (await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })).body
 
+  backend.reply = (req) =>
+    req.json.type === 'session.start'
+      ? sse(req.json.turn_id, 'Hello.')
+      : {
+          kind: 'sse',
+          headersDelayMs: HEADERS_DELAY_MS,
+          steps: [
+            { delayMs: TEXT_DELAY_MS },
+            { data: { type: 'response.tts', content: 'We open at nine.', turn_id: req.json.turn_id } },
+            { data: { type: 'response.end', turn_id: req.json.turn_id } },
+          ],
+        }
+  const firstReplyFrameAfter = (from: number) =>
+    eventually(async () => call.messages.find((m) => m.event === 'media' && m.at > from)?.at, 15_000)
+  const witnesses: Witness[] = []
+
   await waitRequest((j) => j.type === 'session.start')
   await allHeard()
+  const sentFirst = performance.now()
   await call.sendAudio(speech('two-phrases.wav'))
   const first = await waitRequest((j) => j.type === 'message' && j.text === 'what are your opening hours')
   t.notOk('previous_turn' in first.json, 'the welcome turn has no breakdown to offer')
@@ -27,6 +64,14 @@ t.test("each turn's stored breakdown is ordered, adds up to its latency_ms, and 
     const d = await details()
     return d.transcript.find((e: any) => e.user_message === 'what are your opening hours' && e.latency_ms !== null)
   }, 15_000)
+  witnesses.push({
+    sentAt: sentFirst,
+    webhookArrivedAt: first.arrivedAt,
+    firstFrameAt: await firstReplyFrameAfter(first.arrivedAt),
+    readAt: performance.now(),
+  })
+  await allHeard()
+  const sentSecond = performance.now()
   await call.sendAudio(speech('two-phrases.wav'))
   const second = await waitRequest((j) => j.type === 'message' && j.text === 'and on sundays')
   t.same(
@@ -38,6 +83,12 @@ t.test("each turn's stored breakdown is ordered, adds up to its latency_ms, and 
     const d = await details()
     return d.transcript.filter((e: any) => e.user_message !== null && e.latency_ms !== null).length === 2 ? true : undefined
   }, 15_000)
+  witnesses.push({
+    sentAt: sentSecond,
+    webhookArrivedAt: second.arrivedAt,
+    firstFrameAt: await firstReplyFrameAfter(second.arrivedAt),
+    readAt: performance.now(),
+  })
   await call.hangup()
   const ended = await eventually(async () => {
     const s = await sessionOfCall(c, callSid)
@@ -46,8 +97,25 @@ t.test("each turn's stored breakdown is ordered, adds up to its latency_ms, and 
   const d = await details()
   const answered = d.transcript.filter((e: any) => e.user_message !== null)
   t.equal(answered.length, 2)
-  for (const entry of answered) {
+  for (const [i, entry] of answered.entries()) {
     const stages: Stage[] = entry.latency_breakdown.stages
+    const at = (name: string) => stages.find((s) => s.name === name)?.at_ms ?? Number.NaN
+    const seen = witnesses[i] as Witness
+    // Each stage against what the test saw happen: the gateway's origin (the end of speech) is no earlier than the
+    // audio was sent, so a stage is at most the time from the send to the test's sighting of its effect ...
+    const bounds = `stages ${JSON.stringify(stages)}, seen ${JSON.stringify(seen)}`
+    t.ok(at('webhook_sent') <= seen.webhookArrivedAt - seen.sentAt, `turn ${i + 1}: the webhook left before the backend got it (${bounds})`)
+    t.ok(at('first_frame_out') <= seen.firstFrameAt - seen.sentAt, `turn ${i + 1}: the first frame was written before the phone got it`)
+    t.ok(entry.latency_ms <= seen.readAt - seen.sentAt, `turn ${i + 1}: the latency is no longer than the test waited for it`)
+    // ... and the backend's scripted delays are in it: no reply byte before its headers, no text before its delay.
+    t.ok(
+      at('reply_first_byte') - at('webhook_sent') >= HEADERS_DELAY_MS - TIMER_SLACK_MS,
+      `turn ${i + 1}: the backend's header delay is in the breakdown`,
+    )
+    t.ok(
+      at('reply_first_text') - at('webhook_sent') >= HEADERS_DELAY_MS + TEXT_DELAY_MS - TIMER_SLACK_MS,
+      `turn ${i + 1}: the backend's text delay is in the breakdown`,
+    )
     t.same(
       stages.map((s) => s.name),
       LATENCY_STAGES,

@@ -3,6 +3,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
 
 /** One step of a scripted SSE reply. */
 export type SseStep =
@@ -48,6 +49,8 @@ export interface BackendRequest {
   json: any
   /** The `service-signature` header checked with node:crypto against the secret (300 s tolerance). */
   signatureValid: boolean
+  /** When the request's headers arrived (`performance.now()`, this process's clock, as the simulated phone's). */
+  arrivedAt: number
   /** Resolves when the exchange is over: `finished` (reply sent) or `aborted` (the client went away first). */
   closed: Promise<'finished' | 'aborted'>
   /** When each step of the reply was written (ms since epoch), for latency assertions. */
@@ -120,6 +123,7 @@ export async function startFakeBackend(options: { secret: string; path?: string;
   const requests: BackendRequest[] = []
   const waiters: Array<() => void> = []
   const server = createServer((req, res) => {
+    const arrivedAt = performance.now()
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
@@ -141,6 +145,7 @@ export async function startFakeBackend(options: { secret: string; path?: string;
         raw,
         json,
         signatureValid: verifySignature(options.secret, raw, typeof header === 'string' ? header : undefined),
+        arrivedAt,
         closed,
         writes: [],
       }
