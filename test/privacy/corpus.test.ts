@@ -43,10 +43,23 @@ function run(entry: CorpusEntry): { input: string; output: string; spans: Redact
   return { input: segments.join(' '), output: pieces.map((p) => p.text).join(''), spans: pieces.flatMap((p) => p.spans) }
 }
 
-const counts = Object.fromEntries(KINDS.map((k) => [k, { tp: 0, fp: 0, fn: 0 }])) as Record<
+/**
+ * Per kind: spans that found an expected value (tp), spans that found none (fp), values no span found (fn), and
+ * over-redaction: the words a found span silences beyond its value (`over`, and the cases as `overCases`).
+ */
+const counts = Object.fromEntries(KINDS.map((k) => [k, { tp: 0, fp: 0, fn: 0, over: 0, overCases: [] as string[] }])) as Record<
   RedactionKind,
-  { tp: number; fp: number; fn: number }
+  { tp: number; fp: number; fn: number; over: number; overCases: string[] }
 >
+
+/**
+ * Words a span takes in besides the expected value it covers: the text between the span's ends and the value's,
+ * split into words (separators alone are not words). A span that silences the whole utterance takes every word.
+ */
+function extraWords(input: string, span: { start: number; end: number }, value: { start: number; end: number }): string[] {
+  const outside = `${input.slice(span.start, value.start)} ${input.slice(value.end, span.end)}`
+  return outside.split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '')
+}
 
 t.test('the corpus is big enough and covers every case', async (t) => {
   t.ok(corpus.length >= 60, `${corpus.length} utterances`)
@@ -86,6 +99,11 @@ t.test('every utterance', async (t) => {
       if (hit >= 0) {
         covered.add(hit)
         counts[s.kind].tp++
+        const extra = extraWords(input, s, expected[hit] as { start: number; end: number })
+        if (extra.length > 0) {
+          counts[s.kind].over += extra.length
+          counts[s.kind].overCases.push(`${label} (also silenced: ${extra.join(' ')})`)
+        }
       } else {
         counts[s.kind].fp++
       }
@@ -115,4 +133,18 @@ t.test('precision and recall per kind', async (t) => {
     t.ok(recall >= THRESHOLDS[kind].recall, `${kind} recall ${recall.toFixed(3)} >= ${THRESHOLDS[kind].recall}`)
   }
   t.equal(counts.card.fn, 0, 'every Luhn-valid card number is redacted')
+})
+
+t.test('no span silences words beyond the value it found', async (t) => {
+  for (const kind of KINDS) {
+    t.equal(counts[kind].over, 0, `${kind}: no word silenced beyond the value`, { cases: counts[kind].overCases })
+  }
+})
+
+t.test('the scoring counts a span that covers the whole utterance as over-redaction', async (t) => {
+  const input = 'my card is 4111 1111 1111 1111 thanks'
+  const value = { start: input.indexOf('4111'), end: input.indexOf(' thanks') }
+  t.same(extraWords(input, { start: 0, end: input.length }, value), ['my', 'card', 'is', 'thanks'])
+  t.same(extraWords(input, { start: value.start - 1, end: value.end + 1 }, value), [], 'separators around the value are not words')
+  t.same(extraWords(input, value, value), [])
 })
