@@ -14,7 +14,7 @@ import { newCallSid, placeCall, type PlaceCallOptions, type PlaceCallResult } fr
 import { takeProtocolViolations } from '../fakes/carrier/simulated-call.js'
 import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
 import type { FakeWsServer } from '../fakes/deepgram/fake-ws-server.js'
-import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
+import { startFakeElevenLabs, type FakeElevenLabsConnection } from '../fakes/elevenlabs/fake-elevenlabs.js'
 import { startFakeBackend, type BackendReply, type FakeBackend } from '../fakes/backend/fake-backend.js'
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { loadFixture } from '../fixtures/audio/signals.js'
@@ -146,6 +146,7 @@ export async function sessionOfCall(c: CarrierGw, callSid: string) {
 export interface VoiceWorld {
   c: CarrierGw
   deepgram: FakeWsServer<FakeDeepgramConnection>
+  elevenlabs: FakeWsServer<FakeElevenLabsConnection>
   /**
    * What the STT fake says next: each Finalize moves to the next entry (an empty transcript when none is left).
    * Tests script a call by replacing its contents.
@@ -175,7 +176,7 @@ export async function startVoiceWorld(
     carrier,
   )
   t.teardown(() => c.gw.close())
-  return { c, deepgram, transcripts }
+  return { c, deepgram, elevenlabs, transcripts }
 }
 
 /**

@@ -1,11 +1,12 @@
 import t from 'tap'
+import { fakeSampleCount } from '../fakes/elevenlabs/fake-elevenlabs.js'
 import { startFakeBackend } from '../fakes/backend/fake-backend.js'
 import { callTenant, eventually, newTenant, sessionOfCall, speech, sse, startVoiceWorld, type CarrierTenant } from './carrier-setup.js'
 import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 
 // SPEC behaviours of turn taking and replies, end to end over a phone call: the carrier's media stream, the
 // STT and TTS vendor fakes and the customer backend fake all speak over real sockets.
-const { c, deepgram, transcripts } = await startVoiceWorld(t)
+const { c, deepgram, elevenlabs, transcripts } = await startVoiceWorld(t)
 
 // One backend for every tenant: these tests do not check signatures (voice-call.test.ts does).
 const backend = await startFakeBackend({ secret: 'not-checked-here' })
@@ -133,6 +134,13 @@ t.test('response.hangup: the caller talking over the farewell does not stop it; 
   t.equal(row.end_reason, 'hangup')
 })
 
+/** Every text the gateway sent the TTS fake so far, over all its connections, in order. */
+const spokenText = () =>
+  elevenlabs.connections
+    .flatMap((connection) => connection.messages)
+    .map((m) => (typeof m.text === 'string' ? m.text : ''))
+    .join('')
+
 t.test("a backend's response.tts in reply to a data request is spoken", async (t) => {
   backend.reply = (req) =>
     req.json.type === 'data'
@@ -142,10 +150,22 @@ t.test("a backend's response.tts in reply to a data request is spoken", async (t
   await waitRequest((j) => j.type === 'session.start')
   await eventually(async () => (call.marks.length > 0 && call.earpiece.pendingMarks().length === 0 ? true : undefined), 10_000)
   const heard = call.receivedAudio().length
+  const spokenBefore = spokenText()
   call.sendDtmf('5')
   await waitRequest((j) => j.type === 'data' && j.data?.dtmf === '5')
-  // The fake speaks 20 ms per character: ~0.75 s of mu-law, 8 bytes per ms.
-  await eventually(async () => (call.receivedAudio().length - heard > 4_000 ? true : undefined), 5_000)
-  t.pass('the data reply was spoken to the caller')
+  const line = 'You pressed five, connecting you now.'
+  // What the gateway asked the TTS to say after the keypress: the backend's line, not a fallback.
+  const said = await eventually(async () => {
+    const now = spokenText().slice(spokenBefore.length)
+    return now.includes('now.') ? now : undefined
+  }, 5_000)
+  t.equal(said.trim(), line, 'the TTS was given the data reply, word for word')
+  // The fake speaks 20 ms per character, one mu-law byte a sample: all of it reaches the caller.
+  const expected = fakeSampleCount('ulaw_8000', line, 20)
+  const got = await eventually(async () => {
+    const n = call.receivedAudio().length - heard
+    return n >= expected ? n : undefined
+  }, 5_000)
+  t.ok(got < expected + 2 * 160, `the caller heard the line's ${expected} bytes of audio (${got}, at most the last frame padded)`)
   await call.hangup()
 })
