@@ -114,6 +114,14 @@ export class VendorANova3SttStream extends WsSttStream {
     if (idle) this.sendJson({ type: 'KeepAlive' })
   }
 
+  /**
+   * Deepgram "may" answer a Finalize with `from_finalize` (not when little audio was left), so the consumer can end
+   * the turn on its own timeout; a late answer must then find no finals here to end the turn with again.
+   */
+  protected override forgetTurn(): void {
+    this.#finals = []
+  }
+
   protected override resetTurn(replayCoversTurn: boolean): void {
     // The replayed audio re-produces the turn's finals; keep them only when the replay cannot.
     if (replayCoversTurn) this.#finals = []

@@ -72,6 +72,9 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
    */
   protected resetTurn(_replayCoversTurn: boolean): void {}
 
+  /** The consumer ended the turn itself ({@link turnEnded}): forget what the adapter accumulated of it. */
+  protected forgetTurn(): void {}
+
   /** Put audio on the wire; adapters that must re-chunk override it. */
   protected sendAudio(chunk: Buffer): void {
     this.sendBinary(chunk)
@@ -152,6 +155,13 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
       this.#sendHeld()
       this.sendFinalize()
     } else this.#finalizePending = true
+  }
+
+  turnEnded(): void {
+    if (this.closed) return
+    // The turn is over: a reconnect must not replay it, and the adapter's text of it must not reach the next one.
+    this.#ring.clear()
+    this.forgetTurn()
   }
 
   /** Sends held audio before the vendor's goodbye, which asks for the transcript of everything sent. */

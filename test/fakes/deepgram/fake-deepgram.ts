@@ -66,6 +66,14 @@ export class FakeDeepgramConnection extends FakeConnection {
     if (this.version === 'v2') this.send({ type: 'Connected', request_id: this.requestId, sequence_id: this.#next() })
   }
 
+  /** The JSON messages the fake sent, in order (what the vendor said, for tests to check what came when). */
+  readonly sent: Array<Record<string, unknown>> = []
+
+  override send(message: object | string): void {
+    if (typeof message === 'object') this.sent.push(message as Record<string, unknown>)
+    super.send(message)
+  }
+
   /** Control messages (`type` of each JSON text frame) in order. */
   get controls(): string[] {
     return this.messages.map((message) => String(message.type))
