@@ -128,6 +128,11 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
     this.#wireBytes += length
   }
 
+  /** Seconds of audio the current connection carried (pushed audio, its replay and filler): the vendor's count. */
+  protected get wireSeconds(): number {
+    return this.#wireBytes / bytesPerSecond(this.format)
+  }
+
   /** The adapter put `bytes` of audio of its own on the wire (silence as keep-alive or padding). */
   protected sentFiller(bytes: number): void {
     this.#wireBytes += bytes
