@@ -1,6 +1,6 @@
 // Fake of the Deepgram-compatible live STT API (stt.vendor_a): /v1/listen (nova-3) and /v2/listen (flux).
 //
-// Message shapes follow Deepgram's public documentation as read on 2026-11-22:
+// Message shapes follow Deepgram's public documentation as read on 2026-11-29 (stored copies):
 // - "Live Audio" API reference (developers.deepgram.com/reference/speech-to-text/listen-streaming) and the typed
 //   messages of deepgram-js-sdk (src/api/resources/listen/resources/v1|v2/types, commit 1913abc, 2026-08-14):
 //   `Results`, `Metadata` (`duration` in seconds), `SpeechStarted` (`channel` [index, count], `timestamp` s),
