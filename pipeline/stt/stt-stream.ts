@@ -77,6 +77,13 @@ export interface SttStream extends AsyncIterable<SttEvent> {
   pushAudio(chunk: Buffer): void
   /** Ask the vendor to finish the current utterance now (push-to-talk release, silence timeout). */
   finalize(): void
+  /**
+   * The consumer ended the user turn without the vendor's end of turn (none came within `base_timeout_ms`; the
+   * vendor may answer a finalize late or not at all): the stream forgets what it holds of that turn, so a late
+   * answer does not end it a second time and its text does not lead the next turn's. Streams that hold nothing
+   * per turn leave it out.
+   */
+  turnEnded?(): void
   /** Graceful close (vendor's CloseStream/Terminate), waits for late results; idempotent. */
   close(): Promise<void>
   /** True once closed, aborted or failed. */

@@ -1,7 +1,7 @@
 import type { SttVendorAOptions } from '../options/stt-options.js'
 import { VendorErrorCode } from '../vendor/vendor-errors.js'
 import type { VendorConnectRequest } from '../vendor/vendor-transport.js'
-import type { SttStreamOptions } from './stt-stream.js'
+import type { SttStreamOptions, SttWord } from './stt-stream.js'
 import { bytesPerSecond } from '../audio/audio-format.js'
 import { WsSttStream } from './ws-stt-stream.js'
 import { queryString, webSocketBase } from '../vendor/ws-url.js'
@@ -23,10 +23,15 @@ const SILENCE_MS = 80
  * `stt.vendor_a` with model `flux` (Deepgram-compatible `/v2/listen`, turn-based).
  *
  * Wire mapping of `TurnInfo.event`: `StartOfTurn` -> `speech_started` (+ `interim` when it carries text);
- * `Update` -> `interim` when the transcript changed; `EndOfTurn` -> `final` + `end_of_turn` with the turn transcript;
- * `EagerEndOfTurn` / `TurnResumed` are ignored (they only occur when `eager_eot_threshold` is set, which this adapter
- * never sends). `Error` -> non-fatal `error` (the close that follows decides). Client: binary audio, `ForceEndTurn` on
- * finalize(), `CloseStream` on close().
+ * `Update` -> `interim` when the transcript changed; `EndOfTurn` -> `final` (with the words' `start`/`end`, seconds
+ * of the connection's audio, moved onto the pushed audio's clock for the recording's silencing) + `end_of_turn` with
+ * the turn transcript; `EagerEndOfTurn` / `TurnResumed` are ignored (they only occur when `eager_eot_threshold` is
+ * set, which this adapter never sends). `Error` -> non-fatal `error` (the close that follows decides). Client:
+ * binary audio, `ForceEndTurn` on finalize(), `CloseStream` on close().
+ *
+ * Flux ignores `ForceEndTurn` when no turn is in progress (its state machine has no such edge): nothing answers
+ * that finalize, and no end of turn is made up here; the consumer's `base_timeout_ms` fallback ends a turn Flux
+ * never heard, as it does for a `Finalize` that nova-3 answers without `from_finalize`.
  */
 export class VendorAFluxSttStream extends WsSttStream {
   readonly #options: VendorAFluxOptions
@@ -84,11 +89,13 @@ export class VendorAFluxSttStream extends WsSttStream {
       case 'Update':
         this.#interim(text)
         return
-      case 'EndOfTurn':
+      case 'EndOfTurn': {
         this.#lastInterim = ''
-        if (text) this.emit({ type: 'final', text })
+        const words = this.inputWords(turnWords(message.words))
+        if (text) this.emit({ type: 'final', text, ...(words.length > 0 && { words }) })
         this.endTurn(text)
         return
+      }
       default:
         return // EagerEndOfTurn, TurnResumed: see class comment
     }
@@ -118,4 +125,18 @@ export class VendorAFluxSttStream extends WsSttStream {
   protected override resetTurn(): void {
     this.#lastInterim = ''
   }
+}
+
+/**
+ * The timed words of a `TurnInfo` (`word` punctuated as in the transcript, `start`/`end` in seconds of the
+ * connection's audio: Flux's word-level timestamps, 2026-07-02). Words without timings are left out.
+ */
+function turnWords(raw: unknown): SttWord[] {
+  if (!Array.isArray(raw)) return []
+  const out: SttWord[] = []
+  for (const w of raw as Array<Record<string, unknown>>) {
+    if (typeof w.word !== 'string' || typeof w.start !== 'number' || typeof w.end !== 'number') continue
+    out.push({ word: w.word, start: w.start, end: w.end })
+  }
+  return out
 }

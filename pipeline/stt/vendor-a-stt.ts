@@ -9,6 +9,9 @@ import { queryString, webSocketBase } from '../vendor/ws-url.js'
 /** `stt.vendor_a` options with `model_id: 'nova-3'`. */
 export type VendorANova3Options = Extract<SttVendorAOptions, { model_id: 'nova-3' }>
 
+/** Seconds the vendor's count of audio may differ from ours (a message in flight when it closed) before a warning. */
+const METADATA_TOLERANCE_S = 1
+
 /** The vendor's idle timeout is 10 s without audio; a KeepAlive every 4 s of silence stays well inside it. */
 const KEEP_ALIVE_MS = 4000
 
@@ -64,7 +67,7 @@ export class VendorANova3SttStream extends WsSttStream {
         if (this.#finals.length > 0) this.#endTurn()
         return
       case 'Metadata':
-        return this.logger.debug({ stream: this.label, requestId: message.request_id }, 'vendor metadata')
+        return this.#onMetadata(message)
       case 'Error':
         return this.emit({
           type: 'error',
@@ -96,6 +99,19 @@ export class VendorANova3SttStream extends WsSttStream {
     }
   }
 
+  /**
+   * `duration` is the seconds of audio the vendor received on this connection (what it bills): far from what was
+   * sent means the two disagree on the audio format.
+   */
+  #onMetadata(message: Record<string, unknown>): void {
+    const audioSeconds = typeof message.duration === 'number' ? message.duration : undefined
+    const sentSeconds = this.wireSeconds
+    const fields = { stream: this.label, requestId: message.request_id, audioSeconds, sentSeconds }
+    if (audioSeconds !== undefined && Math.abs(audioSeconds - sentSeconds) > METADATA_TOLERANCE_S) {
+      this.logger.warn(fields, 'the vendor counted a different length of audio than was sent')
+    } else this.logger.debug(fields, 'vendor metadata')
+  }
+
   #endTurn(): void {
     const text = this.#finals.join(' ')
     this.#finals = []
@@ -112,6 +128,14 @@ export class VendorANova3SttStream extends WsSttStream {
 
   protected override onKeepAliveTick(idle: boolean): void {
     if (idle) this.sendJson({ type: 'KeepAlive' })
+  }
+
+  /**
+   * Deepgram "may" answer a Finalize with `from_finalize` (not when little audio was left), so the consumer can end
+   * the turn on its own timeout; a late answer must then find no finals here to end the turn with again.
+   */
+  protected override forgetTurn(): void {
+    this.#finals = []
   }
 
   protected override resetTurn(replayCoversTurn: boolean): void {

@@ -72,6 +72,9 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
    */
   protected resetTurn(_replayCoversTurn: boolean): void {}
 
+  /** The consumer ended the turn itself ({@link turnEnded}): forget what the adapter accumulated of it. */
+  protected forgetTurn(): void {}
+
   /** Put audio on the wire; adapters that must re-chunk override it. */
   protected sendAudio(chunk: Buffer): void {
     this.sendBinary(chunk)
@@ -125,6 +128,11 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
     this.#wireBytes += length
   }
 
+  /** Seconds of audio the current connection carried (pushed audio, its replay and filler): the vendor's count. */
+  protected get wireSeconds(): number {
+    return this.#wireBytes / bytesPerSecond(this.format)
+  }
+
   /** The adapter put `bytes` of audio of its own on the wire (silence as keep-alive or padding). */
   protected sentFiller(bytes: number): void {
     this.#wireBytes += bytes
@@ -152,6 +160,13 @@ export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> imp
       this.#sendHeld()
       this.sendFinalize()
     } else this.#finalizePending = true
+  }
+
+  turnEnded(): void {
+    if (this.closed) return
+    // The turn is over: a reconnect must not replay it, and the adapter's text of it must not reach the next one.
+    this.#ring.clear()
+    this.forgetTurn()
   }
 
   /** Sends held audio before the vendor's goodbye, which asks for the transcript of everything sent. */

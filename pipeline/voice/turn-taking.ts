@@ -265,6 +265,8 @@ export class TurnTaking {
   #commitUserTurn(vendorText: string | undefined): void {
     clearTimeout(this.#commitTimer)
     if (this.#closed) return
+    // Not the vendor's end of turn: its answer to the finalize may still come, late, and must not end this turn again.
+    if (vendorText === undefined) this.#d.stt?.turnEnded?.()
     const turn = this.#user ?? (vendorText?.trim() ? this.#ensureUserTurn(!this.#d.replies.active()) : undefined)
     if (turn === undefined) return
     const text = turn.complete(vendorText)

@@ -2,9 +2,10 @@
  * Issue 29 end to end on phone calls, over the carrier simulator, a real gateway and its database: a card number
  * said by the caller (the STT fake times its words within the audio it heard, as the vendor does) is a marker in
  * the stored transcript, silence in the recording's caller channel over exactly those words, absent from the
- * debug logs, and as said in the backend's webhook. And the backend's `response.recording` pause and resume.
+ * debug logs, and as said in the backend's webhook; with nova-3 and with flux (whose TurnInfo words carry timings
+ * too). And the backend's `response.recording` pause and resume.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Writable } from 'node:stream'
 import wavefile from 'wavefile'
 import { createLogger } from '../../core/log.js'
@@ -51,11 +52,20 @@ const c: CarrierGw = {
   hookUrl: `${PUBLIC_URL}/v1/agents/carrier/twiml`,
   statusUrl: `${PUBLIC_URL}/v1/agents/carrier/status`,
 }
-const { tenant, backend } = await newBackendTenant(t, c, 'privacy-token')
-{
-  const org = await gw.request('PATCH', `/admin/v1/organizations/${tenant.orgId}`, { admin: true, body: { recording_enabled: true } })
+/** A tenant with recording on; `flux` makes its agent recognise with flux instead of nova-3. */
+async function recordingTenant(token: string, flux = false) {
+  const made = await newBackendTenant(t, c, token, (config) => {
+    if (!flux) return
+    config.plugins = config.plugins.map((p: { use: string }) =>
+      p.use === 'stt.vendor_a' ? { use: 'stt.vendor_a', options: { model_id: 'flux' } } : p,
+    )
+  })
+  const org = await gw.request('PATCH', `/admin/v1/organizations/${made.tenant.orgId}`, { admin: true, body: { recording_enabled: true } })
   if (org.status !== 200) throw new Error(org.text)
+  return made
 }
+const { tenant, backend } = await recordingTenant('privacy-token')
+const flux = await recordingTenant('privacy-flux-token', true)
 
 /** An SSE reply that sends `response.recording` first, then speaks. */
 function withRecording(turnId: string, action: 'pause' | 'resume', text: string): BackendReply {
@@ -69,9 +79,9 @@ function withRecording(turnId: string, action: 'pause' | 'resume', text: string)
   }
 }
 
-async function startCall() {
+async function startCall(to = tenant) {
   const callSid = newCallSid()
-  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 1 })
+  const r = await callTenant(c, to, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 1 })
   if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
   const row = await eventually(async () => sessionOfCall(c, callSid))
   return { call: r.call, callSid, row }
@@ -85,20 +95,21 @@ async function heardAll(call: Call, marks = 1): Promise<void> {
 }
 
 /** The message requests the backend got for a session, in order. */
-const messages = (sessionId: string) => backend.requests.filter((q) => q.json?.session_id === sessionId && q.json?.type === 'message')
+const messages = (sessionId: string, from = backend) =>
+  from.requests.filter((q) => q.json?.session_id === sessionId && q.json?.type === 'message')
 
-async function hangUpAndWaitForRecording(call: Call, callSid: string, sessionId: string) {
+async function hangUpAndWaitForRecording(call: Call, callSid: string, sessionId: string, of = tenant) {
   await call.hangup()
   await eventually(async () => ((await sessionOfCall(c, callSid))?.status === 'ended' ? true : undefined), 30_000)
-  const base = `/v1/agents/${tenant.agentId}/sessions/${sessionId}/recording`
+  const base = `/v1/agents/${of.agentId}/sessions/${sessionId}/recording`
   const meta = await eventually(async () => {
-    const m = await gw.request('GET', `${base}/metadata`, { key: tenant.apiKey })
+    const m = await gw.request('GET', `${base}/metadata`, { key: of.apiKey })
     return m.status === 200 && m.body.status === 'completed' ? m.body : undefined
   }, 30_000)
-  const res = await fetch(`${gw.url}${base}`, { headers: { authorization: `Bearer ${tenant.apiKey}` } })
+  const res = await fetch(`${gw.url}${base}`, { headers: { authorization: `Bearer ${of.apiKey}` } })
   const wav = new wavefile.WaveFile(Buffer.from(await res.arrayBuffer()))
   const [caller, agent] = wav.getSamples(false, Int16Array) as unknown as [Int16Array, Int16Array]
-  const details = await gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${sessionId}`, { key: tenant.apiKey })
+  const details = await gw.request('GET', `/v1/agents/${of.agentId}/sessions/${sessionId}`, { key: of.apiKey })
   return { meta, caller, agent, details: details.body }
 }
 
@@ -111,28 +122,13 @@ function zeroRun(a: Int16Array, at: number): { from: number; to: number } {
   return { from, to }
 }
 
-t.test('a card number said on a phone call: a marker stored, silence over its words, no digits logged, the backend hears it', async (t) => {
-  const said = 'my card is 4111 1111 1111 1111 thanks'
-  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'Thank you.')
-  transcripts.length = 0
-  transcripts.push(said)
-  logLines.length = 0
-  const { call, callSid, row } = await startCall()
-  await heardAll(call)
-  const marksBefore = call.marks.length
-  await call.sendAudio(speech('phrase.wav', 1500))
-  await eventually(async () => (messages(row.id).length > 0 ? true : undefined), 30_000)
-  t.equal(messages(row.id)[0]?.json.text, said, 'the backend got the text as said (redact_webhooks is off)')
-  await heardAll(call, marksBefore + 1)
-  const { meta, caller, details } = await hangUpAndWaitForRecording(call, callSid, row.id)
-
-  const users = details.transcript.map((e: { user_message: string | null }) => e.user_message).filter((m: unknown) => m !== null)
-  t.same(users, ['my card is [card] thanks'], 'the stored transcript holds a marker')
-  t.notMatch(JSON.stringify(details), /4111|1111/, 'no digit of it in the session details')
-
-  // Where the fake STT said the words were: the voiced part of what it heard, shared evenly among the 8 words.
-  // The recording holds the same caller audio, so the same samples are voiced there (the card's words, in the
-  // middle, are silenced; the first and the last word are not).
+/**
+ * The card of 'my card is 4111 1111 1111 1111 thanks' is silent in the caller channel over its words and listed in
+ * the metadata. Where the fake STT said the words were: the voiced part of what it heard, shared evenly among the
+ * 8 words. The recording holds the same caller audio, so the same samples are voiced there (the card's words, in
+ * the middle, are silenced; the first and the last word are not).
+ */
+function checkCardSilenced(t: Test, caller: Int16Array, meta: any): void {
   let first = -1
   let last = -1
   caller.forEach((x, i) => {
@@ -159,6 +155,28 @@ t.test('a card number said on a phone call: a marker stored, silence over its wo
   t.ok(Math.abs(meta.silenced[0].from_ms - (silence.from * 1000) / RATE) <= 2, 'the metadata says where: from')
   t.ok(Math.abs(meta.silenced[0].to_ms - (silence.to * 1000) / RATE) <= 2, 'the metadata says where: to')
   t.same(meta.paused, [])
+}
+
+t.test('a card number said on a phone call: a marker stored, silence over its words, no digits logged, the backend hears it', async (t) => {
+  const said = 'my card is 4111 1111 1111 1111 thanks'
+  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'Thank you.')
+  transcripts.length = 0
+  transcripts.push(said)
+  logLines.length = 0
+  const { call, callSid, row } = await startCall()
+  await heardAll(call)
+  const marksBefore = call.marks.length
+  await call.sendAudio(speech('phrase.wav', 1500))
+  await eventually(async () => (messages(row.id).length > 0 ? true : undefined), 30_000)
+  t.equal(messages(row.id)[0]?.json.text, said, 'the backend got the text as said (redact_webhooks is off)')
+  await heardAll(call, marksBefore + 1)
+  const { meta, caller, details } = await hangUpAndWaitForRecording(call, callSid, row.id)
+
+  const users = details.transcript.map((e: { user_message: string | null }) => e.user_message).filter((m: unknown) => m !== null)
+  t.same(users, ['my card is [card] thanks'], 'the stored transcript holds a marker')
+  t.notMatch(JSON.stringify(details), /4111|1111/, 'no digit of it in the session details')
+
+  checkCardSilenced(t, caller, meta)
 
   const logs = logLines.join('')
   t.ok(
@@ -166,6 +184,25 @@ t.test('a card number said on a phone call: a marker stored, silence over its wo
     'debug lines were written',
   )
   t.notMatch(logs, /4111|1111/, 'no digit of the card in the logs')
+})
+
+t.test('flux: a card number said on a phone call is silenced over its words, timed by the TurnInfo words', async (t) => {
+  const said = 'my card is 4111 1111 1111 1111 thanks'
+  flux.backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'Thank you.')
+  transcripts.length = 0
+  transcripts.push(said)
+  const sttBefore = deepgram.connections.length
+  const { call, callSid, row } = await startCall(flux.tenant)
+  await heardAll(call)
+  const marksBefore = call.marks.length
+  await call.sendAudio(speech('phrase.wav', 1500))
+  await eventually(async () => (messages(row.id, flux.backend).length > 0 ? true : undefined), 30_000)
+  t.equal(messages(row.id, flux.backend)[0]?.json.text, said)
+  t.equal(deepgram.connections[sttBefore]?.version, 'v2', 'the call spoke flux')
+  await heardAll(call, marksBefore + 1)
+  const { meta, caller, details } = await hangUpAndWaitForRecording(call, callSid, row.id, flux.tenant)
+  t.notMatch(JSON.stringify(details), /4111|1111/, 'no digit of it in the session details')
+  checkCardSilenced(t, caller, meta)
 })
 
 t.test('response.recording pauses and resumes the recording and the transcript on a phone call', async (t) => {

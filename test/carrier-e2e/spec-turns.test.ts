@@ -78,16 +78,54 @@ t.test('vad.enabled false: the STT end of turn ends the turn and the words reach
   await call.hangup()
 })
 
-t.test('vad.enabled false: words without an end of turn end the turn base_timeout_ms later', async (t) => {
+/** The message texts the backend got for a session, in order. */
+const messageTexts = (sessionId: string) =>
+  backend.requests.filter((r) => r.json?.session_id === sessionId && r.json?.type === 'message').map((r) => r.json.text)
+
+t.test('vad.enabled false: words and a Finalize answered without from_finalize end the turn base_timeout_ms later', async (t) => {
   backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hi.' : 'Okay.')
-  const { call, stt, waitRequest } = await connect(noVad)
+  const { call, stt, sessionId, waitRequest } = await connect(noVad)
+  // Deepgram answers a Finalize with from_finalize only when it had audio left to process: here it has none.
+  stt.finalizeReply = 'never'
   await waitRequest((j) => j.type === 'session.start')
   await eventually(async () => (call.marks.some((m) => m.echoedAt !== undefined) ? true : undefined), 10_000)
   stt.sendSpeechStarted()
   stt.sendResults('where is my parcel', { isFinal: true })
   const msg = await waitRequest((j) => j.type === 'message', 5_000)
   t.equal(msg.json.text, 'where is my parcel')
-  t.ok(stt.controls.includes('Finalize'), 'the vendor was asked to finalize after base_timeout_ms of quiet')
+  t.ok(stt.controls.includes('Finalize'), 'the vendor was asked to finalize after base_timeout_ms of quiet, before the turn ended')
+  t.notOk(
+    stt.sent.some((m) => m.from_finalize === true || m.speech_final === true),
+    'and no vendor end of turn came: the turn ended on the fallback',
+  )
+  // The next turn carries its own words only: the first turn's final is not said again.
+  stt.sendSpeechStarted()
+  stt.sendResults('and my refund', { isFinal: true, speechFinal: true })
+  await eventually(async () => (messageTexts(sessionId).length >= 2 ? true : undefined), 5_000)
+  t.same(messageTexts(sessionId), ['where is my parcel', 'and my refund'])
+  await call.hangup()
+})
+
+t.test('vad.enabled false: a from_finalize answer after base_timeout_ms does not end the turn a second time', async (t) => {
+  backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hi.' : 'Okay.')
+  const { call, stt, sessionId, waitRequest } = await connect(noVad)
+  // Later than the fallback (base_timeout_ms is 800 here).
+  stt.finalizeReply = { lateMs: 2000 }
+  await waitRequest((j) => j.type === 'session.start')
+  await eventually(async () => (call.marks.some((m) => m.echoedAt !== undefined) ? true : undefined), 10_000)
+  stt.sendSpeechStarted()
+  stt.sendResults('where is my parcel', { isFinal: true })
+  await waitRequest((j) => j.type === 'message', 5_000)
+  t.notOk(
+    stt.sent.some((m) => m.from_finalize === true),
+    'the turn ended before the answer to its Finalize',
+  )
+  await eventually(async () => (stt.sent.some((m) => m.from_finalize === true) ? true : undefined), 5_000)
+  // One socket, one pipeline: the next turn's message comes after whatever the late answer caused.
+  stt.sendSpeechStarted()
+  stt.sendResults('thanks', { isFinal: true, speechFinal: true })
+  await eventually(async () => (messageTexts(sessionId).includes('thanks') ? true : undefined), 10_000)
+  t.same(messageTexts(sessionId), ['where is my parcel', 'thanks'], 'the parcel turn was committed once')
   await call.hangup()
 })
 

@@ -261,3 +261,67 @@ t.test('sendChunkMs 0 puts every push on the wire as it comes', async (t) => {
   await conn.waitForAudioBytes(480)
   t.same(conn.binarySizes, [160, 160, 160])
 })
+
+t.test("nova-3: Deepgram's documented Results, SpeechStarted and Metadata replayed through the adapter", async (t) => {
+  const logged: Array<{ level: string; fields: Record<string, unknown> }> = []
+  const log = (level: string) => (fields: object) => logged.push({ level, fields: fields as Record<string, unknown> })
+  const logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
+  const { fake, stream, reader } = await setup(t, { logger })
+  const conn = await fake.connection(0)
+  // 3 s of audio, so the words below lie within what the vendor heard.
+  stream.pushAudio(audioBytes(24_000, 5))
+  await conn.waitForAudioBytes(24_000)
+  // Payloads as published: "Speech Started" and "Utterance End" (Results with punctuated words) pages.
+  conn.send({ type: 'SpeechStarted', channel: [0, 1], timestamp: 9.54 })
+  conn.send({
+    type: 'Results',
+    channel_index: [0, 1],
+    duration: 1.65,
+    start: 0.75,
+    is_final: true,
+    channel: {
+      alternatives: [
+        {
+          confidence: 0.77905273,
+          transcript: 'Testing. 123.',
+          words: [
+            { confidence: 0.69189453, end: 1.57, punctuated_word: 'Testing.', start: 1.07, word: 'testing' },
+            { confidence: 0.77905273, end: 2.395, punctuated_word: '123.', start: 1.895, word: '123' },
+          ],
+        },
+      ],
+    },
+    metadata: { request_id: conn.requestId, model_info: { name: 'nova-3', version: 'x', arch: 'x' }, model_uuid: 'x' },
+  })
+  conn.send({ channel: [0, 1], last_word_end: 2.395, type: 'UtteranceEnd' })
+  await reader.waitForType('end_of_turn')
+  t.same(reader.events, [
+    { type: 'speech_started' },
+    {
+      type: 'final',
+      text: 'Testing. 123.',
+      words: [
+        { word: 'Testing.', start: 1.07, end: 1.57 },
+        { word: '123.', start: 1.895, end: 2.395 },
+      ],
+    },
+    { type: 'end_of_turn', text: 'Testing. 123.' },
+  ])
+  // CloseStream: the vendor's Metadata counts the audio in seconds (Close Stream page, deepgram-js-sdk ListenV1Metadata).
+  await stream.close()
+  const metadata = logged.find((l) => 'audioSeconds' in l.fields)
+  t.match(metadata, { level: 'debug', fields: { audioSeconds: 3, sentSeconds: 3 } }, 'read as seconds, as many as were sent')
+})
+
+t.test('the fake: SpeechStarted at the start of speech in seconds, Metadata.duration in seconds', async (t) => {
+  const { fake, stream } = await setup(t)
+  const conn = await fake.connection(0)
+  // 0.5 s of mu-law silence, then 0.5 s of speech-loud samples.
+  stream.pushAudio(Buffer.alloc(4000, 0xff))
+  stream.pushAudio(Buffer.alloc(4000, 0x00))
+  await conn.waitForAudioBytes(8000)
+  conn.sendSpeechStarted()
+  t.same(conn.sent.at(-1), { type: 'SpeechStarted', channel: [0, 1], timestamp: 0.5 }, 'channel [index, count], timestamp in s')
+  await stream.close()
+  t.match(conn.sent.at(-1), { type: 'Metadata', duration: 1, channels: 1 }, 'one second of audio, in seconds')
+})
