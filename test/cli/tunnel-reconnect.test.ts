@@ -24,7 +24,8 @@ t.setTimeout(240_000)
 
 const port = await freePort()
 const url = `http://127.0.0.1:${port}`
-const env: Record<string, string> = { ADMIN_TOKEN, ALLOW_INSECURE_WEBHOOKS: '1', PUBLIC_URL: url }
+// A lease longer than any restart here: the CLI takes its tunnel back (past the lease it would get a new address).
+const env: Record<string, string> = { ADMIN_TOKEN, ALLOW_INSECURE_WEBHOOKS: '1', PUBLIC_URL: url, TUNNEL_LEASE_MS: '60000' }
 if (process.env.DATABASE_URL !== undefined) {
   const db = await testDb()
   // The gateway processes open the database themselves; this handle only makes and drops it.
