@@ -68,7 +68,7 @@ export function apiClient(baseUrl: string, key: string): Api {
   }
 }
 
-/** Creates the agent the phones reach (its turns go to `backendUrl`) and gives it CARRIER_NUMBER. */
+/** Creates the agent the phones reach (its turns go to `backendUrl`) and gives it CARRIER_NUMBER (reserved for it first). */
 export async function setUpCarrierAgent(api: Api, backendUrl: string): Promise<void> {
   const agent = await api('POST', '/v1/agents', { template_id: 'voice-agent-webhook' })
   const cfg = structuredClone(agent.config)
@@ -169,6 +169,11 @@ export async function startBenchGateway(opts: {
   const boot = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: PUBLIC_URL })
   const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: opts.frameTiming } })
   await store.db.updateTable('organizations').set({ max_concurrent_sessions: null, recording_enabled: opts.recording }).execute()
+  // The operator's reservation (PUT /admin/v1/organizations/{id}/phone_numbers/{number}): the agent may claim the number.
+  await store.db
+    .insertInto('phone_number_reservations')
+    .values({ phone_number: CARRIER_NUMBER, organization_id: boot.firstStart!.organizationId })
+    .execute()
   const api = apiClient(gateway.url, boot.firstStart!.apiKey)
   await setUpCarrierAgent(api, urls.backend)
   if (opts.sip === true) await api('POST', '/v1/sip/trunks', { name: 'bench', inbound: { allowed_cidrs: ['127.0.0.1/32'] } })

@@ -150,13 +150,20 @@ async function run(calls: number, workers: number, databaseUrl: string): Promise
   }
 }
 
-/** No concurrency limit on the default organization (it has one out of the box). */
+/**
+ * No concurrency limit on the default organization (it has one out of the box), and CARRIER_NUMBER reserved for it
+ * (what the operator's PUT /admin/v1/organizations/{id}/phone_numbers/{number} does), so its agent may claim it.
+ */
 async function unlimited(databaseUrl: string): Promise<void> {
   const pg = (await import('pg')).default
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {
     await client.query('update organizations set max_concurrent_sessions = null')
+    await client.query(
+      'insert into phone_number_reservations (phone_number, organization_id) select $1, id from organizations on conflict do nothing',
+      [CARRIER_NUMBER],
+    )
   } finally {
     await client.end()
   }

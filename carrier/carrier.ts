@@ -252,6 +252,21 @@ export interface CarrierCallsClient {
   updateCall(sid: string, markup: string, options?: CarrierCallOptions): Promise<CarrierCall>
 }
 
+/** A phone number of the carrier account (`IncomingPhoneNumbers`). */
+export interface CarrierIncomingNumber {
+  /** The carrier's id of the number (`PN...`). */
+  readonly sid: string
+  /** E.164. */
+  readonly phoneNumber: string
+  readonly friendlyName: string | undefined
+}
+
+/** Reads which numbers the organization's carrier account owns (the proof a number is the organization's to claim). */
+export interface CarrierNumbersClient {
+  /** The account's number `e164`, undefined when the account has no such number. Throws `CarrierApiError`. */
+  findIncomingNumber(e164: string, options?: CarrierCallOptions): Promise<CarrierIncomingNumber | undefined>
+}
+
 /** Stable codes of `CarrierApiError`. */
 export type CarrierApiErrorCode =
   | 'carrier_rejected'
@@ -353,6 +368,8 @@ export interface Carrier {
   readonly markup: CarrierMarkup
   /** Build a REST client for one organization's credentials. */
   callsClient(credentials: CarrierCredentials): CarrierCallsClient
+  /** Build a client that reads one organization's carrier account's phone numbers. */
+  numbersClient(credentials: CarrierCredentials): CarrierNumbersClient
   /** Read what a voice hook form says about its call. */
   parseVoiceHook(params: CarrierFormParams): CarrierVoiceHook
   /** Parse a status callback form. */

@@ -36,6 +36,13 @@ export const ERRORS = {
   webhook_delivery_not_failed: { status: 409, message: 'only a failed webhook delivery can be sent again' },
   webhook_delivery_not_resendable: { status: 409, message: 'this webhook delivery cannot be sent again' },
   agent_not_found: { status: 404, message: 'agent not found' },
+  phone_number_not_available: {
+    status: 404,
+    message:
+      "this phone number is not available to this organization. A number becomes claimable when the organization's carrier " +
+      'account owns it (carrier credentials stored with PUT /admin/v1/organizations/{id}/carrier), or when the operator ' +
+      'reserves it for the organization (PUT /admin/v1/organizations/{id}/phone_numbers/{phone_number})',
+  },
   session_not_found: { status: 404, message: 'session not found' },
   organization_not_found: { status: 404, message: 'organization not found' },
   template_not_found: { status: 404, message: 'agent template not found' },
@@ -56,11 +63,21 @@ export const ERRORS = {
   range_not_satisfiable: { status: 416, message: 'the requested byte range is not satisfiable' },
   method_not_allowed: { status: 405, message: 'method not allowed' },
   phone_number_taken: { status: 409, message: 'phone number is assigned to another agent' },
+  phone_number_reserved_elsewhere: {
+    status: 409,
+    message: 'this phone number is reserved for or assigned to another organization: send {"move": true} to move it here',
+  },
   session_not_connected: { status: 409, message: 'the session is not connected' },
   session_not_ended: { status: 409, message: 'the session has not ended: end it first' },
   payload_too_large: { status: 413, message: 'request body too large' },
   concurrency_limit: { status: 429, message: 'concurrent session limit reached' },
   carrier_error: { status: 502, message: 'the carrier rejected the request' },
+  carrier_lookup_failed: {
+    status: 502,
+    message:
+      "the carrier account's phone numbers could not be read: try again, or ask the operator to check the organization's " +
+      'carrier credentials (PUT /admin/v1/organizations/{id}/carrier)',
+  },
   carrier_rejected: { status: 400, message: 'the carrier rejected the call' },
   carrier_auth_failed: {
     status: 502,

@@ -9,6 +9,7 @@ import { errorHandler } from '../api/http/error-handler.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
 import { adminRouter } from '../api/routes/admin.js'
 import { agentsRouter } from '../api/routes/agents.js'
+import { agentPhoneNumbersRouter } from '../api/routes/agent-phone-numbers.js'
 import { sessionsRouter } from '../api/routes/sessions.js'
 import { recordingsRouter } from '../api/routes/recordings.js'
 import { healthRouter } from '../api/routes/health.js'
@@ -103,6 +104,8 @@ export function buildApp(
   const outbound = outboundCallsRouter({ calls: path.calls, publicUrl: config.publicUrl })
   v1.use(outbound.routes(), outbound.allowedMethods({ throw: true }))
   v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
+  const phoneNumbers = agentPhoneNumbersRouter({ db: store.db, carrier: path.carrier, log })
+  v1.use(phoneNumbers.routes(), phoneNumbers.allowedMethods({ throw: true }))
   const account = accountRouter({ db: store.db })
   v1.use(account.routes(), account.allowedMethods({ throw: true }))
   const sessionList = sessionListRouter({ db: store.db })

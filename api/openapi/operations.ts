@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { createAgentSchema, phoneNumberSchema, updateAgentSchema } from '../routes/agents.js'
+import { createAgentSchema, updateAgentSchema } from '../routes/agents.js'
+import { phoneNumberSchema } from '../routes/agent-phone-numbers.js'
 import { authorizeSchema } from '../routes/sessions.js'
 import { sessionListQuery } from '../routes/session-list-query.js'
 import { dailyStatsQuery } from '../routes/session-list.js'
@@ -324,11 +325,15 @@ export const OPERATIONS: Operation[] = [
     method: 'post',
     path: '/v1/agents/:agent_id/phone_numbers',
     tag: 'agents',
-    summary: 'Assign a phone number to the agent',
+    summary:
+      "Assign a phone number to the agent: one the organization's carrier account owns (the carrier is asked; its sid and " +
+      'friendly name fill those left out) or one the operator reserved for the organization. Any other number is 404 ' +
+      '`phone_number_not_available`, whether free or held by another organization; 409: another agent of the ' +
+      'organization holds it; 502: the carrier could not be asked',
     auth: 'api_key',
     body: phoneNumberSchema,
     ok: { status: 201, description: 'the assignment' },
-    errors: [...V1, 409],
+    errors: [...V1, 409, 502],
   },
   {
     method: 'delete',

@@ -17,6 +17,7 @@ import { requireAdminToken } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 import type { Log } from '../../core/log.js'
+import { adminPhoneNumberRoutes } from './admin-phone-numbers.js'
 
 const orgFields = {
   balance: z.number().finite().nullable().optional(),
@@ -39,7 +40,7 @@ export const carrierSchema = z.strictObject({
     .optional(),
 })
 
-/** The operator API under /admin/v1 (bearer ADMIN_TOKEN). */
+/** The operator API under /admin/v1 (bearer ADMIN_TOKEN); its phone number routes are in admin-phone-numbers.ts. */
 export function adminRouter(deps: { db: Kysely<Database>; adminToken: string | undefined; log: Log }): Router {
   const { db, log } = deps
   const r = newRouter({ prefix: '/admin/v1' })
@@ -97,6 +98,8 @@ export function adminRouter(deps: { db: Kysely<Database>; adminToken: string | u
     log.info({ organization_id: ctx.params.id, account_sid: body.account_sid }, 'carrier credentials stored')
     ctx.body = { account_sid: body.account_sid, api_base_url: apiBaseUrl ?? null, auth_token_set: true }
   })
+
+  adminPhoneNumberRoutes(r, { db, log })
 
   return r
 }

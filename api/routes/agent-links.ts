@@ -95,6 +95,7 @@ export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
         agentId: grant.agentId,
         conversationId: body.conversation_id,
         origin: { channel: 'browser' },
+        agentLinkId: grant.linkId,
       },
       {
         webhookPolicy: deps.webhookPolicy,

@@ -13,8 +13,6 @@ import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
 import { createAgent, getAgent, getAgentRow, listAgents, updateAgent, type Agent } from '../../gateway/store/agents.js'
 import { getTemplate } from '../../gateway/store/agent-templates.js'
-import { assignPhoneNumber, unassignPhoneNumber } from '../../gateway/store/phone-numbers.js'
-import { normalisePhoneNumber } from '../../core/phone.js'
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
@@ -31,13 +29,6 @@ export const updateAgentSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   config: z.unknown().optional(),
 })
-/** Body of POST /v1/agents/{agent_id}/phone_numbers. */
-export const phoneNumberSchema = z.strictObject({
-  phone_number: z.string().min(1).max(64),
-  carrier_sid: z.string().min(1).max(64).optional(),
-  friendly_name: z.string().min(1).max(200).optional(),
-})
-
 function listShape(a: Agent) {
   return {
     id: a.id,
@@ -59,7 +50,7 @@ export function validConfigOr400(config: unknown, policy: UrlPolicy, egress?: Eg
   return r.config
 }
 
-/** /v1/agents: list, create from template, get, update, phone numbers. */
+/** /v1/agents: list, create from template, get, update (phone numbers: agent-phone-numbers.ts). */
 export function agentsRouter(deps: {
   db: Kysely<Database>
   vendors: VendorAvailability
@@ -108,37 +99,6 @@ export function agentsRouter(deps: {
     const agent = await updateAgent(db, ctx.state.organizationId, row.id, { name: body.name, config, demo_mode: demoMode })
     if (agent === undefined) throw voxError('agent_not_found')
     ctx.body = agent
-  })
-
-  r.post('/v1/agents/:agent_id/phone_numbers', async (ctx) => {
-    const body = parseOr400(phoneNumberSchema, await readJsonObject(ctx))
-    const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
-    if (row === undefined) throw voxError('agent_not_found')
-    const number = normalisePhoneNumber(body.phone_number)
-    if (number === undefined) {
-      throw voxError('invalid_phone_number', `phone_number is not a valid international number: ${body.phone_number}`)
-    }
-    const res = await assignPhoneNumber(db, {
-      agentId: row.id,
-      organizationId: row.organization_id,
-      phoneNumber: number.e164,
-      carrierSid: body.carrier_sid ?? null,
-      friendlyName: body.friendly_name ?? null,
-    })
-    if (!res.ok) throw voxError('phone_number_taken', `${number.e164} is assigned to another agent`)
-    ctx.status = 201
-    ctx.body = res.assignment
-  })
-
-  r.delete('/v1/agents/:agent_id/phone_numbers/:phone_number', async (ctx) => {
-    const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
-    if (row === undefined) throw voxError('agent_not_found')
-    const number = normalisePhoneNumber(ctx.params.phone_number)
-    if (number === undefined) throw voxError('invalid_phone_number')
-    if (!(await unassignPhoneNumber(db, row.id, number.e164))) {
-      throw voxError('not_found', `${number.e164} is not assigned to this agent`)
-    }
-    ctx.status = 204
   })
 
   return r

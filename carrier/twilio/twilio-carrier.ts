@@ -3,6 +3,7 @@
  */
 import type { Carrier, CarrierCredentials } from '../carrier.js'
 import { TwilioCallsClient, type TwilioCallsClientOptions } from './calls-client.js'
+import { TwilioNumbersClient } from './numbers-client.js'
 import { STREAM_PATH, streamUrl, twilioMarkup } from './markup.js'
 import { MAX_FRAME_BYTES, TwilioMediaCodec } from './media-codec.js'
 import { TwilioSignatureVerifier } from './signature.js'
@@ -19,6 +20,8 @@ export function createTwilioCarrier(clientOptions: TwilioCallsClientOptions = {}
     verifier: new TwilioSignatureVerifier(),
     markup: twilioMarkup,
     callsClient: (credentials: CarrierCredentials) => new TwilioCallsClient(credentials, clientOptions),
+    numbersClient: (credentials: CarrierCredentials) =>
+      new TwilioNumbersClient(credentials, { fetch: clientOptions.fetch, requestTimeoutMs: clientOptions.requestTimeoutMs }),
     parseVoiceHook,
     parseStatusCallback,
     parseMachineDetection,

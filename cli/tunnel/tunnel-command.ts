@@ -27,7 +27,8 @@ Stopping and reconnecting:
   Ctrl-C (SIGINT) or SIGTERM closes the tunnel and restores the previous webhook URL; exit code 0.
   When the gateway restarts or the network drops, the tunnel reconnects by itself (waits of 0.5 s doubling to
   10 s, one line per attempt) and gets the same address back; meanwhile the agent's webhook stays pointed at it.
-  If it does not come back, the gateway restores the previous webhook URL when the tunnel's lease runs out (~15 s).
+  If it does not come back, the gateway restores the previous webhook URL when the tunnel's lease runs out (~15 s);
+  reconnecting after that (a laptop that slept) opens a new tunnel at a new address, printed when it is ready.
   Retried: the gateway unreachable, connection refused or closed, HTTP 5xx (a replica shutting down).
   Exit 1, no retry: API key refused, agent not found or not owned by your organization ("Failed to retrieve
   Agent information"), another tunnel already open for the agent, the organization's tunnel limit, a tunnel
@@ -153,9 +154,19 @@ export async function tunnelCommand(
   let tunnelId: string | undefined
   let firstReady = true
   const onReady = (m: ReadyMessage) => {
+    const previousId = tunnelId
     tunnelId = m.tunnel_id
     if (!firstReady) {
-      out(`${clock()} tunnel back (${m.resumed === true ? 'the same tunnel' : 'the same address, pointed at again'}): ${m.webhook_url}\n`)
+      if (m.tunnel_id === previousId) {
+        out(`${clock()} tunnel back (${m.resumed === true ? 'the same tunnel' : 'the same address, pointed at again'}): ${m.webhook_url}\n`)
+        return
+      }
+      // The old tunnel's lease ran out while this side was away (a laptop asleep): the gateway never hands an old
+      // address out again, so this is a new tunnel, and anything that copied the old address needs this one.
+      out(
+        `${clock()} tunnel back at a NEW address (the old one expired while disconnected): ${m.webhook_url}\n` +
+          `  the agent's webhook URL now points there; update anything that used the old address\n`,
+      )
       return
     }
     firstReady = false

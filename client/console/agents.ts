@@ -81,6 +81,11 @@ function agentCard(api: ConsoleApi, agent: Agent, details: AgentDetails, reload:
     h('label', {}, 'Phone numbers'),
     numbers,
     h('div', { class: 'inline' }, number, friendly, assign),
+    h(
+      'p',
+      { class: 'muted small' },
+      "A number can be assigned when your carrier account owns it, or when the gateway's operator reserved it for your organization.",
+    ),
     status,
   )
 }

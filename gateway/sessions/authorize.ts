@@ -7,6 +7,7 @@ import { balanceUsedUp, getOrganizationRow } from '../store/organizations.js'
 import { createConversation, getConversation } from '../store/sessions.js'
 import { createAuthorizedSession, type SessionOrigin } from '../store/session-states.js'
 import { acquireLease, lockOrganization } from '../store/leases.js'
+import { lockLiveAgentLink } from '../store/agent-links.js'
 import { configUrlRefusals, type EgressPolicy } from '../webhooks/egress-policy.js'
 
 /** What a transport or the REST API asks for. */
@@ -18,6 +19,8 @@ export interface AuthorizeInput {
   configOverride?: unknown
   metadata?: Record<string, unknown> | undefined
   origin: SessionOrigin
+  /** The agent link authorizing it: checked still unrevoked as the key is issued, and recorded on the session. */
+  agentLinkId?: string | undefined
   /** Take a concurrency slot now (carrier calls, outbound calls), in the same transaction. */
   holdLease?: { owner: string; ttlMs: number }
 }
@@ -85,6 +88,7 @@ export async function authorizeSession(
   const metadata = { ...(effective.config.metadata ?? {}), ...(input.metadata ?? {}) }
   const granted = await db.transaction().execute(async (tx) => {
     if (input.holdLease) await lockOrganization(tx, input.organizationId)
+    if (input.agentLinkId !== undefined && !(await lockLiveAgentLink(tx, input.agentLinkId))) throw voxError('invalid_agent_link')
     const conversationId = input.conversationId ?? (await createConversation(tx, input.organizationId, agent.id))
     const s = await createAuthorizedSession(tx, {
       organizationId: input.organizationId,
@@ -93,6 +97,7 @@ export async function authorizeSession(
       configOverride: override,
       metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
       origin: input.origin,
+      agentLinkId: input.agentLinkId,
     })
     if (input.holdLease) {
       const ok = await acquireLease(tx, {

@@ -1,10 +1,12 @@
 /**
  * Agent links: a link token authorizes browser sessions with one agent and nothing else (no REST API, no
- * config override). Only the token's hash is stored; a revoked link authorizes nothing more.
+ * config override). Only the token's hash is stored; a revoked link authorizes nothing more, and the session keys
+ * it issued that never connected stop working.
  */
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AgentLinkRow, Database } from './schema.js'
 import { hashToken, newId, newSecret } from '../../core/ids.js'
+import { endUnusedLinkKeys } from './session-states.js'
 
 /** An agent link as the API lists it (never with its token). */
 export interface AgentLink {
@@ -54,22 +56,44 @@ export async function listAgentLinks(db: Kysely<Database>, organizationId: strin
   return rows.map(toLink)
 }
 
-/** Revokes a link; undefined when the organization's agent has no such link. Revoking twice keeps the first time. */
+/**
+ * Revokes a link and, in the same transaction, ends the keys it issued that never connected (sessions they started
+ * go on); undefined when the organization's agent has no such link. Revoking twice keeps the first time.
+ */
 export async function revokeAgentLink(
   db: Kysely<Database>,
   organizationId: string,
   agentId: string,
   linkId: string,
 ): Promise<AgentLink | undefined> {
-  const row = await db
-    .updateTable('agent_links')
-    .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('agent_links')
+      .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
+      .where('id', '=', linkId)
+      .where('organization_id', '=', organizationId)
+      .where('agent_id', '=', agentId)
+      .returningAll()
+      .executeTakeFirst()
+    if (row === undefined) return undefined
+    await endUnusedLinkKeys(tx, row.id)
+    return toLink(row)
+  })
+}
+
+/**
+ * True when the link is still unrevoked, read with a share lock inside the transaction that issues a key: a
+ * revocation committed first is seen, and one that comes later waits for the key and then ends it too.
+ */
+export async function lockLiveAgentLink(tx: Transaction<Database>, linkId: string): Promise<boolean> {
+  const row = await tx
+    .selectFrom('agent_links')
+    .select('id')
     .where('id', '=', linkId)
-    .where('organization_id', '=', organizationId)
-    .where('agent_id', '=', agentId)
-    .returningAll()
+    .where('revoked_at', 'is', null)
+    .forShare()
     .executeTakeFirst()
-  return row === undefined ? undefined : toLink(row)
+  return row !== undefined
 }
 
 /** What a live (unrevoked) link token grants: sessions with one agent of one organization. */

@@ -37,35 +37,64 @@ export async function listPhoneNumbers(db: Kysely<Database>, agentIds: string[])
   return out
 }
 
-/** Result of an assignment attempt. */
-export type AssignResult = { ok: true; assignment: PhoneAssignment } | { ok: false; reason: 'taken' }
+/**
+ * Result of an assignment attempt: `taken` by another agent of the same organization, or `not_available` to this
+ * organization (free, or another organization's: the two are one answer, so nothing is learnt about other tenants).
+ */
+export type AssignResult = { ok: true; assignment: PhoneAssignment } | { ok: false; reason: 'taken' | 'not_available' }
 
 /**
- * Assigns an E.164 number to an agent. Assigning a number the agent already holds updates its carrier sid and
- * friendly name; a number held by any other agent (of any organization) is refused.
+ * Assigns an E.164 number to an agent when the organization may claim it: reserved for the organization by the
+ * operator, or `carrierOwned` (its carrier account owns the number: the caller asked the carrier) and reserved for
+ * no other organization. Assigning a number the agent already holds updates its carrier sid and friendly name; a
+ * number another agent holds is refused. The reservation is read in the transaction (locked), so a release or a
+ * move by the operator at the same moment cannot be overtaken.
  */
 export async function assignPhoneNumber(
   db: Kysely<Database>,
-  input: { agentId: string; organizationId: string; phoneNumber: string; carrierSid: string | null; friendlyName: string | null },
+  input: {
+    agentId: string
+    organizationId: string
+    phoneNumber: string
+    carrierSid: string | null
+    friendlyName: string | null
+    carrierOwned: boolean
+  },
 ): Promise<AssignResult> {
-  const row = await db
-    .insertInto('phone_numbers')
-    .values({
-      phone_number: input.phoneNumber,
-      agent_id: input.agentId,
-      organization_id: input.organizationId,
-      carrier_sid: input.carrierSid,
-      friendly_name: input.friendlyName,
-    })
-    .onConflict((oc) =>
-      oc
-        .column('phone_number')
-        .doUpdateSet({ carrier_sid: input.carrierSid, friendly_name: input.friendlyName })
-        .where('phone_numbers.agent_id', '=', input.agentId),
-    )
-    .returningAll()
-    .executeTakeFirst()
-  return row === undefined ? { ok: false, reason: 'taken' } : { ok: true, assignment: toAssignment(row) }
+  return db.transaction().execute(async (tx) => {
+    const reservation = await tx
+      .selectFrom('phone_number_reservations')
+      .select('organization_id')
+      .where('phone_number', '=', input.phoneNumber)
+      .forShare()
+      .executeTakeFirst()
+    const claimable = reservation === undefined ? input.carrierOwned : reservation.organization_id === input.organizationId
+    if (!claimable) return { ok: false, reason: 'not_available' } as const
+    const row = await tx
+      .insertInto('phone_numbers')
+      .values({
+        phone_number: input.phoneNumber,
+        agent_id: input.agentId,
+        organization_id: input.organizationId,
+        carrier_sid: input.carrierSid,
+        friendly_name: input.friendlyName,
+      })
+      .onConflict((oc) =>
+        oc
+          .column('phone_number')
+          .doUpdateSet({ carrier_sid: input.carrierSid, friendly_name: input.friendlyName })
+          .where('phone_numbers.agent_id', '=', input.agentId),
+      )
+      .returningAll()
+      .executeTakeFirst()
+    if (row !== undefined) return { ok: true, assignment: toAssignment(row) } as const
+    const holder = await tx
+      .selectFrom('phone_numbers')
+      .select('organization_id')
+      .where('phone_number', '=', input.phoneNumber)
+      .executeTakeFirst()
+    return { ok: false, reason: holder?.organization_id === input.organizationId ? 'taken' : 'not_available' } as const
+  })
 }
 
 /** Removes an agent's number; false when the agent does not hold it. */

@@ -89,6 +89,13 @@ export interface PhoneNumbersTable {
   assigned_at: CreatedAt
 }
 
+/** phone_number_reservations: a number the operator gave an organization, which its agents may then claim. */
+export interface PhoneNumberReservationsTable {
+  phone_number: string
+  organization_id: string
+  reserved_at: CreatedAt
+}
+
 /** conversations: the stable thread that sessions (connections) resume. */
 export interface ConversationsTable {
   id: string
@@ -114,6 +121,8 @@ export interface SessionsTable {
   key_hash: string | null
   key_expires_at: NullableTimestamp
   key_used_at: NullableTimestamp
+  /** The agent link that authorized it (null: an API key, a carrier or SIP call); revoking the link ends its unused key. */
+  agent_link_id: string | null
   /** Per-session override as given at authorization (merged and validated). */
   config_override: NullableJson
   metadata: NullableJson
@@ -335,6 +344,7 @@ export interface Database {
   agents: AgentsTable
   agent_links: AgentLinksTable
   phone_numbers: PhoneNumbersTable
+  phone_number_reservations: PhoneNumberReservationsTable
   conversations: ConversationsTable
   sessions: SessionsTable
   transcript_entries: TranscriptEntriesTable
@@ -352,6 +362,7 @@ export type NewAgent = Insertable<AgentsTable>
 export type AgentUpdate = Updateable<AgentsTable>
 export type AgentLinkRow = Selectable<AgentLinksTable>
 export type PhoneNumberRow = Selectable<PhoneNumbersTable>
+export type PhoneNumberReservationRow = Selectable<PhoneNumberReservationsTable>
 export type SessionRow = Selectable<SessionsTable>
 export type TranscriptEntryRow = Selectable<TranscriptEntriesTable>
 export type TunnelRow = Selectable<TunnelsTable>

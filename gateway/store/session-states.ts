@@ -3,7 +3,7 @@
  * release of the concurrency lease is here, so the rules hold in one place.
  *
  *   authorized --start with key--> connected --end--> ended
- *   authorized --superseded | end waiting | lease expired--> ended      (re-keying keeps it authorized)
+ *   authorized --superseded (a newer key, a revoked link) | end waiting | lease expired--> ended      (re-keying keeps it authorized)
  *
  * Every end goes through `endedRow`: status `ended`, the end time and reason, the duration, the lease released
  * and usage settled.
@@ -71,6 +71,8 @@ export async function createAuthorizedSession(
     configOverride: unknown
     metadata: unknown
     origin: SessionOrigin
+    /** The agent link that authorized it (its revocation ends the key if still unused). */
+    agentLinkId?: string | undefined
   },
 ): Promise<{ sessionId: string; key: string; expiresAt: Date }> {
   const now = Date.now()
@@ -91,6 +93,7 @@ export async function createAuthorizedSession(
       direction: o.direction ?? null,
       key_hash: hashToken(key),
       key_expires_at: expiresAt,
+      agent_link_id: input.agentLinkId ?? null,
       config_override: input.configOverride === undefined ? null : JSON.stringify(input.configOverride),
       metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
       call_sid: o.callSid ?? null,
@@ -123,6 +126,22 @@ async function supersedeUnusedKeys(tx: Transaction<Database>, conversationId: st
     .execute()
 }
 
+/**
+ * A revoked agent link's keys that never connected stop working: their sessions end as `superseded` (undated,
+ * nothing charged, no webhook: nothing began) and the key's time is cut to now, so a late client is told its key
+ * expired. Sessions the link's keys already started go on. Returns how many keys ended.
+ */
+export async function endUnusedLinkKeys(tx: Transaction<Database>, agentLinkId: string): Promise<number> {
+  const rows = await tx
+    .updateTable('sessions')
+    .set({ ...endedRow('superseded', 'undated'), key_expires_at: sql<Date>`least(key_expires_at, now())` })
+    .where('agent_link_id', '=', agentLinkId)
+    .where('status', '=', 'authorized')
+    .returning('id')
+    .execute()
+  return rows.length
+}
+
 /** Why a key could not be used. */
 export type KeyProblem = 'unknown' | 'expired' | 'used'
 
@@ -133,8 +152,10 @@ export type StartResult =
 
 /** The key's problem, if any, as its row stands. */
 function keyProblem(session: Pick<SessionRow, 'key_used_at' | 'status' | 'key_expires_at'>): KeyProblem | undefined {
-  if (session.key_used_at !== null || session.status !== 'authorized') return 'used'
+  if (session.key_used_at !== null) return 'used'
+  // An unused key past its time is expired whatever ended its row (a revoked link cuts its keys' time short).
   if (session.key_expires_at === null || session.key_expires_at.getTime() <= Date.now()) return 'expired'
+  if (session.status !== 'authorized') return 'used'
   return undefined
 }
 
@@ -218,6 +239,8 @@ export async function startSessionWithKey(
       })
       .where('id', '=', session.id)
       .where('key_used_at', 'is', null)
+      // Not a row ended meanwhile (superseded, its link revoked) between the read above and this write.
+      .where('status', '=', 'authorized')
       .returningAll()
       .executeTakeFirst()
     if (row === undefined) return { ok: false, reason: 'used' } as const

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Database, TunnelRow } from './schema.js'
+import { lockOrganization } from './leases.js'
 
 /** How an agent's config changes when a tunnel opens and closes (the pipeline's rules, passed in). */
 export interface WebhookSwap {
@@ -20,29 +21,41 @@ export type OpenTunnelResult =
       /** A reconnecting CLI took its live tunnel back (nothing was changed but the holder). */
       resumed: boolean
     }
-  | { ok: false; reason: 'agent_not_found' | 'tunnel_exists' }
+  | { ok: false; reason: 'agent_not_found' | 'tunnel_exists' | 'tunnel_limit' }
   | { ok: false; reason: 'invalid_url'; message: string }
 
 /**
- * Points the organization's agent at a new tunnel in one transaction (the agent row locked): refused while
- * another live tunnel holds the agent; one whose lease ran out is closed (its previous URL restored) first.
- * A tunnel of this agent with the same id (a CLI reconnecting after its replica restarted or its network dropped)
- * is taken over, expired or not: the new holder renews it and the agent keeps pointing where it points.
+ * Points the organization's agent at a tunnel in one transaction (the organization row locked, so openings
+ * racing each other cannot both pass the limit; the agent row locked too).
+ *
+ * `resume` takes back a tunnel only when it is this agent's (so this organization's) and inside its lease: the
+ * new holder renews it and the agent keeps pointing where it points. Anything else, an id that is unknown,
+ * another agent's or another organization's, or a tunnel whose lease ran out, opens a new tunnel under `id`
+ * (the gateway's random one): a `resume` never names a new tunnel, since the id is the tunnel's public address.
+ * A new tunnel is refused while another live tunnel holds the agent, and past `maxTunnels` of the organization;
+ * one of this agent whose lease ran out is closed (its previous URL restored) first.
  */
 export async function openTunnel(
   db: Kysely<Database>,
   input: {
+    /** The id of a new tunnel (random, from the gateway). */
     id: string
+    /** The id of a tunnel a reconnecting CLI had. */
+    resume?: string | undefined
     organizationId: string
     agentId: string
+    /** The new tunnel's webhook URL (a resumed tunnel keeps its own). */
     webhookUrl: string
     holder: string
     holderUrl?: string | undefined
     leaseMs: number
+    /** Tunnels the organization may have at once (undefined: no bound). */
+    maxTunnels?: number | undefined
   },
   swap: WebhookSwap,
 ): Promise<OpenTunnelResult> {
   return db.transaction().execute(async (tx) => {
+    await lockOrganization(tx, input.organizationId)
     const agent = await tx
       .selectFrom('agents')
       .select(['id', 'config', 'demo_mode'])
@@ -54,7 +67,8 @@ export async function openTunnel(
     let config = agent.config
     let demoMode = agent.demo_mode
     const old = await tx.selectFrom('tunnels').selectAll().where('agent_id', '=', agent.id).executeTakeFirst()
-    if (old !== undefined && old.id === input.id) {
+    const live = old !== undefined && old.lease_expires_at.getTime() > Date.now()
+    if (live && old.id === input.resume && old.organization_id === input.organizationId) {
       const tunnel = await tx
         .updateTable('tunnels')
         .set({ holder: input.holder, holder_url: input.holderUrl ?? null, lease_expires_at: new Date(Date.now() + input.leaseMs) })
@@ -63,17 +77,17 @@ export async function openTunnel(
         .executeTakeFirstOrThrow()
       return { ok: true, tunnel, previousUrl: webhookUrlOf(old.previous_agent_step), config, resumed: true } as const
     }
-    // The id of another agent's tunnel is not this agent's to take.
-    const taken = await tx.selectFrom('tunnels').select('id').where('id', '=', input.id).executeTakeFirst()
-    if (taken !== undefined) return { ok: false, reason: 'tunnel_exists' } as const
     if (old !== undefined) {
-      if (old.lease_expires_at.getTime() > Date.now()) return { ok: false, reason: 'tunnel_exists' } as const
+      if (live) return { ok: false, reason: 'tunnel_exists' } as const
       const restored = swap.restore(config, old.webhook_url, old.previous_agent_step)
       if (restored !== undefined) {
         config = restored
         demoMode = old.previous_demo_mode
       }
       await tx.deleteFrom('tunnels').where('id', '=', old.id).execute()
+    }
+    if (input.maxTunnels !== undefined && (await countTunnels(tx, input.organizationId)) >= input.maxTunnels) {
+      return { ok: false, reason: 'tunnel_limit' } as const
     }
     const pointed = swap.point(config, input.webhookUrl)
     if (typeof pointed === 'string') return { ok: false, reason: 'invalid_url', message: pointed } as const
@@ -175,7 +189,7 @@ export async function getTunnel(db: Kysely<Database>, id: string): Promise<Tunne
   return db.selectFrom('tunnels').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-/** How many tunnels an organization has (a bound). */
+/** How many tunnels an organization has (live, or left to their lease by a CLI that dropped): the bound counts them all. */
 export async function countTunnels(db: Kysely<Database>, organizationId: string): Promise<number> {
   const r = await db
     .selectFrom('tunnels')

@@ -5,7 +5,7 @@ import { WebSocketServer } from 'ws'
 import type { Kysely } from 'kysely'
 import type { Database } from '../store/schema.js'
 import { organizationForApiKey } from '../store/api-keys.js'
-import { closeTunnel, countTunnels, openTunnel } from '../store/tunnels.js'
+import { closeTunnel, openTunnel } from '../store/tunnels.js'
 import { ERRORS, type ErrorCode } from '../../core/errors.js'
 import { newId } from '../../core/ids.js'
 import type { Log } from '../../core/log.js'
@@ -45,8 +45,9 @@ const TUNNEL_ID = /^tun_[A-Za-z0-9_-]{1,64}$/
  * `GET /v1/tunnels?agent_id=<id>&path=/api/agent[&tail=1][&resume=<tunnel_id>]` upgraded to a WebSocket,
  * authorized with the organization's API key (`Authorization: Bearer`). Before the 101 the agent's webhook URL is
  * pointed at the new tunnel (so every refusal is a plain HTTP error with the SPEC's body); then the hub carries it.
- * `resume`: a reconnecting CLI's tunnel id; it gets that tunnel back (still live, or its lease ran out and the
- * agent is pointed at the same address again), so the address never changes while the CLI runs.
+ * `resume`: a reconnecting CLI's tunnel id; it gets that tunnel back while the tunnel is inside its lease (the
+ * address stays). An unknown id, another agent's or organization's, or a lease that ran out opens a new tunnel with
+ * a new random id (the CLI prints the new address); every new tunnel counts against the organization's limit.
  */
 export function tunnelUpgradeHandler(deps: {
   db: Kysely<Database>
@@ -70,21 +71,30 @@ export function tunnelUpgradeHandler(deps: {
     if (problem !== undefined) return refuse(socket, 'validation_failed', problem)
     const resume = url.searchParams.get('resume')
     if (resume !== null && !TUNNEL_ID.test(resume)) return refuse(socket, 'validation_failed', 'resume must be a tunnel id')
-    if (resume === null && (await countTunnels(deps.db, organizationId)) >= MAX_TUNNELS_PER_ORGANIZATION) {
-      return refuse(socket, 'tunnel_limit')
-    }
 
-    const id = resume ?? newId('tun')
-    const webhookUrl = `${deps.publicUrl.replace(/\/+$/, '')}${TUNNEL_HTTP_PREFIX}${id}${path}`
+    // A new tunnel's id is always ours: `resume` only takes back a tunnel of this agent still inside its lease.
+    const freshId = newId('tun')
+    const webhookUrl = `${deps.publicUrl.replace(/\/+$/, '')}${TUNNEL_HTTP_PREFIX}${freshId}${path}`
     const opened = await openTunnel(
       deps.db,
-      { id, organizationId, agentId, webhookUrl, holder: deps.hub.holder, holderUrl: deps.hub.directUrl, leaseMs: deps.hub.leaseMs },
+      {
+        id: freshId,
+        resume: resume ?? undefined,
+        organizationId,
+        agentId,
+        webhookUrl,
+        holder: deps.hub.holder,
+        holderUrl: deps.hub.directUrl,
+        leaseMs: deps.hub.leaseMs,
+        maxTunnels: MAX_TUNNELS_PER_ORGANIZATION,
+      },
       swap,
     )
     if (!opened.ok) {
       if (opened.reason === 'invalid_url') return refuse(socket, 'validation_failed', opened.message)
       return refuse(socket, opened.reason)
     }
+    const id = opened.tunnel.id
     if (socket.destroyed) {
       // A tunnel taken back stays to its lease (the CLI tries again); a new one is closed at once.
       if (!opened.resumed) await closeTunnel(deps.db, id, swap)

@@ -1,7 +1,9 @@
 import t from 'tap'
 import { SCRIPTED_LINES } from '../../pipeline/agent/scripted-agent.js'
 import { startTestGateway } from '../helpers/gateway.js'
-import { openBrowserSession } from '../helpers/ws-client.js'
+import { createServer } from 'node:http'
+import { closed, connectBrowser, openBrowserSession } from '../helpers/ws-client.js'
+import { eventually } from '../helpers/eventually.js'
 
 // Agent links (an addition): a link's token authorizes browser sessions with its agent and nothing else, and a
 // revoked link authorizes nothing.
@@ -91,4 +93,80 @@ t.test("another organization cannot see, create or revoke this agent's links", a
   t.equal(unknown.status, 404)
   t.equal(unknown.body.code, 'agent_link_not_found')
   t.equal((await authorizeWith(tokenOf(first.linkUrl))).status, 200, 'still live')
+})
+
+t.test("revoking a link ends the keys it issued that never connected; another link's key still connects", async (t) => {
+  // The lifecycle webhooks go here: a key ended by revocation began nothing, so nothing is sent for it.
+  const events: { type: string; session_id: string }[] = []
+  const receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      events.push(JSON.parse(body))
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+  t.teardown(() => receiver.close())
+  const config = (await gw.request('GET', `/v1/agents/${first.agentId}`)).body.config
+  config.session_webhook = {
+    url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`,
+    events: ['session.start', 'session.end'],
+  }
+  t.equal((await gw.request('POST', `/v1/agents/${first.agentId}`, { body: { config } })).status, 200)
+
+  const revokedLink = await gw.request('POST', `/v1/agents/${first.agentId}/links`)
+  const keptLink = await gw.request('POST', `/v1/agents/${first.agentId}/links`)
+  const unused = await authorizeWith(tokenOf(revokedLink.body.url))
+  const inCall = await authorizeWith(tokenOf(revokedLink.body.url))
+  const kept = await authorizeWith(tokenOf(keptLink.body.url))
+  t.same([unused.status, inCall.status, kept.status], [200, 200, 200])
+  // A key of the link that connected before the revocation: its session goes on.
+  const live = await connectBrowser(gw.url, inCall.body.client_session_key)
+  if (!live.ok) throw new Error(`the key did not connect: ${JSON.stringify(live.body)}`)
+
+  t.equal((await gw.request('DELETE', `/v1/agents/${first.agentId}/links/${revokedLink.body.id}`)).status, 200)
+  const refused = await connectBrowser(gw.url, unused.body.client_session_key)
+  t.same(
+    refused.ok ? 'connected' : [refused.status, refused.body.error],
+    [401, 'client_session_key has expired (keys are valid for 1 hour)'],
+    'refused like an expired key',
+  )
+  const row = await gw.store.db
+    .selectFrom('sessions')
+    .select(['id', 'status', 'end_reason', 'ended_at', 'duration_ms', 'key_used_at', 'charged'])
+    .where('conversation_id', '=', unused.body.conversation_id)
+    .executeTakeFirstOrThrow()
+  t.match(row, { status: 'ended', end_reason: 'superseded', ended_at: null, duration_ms: null, key_used_at: null }, 'ended, never begun')
+  const liveRow = await gw.store.db
+    .selectFrom('sessions')
+    .select('status')
+    .where('conversation_id', '=', inCall.body.conversation_id)
+    .executeTakeFirstOrThrow()
+  t.equal(liveRow.status, 'connected', 'the session that had connected goes on')
+
+  const other = await connectBrowser(gw.url, kept.body.client_session_key)
+  t.ok(other.ok, 'a key of another, unrevoked link still connects')
+  if (other.ok) {
+    const c = closed(other.ws)
+    other.ws.close()
+    await c
+  }
+  const c = closed(live.ws)
+  live.ws.close()
+  await c
+  const keptSession = await gw.store.db
+    .selectFrom('sessions')
+    .select('id')
+    .where('conversation_id', '=', kept.body.conversation_id)
+    .executeTakeFirstOrThrow()
+  await eventually(
+    async () => (events.some((e) => e.type === 'session.end' && e.session_id === keptSession.id) ? true : undefined),
+    10_000,
+    'session.end of the kept key',
+  )
+  t.notOk(
+    events.some((e) => e.session_id === row.id),
+    'no webhook for the revoked key',
+  )
 })

@@ -168,6 +168,11 @@ t.test('update: the privacy block is validated like the rest, a bad value is a 4
 t.test('phone numbers: normalised, listed, conflicts, removal', async (t) => {
   const a = await newAgent()
   const b = await newAgent()
+  // The operator gives the number to this organization first (the other way is its carrier account owning it).
+  const reserve = await gw.request('PUT', `/admin/v1/organizations/${gw.orgId}/phone_numbers/${encodeURIComponent('+14155552671')}`, {
+    admin: true,
+  })
+  t.equal(reserve.status, 201)
   const r = await gw.request('POST', `/v1/agents/${a.id}/phone_numbers`, {
     body: { phone_number: '+1 (415) 555-2671', carrier_sid: 'PN123', friendly_name: 'Main line' },
   })
@@ -190,7 +195,8 @@ t.test('phone numbers: normalised, listed, conflicts, removal', async (t) => {
     key: otherKey,
     body: { phone_number: '+14155552671' },
   })
-  t.equal(t2.status, 409)
+  t.equal(t2.status, 404, "another organization's number is not available to it")
+  t.equal(t2.body.code, 'phone_number_not_available')
   const wrongAgentDelete = await gw.request('DELETE', `/v1/agents/${b.id}/phone_numbers/${encodeURIComponent('+14155552671')}`)
   t.equal(wrongAgentDelete.status, 404)
   const del = await gw.request('DELETE', `/v1/agents/${a.id}/phone_numbers/${encodeURIComponent('+14155552671')}`)

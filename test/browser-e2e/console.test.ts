@@ -224,6 +224,15 @@ if (skip !== undefined) {
     await page.waitForSelector(`${card} .ok-text`)
     const saved = (await api(`/v1/agents/${tenant.agentId}`)).body.config.plugins.find((p: any) => p.use === 'agent.webhook')
     t.equal(saved.options.url, 'http://127.0.0.1:9/new-backend')
+    // The operator reserves the number for the organization first: only then may its agents claim it.
+    const reserved = await c.gw.request(
+      'PUT',
+      `/admin/v1/organizations/${tenant.orgId}/phone_numbers/${encodeURIComponent('+14155550199')}`,
+      {
+        admin: true,
+      },
+    )
+    t.equal(reserved.status, 201)
     await page.fill(`${card} .phone-number`, '+14155550199')
     await page.fill(`${card} .friendly-name`, 'Support line')
     await page.click(`${card} .assign-number`)

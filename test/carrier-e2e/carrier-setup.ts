@@ -98,6 +98,11 @@ export async function newTenant(
     if (r.status !== 200) throw new Error(r.text)
   }
   const number = newNumber()
+  // The operator gives the organization the number (a carrier number is claimable this way or through its account).
+  const reserved = await c.gw.request('PUT', `/admin/v1/organizations/${org.body.id}/phone_numbers/${encodeURIComponent(number)}`, {
+    admin: true,
+  })
+  if (reserved.status !== 201) throw new Error(reserved.text)
   const assigned = await c.gw.request('POST', `/v1/agents/${agent.body.id}/phone_numbers`, { key: apiKey, body: { phone_number: number } })
   if (assigned.status !== 201) throw new Error(assigned.text)
   if (opts.carrier) {

@@ -49,7 +49,7 @@ async function tenant(g: ServeProcess, tag: string) {
     const r = await call(g, 'POST', '/v1/agents/web/authorize_session', key, { agent_id: agent.id })
     return r.body.client_session_key as string
   }
-  return Object.assign(authorize, { apiKey: key, agentId: agent.id as string })
+  return Object.assign(authorize, { apiKey: key, agentId: agent.id as string, orgId: org.body.id as string })
 }
 
 /** Polls readiness until it says 503 (the signal reaches the process asynchronously). */
@@ -138,6 +138,10 @@ t.test('a closed stdout pipe: first start survives it, browser and phone session
   t.ok(live.ok, 'a live browser session at SIGTERM')
   // And a live phone call (no carrier credentials stored: its voice hook is accepted unsigned).
   const number = '+14155550142'
+  t.equal(
+    (await call(g, 'PUT', `/admin/v1/organizations/${key.orgId}/phone_numbers/${encodeURIComponent(number)}`, ADMIN_TOKEN)).status,
+    201,
+  )
   const assigned = await call(g, 'POST', `/v1/agents/${key.agentId}/phone_numbers`, key.apiKey, { phone_number: number })
   t.equal(assigned.status, 201)
   const phone = await placeCall({

@@ -24,7 +24,8 @@ t.setTimeout(240_000)
 
 const port = await freePort()
 const url = `http://127.0.0.1:${port}`
-const env: Record<string, string> = { ADMIN_TOKEN, ALLOW_INSECURE_WEBHOOKS: '1', PUBLIC_URL: url }
+// A lease longer than any restart here: the CLI takes its tunnel back (past the lease it would get a new address).
+const env: Record<string, string> = { ADMIN_TOKEN, ALLOW_INSECURE_WEBHOOKS: '1', PUBLIC_URL: url, TUNNEL_LEASE_MS: '60000' }
 if (process.env.DATABASE_URL !== undefined) {
   const db = await testDb()
   // The gateway processes open the database themselves; this handle only makes and drops it.
@@ -171,4 +172,49 @@ t.test('the network drops while the gateway stays up: the CLI takes its live tun
   cli.proc.kill('SIGINT')
   t.equal(await cli.exited, 0)
   t.equal(webhookUrl((await gw.request('GET', `/v1/agents/${agent.id}`)).body.config), undefined, 'the built-in step is back')
+})
+
+t.test('back after the lease ran out (a laptop that slept): a new tunnel, its new address printed', async (t) => {
+  const gwPort = await freePort()
+  const gw = await startTestGateway({ PORT: String(gwPort), PUBLIC_URL: `http://127.0.0.1:${gwPort}` })
+  t.teardown(() => gw.close())
+  // A TCP hop that can turn the CLI away (the network gone) while the test lets the tunnel's lease run out.
+  let away = false
+  const clientSides = new Set<Socket>()
+  const proxy = createTcpServer((client) => {
+    if (away) return client.destroy()
+    const upstream = connect(gwPort, '127.0.0.1')
+    clientSides.add(client)
+    client.on('close', () => clientSides.delete(client))
+    client.on('error', () => undefined)
+    upstream.on('error', () => undefined)
+    client.pipe(upstream)
+    upstream.pipe(client)
+  })
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+  t.teardown(() => proxy.close())
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
+
+  const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
+  const cli = spawnCli(['tunnel', '--agent-id', agent.id, '--port', '9'], {
+    env: { VOXGATE_GATEWAY: proxyUrl, VOXGATE_API_KEY: gw.apiKey, VOXGATE_TUNNEL_RETRY_MAX_MS: '1000' },
+  })
+  t.teardown(() => cli.proc.kill('SIGKILL'))
+  const oldUrl = (await cli.waitFor(/webhook URL: (\S+)/))[1] as string
+
+  away = true
+  for (const c of clientSides) c.destroy()
+  await cli.waitFor(/cannot reconnect: .*; retrying in/)
+  await gw.store.db
+    .updateTable('tunnels')
+    .set({ lease_expires_at: new Date(Date.now() - 1) })
+    .execute()
+  away = false
+  const back = await cli.waitFor(/tunnel back at a NEW address \(the old one expired while disconnected\): (\S+)/)
+  const newUrl = back[1] as string
+  t.not(newUrl, oldUrl, 'a new address')
+  t.match(newUrl, new RegExp(`^http://127.0.0.1:${gwPort}/tunnel/tun_[A-Za-z0-9_-]{16}/api/agent$`), "the gateway's own id")
+  t.equal(webhookUrl((await gw.request('GET', `/v1/agents/${agent.id}`)).body.config), newUrl, 'the agent points at it')
+  cli.proc.kill('SIGINT')
+  t.equal(await cli.exited, 0)
 })

@@ -73,6 +73,7 @@ t.test('data persists across a restart on the same database', async (t) => {
     phoneNumber: '+442071838750',
     carrierSid: null,
     friendlyName: 'London',
+    carrierOwned: true,
   })
   t.ok(phone.ok)
   await db.store.close()

@@ -12,6 +12,7 @@ const doc = (await gw.request('GET', '/openapi.json', { key: null })).body
 const schemas: Record<string, Schema> = doc.components.schemas
 
 const agentId: string = (await gw.request('GET', '/v1/agents')).body.agents[0].id
+await gw.request('PUT', `/admin/v1/organizations/${gw.orgId}/phone_numbers/${encodeURIComponent('+14155552671')}`, { admin: true })
 const assigned = await gw.request('POST', `/v1/agents/${agentId}/phone_numbers`, {
   body: { phone_number: '+14155552671', carrier_sid: 'PN123', friendly_name: 'Main line' },
 })

@@ -22,6 +22,7 @@ const row: SessionRow = {
   key_hash: null,
   key_expires_at: null,
   key_used_at: null,
+  agent_link_id: null,
   config_override: null,
   metadata: { crm: 'A-7' },
   call_sid: 'CA1',

@@ -1,7 +1,8 @@
 /**
  * A fake Twilio-compatible Calls REST API on a real HTTP server (port 0). It checks Basic auth,
  * answers with the carrier's JSON shapes, can be told to fail, and drives created calls with
- * signed status callbacks and, when answered, the voice hook and media stream.
+ * signed status callbacks and, when answered, the voice hook and media stream. It also lists the
+ * account's phone numbers (`GET IncomingPhoneNumbers.json?PhoneNumber=`) in Twilio's page shape.
  */
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -45,6 +46,8 @@ export interface FakeCallsApiOptions {
 export interface RecordedRequest {
   readonly method: string
   readonly path: string
+  /** The query string, without `?` ('' when none). */
+  readonly query: string
   readonly headers: IncomingHttpHeaders
   readonly form: Record<string, string | string[]>
   readonly rawBody: string
@@ -76,6 +79,8 @@ export class FakeCallsApi {
   readonly authToken: string
   readonly requests: RecordedRequest[] = []
   readonly calls = new Map<string, FakeCall>()
+  /** The account's phone numbers (E.164 -> its resource), as IncomingPhoneNumbers lists them. */
+  readonly numbers = new Map<string, { sid: string; friendlyName: string }>()
   readonly inbound = new Map<string, InboundCall>()
   /** Every accepted markup update (Calls/{sid}.json with `Twiml`), in arrival order. */
   readonly updates: CallUpdate[] = []
@@ -122,6 +127,13 @@ export class FakeCallsApi {
     return call
   }
 
+  /** The account buys `e164`: IncomingPhoneNumbers lists it from now on. Returns its `PN...` sid. */
+  ownNumber(e164: string, friendlyName = e164): string {
+    const sid = `PN${randomBytes(16).toString('hex')}`
+    this.numbers.set(e164, { sid, friendlyName })
+    return sid
+  }
+
   /** Resolve with the next call created. */
   nextCall(): Promise<FakeCall> {
     return new Promise((resolve) => this.#created.push(resolve))
@@ -140,9 +152,9 @@ export class FakeCallsApi {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     const rawBody = Buffer.concat(chunks).toString('utf8')
-    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    const [path = '/', query = ''] = (req.url ?? '/').split('?')
     const form = parseForm(rawBody)
-    this.requests.push({ method: req.method ?? '', path, headers: req.headers, form, rawBody, at })
+    this.requests.push({ method: req.method ?? '', path, query, headers: req.headers, form, rawBody, at })
 
     const failure = this.#takeFailure()
     if (failure) {
@@ -160,6 +172,8 @@ export class FakeCallsApi {
     }
     const base = `/2010-04-01/Accounts/${this.accountSid}/Calls`
     if (req.method === 'POST' && path === `${base}.json`) return this.#createCall(form, res)
+    const numbersPath = `/2010-04-01/Accounts/${this.accountSid}/IncomingPhoneNumbers.json`
+    if (req.method === 'GET' && path === numbersPath) return this.#listNumbers(numbersPath, new URLSearchParams(query), res)
     if (req.method === 'POST' && path.startsWith(`${base}/`) && path.endsWith('.json')) {
       const sid = decodeURIComponent(path.slice(base.length + 1, -'.json'.length))
       if (!sid.includes('/')) return this.#updateCall(sid, form, res)
@@ -214,6 +228,38 @@ export class FakeCallsApi {
     const driving = call.drive(this.outcome)
     this.#driving.add(driving)
     void driving.finally(() => this.#driving.delete(driving))
+  }
+
+  /**
+   * Twilio's list page. `PhoneNumber` matches partially (Twilio's documented filter: part of a number, `*` for any
+   * digit), so a filter can list numbers other than the one asked for: the client must check.
+   */
+  #listNumbers(path: string, params: URLSearchParams, res: ServerResponse): void {
+    const filter = params.get('PhoneNumber') ?? ''
+    const pattern = new RegExp(filter.replace(/[^\d*]/g, '').replace(/\*/g, '\\d'))
+    const items = [...this.numbers]
+      .filter(([number]) => pattern.test(number.replace(/\D/g, '')))
+      .map(([number, n]) => ({
+        account_sid: this.accountSid,
+        sid: n.sid,
+        phone_number: number,
+        friendly_name: n.friendlyName,
+        capabilities: { voice: true, sms: true, mms: false, fax: false },
+        voice_url: null,
+        uri: `${path.slice(0, -'.json'.length)}/${n.sid}.json`,
+      }))
+    const uri = `${path}?${params.toString()}`
+    send(res, 200, {
+      first_page_uri: uri,
+      end: Math.max(0, items.length - 1),
+      previous_page_uri: null,
+      incoming_phone_numbers: items,
+      uri,
+      page_size: 50,
+      start: 0,
+      next_page_uri: null,
+      page: 0,
+    })
   }
 
   async #updateMarkup(sid: string, markup: string, res: ServerResponse): Promise<void> {
