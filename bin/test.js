@@ -95,6 +95,7 @@ const DATABASE_SUITE = [
   'test/gateway/connection-loss.test.ts',
   'test/gateway/pglite-template.test.ts',
   'test/gateway/sip-trunks-store.test.ts',
+  'test/gateway/rate-limit-store.test.ts',
   'test/carrier-e2e/balancer.test.ts',
   'test/carrier-e2e/call-transfer.test.ts',
   'test/carrier-e2e/cross-replica.test.ts',

@@ -9,6 +9,7 @@ export const ERRORS = {
   bad_json: { status: 400, message: 'request body is not valid JSON' },
   bad_request: { status: 400, message: 'invalid request' },
   validation_failed: { status: 400, message: 'invalid request body' },
+  json_too_deep: { status: 400, message: 'the JSON nests deeper than 32 levels' },
   unsupported_media_type: { status: 415, message: 'unsupported content type' },
   missing_api_key: { status: 400, message: 'missing bearer token' },
   invalid_api_key: { status: 400, message: 'invalid bearer token' },
@@ -71,6 +72,11 @@ export const ERRORS = {
   session_not_ended: { status: 409, message: 'the session has not ended: end it first' },
   payload_too_large: { status: 413, message: 'request body too large' },
   concurrency_limit: { status: 429, message: 'concurrent session limit reached' },
+  rate_limited: { status: 429, message: "too many requests for this organization's rate: retry after the time given in Retry-After" },
+  limit_reached: {
+    status: 409,
+    message: 'this organization has as many as it may: delete some, or ask the operator to raise the limit',
+  },
   carrier_error: { status: 502, message: 'the carrier rejected the request' },
   carrier_lookup_failed: {
     status: 502,

@@ -64,6 +64,9 @@ export {
 } from './config/templates.js'
 export { resolvePrivacy, type PrivacyConfig } from './config/privacy-schema.js'
 
+// ---- JSON from outside: the nesting bound every input checks before recursive work -------------------------
+export { MAX_JSON_DEPTH, jsonNestsDeeperThan } from './runtime/json-depth.js'
+
 // ---- privacy: redaction of text, transcripts and recordings ------------------------------------------------
 export { redact } from './privacy/redact.js'
 export type { RedactionSpan } from './privacy/redaction-span.js'

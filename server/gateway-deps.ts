@@ -35,4 +35,6 @@ export interface GatewayDeps {
   recordingSink?: RecordingSettings['sink']
   /** What GET /metrics serves, given this process's metrics (default: those; a cluster worker serves all workers'). */
   metricsSource?: (own: PrometheusMetrics) => MetricsSource
+  /** Wall clock in Unix ms of the organizations' request-rate buckets (default Date.now; tests move it by hand). */
+  clock?: () => number
 }

@@ -25,6 +25,7 @@ import { docsRouter } from '../api/routes/docs.js'
 import { tunnelRequestsRouter } from '../api/routes/tunnel-requests.js'
 import { sipTrunksRouter } from '../api/routes/sip-trunks.js'
 import { openApiDocument } from '../api/openapi/openapi-document.js'
+import { storeRateLimit } from '../api/http/limits.js'
 import type { PrometheusMetrics } from './prometheus-metrics.js'
 import type { CarrierPath } from './carrier-path.js'
 import type { GatewayDeps } from './gateway-deps.js'
@@ -45,6 +46,8 @@ export function buildApp(
   const app = new Koa({ proxy: config.trustProxy })
   app.silent = true
   app.use(errorHandler(log))
+  // One limiter for every route: the buckets live in the database, the clock is the one tests may move.
+  const rateLimit = storeRateLimit(store.db, deps.clock)
 
   const health = healthRouter({ store, isDraining: () => sessions.isDraining })
   app.use(health.routes())
@@ -67,12 +70,13 @@ export function buildApp(
     webhookPolicy: config.webhookPolicy,
     metrics,
     egress: egress?.policy,
+    rateLimit,
   }
   const linkSessions = agentLinkSessionsRouter(linkDeps)
   app.use(linkSessions.routes()).use(linkSessions.allowedMethods({ throw: true }))
 
   // Device sign-in: the CLI's start and poll need no key; approve and deny check their own credentials.
-  const device = deviceAuthRouter({ db: store.db, publicUrl: config.publicUrl, adminToken: config.adminToken, log })
+  const device = deviceAuthRouter({ db: store.db, publicUrl: config.publicUrl, adminToken: config.adminToken, log, rateLimit })
   app.use(device.routes()).use(device.allowedMethods({ throw: true }))
 
   // The tunnel addresses: signed by the gateway itself, not behind the API key.
@@ -91,12 +95,14 @@ export function buildApp(
     endSession: (id) => sessions.endAnywhere(id, 'hangup'),
     metrics,
     egress: egress?.policy,
+    rateLimit,
   })
   const agents = agentsRouter({
     db: store.db,
     vendors: vendorAvailability(config),
     webhookPolicy: config.webhookPolicy,
     egress: egress?.policy,
+    rateLimit,
   })
   v1.use(sessionRoutes.routes(), sessionRoutes.allowedMethods({ throw: true }))
   const recordings = recordingsRouter({ db: store.db, objects: recordingObjects })
@@ -104,7 +110,7 @@ export function buildApp(
   const outbound = outboundCallsRouter({ calls: path.calls, publicUrl: config.publicUrl })
   v1.use(outbound.routes(), outbound.allowedMethods({ throw: true }))
   v1.use(agents.routes(), agents.allowedMethods({ throw: true }))
-  const phoneNumbers = agentPhoneNumbersRouter({ db: store.db, carrier: path.carrier, log })
+  const phoneNumbers = agentPhoneNumbersRouter({ db: store.db, carrier: path.carrier, log, rateLimit })
   v1.use(phoneNumbers.routes(), phoneNumbers.allowedMethods({ throw: true }))
   const account = accountRouter({ db: store.db })
   v1.use(account.routes(), account.allowedMethods({ throw: true }))
@@ -114,7 +120,7 @@ export function buildApp(
   v1.use(deliveries.routes(), deliveries.allowedMethods({ throw: true }))
   const links = agentLinksRouter(linkDeps)
   v1.use(links.routes(), links.allowedMethods({ throw: true }))
-  const sipTrunks = sipTrunksRouter({ db: store.db, credentialsKey: config.sipCredentialsKey })
+  const sipTrunks = sipTrunksRouter({ db: store.db, credentialsKey: config.sipCredentialsKey, rateLimit })
   v1.use(sipTrunks.routes(), sipTrunks.allowedMethods({ throw: true }))
   app.use(v1.routes())
   return app

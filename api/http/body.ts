@@ -1,6 +1,7 @@
 import type { Context } from 'koa'
 import getRawBody from 'raw-body'
 import { voxError } from '../../core/errors.js'
+import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../pipeline/index.js'
 
 /** Largest request body the API reads (JSON and form); larger bodies get 413. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -41,6 +42,10 @@ export async function readBody(ctx: Context, limit = MAX_BODY_BYTES): Promise<Pa
     return { raw, kind: 'form', value, pairs }
   }
   if (type === 'application/json' || type === '' || type.endsWith('+json')) {
+    // Before the parse: what follows it (validation, cloning, webhooks) recurses, and deep input is refused unread.
+    if (jsonNestsDeeperThan(raw)) {
+      throw voxError('json_too_deep', `the request body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`)
+    }
     try {
       return { raw, kind: 'json', value: JSON.parse(raw.toString('utf8')), pairs: [] }
     } catch {

@@ -35,7 +35,7 @@ export const ACCOUNT_OPERATIONS: Operation[] = [
     auth: 'api_key_or_admin',
     body: deviceApproveSchema,
     ok: { status: 200, description: '`{ organization_id, organization_name }`' },
-    errors: [400, 401, 404],
+    errors: [400, 401, 404, 429],
   },
   {
     method: 'post',

@@ -13,7 +13,10 @@ export const ADMIN_OPERATIONS: Operation[] = [
     summary: 'Create an organization (its API key is shown once)',
     auth: 'admin',
     body: createOrgSchema,
-    ok: { status: 201, description: '`{ id, name, api_key, balance, max_concurrent_sessions, recording_enabled }`' },
+    ok: {
+      status: 201,
+      description: '`{ id, name, api_key, balance, max_concurrent_sessions, recording_enabled, outbound_calls_per_second, limits }`',
+    },
     errors: ADMIN,
   },
   {
@@ -29,7 +32,7 @@ export const ADMIN_OPERATIONS: Operation[] = [
     method: 'patch',
     path: '/admin/v1/organizations/:id',
     tag: 'admin',
-    summary: 'Change an organization',
+    summary: 'Change an organization (`limits`: request rates and caps, each null back to the default; see docs/limits.md)',
     auth: 'admin',
     body: patchOrgSchema,
     ok: { status: 200, description: 'the organization' },

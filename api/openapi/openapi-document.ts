@@ -317,7 +317,16 @@ export function openApiDocument(serverUrl: string): Json {
         ...responseSchemas(),
       },
       responses: {
-        Error: { description: 'the error body', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        Error: {
+          description: 'the error body',
+          headers: {
+            'Retry-After': {
+              description: 'whole seconds to wait, on a refusal that passes with time (429 `rate_limited`, 503)',
+              schema: { type: 'integer', minimum: 1 },
+            },
+          },
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
       },
     },
   }

@@ -144,7 +144,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'api_key',
     body: authorizeBody,
     ok: { status: 200, description: '`{ client_session_key, conversation_id, config }`' },
-    errors: [400, 402],
+    errors: [400, 402, 429],
   },
   {
     method: 'post',
@@ -154,7 +154,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'agent_link',
     body: linkAuthorizeSchema,
     ok: { status: 200, description: '`{ client_session_key, conversation_id, config }`' },
-    errors: [400, 401, 402],
+    errors: [400, 401, 402, 429],
   },
   {
     method: 'post',
@@ -164,7 +164,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'api_key',
     body: createLinkSchema,
     ok: { status: 201, description: '`{ id, agent_id, created_at, revoked_at, url }`' },
-    errors: V1,
+    errors: [...V1, 409, 429],
   },
   {
     method: 'get',
@@ -300,7 +300,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'api_key',
     body: createAgentSchema,
     ok: { status: 201, description: 'the agent, with `config` and `webhook_secret`' },
-    errors: V1,
+    errors: [...V1, 409, 429],
   },
   {
     method: 'get',
@@ -333,7 +333,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'api_key',
     body: phoneNumberSchema,
     ok: { status: 201, description: 'the assignment' },
-    errors: [...V1, 409, 502],
+    errors: [...V1, 409, 429, 502],
   },
   {
     method: 'delete',

@@ -12,7 +12,7 @@ export const SIP_OPERATIONS: Operation[] = [
     auth: 'api_key',
     body: createSipTrunkSchema,
     ok: { status: 201, description: 'the trunk, passwords only as `has_password`', schemaRef: 'SipTrunk' },
-    errors: [400, 409, 503],
+    errors: [400, 409, 429, 503],
   },
   {
     method: 'get',

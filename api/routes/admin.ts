@@ -18,6 +18,24 @@ import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 import type { Log } from '../../core/log.js'
 import { adminPhoneNumberRoutes } from './admin-phone-numbers.js'
+import { CAP_NAMES, RATE_LIMITED_ACTIONS, type CapName, type RateLimitedAction } from '../../gateway/store/organization-limits.js'
+
+/** One rate's change: omitted keeps, null goes back to the default. */
+const rateSchema = z.strictObject({
+  per_second: z.number().positive().max(10_000).nullable().optional(),
+  burst: z.number().int().min(1).max(100_000).nullable().optional(),
+})
+const rateField = rateSchema.nullable().optional()
+const capField = z.number().int().min(0).max(1_000_000).nullable().optional()
+/**
+ * `limits` of the create and patch bodies (an addition): request rates and caps per organization, each key omitted
+ * keeps, null goes back to the default. Nested, not flat fields, so the organization's top level stays the SPEC's
+ * and the volume limits read as one group (see docs/limits.md).
+ */
+export const limitsSchema = z.strictObject({
+  ...(Object.fromEntries(RATE_LIMITED_ACTIONS.map((a) => [a, rateField])) as Record<RateLimitedAction, typeof rateField>),
+  ...(Object.fromEntries(CAP_NAMES.map((c) => [c, capField])) as Record<CapName, typeof capField>),
+})
 
 const orgFields = {
   balance: z.number().finite().nullable().optional(),
@@ -25,6 +43,7 @@ const orgFields = {
   recording_enabled: z.boolean().optional(),
   // An addition to the SPEC: the carrier account's outbound call rate (null: the default, 1 per second).
   outbound_calls_per_second: z.number().positive().max(1000).nullable().optional(),
+  limits: limitsSchema.optional(),
 }
 /** Body of POST /admin/v1/organizations (also the API reference's schema). */
 export const createOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200), ...orgFields })
@@ -59,6 +78,7 @@ export function adminRouter(deps: { db: Kysely<Database>; adminToken: string | u
       max_concurrent_sessions: organization.max_concurrent_sessions,
       recording_enabled: organization.recording_enabled,
       outbound_calls_per_second: organization.outbound_calls_per_second,
+      limits: organization.limits,
     }
   })
 

@@ -17,6 +17,8 @@ import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 import { authorizationBody, type RefusalCounter } from './sessions.js'
 import type { EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
+import { capError, storeRateLimit, type RateLimit } from '../http/limits.js'
+import { createWithinCap, isCapReached } from '../../gateway/store/organization-caps.js'
 
 /** The URL a link opens: the demo page with the token in the fragment (never sent in requests or Referer). */
 export function agentLinkUrl(publicUrl: string, token: string): string {
@@ -40,11 +42,14 @@ interface AgentLinkDeps {
   metrics?: RefusalCounter | undefined
   /** Refuses override webhook URLs pointing where webhooks may not go. */
   egress?: EgressPolicy | undefined
+  /** The organization's request rates (default: the store's shared buckets on the wall clock). */
+  rateLimit?: RateLimit | undefined
 }
 
 /** /v1/agents/{agent_id}/links: create, list and revoke an agent's links (behind the API key). */
 export function agentLinksRouter(deps: AgentLinkDeps): Router<ApiState> {
   const { db } = deps
+  const rateLimit = deps.rateLimit ?? storeRateLimit(db)
   const r = newRouter<ApiState>()
 
   const agentOr404 = async (organizationId: string, agentId: string) => {
@@ -54,9 +59,14 @@ export function agentLinksRouter(deps: AgentLinkDeps): Router<ApiState> {
   }
 
   r.post('/v1/agents/:agent_id/links', async (ctx) => {
+    await rateLimit(ctx.state.organizationId, 'create_agent_link')
     parseOr400(createLinkSchema, await readJsonObject(ctx))
     const agent = await agentOr404(ctx.state.organizationId, ctx.params.agent_id as string)
-    const { link, token } = await createAgentLink(db, ctx.state.organizationId, agent.id)
+    const made = await createWithinCap(db, ctx.state.organizationId, 'max_agent_links', (tx) =>
+      createAgentLink(tx, ctx.state.organizationId, agent.id),
+    )
+    if (isCapReached(made)) throw capError(made)
+    const { link, token } = made
     ctx.status = 201
     ctx.body = { ...link, url: agentLinkUrl(deps.publicUrl, token) }
   })
@@ -81,12 +91,15 @@ export function agentLinksRouter(deps: AgentLinkDeps): Router<ApiState> {
  * key: a browser session with the link's agent, as authorize_session would give, without config or metadata.
  */
 export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
+  const rateLimit = deps.rateLimit ?? storeRateLimit(deps.db)
   const r = newRouter()
   r.post('/v1/agent_links/authorize_session', async (ctx) => {
     const token = bearer(ctx.get('authorization') || undefined)
     if (token === undefined) throw voxError('missing_api_key', 'missing bearer token: send Authorization: Bearer <link token>')
     const grant = await agentLinkGrant(deps.db, token)
     if (grant === undefined) throw voxError('invalid_agent_link')
+    // The link's organization pays: links are public, so a flood through one of them is that organization's to bound.
+    await rateLimit(grant.organizationId, 'agent_link_session')
     const body = parseOr400(linkAuthorizeSchema, await readJsonObject(ctx))
     const auth = await authorizeSession(
       deps.db,

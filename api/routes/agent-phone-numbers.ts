@@ -23,6 +23,8 @@ import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { newRouter } from '../http/router.js'
 import { parseOr400 } from '../http/validate.js'
+import { capError, storeRateLimit, type RateLimit } from '../http/limits.js'
+import { createWithinCap, isCapReached } from '../../gateway/store/organization-caps.js'
 
 /** Body of POST /v1/agents/{agent_id}/phone_numbers. */
 export const phoneNumberSchema = z.strictObject({
@@ -41,8 +43,10 @@ export function agentPhoneNumbersRouter(deps: {
   carrier?: Pick<Carrier, 'numbersClient'> | undefined
   log?: Log | undefined
   lookupTimeoutMs?: number | undefined
+  rateLimit?: RateLimit | undefined
 }): Router<ApiState> {
   const { db } = deps
+  const rateLimit = deps.rateLimit ?? storeRateLimit(db)
   const r = newRouter<ApiState>()
 
   /** The carrier account's number, undefined when it has none such (or no credentials are stored); 502 on failure. */
@@ -60,6 +64,7 @@ export function agentPhoneNumbersRouter(deps: {
   }
 
   r.post('/v1/agents/:agent_id/phone_numbers', async (ctx) => {
+    await rateLimit(ctx.state.organizationId, 'assign_phone_number')
     const body = parseOr400(phoneNumberSchema, await readJsonObject(ctx))
     const row = await getAgentRow(db, ctx.state.organizationId, ctx.params.agent_id as string)
     if (row === undefined) throw voxError('agent_not_found')
@@ -71,14 +76,22 @@ export function agentPhoneNumbersRouter(deps: {
     // so a number held elsewhere takes as long to refuse as a free one.
     const reservedHere = (await reservedFor(db, number.e164)) === row.organization_id
     const owned = reservedHere ? undefined : await carrierNumber(row.organization_id, number.e164, abortedWhenGone(ctx.res))
-    const res = await assignPhoneNumber(db, {
-      agentId: row.id,
-      organizationId: row.organization_id,
-      phoneNumber: number.e164,
-      carrierSid: body.carrier_sid ?? owned?.sid ?? null,
-      friendlyName: body.friendly_name ?? owned?.friendlyName ?? null,
-      carrierOwned: owned !== undefined,
-    })
+    const res = await createWithinCap(
+      db,
+      row.organization_id,
+      'max_phone_numbers',
+      (tx) =>
+        assignPhoneNumber(tx, {
+          agentId: row.id,
+          organizationId: row.organization_id,
+          phoneNumber: number.e164,
+          carrierSid: body.carrier_sid ?? owned?.sid ?? null,
+          friendlyName: body.friendly_name ?? owned?.friendlyName ?? null,
+          carrierOwned: owned !== undefined,
+        }),
+      { except: number.e164 },
+    )
+    if (isCapReached(res)) throw capError(res)
     if (!res.ok && res.reason === 'taken')
       throw voxError('phone_number_taken', `${number.e164} is assigned to another agent of this organization`)
     if (!res.ok) throw voxError('phone_number_not_available')

@@ -17,6 +17,8 @@ import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 import { configUrlRefusals, type EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
+import { capError, storeRateLimit, type RateLimit } from '../http/limits.js'
+import { createWithinCap, isCapReached } from '../../gateway/store/organization-caps.js'
 
 /** Body of POST /v1/agents (also the API reference's schema). */
 export const createAgentSchema = z.strictObject({
@@ -56,8 +58,11 @@ export function agentsRouter(deps: {
   vendors: VendorAvailability
   webhookPolicy: UrlPolicy
   egress?: EgressPolicy | undefined
+  /** The organization's request rates (default: the store's shared buckets on the wall clock). */
+  rateLimit?: RateLimit | undefined
 }): Router<ApiState> {
   const { db } = deps
+  const rateLimit = deps.rateLimit ?? storeRateLimit(db)
   const r = newRouter<ApiState>()
 
   r.get('/v1/agents', async (ctx) => {
@@ -65,16 +70,15 @@ export function agentsRouter(deps: {
   })
 
   r.post('/v1/agents', async (ctx) => {
+    await rateLimit(ctx.state.organizationId, 'create_agent')
     const body = parseOr400(createAgentSchema, await readJsonObject(ctx))
     const template = await getTemplate(db, body.template_id)
     if (template === undefined) throw voxError('template_not_found', `agent template ${body.template_id} not found`)
     const config = validConfigOr400(withAvailableVendors(template.config as never, deps.vendors), deps.webhookPolicy, deps.egress)
-    const agent = await createAgent(db, {
-      organizationId: ctx.state.organizationId,
-      name: body.name,
-      config,
-      templateId: template.id,
-    })
+    const agent = await createWithinCap(db, ctx.state.organizationId, 'max_agents', (tx) =>
+      createAgent(tx, { organizationId: ctx.state.organizationId, name: body.name, config, templateId: template.id }),
+    )
+    if (isCapReached(agent)) throw capError(agent)
     ctx.status = 201
     ctx.body = agent
   })

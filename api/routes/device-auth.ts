@@ -17,6 +17,7 @@ import { bearer, isAdminToken } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 import type { Log } from '../../core/log.js'
+import { storeRateLimit, type RateLimit } from '../http/limits.js'
 
 /** Where the device sign-in routes live. */
 export const DEVICE_AUTH_PREFIX = '/v1/cli/device_authorizations'
@@ -47,6 +48,8 @@ export interface DeviceAuthDeps {
   /** Test hooks: a shorter lifetime, other limits. */
   ttlMs?: number
   limits?: DeviceCodeLimits
+  /** The organization's request rates (default: the store's shared buckets on the wall clock). */
+  rateLimit?: RateLimit | undefined
 }
 
 /** Who approves or denies: the admin, or an organization by its API key. */
@@ -96,6 +99,7 @@ async function approverOrganization(
 export function deviceAuthRouter(deps: DeviceAuthDeps): Router {
   const { db, log } = deps
   const ttlMs = deps.ttlMs ?? DEVICE_CODE_TTL_MS
+  const rateLimit = deps.rateLimit ?? storeRateLimit(db)
   const r = newRouter({ prefix: DEVICE_AUTH_PREFIX })
 
   r.post('/', async (ctx) => {
@@ -138,6 +142,8 @@ export function deviceAuthRouter(deps: DeviceAuthDeps): Router {
     const approver = await approverOf(ctx, deps)
     const body = parseOr400(deviceApproveSchema, await readJsonObject(ctx))
     const org = await approverOrganization(deps, approver, body.organization_id)
+    // An approval mints the organization an API key: its volume is the organization's, whoever approves.
+    await rateLimit(org.id, 'issue_api_key')
     if (!(await decideDeviceAuthorization(db, body.user_code, { approve: true, organizationId: org.id }))) {
       throw voxError('device_code_not_found')
     }

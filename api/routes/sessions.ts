@@ -12,6 +12,7 @@ import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
 import type { EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
+import { storeRateLimit, type RateLimit } from '../http/limits.js'
 
 /** Body of POST /v1/agents/web/authorize_session (also the API reference's schema). */
 export const authorizeSchema = z.strictObject({
@@ -44,6 +45,8 @@ export interface SessionsRouterDeps {
   metrics?: RefusalCounter | undefined
   /** Refuses override webhook URLs pointing where webhooks may not go. */
   egress?: EgressPolicy | undefined
+  /** The organization's request rate (default: the store's shared buckets on the wall clock). */
+  rateLimit?: RateLimit | undefined
 }
 
 /** What counts refused sessions, by channel and reason. */
@@ -54,9 +57,12 @@ export interface RefusalCounter {
 /** authorize_session, session details and ending a session (an addition to the SPEC). */
 export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
   const { db } = deps
+  const rateLimit = deps.rateLimit ?? storeRateLimit(db)
   const r = newRouter<ApiState>()
 
   r.post('/v1/agents/web/authorize_session', async (ctx) => {
+    // Before the body is read: a flood costs one statement per request, not a parse and a validation.
+    await rateLimit(ctx.state.organizationId, 'authorize_session')
     const body = parseOr400(authorizeSchema, await readJsonObject(ctx))
     if (body.machine_detection !== undefined) throw voxError('machine_detection_not_supported')
     if (body.metadata !== undefined && JSON.stringify(body.metadata).length > MAX_METADATA_BYTES) {

@@ -25,6 +25,8 @@ import {
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
+import { capError, storeRateLimit, type RateLimit } from '../http/limits.js'
+import { isCapReached } from '../../gateway/store/organization-caps.js'
 
 /** A CIDR range the parser accepts, not /0: "from anywhere" is said by leaving the list out and using a password. */
 const cidr = z
@@ -105,6 +107,8 @@ interface SipTrunkDeps {
   db: Kysely<Database>
   /** Seals passwords; undefined: a trunk with a password is refused (503 `sip_credentials_key_missing`). */
   credentialsKey: Buffer | undefined
+  /** The organization's request rates (default: the store's shared buckets on the wall clock). */
+  rateLimit?: RateLimit | undefined
 }
 
 function invalid(field: string, message: string): never {
@@ -166,12 +170,14 @@ function merge(
 /** /v1/sip/trunks: create, list, read, update and delete the organization's SIP trunks (behind the API key). */
 export function sipTrunksRouter(deps: SipTrunkDeps): Router<ApiState> {
   const { db, credentialsKey } = deps
+  const rateLimit = deps.rateLimit ?? storeRateLimit(db)
   const r = newRouter<ApiState>()
 
   r.post('/v1/sip/trunks', async (ctx) => {
+    await rateLimit(ctx.state.organizationId, 'create_sip_trunk')
     const body = parseOr400(createSipTrunkSchema, await readJsonObject(ctx))
     const row = await createSipTrunk(db, ctx.state.organizationId, merge(credentialsKey, undefined, body))
-    if (row === 'limit') throw voxError('sip_trunk_limit')
+    if (isCapReached(row)) throw capError(row)
     ctx.status = 201
     ctx.body = toSipTrunk(row)
   })

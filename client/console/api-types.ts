@@ -544,6 +544,8 @@ export interface components {
     /** @description the error body */
     Error: {
       headers: {
+        /** @description whole seconds to wait, on a refusal that passes with time (429 `rate_limited`, 503) */
+        'Retry-After'?: number
         [name: string]: unknown
       }
       content: {

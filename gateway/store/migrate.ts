@@ -16,6 +16,7 @@ import { recordingPrivacy } from './migrations/0014-recording-privacy.js'
 import { sipTrunks } from './migrations/0015-sip-trunks.js'
 import { sessionTransfers } from './migrations/0016-session-transfers.js'
 import { recordingChunkStorage } from './migrations/0017-recording-chunk-storage.js'
+import { rateLimits } from './migrations/0018-rate-limits.js'
 import { tenantBoundaries } from './migrations/0019-tenant-boundaries.js'
 
 /** Every migration, in order; names sort the way they must run. */
@@ -37,6 +38,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0015-sip-trunks': sipTrunks,
   '0016-session-transfers': sessionTransfers,
   '0017-recording-chunk-storage': recordingChunkStorage,
+  '0018-rate-limits': rateLimits,
   '0019-tenant-boundaries': tenantBoundaries,
 }
 

@@ -1,8 +1,9 @@
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Database, OrganizationRow } from './schema.js'
 import type { CarrierCredentials } from '../../core/carrier-credentials.js'
 import { newId } from '../../core/ids.js'
 import { createApiKey } from './api-keys.js'
+import { effectiveLimits, limitsStorage, type LimitsPatch, type OrganizationLimits } from './organization-limits.js'
 
 /** An organization as the API shows it (no carrier secret). */
 export interface Organization {
@@ -14,6 +15,8 @@ export interface Organization {
   carrier_configured: boolean
   /** Outbound calls per second the carrier account allows (an addition; default 1, the carrier's own default). */
   outbound_calls_per_second: number
+  /** Request rates and caps on volume (an addition), each the operator's override or the default. */
+  limits: OrganizationLimits
 }
 
 /** Fields an operator can set on an organization. */
@@ -24,6 +27,8 @@ export interface OrganizationFields {
   recording_enabled?: boolean
   /** null: back to the default. */
   outbound_calls_per_second?: number | null
+  /** Merged into the stored overrides: omitted keeps, null goes back to the default. */
+  limits?: LimitsPatch
 }
 
 /** Outbound calls per second of an organization that set none: the Twilio-compatible carrier's account default. */
@@ -42,6 +47,7 @@ export function toOrganization(row: OrganizationRow): Organization {
     recording_enabled: row.recording_enabled,
     carrier_configured: row.carrier_account_sid !== null && row.carrier_auth_token !== null,
     outbound_calls_per_second: row.outbound_calls_per_second ?? DEFAULT_OUTBOUND_CALLS_PER_SECOND,
+    limits: effectiveLimits(row.limits),
   }
 }
 
@@ -64,6 +70,7 @@ export async function createOrganization(
         carrier_auth_token: null,
         carrier_api_base_url: null,
         outbound_calls_per_second: fields.outbound_calls_per_second ?? null,
+        limits: JSON.stringify(overridesOnly(limitsStorage(fields.limits ?? {}))),
         updated_at: new Date(),
       })
       .returningAll()
@@ -84,11 +91,19 @@ export async function listOrganizations(db: Kysely<Database>, limit = 1000): Pro
   return rows.map(toOrganization)
 }
 
+function overridesOnly(storage: Record<string, number | null>): Record<string, number> {
+  return Object.fromEntries(Object.entries(storage).filter((e): e is [string, number] => e[1] !== null))
+}
+
 /** Updates the given fields; undefined when no such organization. */
 export async function updateOrganization(db: Kysely<Database>, id: string, fields: OrganizationFields): Promise<Organization | undefined> {
+  const { limits, ...plain } = fields
+  // Merged in the statement (nulls drop the override), so two PATCHes of different limits both stick.
+  const mergedLimits =
+    limits === undefined ? {} : { limits: sql<string>`jsonb_strip_nulls(limits || ${JSON.stringify(limitsStorage(limits))}::jsonb)` }
   const row = await db
     .updateTable('organizations')
-    .set({ ...fields, updated_at: new Date() })
+    .set({ ...plain, ...mergedLimits, updated_at: new Date() })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst()

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { Database, PhoneNumberRow } from './schema.js'
 
 /** A phone number assignment as the API shows it. */
@@ -61,7 +61,10 @@ export async function assignPhoneNumber(
     carrierOwned: boolean
   },
 ): Promise<AssignResult> {
-  return db.transaction().execute(async (tx) => {
+  // Inside the caller's transaction when it has one (an organization's cap is counted in the same one).
+  const inTransaction = <T>(fn: (tx: Transaction<Database>) => Promise<T>): Promise<T> =>
+    db.isTransaction ? fn(db as Transaction<Database>) : db.transaction().execute(fn)
+  return inTransaction(async (tx) => {
     const reservation = await tx
       .selectFrom('phone_number_reservations')
       .select('organization_id')

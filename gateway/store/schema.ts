@@ -28,6 +28,8 @@ export interface OrganizationsTable {
   outbound_next_slot_at: NullableTimestamp
   /** When one of its outbound calls last went to the carrier (any replica). */
   outbound_last_dial_at: NullableTimestamp
+  /** The operator's overrides of the volume limits, flat keys (organization-limits.ts); absent keys: the defaults. */
+  limits: ColumnType<Record<string, number>, string | undefined, string>
   created_at: CreatedAt
   updated_at: Timestamp
 }
@@ -336,6 +338,17 @@ export interface SipTrunksTable {
   updated_at: Timestamp
 }
 
+/** rate_limits: one token bucket per organization and action, shared by every replica (rate-limits.ts). */
+export interface RateLimitsTable {
+  organization_id: string
+  action: string
+  tokens: number
+  refilled_at: Timestamp
+  per_second: number
+  burst: number
+  granted: boolean
+}
+
 /** The whole database as Kysely sees it. */
 export interface Database {
   organizations: OrganizationsTable
@@ -354,6 +367,7 @@ export interface Database {
   device_authorizations: DeviceAuthorizationsTable
   webhook_deliveries: WebhookDeliveriesTable
   sip_trunks: SipTrunksTable
+  rate_limits: RateLimitsTable
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>

@@ -9,9 +9,11 @@ import type { Database, SipTrunkRow } from './schema.js'
 import { newId } from '../../core/ids.js'
 import { unmappedAddress } from '../../core/cidr.js'
 import { openSecret } from '../../core/secret-box.js'
+import { DEFAULT_CAPS } from './organization-limits.js'
+import { createWithinCap, type CapReached } from './organization-caps.js'
 
-/** Trunks one organization may have. */
-export const MAX_SIP_TRUNKS_PER_ORGANIZATION = 20
+/** Trunks one organization may have unless the operator set another cap (`limits.max_sip_trunks`). */
+export const MAX_SIP_TRUNKS_PER_ORGANIZATION = DEFAULT_CAPS.max_sip_trunks
 /** CIDR ranges in one trunk's inbound allow-list. */
 export const MAX_SIP_TRUNK_CIDRS = 32
 /** Characters in a trunk's name. */
@@ -91,24 +93,22 @@ function columns(f: SipTrunkFields) {
 }
 
 /**
- * Creates a trunk; `limit` when the organization already has `MAX_SIP_TRUNKS_PER_ORGANIZATION`. The count runs with
- * the organization row locked, so two replicas creating at once cannot both pass it.
+ * Creates a trunk, unless the organization has its cap of trunks already (`limits.max_sip_trunks`, default
+ * {@link MAX_SIP_TRUNKS_PER_ORGANIZATION}); the count runs with the organization row locked, so two replicas
+ * creating at once cannot both pass it.
  */
-export async function createSipTrunk(db: Kysely<Database>, organizationId: string, fields: SipTrunkFields): Promise<SipTrunkRow | 'limit'> {
-  return db.transaction().execute(async (tx) => {
-    await tx.selectFrom('organizations').select('id').where('id', '=', organizationId).forUpdate().execute()
-    const { n } = await tx
-      .selectFrom('sip_trunks')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirstOrThrow()
-    if (Number(n) >= MAX_SIP_TRUNKS_PER_ORGANIZATION) return 'limit'
-    return tx
+export async function createSipTrunk(
+  db: Kysely<Database>,
+  organizationId: string,
+  fields: SipTrunkFields,
+): Promise<SipTrunkRow | CapReached> {
+  return createWithinCap(db, organizationId, 'max_sip_trunks', (tx) =>
+    tx
       .insertInto('sip_trunks')
       .values({ id: newId('sip'), organization_id: organizationId, ...columns(fields), updated_at: new Date() })
       .returningAll()
-      .executeTakeFirstOrThrow()
-  })
+      .executeTakeFirstOrThrow(),
+  )
 }
 
 /** The organization's trunks, oldest first. */

@@ -1,5 +1,6 @@
 import { AgentErrorCode, snippet } from './agent-errors.js'
 import type { AgentEvent } from './agent-step.js'
+import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../runtime/json-depth.js'
 
 /**
  * What `response.transfer` with `mode: "warm"` adds (issue 28), as the backend sent it: only its shape is checked here;
@@ -181,6 +182,8 @@ function isStringMap(v: unknown): v is Record<string, string> {
 
 /** Parses the data of one SSE event and decodes it; malformed JSON is a problem like any other. */
 export function decodeBackendEventText(data: string, turnId: string): BackendEventResult {
+  // response.data goes on to the browser through JSON.stringify, which recurses: bounded before the parse.
+  if (jsonNestsDeeperThan(data)) return { ok: false, problem: `event data nests deeper than ${MAX_JSON_DEPTH} levels` }
   let value: unknown
   try {
     value = JSON.parse(data)

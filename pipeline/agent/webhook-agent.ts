@@ -5,6 +5,7 @@ import type { AgentContext, AgentEvent, AgentRequest } from './agent-step.js'
 import { decodeBackendEvent, decodeBackendEventText, isTerminal, type BackendEventResult } from './backend-event.js'
 import { type ExchangeFailureCodes, HttpAgentStep, type HttpAgentStepDeps, sseReply } from './http-agent-step.js'
 import type { HttpExchange } from './http-exchange.js'
+import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../runtime/json-depth.js'
 import type { TurnFailureCause } from './turn-failure.js'
 import { webhookRequestBody } from './webhook-body.js'
 
@@ -174,6 +175,10 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
     const { request, signal, log } = turn
     if (text.trim() === '') {
       yield { type: 'end' }
+      return
+    }
+    if (jsonNestsDeeperThan(text)) {
+      yield fail(log, AgentErrorCode.BadEvent, `JSON reply nests deeper than ${MAX_JSON_DEPTH} levels`)
       return
     }
     let value: unknown

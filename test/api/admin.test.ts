@@ -31,6 +31,7 @@ t.test('create organization: defaults, shape, and a working key', async (t) => {
     'api_key',
     'balance',
     'id',
+    'limits',
     'max_concurrent_sessions',
     'name',
     'outbound_calls_per_second',

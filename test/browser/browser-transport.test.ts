@@ -182,8 +182,9 @@ t.test('bad frames get an error message and are dropped; the session goes on', a
   r.client.send(JSON.stringify({ type: 'client.audio', content: 'AQID' }))
   r.client.send(Buffer.from([1, 2, 3, 4]), { binary: true })
   r.client.send(JSON.stringify({ type: 'client.response.data', data: 'x'.repeat(100_000) }))
+  r.client.send(`{"type":"client.response.data","data":${'['.repeat(40)}${']'.repeat(40)}}`)
   r.client.send(JSON.stringify({ type: 'client.response.text', content: 'still here' }))
-  const got = await r.messages(6)
+  const got = await r.messages(7)
   t.same(
     got.map((m) => [m.type, m.code]),
     [
@@ -193,6 +194,7 @@ t.test('bad frames get an error message and are dropped; the session goes on', a
       ['error', 'invalid_audio'],
       ['error', 'binary_frame_not_supported'],
       ['error', 'frame_too_large'],
+      ['error', 'json_too_deep'],
     ],
   )
   for (const m of got) t.type(m.message, 'string')

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { testDb } from '../helpers/db.js'
 import { createOrganization } from '../../gateway/store/organizations.js'
+import { isCapReached } from '../../gateway/store/organization-caps.js'
 import { createSipTrunk, deleteSipTrunk, trunksForSource, type SipTrunkFields } from '../../gateway/store/sip-trunks.js'
 
 // trunksForSource: which trunks, of any organization, let an INVITE from an address in. Postgres' inet does the
@@ -18,7 +19,7 @@ const trunk = (name: string, allowedCidrs: string[]): SipTrunkFields => ({
 })
 async function make(org: string, name: string, cidrs: string[]): Promise<string> {
   const row = await createSipTrunk(store, org, trunk(name, cidrs))
-  if (row === 'limit') throw new Error('limit')
+  if (isCapReached(row)) throw new Error('limit')
   return row.id
 }
 const names = async (ip: string) => (await trunksForSource(store, ip)).map((r) => r.name)

@@ -47,7 +47,7 @@ export async function startTestGateway(
   opts: {
     log?: Log
     db?: TestDb
-    deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier' | 'recordingSink'>>
+    deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier' | 'recordingSink' | 'clock'>>
   } = {},
 ): Promise<TestGateway> {
   const db = opts.db ?? (await testDb())
@@ -68,6 +68,7 @@ export async function startTestGateway(
     attachBrowser: opts.deps?.attachBrowser,
     carrier: opts.deps?.carrier,
     recordingSink: opts.deps?.recordingSink,
+    clock: opts.deps?.clock,
   })
   // A second gateway on the same database (a restart, a replica) finds the organization already there.
   const firstStart = boot.firstStart

@@ -22,6 +22,7 @@ export type BrowserClientMessage =
  */
 export type BrowserErrorCode =
   | 'invalid_json'
+  | 'json_too_deep'
   | 'invalid_message'
   | 'unknown_message_type'
   | 'frame_too_large'

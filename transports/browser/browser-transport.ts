@@ -2,11 +2,22 @@ import type { RawData, WebSocket } from 'ws'
 import type { EndReason } from '../../core/end-reason.js'
 import type { SessionPort } from '../../gateway/sessions/session-port.js'
 import type { SocketTransport } from '../http/upgrade-session.js'
-import type { PipelineEvent } from '../../pipeline/index.js'
+import { MAX_JSON_DEPTH, jsonNestsDeeperThan, type PipelineEvent } from '../../pipeline/index.js'
 import type { Log } from '../../core/log.js'
-import { decodeClientFrame, encodeServerEvent, errorMessage, type BrowserServerMessage } from './browser-codec.js'
-import type { BrowserClientMessage, BrowserErrorCode } from './browser-messages.js'
+import { decodeClientFrame, encodeServerEvent, errorMessage, MAX_TEXT_FRAME_BYTES, type BrowserServerMessage } from './browser-codec.js'
+import type { BrowserClientMessage, BrowserErrorCode, DecodeResult } from './browser-messages.js'
 import { TokenBucket } from './token-bucket.js'
+
+/**
+ * A frame nested deeper than JSON from outside may be, refused before the codec parses it: client.response.data
+ * goes on to the backend through JSON.stringify, which recurses (a 100,000-deep frame overflowed the stack there).
+ * Here and not in the codec, which may reach nothing of the pipeline but its types.
+ */
+function tooDeep(bytes: Buffer, isBinary: boolean): DecodeResult | undefined {
+  // Binary and oversized frames have refusals of their own, which the codec gives.
+  if (isBinary || bytes.length > MAX_TEXT_FRAME_BYTES || !jsonNestsDeeperThan(bytes)) return undefined
+  return { ok: false, error: { code: 'json_too_deep', message: `frame nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays` } }
+}
 
 /** Bounds of one browser connection. */
 export interface BrowserTransportLimits {
@@ -165,7 +176,7 @@ export class BrowserTransport implements SocketTransport {
   #onFrame(data: RawData, isBinary: boolean): void {
     if (this.#closed !== undefined) return
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data)
-    const decoded = decodeClientFrame(bytes, isBinary)
+    const decoded = tooDeep(bytes, isBinary) ?? decodeClientFrame(bytes, isBinary)
     if (decoded.ok && decoded.message.type === 'client.audio') {
       this.#onAudio(decoded.message.audio)
       return
