@@ -33,19 +33,13 @@ export interface GatewayConfig {
   /** OTLP/HTTP base URL for turn traces (`OTEL_EXPORTER_OTLP_ENDPOINT`); unset: no tracing code is loaded. */
   otlpEndpoint: string | undefined
   logLevel: string
-  /**
-   * `ALLOW_INSECURE_WEBHOOKS` (development only): plain http to loopback hosts, and loopback past the egress rules,
-   * for every organization.
-   */
+  /** `ALLOW_INSECURE_WEBHOOKS` (development only): plain http and loopback past the egress rules, for every organization. */
   allowInsecureWebhooks: boolean
   /** The webhook URL policy every check uses: ALLOW_INSECURE_WEBHOOKS, and the gateway's own tunnel addresses. */
   webhookPolicy: UrlPolicy
-  /**
-   * CIDR ranges webhooks and SIP trunks may reach although the built-in egress rules refuse them
-   * (`EGRESS_ALLOW_CIDRS`, formerly `WEBHOOK_ALLOW_CIDRS`).
-   */
+  /** Ranges webhooks and SIP trunks may reach past the built-in egress rules (`EGRESS_ALLOW_CIDRS`). */
   egressAllowCidrs: string[]
-  /** CIDR ranges webhooks and SIP trunks may never reach (`EGRESS_DENY_CIDRS`, formerly `WEBHOOK_DENY_CIDRS`). */
+  /** Ranges webhooks and SIP trunks may never reach (`EGRESS_DENY_CIDRS`). */
   egressDenyCidrs: string[]
   /** What the environment says that still works but should change (a renamed variable), logged at start-up. */
   warnings: string[]
@@ -335,21 +329,15 @@ function secretKey(env: Env, name: string): Buffer | undefined {
   }
 }
 
-/** A comma-separated list of CIDR ranges (a bare address is one host). */
-/**
- * A CIDR list read from `name`, or from its former name `old` (kept working; `warnings` says to rename it). Both
- * set: `name` wins, and the warning says the old one is ignored.
- */
+/** A CIDR list from `name`, or from its former name `old` (`warnings` says to rename it); both set: `name` wins. */
 function renamedCidrs(env: Env, name: string, old: string, warnings: string[]): string[] {
   if (str(env, old) === undefined) return cidrs(env, name)
-  if (str(env, name) !== undefined) {
-    warnings.push(`${old} is ignored: ${name} is set (${old} is its former name; remove it)`)
-    return cidrs(env, name)
-  }
-  warnings.push(`${old} is deprecated: rename it ${name} (it applies to SIP trunks too)`)
-  return cidrs(env, old)
+  const both = str(env, name) !== undefined
+  warnings.push(both ? `${old} is ignored: ${name}, its new name, is set` : `${old} is deprecated: rename it ${name}`)
+  return cidrs(env, both ? name : old)
 }
 
+/** A comma-separated list of CIDR ranges (a bare address is one host). */
 function cidrs(env: Env, name: string): string[] {
   const raw = str(env, name)
   if (raw === undefined) return []

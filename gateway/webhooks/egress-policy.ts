@@ -1,7 +1,7 @@
 /**
  * Where webhooks (agent and lifecycle) and outbound SIP trunks may connect: an organization must not reach the
  * gateway's own network through them. Refused by default: loopback and this machine's own addresses (the gateway's
- * own port always), private networks (RFC 1918, carrier-grade NAT, unique-local IPv6), link-local and cloud metadata
+ * own port always), the private ranges (RFC 1918, carrier-grade NAT, unique-local IPv6), link-local and cloud metadata
  * addresses, "this network", multicast and broadcast; an IPv6 address carrying an IPv4 one (mapped, compatible,
  * NAT64) is checked as that IPv4 address. The tunnel relay paths may reach the gateway itself (they only reach a
  * connected CLI). `EGRESS_DENY_CIDRS` refuses more; `EGRESS_ALLOW_CIDRS` lets chosen ranges past the built-in rules

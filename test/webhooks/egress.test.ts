@@ -108,7 +108,7 @@ t.test('environment: EGRESS_ALLOW_CIDRS and EGRESS_DENY_CIDRS are validated list
   t.throws(() => loadConfig({ WEBHOOK_DENY_CIDRS: 'intranet' }), /WEBHOOK_DENY_CIDRS: "intranet" is not an IP address/)
   const both = loadConfig({ WEBHOOK_ALLOW_CIDRS: '10.1.0.0/16', EGRESS_ALLOW_CIDRS: '10.2.0.0/16' })
   t.same(both.egressAllowCidrs, ['10.2.0.0/16'], 'the new name wins')
-  t.match(both.warnings, [/WEBHOOK_ALLOW_CIDRS is ignored: EGRESS_ALLOW_CIDRS is set/])
+  t.match(both.warnings, [/WEBHOOK_ALLOW_CIDRS is ignored: EGRESS_ALLOW_CIDRS, its new name, is set/])
 })
 
 t.test('the fetch: a name resolving to the gateway itself or a denied range gets no connection', async (t) => {
