@@ -24,8 +24,29 @@ export function parseCidr(raw: string): Cidr {
   return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' }
 }
 
-/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address it is; any other address unchanged. */
+/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d, in any spelling) as the IPv4 address it is; any other unchanged. */
 export function unmappedAddress(ip: string): string {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  return m?.[1] ?? ip
+  const embedded = embeddedIpv4(ip)
+  return embedded?.form === 'mapped' ? embedded.ipv4 : ip
+}
+
+/**
+ * The IPv4 address an IPv6 address reaches: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) or NAT64
+ * (64:ff9b::a.b.c.d), in any spelling (the egress rules check that one); undefined for any other address.
+ */
+export function embeddedIpv4(ip: string): { ipv4: string; form: 'mapped' | 'compatible' | 'nat64' } | undefined {
+  if (isIP(ip) !== 6) return undefined
+  // The URL parser writes an IPv6 address one way (lower case, zeros compressed, an IPv4 tail in hex).
+  let canonical: string
+  try {
+    canonical = new URL(`http://[${ip}]/`).hostname.slice(1, -1)
+  } catch {
+    return undefined
+  }
+  const m = /^(::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical)
+  if (m === null) return undefined
+  const high = Number.parseInt(m[2] as string, 16)
+  const low = Number.parseInt(m[3] as string, 16)
+  const form = m[1] === '::ffff:' ? 'mapped' : m[1] === '::' ? 'compatible' : 'nat64'
+  return { ipv4: `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, form }
 }

@@ -38,6 +38,7 @@ export {
   type VendorSettings,
 } from './vendor-streams/open-vendor.js'
 export { globalFetch, type FetchLike } from './agent/http-exchange.js'
+export { connectionFailureWords, type ConnectionFailureWords } from './agent/connection-failure.js'
 
 // ---- warming up what the first call needs ------------------------------------------------------------------
 export { sharedSileroModel } from './vad/silero-model.js'

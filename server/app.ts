@@ -69,18 +69,25 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     config.otlpEndpoint === undefined ? undefined : (await import('./otel-turn-traces.js')).startTurnTracing(config.otlpEndpoint)
   // Every webhook (agent and lifecycle) connects through the egress policy; the port is known once listening.
   let listeningPort: number | undefined
+  for (const warning of config.warnings) log.warn({}, warning)
   const egressPolicy = new EgressPolicy({
     ownPort: () => listeningPort ?? config.port,
     publicUrl: config.publicUrl,
-    allowCidrs: config.webhookAllowCidrs,
-    denyCidrs: config.webhookDenyCidrs,
+    allowCidrs: config.egressAllowCidrs,
+    denyCidrs: config.egressDenyCidrs,
+    // A developer's backend runs on their machine; documented as never for production.
+    allowLoopback: config.allowInsecureWebhooks,
     // The tunnel relay: a webhook may call the gateway itself there (it reaches a connected CLI).
     selfPathPrefixes: [TUNNEL_HTTP_PREFIX],
   })
   // A request to the gateway's own tunnel says when it left, so a cancel at the agent step's deadline is named a
   // timeout on the developer's screen (the tunnel route does not pass the header on).
-  const egressHttp = egressFetch(egressPolicy, () => ({ [SENT_AT_HEADER]: String(Date.now()) }))
-  const egress: WebhookEgress = { policy: egressPolicy, fetch: egressHttp.fetch }
+  const egressHttp = egressFetch(egressPolicy, {
+    ownHeaders: () => ({ [SENT_AT_HEADER]: String(Date.now()) }),
+    // The organization's report says only "refused by the egress policy"; the operator's log says which rule.
+    onRefused: (why) => log.warn({ why }, 'webhook refused by the egress policy'),
+  })
+  const egress: WebhookEgress = { policy: egressPolicy, fetch: egressHttp.fetch, privateTarget: egressHttp.privateTarget }
   // Loaded only when configured, like tracing: without RECORDING_S3_BUCKET no AWS SDK code is imported.
   const objectConfig = config.recordingObjectStore
   const recordingObjects =
@@ -120,7 +127,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
           reported,
         ),
       ...deps.sessionOverrides,
-      webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
+      webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch, privateTarget: egress.privateTarget },
     },
     config.leaseTtlMs,
     store.notifications,

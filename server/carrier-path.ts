@@ -33,7 +33,7 @@ export function carrierPath(
       carrier,
       sessions,
       webhookPolicy: deps.config.webhookPolicy,
-      webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch },
+      webhookDelivery: { ...deps.sessionOverrides?.webhookDelivery, fetch: egress.fetch, privateTarget: egress.privateTarget },
       egress: egress.policy,
       sipDialer,
       sipCredentialsKey: deps.config.sipCredentialsKey,

@@ -33,13 +33,16 @@ export interface GatewayConfig {
   /** OTLP/HTTP base URL for turn traces (`OTEL_EXPORTER_OTLP_ENDPOINT`); unset: no tracing code is loaded. */
   otlpEndpoint: string | undefined
   logLevel: string
+  /** `ALLOW_INSECURE_WEBHOOKS` (development only): plain http and loopback past the egress rules, for every organization. */
   allowInsecureWebhooks: boolean
   /** The webhook URL policy every check uses: ALLOW_INSECURE_WEBHOOKS, and the gateway's own tunnel addresses. */
   webhookPolicy: UrlPolicy
-  /** CIDR ranges webhooks may reach although the built-in egress rules refuse them (`WEBHOOK_ALLOW_CIDRS`). */
-  webhookAllowCidrs: string[]
-  /** CIDR ranges webhooks may never reach (`WEBHOOK_DENY_CIDRS`), on top of the built-in rules. */
-  webhookDenyCidrs: string[]
+  /** Ranges webhooks and SIP trunks may reach past the built-in egress rules (`EGRESS_ALLOW_CIDRS`). */
+  egressAllowCidrs: string[]
+  /** Ranges webhooks and SIP trunks may never reach (`EGRESS_DENY_CIDRS`). */
+  egressDenyCidrs: string[]
+  /** What the environment says that still works but should change (a renamed variable), logged at start-up. */
+  warnings: string[]
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of the gateway. */
   trustProxy: boolean
   /** Price of one connected minute, charged from the organization's balance at session end. */
@@ -195,6 +198,7 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
   if (!/^[\w.:-]+$/.test(host)) throw new ConfigError('HOST', `is not a host name or address: "${host}"`)
   const publicUrl = url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http', 'https']) as string
   const allowInsecureWebhooks = bool(env, 'ALLOW_INSECURE_WEBHOOKS')
+  const warnings: string[] = []
   return {
     port,
     host,
@@ -214,8 +218,9 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
       trustedPrefixes: [new URL(`${publicUrl}/tunnel/`).href],
       insecureHint: 'plain http to a loopback host is accepted when the gateway runs with ALLOW_INSECURE_WEBHOOKS=true',
     },
-    webhookAllowCidrs: cidrs(env, 'WEBHOOK_ALLOW_CIDRS'),
-    webhookDenyCidrs: cidrs(env, 'WEBHOOK_DENY_CIDRS'),
+    egressAllowCidrs: renamedCidrs(env, 'EGRESS_ALLOW_CIDRS', 'WEBHOOK_ALLOW_CIDRS', warnings),
+    egressDenyCidrs: renamedCidrs(env, 'EGRESS_DENY_CIDRS', 'WEBHOOK_DENY_CIDRS', warnings),
+    warnings,
     trustProxy: bool(env, 'TRUST_PROXY'),
     usageRatePerMinute: num(env, 'USAGE_RATE_PER_MINUTE', 0, 0),
     leaseTtlMs: int(env, 'LEASE_TTL_MS', 30_000, 3_000, 600_000),
@@ -322,6 +327,14 @@ function secretKey(env: Env, name: string): Buffer | undefined {
   } catch (e) {
     throw new ConfigError(name, (e as Error).message)
   }
+}
+
+/** A CIDR list from `name`, or from its former name `old` (`warnings` says to rename it); both set: `name` wins. */
+function renamedCidrs(env: Env, name: string, old: string, warnings: string[]): string[] {
+  if (str(env, old) === undefined) return cidrs(env, name)
+  const both = str(env, name) !== undefined
+  warnings.push(both ? `${old} is ignored: ${name}, its new name, is set` : `${old} is deprecated: rename it ${name}`)
+  return cidrs(env, both ? name : old)
 }
 
 /** A comma-separated list of CIDR ranges (a bare address is one host). */

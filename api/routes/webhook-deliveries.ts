@@ -69,7 +69,7 @@ export function webhookDeliveriesRouter(deps: {
       delivery.type,
       delivery.body,
       delivery.attempts + 1,
-      { timeoutMs: RESEND_TIMEOUT_MS, fetch: deps.egress?.fetch },
+      { timeoutMs: RESEND_TIMEOUT_MS, fetch: deps.egress?.fetch, privateTarget: deps.egress?.privateTarget },
     )
     await recordDeliveryAttempt(db, delivery.id, { ...result, final: true })
     deps.log.info({ session_id: row.id, type: delivery.type, ok: result.ok, status: result.status }, 'webhook delivery sent again')

@@ -363,6 +363,8 @@ export interface components {
                  */
                 messages: string[]
               }
+              /** @default false */
+              debug_failures: boolean
             }
           }
         | {

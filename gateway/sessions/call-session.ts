@@ -199,6 +199,7 @@ export class CallSession {
         vendors: this.#deps.vendors ?? NO_VENDORS,
         createVad: this.#deps.createVad,
         webhookFetch: this.#deps.webhookDelivery?.fetch,
+        webhookPrivateTarget: this.#deps.webhookDelivery?.privateTarget,
         log,
         signal: this.signal,
         emit: (e) => this.#onPipelineEvent(e),

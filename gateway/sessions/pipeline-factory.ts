@@ -38,6 +38,8 @@ export async function startPipeline(input: {
   createVad?: VadFactory | undefined
   /** The fetch `agent.webhook` requests go through (the egress policy). */
   webhookFetch?: FetchLike | undefined
+  /** Whether an `agent.webhook` URL reached a private address (the egress policy knows). */
+  webhookPrivateTarget?: ((url: string) => boolean) | undefined
   log: Log
   signal: AbortSignal
   emit: (e: PipelineEvent) => void
@@ -58,6 +60,7 @@ export async function startPipeline(input: {
     sessionHeaders: config.session_webhook?.custom_headers,
     logger: log,
     webhookFetch: input.webhookFetch,
+    webhookPrivateTarget: input.webhookPrivateTarget,
   })
   const pipeline = new VoicePipeline({
     config,

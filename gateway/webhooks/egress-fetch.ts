@@ -21,18 +21,70 @@ export class EgressRefusedError extends Error {
   readonly code = 'EGRESS_REFUSED'
 }
 
+/** `dns.lookup` as the policy asks it: every address of a name. Injectable, so a test can answer as a rebinding DNS would. */
+export type EgressLookup = (
+  hostname: string,
+  options: { all: true },
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void
+
+/** How {@link egressFetch} resolves names, reports refusals and decorates requests to the gateway itself. */
+export interface EgressFetchOptions {
+  /**
+   * Headers added to requests for the gateway's own addresses (its PUBLIC_URL origin, on the paths it may call
+   * itself), made fresh for each request.
+   */
+  ownHeaders?: (() => Record<string, string>) | undefined
+  /** Resolves host names; default `dns.lookup`. */
+  lookup?: EgressLookup | undefined
+  /** Told why each refused webhook was refused (an address and a rule, never the URL), for the operator's log. */
+  onRefused?: ((why: string) => void) | undefined
+}
+
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 
+/** Most host names remembered as resolving to a private address; past it every name counts as private. */
+const MAX_PRIVATE_HOSTS = 4096
+
+/** What the connections learn for {@link egressFetch}'s `privateTarget`: the names that reached a private address. */
+class PrivateHosts {
+  readonly #names = new Set<string>()
+  #full = false
+
+  add(hostname: string): void {
+    if (this.#names.size >= MAX_PRIVATE_HOSTS) this.#full = true
+    else this.#names.add(hostKey(hostname))
+  }
+
+  has(hostname: string): boolean {
+    // Forgetting a name would show what a private target said: once full, every name is private.
+    return this.#full || this.#names.has(hostKey(hostname))
+  }
+}
+
+function hostKey(hostname: string): string {
+  return hostname.replace(/\.$/, '').toLowerCase()
+}
+
+/** What one agent's connections share: the policy, how names resolve, and where refusals and private names go. */
+interface Connecting {
+  policy: EgressPolicy
+  lookup: EgressLookup
+  privateHosts: PrivateHosts
+  refused(why: string): EgressRefusedError
+}
+
 /** dns.lookup keeping only addresses the policy permits at `port` (a name resolving to a refused address fails). */
-function policedLookup(policy: EgressPolicy, port: number | undefined, selfAllowed: boolean) {
+function policedLookup(c: Connecting, port: number | undefined, selfAllowed: boolean) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    c.lookup(hostname, { all: true }, (err, addresses) => {
       if (err) return callback(err, [])
-      const allowed = addresses.filter((a) => policy.addressRefusal(a.address, port, selfAllowed) === undefined)
+      const allowed = addresses.filter((a) => c.policy.addressRefusal(a.address, port, selfAllowed) === undefined)
       if (allowed.length === 0) {
-        const why = addresses[0] === undefined ? 'no address' : policy.addressRefusal(addresses[0].address, port, selfAllowed)
-        return callback(new EgressRefusedError(`webhook host refused by the egress policy: ${why}`), [])
+        const why = addresses[0] === undefined ? 'no address' : c.policy.addressRefusal(addresses[0].address, port, selfAllowed)
+        return callback(c.refused(`webhook host refused by the egress policy: ${why}`), [])
       }
+      if (allowed.some((a) => c.policy.isPrivate(a.address))) c.privateHosts.add(hostname)
       if (options.all) return callback(null, allowed)
       const first = allowed[0] as LookupAddress
       callback(null, first.address, first.family)
@@ -44,45 +96,74 @@ function policedLookup(policy: EgressPolicy, port: number | undefined, selfAllow
  * An undici agent whose connections resolve through the policy (knowing the port) and are checked again once
  * connected, on the address actually reached.
  */
-function agentFor(policy: EgressPolicy, selfAllowed: boolean): Agent {
+function agentFor(c: Connecting, selfAllowed: boolean): Agent {
   return new Agent({
     connect: (opts, callback) => {
       const port = opts.port === '' || opts.port === undefined ? (opts.protocol === 'https:' ? 443 : 80) : Number(opts.port)
-      const connect = buildConnector({ lookup: policedLookup(policy, port, selfAllowed) } as buildConnector.BuildOptions)
+      const connect = buildConnector({ lookup: policedLookup(c, port, selfAllowed) } as buildConnector.BuildOptions)
       connect(opts, (err, socket) => {
         if (err !== null || socket === null) return callback(err ?? new Error('no socket'), null)
-        const refusal = policy.addressRefusal(socket.remoteAddress ?? '', socket.remotePort, selfAllowed)
+        const reached = socket.remoteAddress ?? ''
+        const refusal = c.policy.addressRefusal(reached, socket.remotePort, selfAllowed)
         if (refusal !== undefined) {
           socket.destroy()
-          return callback(new EgressRefusedError(`webhook connection refused by the egress policy: ${refusal}`), null)
+          return callback(c.refused(`webhook connection refused by the egress policy: ${refusal}`), null)
         }
+        if (c.policy.isPrivate(reached)) c.privateHosts.add(opts.hostname)
         callback(null, socket)
       })
     },
   })
 }
 
-/**
- * The policy's fetch and a way to close its connection pools. `ownHeaders`: headers added to requests for the
- * gateway's own addresses (its PUBLIC_URL origin, on the paths it may call itself), made fresh for each request.
- */
-export function egressFetch(
-  policy: EgressPolicy,
-  ownHeaders: () => Record<string, string> = () => ({}),
-): { fetch: FetchLike; close(): Promise<void> } {
-  const strict = agentFor(policy, false)
-  const self = agentFor(policy, true)
+/** What {@link egressFetch} returns. */
+export interface EgressHttp {
+  fetch: FetchLike
+  /**
+   * Whether a webhook to `url` reached a private address (or would: its host is one, or localhost); the tunnel
+   * relay on the gateway's own origin is not private. Asked after a request failed, to decide what its report shows.
+   */
+  privateTarget(url: string): boolean
+  /** Closes the connection pools. */
+  close(): Promise<void>
+}
+
+/** The policy's fetch, what it learnt about private targets, and a way to close its connection pools. */
+export function egressFetch(policy: EgressPolicy, options: EgressFetchOptions = {}): EgressHttp {
+  const ownHeaders: () => Record<string, string> = options.ownHeaders ?? (() => ({}))
+  const onRefused = options.onRefused ?? (() => undefined)
+  const connecting: Connecting = {
+    policy,
+    lookup: options.lookup ?? (dnsLookup as EgressLookup),
+    privateHosts: new PrivateHosts(),
+    refused: (why) => {
+      onRefused(why)
+      return new EgressRefusedError(why)
+    },
+  }
+  const strict = agentFor(connecting, false)
+  const self = agentFor(connecting, true)
   return {
     fetch: async (input, init) => {
       const url = new URL(input)
       const refusal = policy.urlRefusal(input)
       if (refusal !== undefined) {
-        throw new TypeError('fetch failed', { cause: new EgressRefusedError(`webhook refused by the egress policy: ${refusal}`) })
+        throw new TypeError('fetch failed', { cause: connecting.refused(`webhook refused by the egress policy: ${refusal}`) })
       }
       if (!policy.selfAllowed(url)) return send(input, init, strict)
       const headers = new Headers(init?.headers)
       if (policy.isOwnOrigin(url)) for (const [name, value] of Object.entries(ownHeaders())) headers.set(name, value)
       return send(input, { ...init, headers }, self)
+    },
+    privateTarget: (raw) => {
+      let url: URL
+      try {
+        url = new URL(raw)
+      } catch {
+        return true
+      }
+      if (policy.isOwnOrigin(url) && policy.selfAllowed(url)) return false
+      return policy.urlIsPrivate(url) || connecting.privateHosts.has(url.hostname)
     },
     close: async () => {
       await Promise.all([strict.close(), self.close()])

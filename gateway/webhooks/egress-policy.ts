@@ -1,28 +1,44 @@
 /**
- * Where webhooks (agent and lifecycle) may connect: an organization must not reach the gateway's own network
- * through them. Refused by default: link-local and cloud metadata addresses, "this network", multicast and
- * broadcast, and the gateway's own listeners (a local address at its own port), except the tunnel relay paths,
- * which only reach a connected CLI. `WEBHOOK_DENY_CIDRS` refuses more; `WEBHOOK_ALLOW_CIDRS` lets chosen ranges
- * past the built-in rules (never past the deny list, never to the gateway itself). Checked on the address a
- * connection actually reaches (DNS rebinding), and on URLs at configuration time where the host says enough.
+ * Where webhooks (agent and lifecycle) and outbound SIP trunks may connect: an organization must not reach the
+ * gateway's own network through them. Refused by default: loopback and this machine's own addresses (the gateway's
+ * own port always), the private ranges (RFC 1918, carrier-grade NAT, unique-local IPv6), link-local and cloud metadata
+ * addresses, "this network", multicast and broadcast; an IPv6 address carrying an IPv4 one (mapped, compatible,
+ * NAT64) is checked as that IPv4 address. The tunnel relay paths may reach the gateway itself (they only reach a
+ * connected CLI). `EGRESS_DENY_CIDRS` refuses more; `EGRESS_ALLOW_CIDRS` lets chosen ranges past the built-in rules
+ * (never past the deny list, never to the gateway itself); `ALLOW_INSECURE_WEBHOOKS` (development) lets loopback
+ * through. Checked on the address a connection actually reaches (DNS rebinding), and on URLs at configuration time
+ * where the host says enough (the URL parser has already made 2130706433, 0x7f000001 or 127.1 into 127.0.0.1).
  */
 import { BlockList, isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import type { FetchLike } from '../../pipeline/index.js'
-import { parseCidr, unmappedAddress } from '../../core/cidr.js'
+import { embeddedIpv4, parseCidr } from '../../core/cidr.js'
 
 /** Built-in refusals, with why. */
 const BUILT_IN: { cidr: string; why: string }[] = [
-  { cidr: '0.0.0.0/8', why: '"this network" (0.0.0.0 reaches the host itself)' },
-  { cidr: '169.254.0.0/16', why: 'link-local (cloud metadata services live at 169.254.169.254)' },
+  // The most specific first: the first match names the refusal.
   { cidr: '100.100.100.200/32', why: 'a cloud metadata service' },
+  { cidr: 'fd00:ec2::254/128', why: 'a cloud metadata service' },
+  { cidr: '0.0.0.0/8', why: '"this network" (0.0.0.0 reaches the host itself)' },
+  { cidr: '10.0.0.0/8', why: 'a private network (RFC 1918)' },
+  { cidr: '172.16.0.0/12', why: 'a private network (RFC 1918)' },
+  { cidr: '192.168.0.0/16', why: 'a private network (RFC 1918)' },
+  { cidr: '100.64.0.0/10', why: 'shared address space (carrier-grade NAT)' },
+  { cidr: '169.254.0.0/16', why: 'link-local (cloud metadata services live at 169.254.169.254)' },
   { cidr: '224.0.0.0/4', why: 'multicast' },
   { cidr: '255.255.255.255/32', why: 'broadcast' },
+  { cidr: '240.0.0.0/4', why: 'reserved' },
   { cidr: '::/128', why: 'the unspecified address' },
+  { cidr: 'fc00::/7', why: 'a unique-local IPv6 network' },
+  { cidr: 'fec0::/10', why: 'a site-local IPv6 network' },
+  { cidr: '64:ff9b:1::/48', why: 'a local-use NAT64 network' },
   { cidr: 'fe80::/10', why: 'link-local' },
-  { cidr: 'fd00:ec2::254/128', why: 'a cloud metadata service' },
   { cidr: 'ff00::/8', why: 'multicast' },
 ]
+
+/** Loopback: refused like the built-in ranges, except under ALLOW_INSECURE_WEBHOOKS (a developer's own backend). */
+const LOOPBACK = ['127.0.0.0/8', '::1/128']
+const LOOPBACK_WHY = 'loopback (this machine; ALLOW_INSECURE_WEBHOOKS lets it through in development)'
 
 /** addressRefusal's kept answer for an allowed address (a refusal is never empty). */
 const ALLOWED = ''
@@ -48,8 +64,12 @@ export interface EgressPolicyOptions {
   ownPort: number | (() => number)
   /** PUBLIC_URL: URLs with its origin reach the gateway (through a balancer, perhaps) whatever they resolve to. */
   publicUrl: string
+  /** `EGRESS_ALLOW_CIDRS`: ranges let past the built-in rules (a backend that really lives on a private network). */
   allowCidrs?: readonly string[]
+  /** `EGRESS_DENY_CIDRS`: ranges refused on top of the built-in rules, whatever else allows them. */
   denyCidrs?: readonly string[]
+  /** `ALLOW_INSECURE_WEBHOOKS` (development only): loopback (127.0.0.0/8, ::1, localhost) is let through. */
+  allowLoopback?: boolean
   /** Paths on the gateway itself a webhook may call (the tunnel relay). */
   selfPathPrefixes?: readonly string[]
   /** Addresses of this machine; default: loopback, the unspecified addresses and every interface's address. */
@@ -63,6 +83,8 @@ export class EgressPolicy {
   readonly #allow: BlockList
   readonly #deny: BlockList
   readonly #builtIn: { list: BlockList; why: string }[]
+  readonly #loopback: BlockList
+  readonly #allowLoopback: boolean
   readonly #local: BlockList
   readonly #selfPaths: readonly string[]
   /** addressRefusal's answers so far (ALLOWED for none), at most MAX_KEPT_ANSWERS. */
@@ -75,6 +97,8 @@ export class EgressPolicy {
     this.#allow = blockList(o.allowCidrs ?? [])
     this.#deny = blockList(o.denyCidrs ?? [])
     this.#builtIn = BUILT_IN.map((b) => ({ list: blockList([b.cidr]), why: b.why }))
+    this.#loopback = blockList(LOOPBACK)
+    this.#allowLoopback = o.allowLoopback === true
     this.#selfPaths = o.selfPathPrefixes ?? []
     const local = ['127.0.0.0/8', '::1/128', '0.0.0.0/32', '::/128']
     const interfaces = o.localAddresses ?? Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
@@ -107,16 +131,38 @@ export class EgressPolicy {
   }
 
   #addressRefusal(ip: string, port: number | undefined, selfAllowed: boolean): string | undefined {
-    const address = unmappedAddress(ip)
-    const family = familyOf(address)
-    if (family === undefined) return `${ip} is not an IP address`
-    if (this.#deny.check(address, family)) return `${address} is in WEBHOOK_DENY_CIDRS`
-    if (port !== undefined && port === this.#ownPort() && !selfAllowed && this.#local.check(address, family)) {
-      return `${address}:${port} is the gateway itself`
+    const written = ip.replace(/%.*$/, '')
+    const writtenFamily = familyOf(written)
+    if (writtenFamily === undefined) return `${ip} is not an IP address`
+    // An IPv6 address carrying an IPv4 one reaches that IPv4 address: the rules are checked on it.
+    const address = embeddedIpv4(written)?.ipv4 ?? written
+    const family = familyOf(address) ?? writtenFamily
+    const on = (list: BlockList) => list.check(address, family) || list.check(written, writtenFamily)
+    if (on(this.#deny)) return `${address} is in EGRESS_DENY_CIDRS`
+    if (port !== undefined && port === this.#ownPort() && on(this.#local)) {
+      // The tunnel relay paths reach only a connected CLI: the one way to the gateway itself, whatever else says.
+      return selfAllowed ? undefined : `${address}:${port} is the gateway itself`
     }
     if (this.#allow.check(address, family)) return undefined
+    if (this.#loopback.check(address, family)) return this.#allowLoopback ? undefined : `${address} is ${LOOPBACK_WHY}`
     const hit = this.#builtIn.find((b) => b.list.check(address, family))
-    return hit === undefined ? undefined : `${address} is ${hit.why}`
+    if (hit !== undefined) return `${address} is ${hit.why}`
+    // A public address of this machine reaches services that listen on every interface, past any firewall.
+    return this.#local.check(address, family) ? `${address} is this machine` : undefined
+  }
+
+  /**
+   * Whether `ip` is on the gateway's side of the network: loopback, this machine, or a range the built-in rules
+   * refuse, whatever the allow lists say. A failure there reports nothing the target said (debug_failures
+   * included) and one word for every connection failure, so webhooks cannot read or port-scan internal services.
+   */
+  isPrivate(ip: string): boolean {
+    const written = ip.replace(/%.*$/, '')
+    const address = embeddedIpv4(written)?.ipv4 ?? written
+    const family = familyOf(address)
+    if (family === undefined) return true
+    if (this.#loopback.check(address, family) || this.#local.check(address, family)) return true
+    return this.#builtIn.some((b) => b.list.check(address, family))
   }
 
   /**
@@ -132,13 +178,35 @@ export class EgressPolicy {
     }
     const selfAllowed = this.selfAllowed(url)
     if (url.origin === this.#publicOrigin && !selfAllowed) return 'points at the gateway itself (PUBLIC_URL)'
-    const host = url.hostname.replace(/^\[|\]$/g, '')
+    const host = hostOf(url)
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port)
-    if (host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost')) {
-      return this.addressRefusal('127.0.0.1', port, selfAllowed)
-    }
+    if (isLocalhostName(host)) return this.addressRefusal('127.0.0.1', port, selfAllowed)
     return isIP(host) === 0 ? undefined : this.addressRefusal(host, port, selfAllowed)
   }
+
+  /**
+   * Whether `url` is known to be private from what it says (an address, localhost); the tunnel relay on the
+   * gateway's own origin is not (it reaches the organization's own CLI). A host name is known once connected.
+   */
+  urlIsPrivate(url: URL): boolean {
+    if (this.isOwnOrigin(url) && this.selfAllowed(url)) return false
+    const host = hostOf(url)
+    if (isLocalhostName(host)) return true
+    return isIP(host) !== 0 && this.isPrivate(host)
+  }
+}
+
+/** A URL's host as an address or a name: brackets and a trailing dot dropped, lower case. */
+function hostOf(url: URL): string {
+  return url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase()
+}
+
+/** `localhost` and its subdomains, which resolve to loopback (RFC 6761) without asking DNS. */
+function isLocalhostName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost')
 }
 
 /** A pipeline configuration (or override) as far as its webhook URLs go. */
@@ -170,4 +238,6 @@ export function configUrlRefusals(policy: EgressPolicy | undefined, config: unkn
 export interface WebhookEgress {
   policy: EgressPolicy
   fetch: FetchLike
+  /** Whether a webhook to `url` reached (or would reach) a private address; see {@link EgressPolicy.isPrivate}. */
+  privateTarget(url: string): boolean
 }

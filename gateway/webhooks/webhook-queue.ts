@@ -1,6 +1,13 @@
 import type { Log } from '../../core/log.js'
 import type { WebhookOutcome } from '../../core/metrics.js'
-import { signedHeaders, webhookUrlProblem, type UrlPolicy, globalFetch, type FetchLike } from '../../pipeline/index.js'
+import {
+  connectionFailureWords,
+  signedHeaders,
+  webhookUrlProblem,
+  type UrlPolicy,
+  globalFetch,
+  type FetchLike,
+} from '../../pipeline/index.js'
 import { egressRefusalOf } from './egress-fetch.js'
 
 /** Where one session's lifecycle webhooks go and how they are signed. */
@@ -24,6 +31,11 @@ export interface DeliveryOptions {
   policy?: UrlPolicy
   /** The fetch deliveries go through (the gateway's egress policy); default: the global fetch. */
   fetch?: FetchLike | undefined
+  /**
+   * Whether a target URL reached a private address (the egress policy knows): a failed connection there is
+   * recorded as `connection failed` whatever happened, so deliveries cannot port-scan. Default: none is.
+   */
+  privateTarget?: ((url: string) => boolean) | undefined
   /** Told each event's final result (after its retries), e.g. for metrics. Must not throw. */
   onResult?: ((result: DeliveryResult) => void) | undefined
   /** Keeps a record of each event and its attempts (the console lists them and sends failed ones again). */
@@ -47,6 +59,7 @@ export interface DeliveryResult {
   ok: boolean
   attempts: number
   status?: number
+  /** Why no status came, in fixed words (`timeout`, `connection refused`, ...); never what the target said. */
   error?: string
   /** The egress policy refused the address: final, not retried. */
   refused?: boolean
@@ -80,7 +93,8 @@ export class WebhookQueue {
   readonly #pending: { type: string; body: string }[] = []
   #running: Promise<void> | undefined
   readonly #abort = new AbortController()
-  readonly #opts: Required<Omit<DeliveryOptions, 'onResult' | 'journal' | 'fetch'>> & { fetch: FetchLike | undefined }
+  readonly #opts: Required<Omit<DeliveryOptions, 'onResult' | 'journal' | 'fetch' | 'privateTarget'>> &
+    Pick<DeliveryOptions, 'fetch' | 'privateTarget'>
   readonly #onResult: (result: DeliveryResult) => void
   readonly #journal: DeliveryJournal | undefined
   /** Results in delivery order (kept small: one per event). */
@@ -98,6 +112,7 @@ export class WebhookQueue {
       maxPending: options.maxPending ?? 32,
       policy: options.policy ?? {},
       fetch: options.fetch,
+      privateTarget: options.privateTarget,
     }
     this.#onResult = options.onResult ?? (() => undefined)
     this.#journal = options.journal
@@ -166,6 +181,7 @@ export class WebhookQueue {
         timeoutMs: this.#opts.timeoutMs,
         signal: this.#abort.signal,
         fetch: this.#opts.fetch,
+        privateTarget: this.#opts.privateTarget,
       })
       const again = !last.ok && !last.refused && retryable(last.status)
       const final = !again || attempt === this.#opts.maxAttempts
@@ -189,7 +205,12 @@ export async function deliverOnce(
   type: string,
   body: string,
   attempt: number,
-  opts: { timeoutMs: number; signal?: AbortSignal; fetch?: FetchLike | undefined },
+  opts: {
+    timeoutMs: number
+    signal?: AbortSignal
+    fetch?: FetchLike | undefined
+    privateTarget?: ((url: string) => boolean) | undefined
+  },
 ): Promise<DeliveryResult> {
   const headers = signedHeaders(target.secret, body, target.customHeaders)
   const timeout = AbortSignal.timeout(opts.timeoutMs)
@@ -200,10 +221,13 @@ export async function deliverOnce(
     await res.arrayBuffer().catch(() => undefined)
     return { type, ok: res.status >= 200 && res.status < 300, attempts: attempt, status: res.status }
   } catch (e) {
-    const name = (e as Error).name
-    const refused = egressRefusalOf(e)
-    if (refused !== undefined) return { type, ok: false, attempts: attempt, error: refused.message, refused: true }
-    return { type, ok: false, attempts: attempt, error: name === 'TimeoutError' ? 'timeout' : 'network error' }
+    // Fixed words, stored where the organization reads them: never an address, an error code or a message.
+    if (egressRefusalOf(e) !== undefined)
+      return { type, ok: false, attempts: attempt, error: 'refused by the egress policy', refused: true }
+    // The attempt's own deadline; any other failure reaching a private address is one word (no port scanning).
+    if ((e as Error).name === 'TimeoutError') return { type, ok: false, attempts: attempt, error: 'timeout' }
+    const error = opts.privateTarget?.(target.url) === true ? 'connection failed' : connectionFailureWords(e)
+    return { type, ok: false, attempts: attempt, error }
   }
 }
 

@@ -88,9 +88,11 @@ export type AgentEvent =
   | { type: 'recording'; action: RecordingAction }
   /**
    * The turn failed (backend error, timeout, malformed reply); the turn ends, the session goes on. `cause` is the
-   * failure's stored name when the step knows it better than its code says (see agentFailureCause).
+   * failure's stored name when the step knows it better than its code says (see agentFailureCause). `message`
+   * never quotes the target; `debugDetail` (agent.webhook's `debug_failures`, a target that is not private) is the
+   * first line of what it said, for the stored failure detail only: it is never logged.
    */
-  | { type: 'error'; code: string; message: string; cause?: TurnFailureCause | undefined }
+  | { type: 'error'; code: string; message: string; cause?: TurnFailureCause | undefined; debugDetail?: string | undefined }
 
 /** What `response.recording` asks for. */
 export type RecordingAction = 'pause' | 'resume'

@@ -32,8 +32,11 @@ export type BackendAgentEvent = Exclude<AgentEvent, { type: 'sent' } | { type: '
 export type BackendEventResult =
   /** A valid event; `note` says what was repaired (logged by the caller). */
   | { ok: true; event: BackendAgentEvent; note?: string }
-  /** Not a valid event for this turn; the turn ends with `agent_bad_event`. */
-  | { ok: false; problem: string }
+  /**
+   * Not a valid event for this turn; the turn ends with `agent_bad_event`. `problem` is fixed text (never what the
+   * backend sent); `quoted` is the part of the event that shows it, for the failure detail under `debug_failures`.
+   */
+  | { ok: false; problem: string; quoted?: string }
 
 /** True for events after which nothing more is read: `end`, `hangup`, `transfer`, `error`. */
 export function isTerminal(event: AgentEvent): boolean {
@@ -52,9 +55,10 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
   const event = value as Record<string, unknown>
   const type = event.type
   if (typeof type !== 'string') return { ok: false, problem: 'event has no string "type"' }
-  if (!('turn_id' in event)) return { ok: false, problem: `${snippet(type, 40)} event has no turn_id` }
+  if (!('turn_id' in event)) return { ok: false, problem: 'an event has no turn_id', quoted: `type ${snippet(type, 40)}` }
   if (event.turn_id !== turnId) {
-    return { ok: false, problem: `${snippet(type, 40)} event is for turn ${snippet(String(event.turn_id), 80)}, not ${turnId}` }
+    const quoted = `${snippet(type, 40)} for turn ${snippet(String(event.turn_id), 80)}`
+    return { ok: false, problem: `an event is for another turn, not ${turnId}`, quoted }
   }
   const content = event.content
   switch (type) {
@@ -86,7 +90,7 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
       }
     }
     default:
-      return { ok: false, problem: `unknown event type ${snippet(type, 80)}` }
+      return { ok: false, problem: 'an event of an unknown type', quoted: snippet(type, 80) }
   }
 }
 
@@ -188,7 +192,7 @@ export function decodeBackendEventText(data: string, turnId: string): BackendEve
   try {
     value = JSON.parse(data)
   } catch {
-    return { ok: false, problem: `event data is not JSON: ${snippet(data, 80)}` }
+    return { ok: false, problem: 'event data is not JSON', quoted: snippet(data, 80) }
   }
   return decodeBackendEvent(value, turnId)
 }

@@ -24,6 +24,8 @@ export interface AgentStepDeps {
   fetch?: FetchLike | undefined
   /** The fetch `agent.webhook` requests go through (the gateway's egress policy); default `fetch`. */
   webhookFetch?: FetchLike | undefined
+  /** Whether an `agent.webhook` URL reached a private address (the gateway's egress policy knows); default: loopback. */
+  webhookPrivateTarget?: ((url: string) => boolean) | undefined
   /** The session's clock for the scripted agent. */
   now?: (() => number) | undefined
 }
@@ -40,6 +42,7 @@ export function createAgentStep(plugin: AgentPluginConfig, deps: AgentStepDeps):
       sessionHeaders: deps.sessionHeaders,
       logger,
       fetch: deps.webhookFetch ?? deps.fetch,
+      privateTarget: deps.webhookPrivateTarget,
     })
   }
   return createLlmAgentStep(plugin.options, deps)
@@ -54,7 +57,9 @@ export function createLlmAgentStep(options: AgentLlmOptions, deps: AgentStepDeps
   if (options.provider === 'openai') {
     const apiKey = deps.llm.apiKey
     if (apiKey !== undefined && apiKey !== '') {
-      return new OpenAiLlmAgentStep(options, { baseUrl: deps.llm.baseUrl, apiKey, logger, fetch: deps.fetch })
+      // The operator's endpoint (a local model, perhaps), not an organization's: its failures are told in full.
+      const privateTarget = () => false
+      return new OpenAiLlmAgentStep(options, { baseUrl: deps.llm.baseUrl, apiKey, logger, fetch: deps.fetch, privateTarget })
     }
     logger.warn(
       { plugin: 'agent.llm', provider: options.provider, fallback: 'scripted' },

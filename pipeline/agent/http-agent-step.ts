@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../options/webhook-url.js'
 import { silentLogger, type PipelineLogger } from '../runtime/logger.js'
 import type { AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep } from './agent-step.js'
@@ -12,6 +13,21 @@ export interface HttpAgentStepDeps<Limits> {
   fetch?: FetchLike | undefined
   /** Overrides of the step's default limits. */
   limits?: Partial<Limits> | undefined
+  /**
+   * Whether a request to `url` reached (or would reach) a private address, asked after it failed: the gateway's
+   * egress policy knows. A failure there tells nothing the target said and one word for any connection failure.
+   * Default: loopback hosts (127.0.0.0/8, ::1, localhost) are private.
+   */
+  privateTarget?: ((url: string) => boolean) | undefined
+}
+
+/** Without the gateway's knowledge, the hosts that are private whatever the network: loopback. */
+function loopbackTarget(url: string): boolean {
+  try {
+    return isLoopbackHost(new URL(url).hostname)
+  } catch {
+    return true
+  }
 }
 
 /** The agent error code each exchange failure becomes; an aborted exchange ends quietly instead. */
@@ -26,7 +42,7 @@ export interface AgentWire {
   init: Omit<RequestInit, 'signal' | 'redirect'>
   limits: ExchangeLimits
   failureCodes: ExchangeFailureCodes
-  /** Characters of a non-2xx body read for the error report. */
+  /** Characters of a non-2xx body read for the error report (0: none is read). */
   errorBodyChars: number
   /** The error event (logged by the step) for a non-2xx reply, from its status and the start of its body. */
   httpError(status: number, body: string): AgentEvent
@@ -47,11 +63,18 @@ export abstract class HttpAgentStep<Limits extends object> implements AgentStep 
   /** The step's defaults with the deps' overrides. */
   protected readonly limits: Readonly<Limits>
   readonly #fetch: FetchLike
+  readonly #privateTarget: (url: string) => boolean
 
   protected constructor(deps: HttpAgentStepDeps<Limits>, defaults: Readonly<Limits>) {
     this.logger = deps.logger ?? silentLogger
     this.#fetch = deps.fetch ?? globalFetch
+    this.#privateTarget = deps.privateTarget ?? loopbackTarget
     this.limits = { ...defaults, ...deps.limits }
+  }
+
+  /** Whether `url` is a private target (see {@link HttpAgentStepDeps.privateTarget}). */
+  protected isPrivateTarget(url: string): boolean {
+    return this.#privateTarget(url)
   }
 
   /** @inheritdoc */
@@ -71,7 +94,7 @@ export abstract class HttpAgentStep<Limits extends object> implements AgentStep 
       if (signal.aborted) return
       if (response.status < 200 || response.status > 299) {
         exchange.markFirstByte()
-        const text = await exchange.peek(response, wire.errorBodyChars)
+        const text = wire.errorBodyChars > 0 ? await exchange.peek(response, wire.errorBodyChars) : ''
         if (signal.aborted) return
         yield withCause(wire.httpError(response.status, text), `http_${response.status}`)
         return
@@ -80,7 +103,12 @@ export abstract class HttpAgentStep<Limits extends object> implements AgentStep 
     } catch (error) {
       if (!(error instanceof ExchangeError)) throw error
       if (error.code === 'aborted' || signal.aborted) return
-      yield withCause(wire.fail(wire.failureCodes[error.code], error.message), exchangeFailureCause(error.code, error.errno))
+      // On a private target even the fixed words would tell a closed port from an open one: one word for all. An
+      // egress refusal is the policy's answer, decided before connecting, so it tells nothing about the port.
+      const code = error.code
+      const hidden = code === 'unreachable' && error.words !== 'refused by the egress policy' && this.#privateTarget(wire.url)
+      const message = hidden ? 'request failed: connection failed' : error.message
+      yield withCause(wire.fail(wire.failureCodes[code], message), exchangeFailureCause(code, hidden ? 'connection failed' : error.words))
     } finally {
       exchange.close()
     }

@@ -1,3 +1,5 @@
+import { type ConnectionFailureWords, connectionFailureWords } from './connection-failure.js'
+
 /** The fetch function agent steps use; injectable so tests and embedders can supply their own. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>
 
@@ -23,13 +25,13 @@ export type ExchangeErrorCode =
 export class ExchangeError extends Error {
   override readonly name = 'ExchangeError'
   readonly code: ExchangeErrorCode
-  /** The socket error's code behind an `unreachable` or `cut_off` failure (`ECONNREFUSED`), when there is one. */
-  readonly errno: string | undefined
+  /** What an `unreachable` or `cut_off` failure's connection did, in fixed words (never its code or message). */
+  readonly words: ConnectionFailureWords | undefined
 
-  constructor(code: ExchangeErrorCode, message: string, errno?: string) {
+  constructor(code: ExchangeErrorCode, message: string, words?: ConnectionFailureWords) {
     super(message)
     this.code = code
-    this.errno = errno
+    this.words = words
   }
 }
 
@@ -181,17 +183,8 @@ export class HttpExchange {
     if (error instanceof ExchangeError) return error
     if (this.#signal.aborted) return new ExchangeError('aborted', 'aborted')
     if (this.#timeout !== undefined) return this.#timeout
-    const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause
-    // A refusal by the gateway's egress policy says why (an address and port, never the URL).
-    const detail =
-      cause?.code === 'EGRESS_REFUSED' && typeof cause.message === 'string'
-        ? cause.message
-        : typeof cause?.code === 'string'
-          ? cause.code
-          : error instanceof Error
-            ? error.message
-            : String(error)
-    const errno = typeof cause?.code === 'string' ? cause.code : undefined
-    return new ExchangeError(code, code === 'unreachable' ? `request failed: ${detail}` : `connection lost: ${detail}`, errno)
+    // Fixed words, never the error's code or message: those tell a closed port from an open one (a port scanner).
+    const words = connectionFailureWords(error)
+    return new ExchangeError(code, code === 'unreachable' ? `request failed: ${words}` : `connection lost: ${words}`, words)
   }
 }

@@ -1,4 +1,5 @@
 import { AgentErrorCode } from './agent-errors.js'
+import type { ConnectionFailureWords } from './connection-failure.js'
 import type { ExchangeErrorCode } from './http-exchange.js'
 
 /**
@@ -37,14 +38,17 @@ export interface TurnFailure {
 /** Longest `detail` kept. */
 export const FAILURE_DETAIL_MAX_CHARS = 200
 
-/** The cause of a failed exchange; `errno` is the socket error's code when there is one (`ECONNREFUSED`). */
-export function exchangeFailureCause(code: Exclude<ExchangeErrorCode, 'aborted'>, errno: string | undefined): TurnFailureCause {
+/** The cause of a failed exchange; `words` say what its connection did, when it failed there. */
+export function exchangeFailureCause(
+  code: Exclude<ExchangeErrorCode, 'aborted'>,
+  words: ConnectionFailureWords | undefined,
+): TurnFailureCause {
   switch (code) {
     case 'first_byte_timeout':
     case 'total_timeout':
       return 'timeout'
     case 'unreachable':
-      return errno === 'ECONNREFUSED' ? 'connect_refused' : 'connect_failed'
+      return words === 'connection refused' ? 'connect_refused' : 'connect_failed'
     case 'cut_off':
       return 'stream_broken'
     case 'too_large':
@@ -81,4 +85,9 @@ export function failureDetail(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this strips
   const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim()
   return line.length > FAILURE_DETAIL_MAX_CHARS ? `${line.slice(0, FAILURE_DETAIL_MAX_CHARS - 1)}…` : line
+}
+
+/** An error event's message, with what the target said (`debugDetail`, debug_failures only) after it. */
+export function withDebugDetail(event: { message: string; debugDetail?: string | undefined }): string {
+  return event.debugDetail === undefined || event.debugDetail === '' ? event.message : `${event.message}: ${event.debugDetail}`
 }

@@ -15,11 +15,11 @@ export interface WebhookReplyLimits {
   maxEventChars: number
   /** Most bytes in the whole reply body. */
   maxReplyBytes: number
-  /** Most characters of an error reply's body quoted in the error message. */
+  /** Most characters of an error reply's first line kept in the failure detail (`debug_failures` only). */
   maxErrorSnippetChars: number
 }
 
-/** Default {@link WebhookReplyLimits}: 64 KiB per event, 1 MiB per reply, 200 characters of an error body. */
+/** Default {@link WebhookReplyLimits}: 64 KiB per event, 1 MiB per reply, 200 characters of an error body's line. */
 export const WEBHOOK_REPLY_LIMITS: Readonly<WebhookReplyLimits> = {
   maxEventChars: 64 * 1024,
   maxReplyBytes: 1024 * 1024,
@@ -52,6 +52,8 @@ interface Turn {
   request: AgentRequest
   signal: AbortSignal
   log: Log
+  /** Whether a failure may quote what the target said (see WebhookAgentStep's #quotable). */
+  quotable: () => boolean
 }
 
 /**
@@ -83,6 +85,7 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
     const body = JSON.stringify(webhookRequestBody(request, context))
     const acceptType = request.kind === 'data' ? 'application/json' : 'text/event-stream'
     const headers = signedHeaders(this.#secret, body, this.#customHeaders, { accept: acceptType })
+    const quotable = () => this.#quotable()
     yield* this.exchange(
       {
         url: this.#options.url,
@@ -93,18 +96,27 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
           maxBytes: this.limits.maxReplyBytes,
         },
         failureCodes: FAILURE_CODES,
-        // One character more than is quoted, so the excerpt shows that it was cut.
-        errorBodyChars: this.limits.maxErrorSnippetChars + 1,
+        // The body is read only when it may be shown: one character more than is kept, so a cut line says so.
+        errorBodyChars: this.#options.debug_failures === true ? this.limits.maxErrorSnippetChars + 1 : 0,
         httpError: (status, text) => {
+          // The status and a fixed reason: a target's body may be an internal service's secret.
           const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : ''
-          const detail = text.trim() === '' ? '' : `: ${snippet(text, this.limits.maxErrorSnippetChars)}`
-          return fail(log, AgentErrorCode.HttpError, `backend replied HTTP ${status}${redirect}${detail}`)
+          const line = quotable() ? firstLine(text, this.limits.maxErrorSnippetChars) : ''
+          return fail(log, AgentErrorCode.HttpError, `backend replied HTTP ${status}${redirect}`, undefined, line)
         },
         fail: (code, message) => fail(log, code, message),
-        reply: (exchange, response) => this.#readReply(exchange, response, { request, signal, log }),
+        reply: (exchange, response) => this.#readReply(exchange, response, { request, signal, log, quotable }),
       },
       signal,
     )
+  }
+
+  /**
+   * Whether a failure's stored detail may quote what the target said: only under `debug_failures`, and never from a
+   * private address (asked once the request was answered, when the address it reached is known).
+   */
+  #quotable(): boolean {
+    return this.#options.debug_failures === true && !this.isPrivateTarget(this.#options.url)
   }
 
   /** A 2xx reply in the format its status and content type say (see the README: which reply format). */
@@ -140,7 +152,7 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
         yield fail(log, AgentErrorCode.TooLarge, `an event exceeds ${item.maxEventChars} characters`)
         return
       }
-      const event = accept(decodeBackendEventText(item.data, request.turnId), log)
+      const event = accept(decodeBackendEventText(item.data, request.turnId), turn)
       if (signal.aborted) return
       if (event === undefined) continue
       yield event
@@ -163,8 +175,9 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
     const type = response.headers.get('content-type') ?? ''
     if (!type.toLowerCase().startsWith('text/event-stream') && gotBytes) {
       // Read leniently as SSE in case it was one, but nothing in it was: a body of another kind.
-      const what = `reply is ${type === '' ? 'without a content type' : snippet(type, 60)}, not text/event-stream`
-      yield fail(log, AgentErrorCode.BadEvent, what, 'invalid_stream')
+      const what = type === '' ? 'reply is without a content type, not text/event-stream' : 'reply is not text/event-stream'
+      const quoted = type === '' || !turn.quotable() ? '' : `content type ${snippet(type, 60)}`
+      yield fail(log, AgentErrorCode.BadEvent, what, 'invalid_stream', quoted)
       return
     }
     const what = gotBytes ? 'without response.end or response.hangup' : 'with an empty body'
@@ -185,7 +198,7 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
     try {
       value = JSON.parse(text)
     } catch {
-      yield fail(log, AgentErrorCode.BadEvent, `JSON reply is not valid JSON: ${snippet(text, 80)}`)
+      yield fail(log, AgentErrorCode.BadEvent, 'JSON reply is not valid JSON', undefined, turn.quotable() ? snippet(text, 80) : '')
       return
     }
     let items: unknown[]
@@ -208,7 +221,7 @@ export class WebhookAgentStep extends HttpAgentStep<WebhookReplyLimits> {
       return
     }
     for (const item of items) {
-      const event = accept(decodeBackendEvent(item, request.turnId), log)
+      const event = accept(decodeBackendEvent(item, request.turnId), turn)
       if (signal.aborted) return
       if (event === undefined) continue
       yield event
@@ -228,16 +241,27 @@ function withHeaders(base: Record<string, string> | undefined, over: Record<stri
 }
 
 /** The event to yield for a decoded backend event, or undefined to skip it (empty text); logs what it repairs. */
-function accept(result: BackendEventResult, log: Log): AgentEvent | undefined {
-  if (!result.ok) return fail(log, AgentErrorCode.BadEvent, result.problem)
+function accept(result: BackendEventResult, turn: Turn): AgentEvent | undefined {
+  const { log } = turn
+  if (!result.ok) return fail(log, AgentErrorCode.BadEvent, result.problem, undefined, turn.quotable() ? result.quoted : '')
   if (result.note !== undefined) log('warn', {}, result.note)
   if (result.event.type === 'error') log('warn', { code: result.event.code }, result.event.message)
   if (result.event.type === 'tts' && result.event.text === '') return undefined
   return result.event
 }
 
-function fail(log: Log, code: AgentErrorCodeValue, message: string, cause?: TurnFailureCause): AgentEvent {
-  // The backend's own error is logged by accept(); everything else is logged here, once.
+/**
+ * The error event of a failed turn, logged here once (the backend's own error is logged by accept()). `debugDetail`
+ * (what the target said, under `debug_failures`) goes to the event for the stored detail, never to the log.
+ */
+function fail(log: Log, code: AgentErrorCodeValue, message: string, cause?: TurnFailureCause, debugDetail = ''): AgentEvent {
   if (code !== AgentErrorCode.BackendError) log('warn', { code }, message)
-  return cause === undefined ? { type: 'error', code, message } : { type: 'error', code, message, cause }
+  const event: AgentEvent = cause === undefined ? { type: 'error', code, message } : { type: 'error', code, message, cause }
+  return debugDetail === undefined || debugDetail === '' ? event : { ...event, debugDetail }
+}
+
+/** The first line of `text`, control characters stripped, at most `maxChars` (and an ellipsis when cut). */
+export function firstLine(text: string, maxChars: number): string {
+  const [line = ''] = text.split(/\r\n|\r|\n/, 1)
+  return snippet(line, maxChars)
 }

@@ -28,6 +28,7 @@ export function withWebhookUrl(config: PipelineConfig, url: string): PipelineCon
     fallback: fallbackOptionsSchema.parse(undefined),
     holding: holdingOptionsSchema.parse(undefined),
     ...existing?.options,
+    debug_failures: existing?.options.debug_failures ?? false,
     url,
   }
   const webhook: PluginConfig = { use: 'agent.webhook', options }

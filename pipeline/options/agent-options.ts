@@ -56,6 +56,9 @@ export function agentWebhookOptionsSchema(policy: UrlPolicy) {
       reply_timeout_ms: integerBetween(1000, 60000).default(AGENT_WEBHOOK_DEFAULTS.reply_timeout_ms),
       fallback: fallbackOptionsSchema,
       holding: holdingOptionsSchema,
+      // Off: a failure's stored detail says the status and a fixed reason, never what the target replied. On: the
+      // first line of a non-2xx body too, except from a private address (the gateway's own network).
+      debug_failures: z.boolean().default(false),
     })
     .superRefine((options, ctx) => {
       if (options.time_to_first_byte_ms > options.timeout_ms) {
@@ -74,4 +77,5 @@ export function agentWebhookOptionsSchema(policy: UrlPolicy) {
 export type AgentWebhookOptions = z.output<ReturnType<typeof agentWebhookOptionsSchema>>
 
 /** The options the webhook step itself reads (the fallback and holding settings are the pipeline's). */
-export type WebhookStepOptions = Pick<AgentWebhookOptions, 'url' | 'events' | 'custom_headers' | 'time_to_first_byte_ms' | 'timeout_ms'>
+export type WebhookStepOptions = Pick<AgentWebhookOptions, 'url' | 'events' | 'custom_headers' | 'time_to_first_byte_ms' | 'timeout_ms'> &
+  Partial<Pick<AgentWebhookOptions, 'debug_failures'>>

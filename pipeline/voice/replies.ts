@@ -6,7 +6,7 @@ import type { PipelineLogger } from '../runtime/logger.js'
 import { breakdownTotalMs, type PreviousTurnLatency } from '../latency/latency-breakdown.js'
 import { AssistantTurn, type UserEnd } from './assistant-turn.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
-import { agentFailureCause, failureDetail } from '../agent/turn-failure.js'
+import { agentFailureCause, failureDetail, withDebugDetail } from '../agent/turn-failure.js'
 import { ReplyPlayout } from './reply-playout.js'
 import { FailureStreak, guardReply, HoldingPhrases, type ReplySafety } from './reply-safety.js'
 
@@ -151,7 +151,8 @@ export class Replies {
             break
           case 'error':
             failed = true
-            a.failure ??= { cause: agentFailureCause(e), detail: failureDetail(e.message), heard: null }
+            // What the target said (debug_failures) reaches the stored detail only, never the log line below.
+            a.failure ??= { cause: agentFailureCause(e), detail: failureDetail(withDebugDetail(e)), heard: null }
             this.#d.logger.warn({ code: e.code, turn_id: a.turnId }, `agent turn failed: ${e.message}`)
             break
           case 'end':

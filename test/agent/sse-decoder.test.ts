@@ -62,7 +62,12 @@ t.test('backend event decoding', async (t) => {
     ok: true,
     event: { type: 'error', code: 'agent_error', message: 'backend reported an error: {"code":42}' },
   })
-  t.match(decodeBackendEventText('{"type":"response.end","turn_id":7}', '7'), { ok: false, problem: /turn 7, not 7/ })
+  // The problem is fixed text; what the backend sent is quoted apart (for debug_failures only).
+  t.match(decodeBackendEventText('{"type":"response.end","turn_id":7}', '7'), {
+    ok: false,
+    problem: 'an event is for another turn, not 7',
+    quoted: 'response.end for turn 7',
+  })
   t.match(decodeBackendEventText('null', 't'), { ok: false })
 })
 

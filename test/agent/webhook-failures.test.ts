@@ -73,17 +73,42 @@ t.test('abort before any byte, before starting, and by breaking out of the loop'
   t.equal(await (await backend.request(1)).closed, 'aborted', 'break releases the request')
 })
 
-t.test('non-2xx replies -> agent_http_error with the status and a bounded body excerpt', async (t) => {
-  const { step, script } = await webhookHarness(t)
-  script({ kind: 'status', status: 500, body: `Internal\nerror: ${'x'.repeat(5000)}` })
-  const [error] = replyOf(await events(step, MESSAGE, context()))
-  t.match(error, { type: 'error', code: 'agent_http_error', message: /^backend replied HTTP 500: Internal error: x+…$/ })
-  t.ok(error?.type === 'error' && error.message.length < 260, 'message is bounded')
-
+t.test('non-2xx replies -> agent_http_error with the status, never the body', async (t) => {
+  const { step, script, logger } = await webhookHarness(t, {}, { privateTarget: () => false })
+  script({ kind: 'status', status: 500, body: 'INTERNAL-ONLY: db_password=hunter2' })
+  t.same(replyOf(await events(step, MESSAGE, context())), [
+    { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 500', cause: 'http_500' },
+  ])
   script({ kind: 'status', status: 404 })
   t.same(replyOf(await events(step, MESSAGE, context())), [
     { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 404', cause: 'http_404' },
   ])
+  t.notMatch(JSON.stringify(logger.lines), /hunter2|INTERNAL-ONLY/, 'nor in the log')
+})
+
+t.test('debug_failures: the first line of the body, bounded, for the failure detail only; never from a private address', async (t) => {
+  const open = await webhookHarness(t, { debug_failures: true }, { privateTarget: () => false })
+  open.script({ kind: 'status', status: 500, body: `Internal\u0007 error: ${'x'.repeat(5000)}\nsecond line` })
+  const [error] = replyOf(await events(open.step, MESSAGE, context()))
+  t.match(error, { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 500', debugDetail: /^Internal +error: x+…$/ })
+  t.notMatch(JSON.stringify(error), /\\u0007/, 'control characters stripped')
+  t.ok(error?.type === 'error' && (error.debugDetail?.length ?? 0) <= 201, 'bounded')
+  t.notMatch(JSON.stringify(error), /second line/, 'the first line only')
+  t.notMatch(JSON.stringify(open.logger.lines), /Internal error/, 'never logged')
+  open.script({ kind: 'json', body: '{"type": "db_password=hunter2", "turn_id": "t1"}' })
+  t.match(replyOf(await events(open.step, MESSAGE, context())), [
+    { type: 'error', code: 'agent_bad_event', message: 'an event of an unknown type', debugDetail: 'db_password=hunter2' },
+  ])
+
+  // The default: a loopback target is private, and so is whatever the gateway says is.
+  for (const deps of [{}, { privateTarget: () => true }]) {
+    const closed = await webhookHarness(t, { debug_failures: true }, deps)
+    closed.script({ kind: 'status', status: 403, body: 'INTERNAL-ONLY: db_password=hunter2' })
+    const [hidden] = replyOf(await events(closed.step, MESSAGE, context()))
+    t.same(hidden, { type: 'error', code: 'agent_http_error', message: 'backend replied HTTP 403', cause: 'http_403' })
+    closed.script({ kind: 'json', body: '{"type": "db_password=hunter2", "turn_id": "t1"}' })
+    t.notMatch(JSON.stringify(replyOf(await events(closed.step, MESSAGE, context()))), /hunter2/, 'a 2xx body is not quoted either')
+  }
 })
 
 t.test('size limits: one event and the whole reply', async (t) => {

@@ -96,6 +96,7 @@ t.test('agent.webhook defaults', async (t) => {
         transfer_message: 'Let me transfer you to a colleague.',
       },
       holding: { enabled: false, after_ms: 1500, messages: ['One moment.'] },
+      debug_failures: false,
     },
   })
 })

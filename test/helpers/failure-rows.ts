@@ -21,7 +21,8 @@ export interface FailureRow {
 
 /** Stream steps are written after the SSE headers; the broken stream breaks 300 ms in. */
 export const FAILURE_ROWS: FailureRow[] = [
-  { name: 'connection refused', cause: 'connect_refused', reply: undefined, boundMs: 2_000 },
+  // The backend is on loopback, a private address: every connection failure there is connect_failed (no port scans).
+  { name: 'connection refused', cause: 'connect_failed', reply: undefined, boundMs: 2_000 },
   { name: 'HTTP 500', cause: 'http_500', reply: () => ({ kind: 'status', status: 500, body: 'Internal Server Error' }), boundMs: 2_000 },
   {
     name: 'a body that is not an event stream',

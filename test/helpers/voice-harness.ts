@@ -2,6 +2,7 @@
  * A gateway wired to speech-vendor fakes (Deepgram- and ElevenLabs-compatible) and a customer-backend fake,
  * with one agent that uses them; sessions are driven through a MemoryTransport with carrier audio formats.
  */
+import type { Log } from '../../core/log.js'
 import { startTestGateway, type TestGateway } from './gateway.js'
 import { startFakeDeepgram, transcriptsInTurn, type FakeDeepgramConnection } from '../fakes/deepgram/fake-deepgram.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
@@ -26,7 +27,14 @@ export interface VoiceHarness {
 }
 
 export async function startVoiceHarness(
-  options: { ttsChunkIntervalMs?: number; ttsMsPerChar?: number; minuteMs?: number; turnManager?: Record<string, unknown> } = {},
+  options: {
+    ttsChunkIntervalMs?: number
+    ttsMsPerChar?: number
+    minuteMs?: number
+    turnManager?: Record<string, unknown>
+    /** The gateway's logger (default: silent). */
+    log?: Log
+  } = {},
 ): Promise<VoiceHarness> {
   const transcripts: string[] = []
   const deepgram = await startFakeDeepgram({ apiKey: 'dg-key', script: transcriptsInTurn(transcripts) })
@@ -43,7 +51,7 @@ export async function startVoiceHarness(
       TTS_VENDOR_A_URL: elevenlabs.url,
       TTS_VENDOR_A_API_KEY: 'el-key',
     },
-    { deps: { sessionOverrides: { minuteMs: options.minuteMs ?? 60_000 } } },
+    { deps: { sessionOverrides: { minuteMs: options.minuteMs ?? 60_000 } }, ...(options.log !== undefined && { log: options.log }) },
   )
   const created = (await gw.request('POST', '/v1/agents', { body: { template_id: 'voice-agent-webhook' } })).body
   const backend = await startFakeBackend({ secret: created.webhook_secret })

@@ -42,8 +42,9 @@ t.test('the policy: metadata and link-local refused, the gateway itself refused 
   t.match(p.addressRefusal('127.0.0.1', 3000), /the gateway itself/)
   t.match(p.addressRefusal('10.1.2.3', 3000), /the gateway itself/, "an interface's address at the gateway's port")
   t.equal(p.addressRefusal('127.0.0.1', 3000, true), undefined, 'its tunnel paths')
-  t.equal(p.addressRefusal('127.0.0.1', 8080), undefined, 'another service on this machine (a local backend)')
-  t.equal(p.addressRefusal('10.20.0.5', 443), undefined, 'private networks: contact-centre backends live there')
+  t.match(p.addressRefusal('127.0.0.1', 8080), /loopback/, 'another service on this machine')
+  t.match(p.addressRefusal('10.20.0.5', 443), /RFC 1918/, 'a private network')
+  t.match(p.addressRefusal('10.1.2.3', 8080), /RFC 1918/, "an interface's address at another port")
   t.equal(p.addressRefusal('93.184.216.34', 443), undefined)
 
   t.match(p.urlRefusal('https://169.254.169.254/latest/meta-data/'), /link-local/)
@@ -51,7 +52,7 @@ t.test('the policy: metadata and link-local refused, the gateway itself refused 
   t.match(p.urlRefusal('http://localhost:3000/v1/agents'), /the gateway itself/)
   t.match(p.urlRefusal('https://voice.example.com/v1/agents'), /PUBLIC_URL/)
   t.equal(p.urlRefusal('https://voice.example.com/tunnel/tun_1/api/agent'), undefined, 'the tunnel relay')
-  t.equal(p.urlRefusal('http://localhost:3001/api/agent'), undefined)
+  t.match(p.urlRefusal('http://localhost:3001/api/agent'), /loopback/)
   t.equal(p.urlRefusal('https://backend.example.com/agent'), undefined, 'a name is checked when connecting')
 
   const listed = new EgressPolicy({
@@ -60,9 +61,9 @@ t.test('the policy: metadata and link-local refused, the gateway itself refused 
     allowCidrs: ['169.254.10.0/24'],
     denyCidrs: ['10.0.0.0/8', '169.254.10.7'],
   })
-  t.equal(listed.addressRefusal('169.254.10.1', 80), undefined, 'WEBHOOK_ALLOW_CIDRS lets a range past the built-in rules')
-  t.match(listed.addressRefusal('169.254.10.7', 80), /WEBHOOK_DENY_CIDRS/, 'the deny list wins over the allow list')
-  t.match(listed.addressRefusal('10.20.0.5', 443), /WEBHOOK_DENY_CIDRS/)
+  t.equal(listed.addressRefusal('169.254.10.1', 80), undefined, 'EGRESS_ALLOW_CIDRS lets a range past the built-in rules')
+  t.match(listed.addressRefusal('169.254.10.7', 80), /EGRESS_DENY_CIDRS/, 'the deny list wins over the allow list')
+  t.match(listed.addressRefusal('10.20.0.5', 443), /EGRESS_DENY_CIDRS/)
 
   t.same(
     configUrlRefusals(p, {
@@ -81,7 +82,7 @@ t.test('the policy: metadata and link-local refused, the gateway itself refused 
 
 t.test('answers asked again are the same, and follow the own port once it is known', async (t) => {
   let port = 0
-  const p = new EgressPolicy({ ownPort: () => port, publicUrl: 'https://voice.example.com', localAddresses: [] })
+  const p = new EgressPolicy({ ownPort: () => port, publicUrl: 'https://voice.example.com', localAddresses: [], allowLoopback: true })
   t.equal(p.addressRefusal('127.0.0.1', 4100), undefined, 'before listening, 4100 is another local service')
   t.equal(p.addressRefusal('127.0.0.1', 4100), undefined, 'asked again: the same')
   port = 4100
@@ -94,11 +95,20 @@ t.test('answers asked again are the same, and follow the own port once it is kno
   t.match(p.addressRefusal('127.0.0.1', 4100), /the gateway itself/, 'past the bound of kept answers: found again')
 })
 
-t.test('environment: WEBHOOK_ALLOW_CIDRS and WEBHOOK_DENY_CIDRS are validated lists', async (t) => {
-  t.same(loadConfig({}).webhookDenyCidrs, [])
-  t.same(loadConfig({ WEBHOOK_DENY_CIDRS: '10.0.0.0/8, fd00::/8,192.0.2.1' }).webhookDenyCidrs, ['10.0.0.0/8', 'fd00::/8', '192.0.2.1'])
-  t.throws(() => loadConfig({ WEBHOOK_ALLOW_CIDRS: '10.0.0.0/33' }), /WEBHOOK_ALLOW_CIDRS: "10.0.0.0\/33" has a prefix length outside 0-32/)
+t.test('environment: EGRESS_ALLOW_CIDRS and EGRESS_DENY_CIDRS are validated lists; the former names still work', async (t) => {
+  t.same(loadConfig({}).egressDenyCidrs, [])
+  t.same(loadConfig({}).warnings, [])
+  t.same(loadConfig({ EGRESS_DENY_CIDRS: '10.0.0.0/8, fd00::/8,192.0.2.1' }).egressDenyCidrs, ['10.0.0.0/8', 'fd00::/8', '192.0.2.1'])
+  t.throws(() => loadConfig({ EGRESS_ALLOW_CIDRS: '10.0.0.0/33' }), /EGRESS_ALLOW_CIDRS: "10.0.0.0\/33" has a prefix length outside 0-32/)
+  t.throws(() => loadConfig({ EGRESS_DENY_CIDRS: 'intranet' }), /EGRESS_DENY_CIDRS: "intranet" is not an IP address/)
+
+  const old = loadConfig({ WEBHOOK_ALLOW_CIDRS: '10.1.0.0/16', WEBHOOK_DENY_CIDRS: '10.1.2.0/24' })
+  t.same([old.egressAllowCidrs, old.egressDenyCidrs], [['10.1.0.0/16'], ['10.1.2.0/24']], 'read under their former names')
+  t.match(old.warnings, [/WEBHOOK_ALLOW_CIDRS .*EGRESS_ALLOW_CIDRS/, /WEBHOOK_DENY_CIDRS .*EGRESS_DENY_CIDRS/])
   t.throws(() => loadConfig({ WEBHOOK_DENY_CIDRS: 'intranet' }), /WEBHOOK_DENY_CIDRS: "intranet" is not an IP address/)
+  const both = loadConfig({ WEBHOOK_ALLOW_CIDRS: '10.1.0.0/16', EGRESS_ALLOW_CIDRS: '10.2.0.0/16' })
+  t.same(both.egressAllowCidrs, ['10.2.0.0/16'], 'the new name wins')
+  t.match(both.warnings, [/WEBHOOK_ALLOW_CIDRS is ignored: EGRESS_ALLOW_CIDRS, its new name, is set/])
 })
 
 t.test('the fetch: a name resolving to the gateway itself or a denied range gets no connection', async (t) => {
@@ -108,11 +118,14 @@ t.test('the fetch: a name resolving to the gateway itself or a denied range gets
   const name = hostname()
   const resolved = await lookup(name)
   t.ok(resolved.address !== '', `${name} resolves (${resolved.address}) on this machine`)
+  // This machine's name resolves to loopback or to a private address: both let through, as an operator would.
   const policy = new EgressPolicy({
     ownPort: own.port,
     publicUrl: `http://127.0.0.1:${own.port}`,
     selfPathPrefixes: ['/tunnel/'],
     localAddresses: [resolved.address],
+    allowLoopback: true,
+    allowCidrs: [resolved.address],
   })
   const http = egressFetch(policy)
   t.teardown(() => http.close())
@@ -128,11 +141,17 @@ t.test('the fetch: a name resolving to the gateway itself or a denied range gets
   t.equal(own.hits, 1)
 
   const denying = egressFetch(
-    new EgressPolicy({ ownPort: own.port, publicUrl: 'http://127.0.0.1:1', denyCidrs: [`${resolved.address}/32`, '::1/128'] }),
+    new EgressPolicy({
+      ownPort: own.port,
+      publicUrl: 'http://127.0.0.1:1',
+      denyCidrs: [resolved.address, '::1/128'],
+      allowLoopback: true,
+      allowCidrs: [resolved.address],
+    }),
   )
   t.teardown(() => denying.close())
   const denied = await denying.fetch(`http://${name}:${other.port}/hook`, { method: 'POST', body: '{}' }).catch((e: unknown) => e)
-  t.match(egressRefusalOf(denied)?.message, /WEBHOOK_DENY_CIDRS/, 'a denied range, found by resolving the name')
+  t.match(egressRefusalOf(denied)?.message, /EGRESS_DENY_CIDRS/, 'a denied range, found by resolving the name')
   t.equal(other.hits, 1, 'no request reached it')
 })
 
@@ -168,7 +187,7 @@ t.test("a webhook's request (redirects not followed) answers as fetch does: stat
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
   t.teardown(() => new Promise<void>((r) => s.close(() => r())))
   const base = `http://127.0.0.1:${(s.address() as AddressInfo).port}`
-  const http = egressFetch(new EgressPolicy({ ownPort: 9, publicUrl: 'http://voice.example.com', localAddresses: [] }))
+  const http = egressFetch(new EgressPolicy({ ownPort: 9, publicUrl: 'http://voice.example.com', localAddresses: [], allowLoopback: true }))
   t.teardown(() => http.close())
   const post = (path: string, init: Partial<RequestInit> = {}) =>
     http.fetch(`${base}${path}`, { method: 'POST', body: '{"a":1}', headers: { 'x-sig': 's1' }, redirect: 'manual', ...init })
@@ -259,5 +278,5 @@ t.test('the gateway refuses such URLs when configured, and at delivery when only
     if (row?.status === 'failed') break
     await new Promise((r) => setTimeout(r, 50))
   }
-  t.match(row, { status: 'failed', attempts: 1, error: /egress policy: .*the gateway itself/ })
+  t.match(row, { status: 'failed', attempts: 1, error: 'refused by the egress policy' }, 'in fixed words: no address, no rule')
 })
