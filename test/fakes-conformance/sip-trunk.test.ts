@@ -12,7 +12,7 @@ const INVITE = read('rfc3261-section24.2-f1-invite.txt').replace('Content-Length
 
 t.test('RFC 3261 section 24.2 F1 parses: method, URI, the headers as printed, the body', async (t) => {
   const decoded = decodeSipMessage(Buffer.from(INVITE))
-  if (!decoded.ok) throw new Error(`not parsed: ${decoded.error.message}`)
+  if (!decoded.ok) throw new Error(`not parsed: ${decoded.error.reason}`)
   const message = decoded.message
   t.equal(message.kind, 'request')
   if (message.kind !== 'request') return
