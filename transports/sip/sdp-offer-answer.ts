@@ -164,8 +164,9 @@ function refuse(reason: string, warning: string): AnswerResult {
 function findAudio(sdp: SessionDescription): RemoteAudio | null {
   for (const [index, media] of sdp.media.entries()) {
     if (media.type !== 'audio' || media.protocol.toUpperCase() !== 'RTP/AVP' || !(media.port > 0 && media.port < 65536)) continue
-    const address = media.connection?.ip ?? sdp.connection?.ip
-    if (address === undefined) continue
+    const connection = media.connection?.ip ?? sdp.connection?.ip
+    if (connection === undefined) continue
+    const address = connectionHost(connection)
     const payloads = String(media.payloads ?? '')
       .split(' ')
       .filter((p) => /^[0-9]{1,3}$/.test(p))
@@ -203,6 +204,15 @@ function telephoneEventPayload(media: MediaDescription): number | undefined {
       .map(Number),
   )
   return media.rtp.find((r) => r.codec.toLowerCase() === 'telephone-event' && (r.rate ?? 8000) === 8000 && listed.has(r.payload))?.payload
+}
+
+/**
+ * The host of a c= connection-address: a multicast one carries `/ttl` (IP4) and `/count` after it (RFC 4566
+ * section 5.7; the section 5 example has `c=IN IP4 224.2.17.12/127`), which are no part of where RTP goes.
+ */
+function connectionHost(connection: string): string {
+  const slash = connection.indexOf('/')
+  return slash === -1 ? connection : connection.slice(0, slash)
 }
 
 function isNullAddress(address: string): boolean {

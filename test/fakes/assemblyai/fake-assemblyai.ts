@@ -1,4 +1,16 @@
 // Fake of the AssemblyAI-compatible Universal-Streaming v3 API (stt.vendor_b): /v3/ws.
+//
+// Message shapes follow AssemblyAI's public documentation as read on 2026-11-29 (stored copies):
+// - "Streaming API: Message Sequence Breakdown" (assemblyai.com/docs/speech-to-text/universal-streaming/message-sequence;
+//   AssemblyAI/assemblyai-api-spec universal-streaming-messages.mdx, commit 0d9c6a3): `Begin`, `Turn` (words timed in
+//   ms of the session's audio), the unformatted end of turn carrying the `utterance`, then the formatted one with
+//   `utterance: ""`.
+// - "Message Sequence" (assemblyai.com/docs/streaming/message-sequence): `SpeechStarted` {timestamp (ms of the
+//   audio), confidence} — sent by Universal-3 Pro Streaming only, so the fake sends it only when a test asks —
+//   `Terminate` -> `Termination` {audio_duration_seconds, session_duration_seconds} and close 1000.
+// - "Common session errors and closures" (assemblyai.com/docs/streaming/common-session-errors-and-closures): an
+//   `Error` {error_code, error} text frame right before the close with the same code.
+// test/fakes-conformance/assemblyai.test.ts replays those pages' examples to the adapter.
 import { randomUUID } from 'node:crypto'
 import type { WebSocket } from 'ws'
 import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from '../deepgram/fake-ws-server.js'
@@ -38,9 +50,9 @@ export class FakeAssemblyAiConnection extends FakeConnection {
     return this.binarySizes.map((size) => (size / this.bytesPerSample / this.sampleRate) * 1000)
   }
 
-  /** `SpeechStarted`. */
+  /** `SpeechStarted` (Universal-3 Pro Streaming sends it; Universal Streaming goes straight to the first `Turn`). */
   sendSpeechStarted(): void {
-    this.send({ type: 'SpeechStarted', timestamp: 0, confidence: 0.9 })
+    this.send({ type: 'SpeechStarted', timestamp: Math.round(this.receivedMs), confidence: 0.9 })
   }
 
   /**
@@ -89,6 +101,7 @@ export class FakeAssemblyAiConnection extends FakeConnection {
       ...partialWords.map((text, i) => timed(text, finals.length + i, false)),
     ]
     if (endOfTurn && (formatted || !this.formatTurns)) this.#turnStartMs = this.receivedMs
+    // The documented sequence carries the finished utterance on the unformatted end of turn, not on the formatted one.
     return {
       type: 'Turn',
       turn_order: this.#turnOrder,
@@ -97,7 +110,7 @@ export class FakeAssemblyAiConnection extends FakeConnection {
       transcript,
       end_of_turn_confidence: endOfTurn ? 0.9 : 0.05,
       words,
-      utterance: endOfTurn ? transcript : '',
+      utterance: endOfTurn && !formatted ? transcript : '',
     }
   }
 

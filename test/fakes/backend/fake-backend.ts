@@ -1,3 +1,7 @@
+// Follows voxgate's own SPEC (/work/shared/SPEC.md: "Webhook requests from the service to the customer backend",
+// "Responses from the customer backend"; as read 2026-11-29) and the signature and SSE notes of
+// /work/shared/PROTOCOLS.md ("Customer backend webhooks"). test/fakes-conformance/backend.test.ts replays a reply
+// built from the SPEC's event table to the webhook step.
 // A customer backend on a real port: records agent webhook requests, checks their signature independently of
 // the pipeline code, and answers as each test scripts it (SSE with delays and split chunks, JSON, errors, hangs).
 import { createHmac, timingSafeEqual } from 'node:crypto'

@@ -1,3 +1,8 @@
+// Follows Twilio's public documentation as read 2026-11-29 (stored copies): "Media Streams - WebSocket Messages"
+// (twilio.com/docs/voice/media-streams/websocket-messages), "TwiML Voice: <Stream>" (twilio.com/docs/voice/twiml/
+// stream), the Call resource and its status callbacks (twilio.com/docs/voice/api/call-resource) and "Webhooks
+// security" (twilio.com/docs/usage/webhooks/webhooks-security). test/fakes-conformance/carrier.test.ts replays the
+// documented messages it could read to the codec.
 /**
  * A fake Twilio-compatible Calls REST API on a real HTTP server (port 0). It checks Basic auth,
  * answers with the carrier's JSON shapes, can be told to fail, and drives created calls with

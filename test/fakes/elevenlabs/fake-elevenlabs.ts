@@ -1,4 +1,14 @@
 // Fake of the ElevenLabs-compatible multi-context TTS WebSocket (tts.vendor_a).
+//
+// Follows ElevenLabs' public documentation as read on 2026-11-29 (stored copies):
+// - API reference "Multi-Context WebSocket" (elevenlabs.io/docs/api-reference/text-to-speech/
+//   v-1-text-to-speech-voice-id-multi-stream-input): its AsyncAPI schemas, which elevenlabs-js mirrors
+//   (src/api/types/AudioOutputMulti.ts, FinalOutputMulti.ts, commit 30e6f2c): replies are AudioOutputMulti
+//   {audio, normalizedAlignment, alignment (null without sync_alignment), contextId} and FinalOutputMulti
+//   {isFinal: true, contextId}; requests InitialiseContext {text: " ", context_id, voice_settings}, SendTextMulti,
+//   FlushContextClient, CloseContextClient, CloseSocketClient, KeepContextAlive {text: "", context_id}.
+// - API reference "WebSocket" (v-1-text-to-speech-voice-id-stream-input): the example audio message with its
+//   alignment, which test/fakes-conformance/elevenlabs.test.ts replays to the adapter.
 import type { WebSocket } from 'ws'
 import { FakeConnection, type FakeWsServer, startFakeWsServer, type UpgradeRecord } from '../deepgram/fake-ws-server.js'
 
@@ -124,7 +134,8 @@ export class FakeElevenLabsConnection extends FakeConnection {
         const count = Math.min(perChunk, total - sent)
         const audio = fakeToneAudio(this.format, context.samples, count)
         context.samples += count
-        this.send({ audio: audio.toString('base64'), isFinal: null, normalizedAlignment: null, alignment: null, contextId })
+        // AudioOutputMulti has no isFinal: only FinalOutputMulti carries it.
+        this.send({ audio: audio.toString('base64'), normalizedAlignment: null, alignment: null, contextId })
         await new Promise((resolve) => setTimeout(resolve, this.#chunkIntervalMs))
       }
     })

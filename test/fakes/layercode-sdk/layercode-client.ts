@@ -7,6 +7,7 @@
  * audio plays in real time from the moment it arrives, and the player reports `stop` when its buffer runs dry or
  * it is interrupted; each `stop` sends `trigger.response.audio.replay_finished` without a `turn_id`, as the SDK
  * does. The microphone and the VAD model are left out: a test sends `client.audio` and `vad_events` itself.
+ * The SDK source was read as published (npm `@layercode/js-sdk` 2.8.10), as read 2026-11-29.
  */
 import WebSocket from 'ws'
 

@@ -1,5 +1,12 @@
 // An OpenAI-compatible chat completions server on a real port: checks the bearer key, records requests and
 // streams `chat.completion.chunk` deltas followed by `data: [DONE]`, as the documented wire protocol does.
+//
+// Follows OpenAI's API reference as read on 2026-11-29 (stored copies): "Create chat completion"
+// (platform.openai.com/docs/api-reference/chat/create) with its streaming example, "The chat completion chunk object"
+// (platform.openai.com/docs/api-reference/chat/streaming): {id, object: "chat.completion.chunk", created, model,
+// system_fingerprint, choices: [{index, delta: {role?, content?}, logprobs, finish_reason}]}, the first delta carrying
+// the role and "" content, the last an empty delta with finish_reason "stop", then `data: [DONE]`; errors are
+// {error: {message, type, param, code}}. test/fakes-conformance/openai.test.ts replays the example to the adapter.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -44,6 +51,7 @@ function chunk(delta: object, finishReason: string | null): string {
     object: 'chat.completion.chunk',
     created: 1700000000,
     model: 'fake-model',
+    system_fingerprint: 'fp_fake',
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
   }
   return `data: ${JSON.stringify(body)}\n\n`

@@ -1,3 +1,7 @@
+// Follows, as read 2026-11-29: RFC 3261 "SIP: Session Initiation Protocol" (https://www.rfc-editor.org/rfc/rfc3261,
+// June 2002; messages as in section 24.2, digest as in 22.4), RFC 2617 (digest, qop=auth), RFC 3264 (offer/answer),
+// RFC 4566 "SDP" (https://www.rfc-editor.org/rfc/rfc4566, July 2006; section 5), RFC 3550 (RTP) and RFC 4733
+// (telephone-event, section 2.5). test/fakes-conformance/sip-trunk.test.ts replays the RFCs' example INVITE and SDP.
 /**
  * A SIP trunk for tests, as a UAS over a real UDP socket: it challenges an INVITE without credentials with 407
  * (MD5 digest, qop=auth, checked here with node:crypto, not with the gateway's code), then answers as its mode
