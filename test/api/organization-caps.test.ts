@@ -41,7 +41,10 @@ t.test('phone numbers, counted over all agents; assigning a held number again is
   for (let i = 0; i < 2; i++) agents.push((await gw.request('POST', '/v1/agents', { key: org.key, body: {} })).body.id)
   // The operator reserves the numbers first: only then may the organization claim them.
   for (const n of ['+14155550201', '+14155550202', '+14155550203']) {
-    t.equal((await gw.request('PUT', `/admin/v1/organizations/${org.id}/phone_numbers/${encodeURIComponent(n)}`, { admin: true })).status, 201)
+    t.equal(
+      (await gw.request('PUT', `/admin/v1/organizations/${org.id}/phone_numbers/${encodeURIComponent(n)}`, { admin: true })).status,
+      201,
+    )
   }
   const assign = (agent: string, n: string, name?: string) =>
     gw.request('POST', `/v1/agents/${agent}/phone_numbers`, { key: org.key, body: { phone_number: n, friendly_name: name } })
