@@ -5,12 +5,8 @@ import { getHeader, getHeaderValues, type SipMessage, type SipRequest } from '..
 import { SipStreamFramer } from '../../transports/sip/sip-stream-framer.js'
 import { parseCSeq, parseNameAddr, parseUri, parseVia, unescapeUser } from '../../transports/sip/sip-uri-codec.js'
 
-/**
- * RFC 4475's torture messages, copied from the RFC's text with LF line ends (the RFC's messages use CRLF, which
- * this restores; the Content-Length of each valid message matches the CRLF form).
- */
-const rfc4475 = (name: string): Buffer =>
-  Buffer.from(readFileSync(new URL(`fixtures/rfc4475/${name}.sip`, import.meta.url), 'utf8').replace(/\n/g, '\r\n'), 'utf8')
+/** RFC 4475's torture messages, byte for byte as the RFC's archive holds them (fixtures/rfc4475/README.md). */
+const rfc4475 = (name: string): Buffer => readFileSync(new URL(`fixtures/rfc4475/${name}.dat`, import.meta.url))
 
 function decoded(bytes: Buffer | string): SipMessage {
   const result = decodeSipMessage(typeof bytes === 'string' ? Buffer.from(bytes) : bytes)
