@@ -16,6 +16,10 @@ export const SIP_DECODE_ERRORS = {
   bad_version: 505,
   bad_status: 400,
   bad_header: 400,
+  /** One header line over MAX_HEADER_LENGTH (8,192 characters). */
+  header_too_long: 400,
+  /** A NUL or another control character outside a quoted-pair. */
+  control_character: 400,
   missing_header: 400,
   bad_content_length: 400,
   /** Content-Length larger than the datagram (RFC 4475 section 3.1.2.2). */

@@ -121,3 +121,25 @@ export function formatParams(params: ReadonlyMap<string, string | null>): string
   }
   return out
 }
+
+/** A control character the grammar never allows bare: C0 but HTAB, and DEL (CR and LF end lines before this). */
+function isControl(code: number): boolean {
+  return (code < 0x20 && code !== 0x09) || code === 0x7f
+}
+
+/**
+ * True when `line` holds a control character outside a quoted-pair. RFC 3261's `quoted-pair` (section 25.1)
+ * escapes any of them inside a quoted string, and RFC 4475 section 3.1.1.2 (intmeth) sends `\` NUL, `\` BEL
+ * and `\` DEL in a display name as valid; anywhere else a NUL or a BEL is refused, since the code that reads
+ * header values after us (logs, webhooks, the console) does not expect them.
+ */
+export function hasControlCharacter(line: string): boolean {
+  let quoted = false
+  for (let i = 0; i < line.length; i++) {
+    const code = line.charCodeAt(i)
+    if (quoted && code === 0x5c) i++
+    else if (code === 0x22) quoted = !quoted
+    else if (isControl(code)) return true
+  }
+  return false
+}
