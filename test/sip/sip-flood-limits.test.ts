@@ -25,16 +25,17 @@ t.test('the limiter forgets the least recently seen address past its bound', asy
   t.notOk(limiter.take('a'), 'a was kept')
 })
 
-t.test('drops are logged once a minute per source, with the count they stand for', async (t) => {
+t.test('drops are logged once a minute per source, with the count they stand for by reason', async (t) => {
   let now = 0
   const throttle = new DropLogThrottle(60_000, 10, () => now)
-  t.equal(throttle.record('1.2.3.4'), 1)
-  t.equal(throttle.record('1.2.3.4'), 0)
-  t.equal(throttle.record('5.6.7.8'), 1, 'another source has its own minute')
+  t.same(throttle.record('1.2.3.4', 'rate_limited'), { rate_limited: 1 })
+  t.equal(throttle.record('1.2.3.4', 'rate_limited'), null)
+  t.same(throttle.record('5.6.7.8', 'malformed'), { malformed: 1 }, 'another source has its own minute')
   now += 30_000
-  t.equal(throttle.record('1.2.3.4'), 0)
+  t.equal(throttle.record('1.2.3.4', 'rate_limited'), null)
   now += 30_000
-  t.equal(throttle.record('1.2.3.4'), 3, 'this line and the two not logged')
+  t.same(throttle.record('1.2.3.4', 'malformed'), { rate_limited: 2, malformed: 1 }, 'each reason with its own count')
+  t.equal(throttle.record('1.2.3.4', 'scanner'), null, 'a new minute starts')
 })
 
 t.test('scanner User-Agents, case-insensitive; ordinary ones are not', async (t) => {

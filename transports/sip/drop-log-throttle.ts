@@ -1,11 +1,16 @@
 /**
  * At most one log line per source address and interval for dropped SIP traffic: a flood is worth one line a
- * minute, not one per packet. What was dropped in between is counted and reported with the next line.
+ * minute, not one per packet. What was dropped in between is counted by reason and reported with the next line,
+ * each reason with its own count: a line triggered by one malformed packet after 40,000 rate-limited ones says
+ * both, not "malformed" for all of them.
  */
+
+/** Drops by reason that one log line stands for. */
+export type DropCounts = Readonly<Record<string, number>>
 
 interface Entry {
   at: number
-  suppressed: number
+  suppressed: Record<string, number>
 }
 
 /** Decides which drops are logged. Bounded like the rate limiter: the oldest address is forgotten first. */
@@ -22,20 +27,21 @@ export class DropLogThrottle {
   }
 
   /**
-   * A drop from `address`: the number of drops this line stands for (this one and those not logged since the
-   * last line), or 0 when it must not be logged.
+   * A drop from `address` for `reason`: the drops this line stands for, by reason (this one and those not
+   * logged since the last line), or `null` when it must not be logged.
    */
-  record(address: string): number {
+  record(address: string, reason: string): DropCounts | null {
     const now = this.#now()
     const entry = this.#entries.get(address)
     if (entry === undefined || now - entry.at >= this.#intervalMs) {
-      const count = (entry?.suppressed ?? 0) + 1
+      const counts = { ...entry?.suppressed }
+      counts[reason] = (counts[reason] ?? 0) + 1
       this.#entries.delete(address)
       if (this.#entries.size >= this.#maxSources) this.#entries.delete(this.#entries.keys().next().value as string)
-      this.#entries.set(address, { at: now, suppressed: 0 })
-      return count
+      this.#entries.set(address, { at: now, suppressed: {} })
+      return counts
     }
-    entry.suppressed++
-    return 0
+    entry.suppressed[reason] = (entry.suppressed[reason] ?? 0) + 1
+    return null
   }
 }

@@ -17,7 +17,7 @@ import { type SipDialEvents, type SipDialHandle, SipDialer, type SipDialRefusal,
 import type { SipOutboundCall } from './sip-outbound-call.js'
 import { isScanner } from './scanner-user-agents.js'
 import { refuseEveryInvite, type SipAdmission, type SipSource } from './sip-admission.js'
-import { decodeSipMessage, encodeSipMessage, type SipDecodeResult } from './sip-message-codec.js'
+import { decodeSipMessage, encodeSipMessage, isKeepAlive, type SipDecodeResult } from './sip-message-codec.js'
 import type { SipMessage } from './sip-message.js'
 import { SipRequestHandler } from './sip-request-handler.js'
 import { responseToDecodeError } from './sip-response.js'
@@ -74,6 +74,8 @@ export interface SipEndpointOptions {
   readonly tls?: SipTlsOptions
   /** CA certificates (PEM, SIP_TLS_CA) trusted beside the system's when an outbound call dials a trunk over TLS. */
   readonly tlsCa?: string
+  /** The clock of the once-a-minute drop log (tests); `Date.now` by default. */
+  readonly now?: () => number
 }
 
 /** Counts by reason since start (the same figures the metrics get). */
@@ -90,7 +92,7 @@ export class SipEndpoint {
   readonly #tls: SipTcpListener | undefined
   readonly #transactions: ServerTransactionTable
   readonly #limiter: SourceRateLimiter
-  readonly #dropLog = new DropLogThrottle()
+  readonly #dropLog: DropLogThrottle
   readonly #handler: SipRequestHandler
   readonly #dropped: SipDropCounts
   readonly #dialogs: SipDialogTable<SipCall | SipOutboundCall>
@@ -116,6 +118,7 @@ export class SipEndpoint {
     this.#tls = parts.tls
     this.#transactions = parts.transactions
     this.#dropped = parts.dropped
+    this.#dropLog = new DropLogThrottle(undefined, undefined, options.now)
     this.#limiter = new SourceRateLimiter(options.rateLimits ?? DEFAULT_SOURCE_RATE_LIMITS)
     this.#dialogs = new SipDialogTable<SipCall | SipOutboundCall>(options.maxCalls)
     this.#clients = new ClientTransactionTable(parts.timers)
@@ -273,6 +276,9 @@ export class SipEndpoint {
 
   #onDatagram(bytes: Buffer, from: RemoteInfo): void {
     const source: SipSource = { address: from.address, port: from.port, transport: 'udp' }
+    // RFC 5626 keep-alives over UDP (linphone sends CRLFCRLF every 30 s): nothing to answer, count or log, and
+    // cheaper to recognise than a bucket look-up.
+    if (isKeepAlive(bytes)) return
     this.#guard(source, () => {
       // The bucket is checked before decoding: a flood costs a map look-up per packet, not a parse. Responses
       // from a trunk we have outbound calls with are not limited: they answer transactions we started.
@@ -344,9 +350,9 @@ export class SipEndpoint {
   #drop(reason: SipDropReason, address: string, detail?: string): void {
     this.#dropped[reason]++
     this.#options.metrics?.dropped(reason)
-    const count = this.#dropLog.record(address)
-    if (count > 0)
-      this.#options.log.info({ source: address, reason, detail, count }, 'SIP traffic dropped (logged once a minute per source)')
+    const counts = this.#dropLog.record(address, reason)
+    if (counts !== null)
+      this.#options.log.info({ source: address, counts, detail }, 'SIP traffic dropped (logged once a minute per source)')
   }
 }
 

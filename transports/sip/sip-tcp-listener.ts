@@ -32,6 +32,12 @@ export const DEFAULT_TCP_LIMITS: SipTcpLimits = {
 /** A TLS handshake that has not finished in this long is cut off (node's default is 120 s). */
 export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000
 
+/** What a connection closed for a framing error is given to read its last answer before it is cut. */
+const CLOSE_GRACE_MS = 2_000
+
+/** RFC 5626 section 3.5.1's pong. */
+const PONG = Buffer.from('\r\n')
+
 /** One connection as the endpoint sees it. */
 export interface SipTcpConnection {
   readonly address: string
@@ -173,7 +179,6 @@ export class SipTcpListener {
   }
 
   #serve(socket: Socket, address: string, events: SipTcpEvents, limits: SipTcpLimits, transport: 'tcp' | 'tls'): SipTcpConnection {
-    const framer = new SipStreamFramer()
     const connection: SipTcpConnection = {
       address,
       port: socket.remotePort ?? 0,
@@ -188,18 +193,24 @@ export class SipTcpListener {
         return true
       },
     }
+    // RFC 5626 section 4.4.1: a CRLFCRLF ping is answered with one CRLF, without counting it as traffic.
+    const framer = new SipStreamFramer({ onPing: () => connection.write(PONG) })
     socket.setNoDelay(true)
     socket.setTimeout(limits.idleMs, () => socket.destroy())
     // A reset or a write to a closed peer: the connection is gone, nothing else to do.
     socket.on('error', () => socket.destroy())
     socket.on('data', (chunk: Buffer) => {
       const results = framer.push(chunk)
-      // After a framing error the last result is that error: it is not a message to answer.
-      for (const result of framer.failed ? results.slice(0, -1) : results) events.onMessage(result, connection)
-      if (framer.failed) {
-        events.onRefused('framing_error', address)
-        socket.destroy()
-      }
+      // After a framing error the last result is that error: only a request over the size bound whose Via was
+      // read is answered (513), then the connection is closed once that answer is written.
+      const failure = framer.failed ? results.pop() : undefined
+      for (const result of results) events.onMessage(result, connection)
+      if (failure === undefined) return
+      if (!failure.ok && failure.error.code === 'too_large' && failure.error.method !== undefined) events.onMessage(failure, connection)
+      events.onRefused('framing_error', address)
+      socket.end()
+      // A peer that does not read our 513 and FIN is not waited for.
+      setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref()
     })
     return connection
   }
