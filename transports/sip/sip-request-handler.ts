@@ -4,6 +4,8 @@
  * UAS core. OPTIONS gets 200 (trunk health checks, also while draining); a new INVITE goes to the admission
  * (503 while draining) and, admitted, to the answerer that makes it a call; an ACK, BYE or re-INVITE goes to
  * its dialog (481 without one), and so does a NOTIFY about our REFER; CANCEL stops a ringing call (487); REGISTER 405; any other method 501.
+ * Before any of that, a Request-URI scheme we do not serve gets 416 and an unknown required extension 420
+ * (uas-request-checks.ts).
  */
 import { randomBytes } from 'node:crypto'
 import type { ClientTransactionTable, ClientWire } from './client-transaction-table.js'
@@ -17,6 +19,7 @@ import { buildResponse } from './sip-response.js'
 import { InviteServerTransaction } from './invite-transactions.js'
 import type { ServerTransactionTable } from './server-transaction-table.js'
 import { type TimerScheduler, transactionKey } from './transaction-timers.js'
+import { uasRefusal } from './uas-request-checks.js'
 
 /** The methods this endpoint implements, as its Allow header lists them. */
 export const ALLOWED_METHODS = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, NOTIFY'
@@ -87,6 +90,16 @@ export class SipRequestHandler {
       return
     }
     const wire = { reliable: ctx.reliable, send: ctx.send }
+    const refused = uasRefusal(request)
+    if (refused !== null) {
+      // Before the admission: the answer depends on the request's form alone, never on who may call which number.
+      const tx =
+        key === null ? null : request.method === 'INVITE' ? transactions.createInvite(key, wire) : transactions.createNonInvite(key, wire)
+      const response = buildResponse(request, refused.status, { toTag: newTag(), headers: refused.headers })
+      if (tx === null) ctx.send(response)
+      else tx.respond(response)
+      return
+    }
     if (request.method === 'INVITE' && toTag(request) !== undefined) {
       // A re-INVITE (hold, unhold, a new address) within a dialog; a To tag we do not know: 481.
       const tx = key === null ? null : transactions.createInvite(key, wire)
