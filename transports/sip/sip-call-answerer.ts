@@ -13,7 +13,11 @@ import { RtpMedia } from './rtp-media.js'
 import { type AnswerResult, answerOffer, createOffer, type LocalMedia, TELEPHONE_EVENT_PAYLOAD } from './sdp-offer-answer.js'
 import type { SipCall } from './sip-call.js'
 import { SipCallTransport } from './sip-call-transport.js'
-import { allowedMethods, getHeader } from './sip-message.js'
+import { allowedMethods, getHeader, getHeaderValues } from './sip-message.js'
+import { sessionBody } from './sdp-body.js'
+
+/** The bodies an INVITE may carry, as a 415 says: SDP, alone or as a part of a multipart. */
+const ACCEPTED_BODIES = 'application/sdp, multipart/mixed, multipart/related, multipart/alternative'
 
 /** Seconds a caller refused for want of an RTP port is asked to wait. */
 const NO_PORT_RETRY_AFTER_S = 5
@@ -44,13 +48,16 @@ export class SipCallAnswerer {
     source: SipSource,
     invite: { body: Buffer; headers: readonly { name: string; value: string }[] },
   ): Promise<void> {
-    const type = getHeader(invite, 'Content-Type')
-    const offer = invite.body.toString('utf8')
-    // No offer (RFC 3264 section 4 with RFC 3261 section 13.2.1): ours goes in the 200, the answer comes in the ACK.
-    const late = offer.trim() === ''
-    if (!late && type !== undefined && !/^application\/sdp\b/i.test(type.trim())) {
-      return call.refuse(415, 'Unsupported Media Type', [{ name: 'Accept', value: 'application/sdp' }])
-    }
+    const found = sessionBody(getHeader(invite, 'Content-Type'), invite.body)
+    if (found.kind === 'unsupported') return call.refuse(415, 'Unsupported Media Type', [{ name: 'Accept', value: ACCEPTED_BODIES }])
+    if (found.kind === 'malformed') return call.refuse(400, 'Bad Request', [{ name: 'Warning', value: warning(found.reason) }])
+    // Our answer is SDP: a caller that accepts no SDP cannot take it (RFC 3261 section 21.4.7; RFC 4475 section 3.3.15).
+    if (!acceptsSdp(invite))
+      return call.refuse(406, 'Not Acceptable', [{ name: 'Warning', value: warning('our answer is application/sdp') }])
+    // No offer (RFC 3264 section 4 with RFC 3261 section 13.2.1), or a multipart without an SDP part: ours goes in
+    // the 200, the answer comes in the ACK.
+    const late = found.kind === 'none'
+    const offer = found.kind === 'sdp' ? found.sdp : ''
     if (!late) {
       const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1 })
       if (!probe.ok) return call.refuse(488, probe.reason, [{ name: 'Warning', value: probe.warning }])
@@ -133,4 +140,16 @@ function lateOffer(local: LocalMedia, peer: string): AnswerResult & { ok: true }
       held: false,
     },
   }
+}
+
+/** True unless an Accept header lists no type that covers application/sdp (an empty one accepts nothing). */
+function acceptsSdp(invite: { headers: readonly { name: string; value: string }[] }): boolean {
+  const accepted = getHeaderValues(invite, 'Accept')
+  if (accepted === null || !invite.headers.some((h) => h.name === 'Accept')) return true
+  return accepted.some((range) => /^(?:application\/sdp|application\/\*|\*\/\*)\s*(?:;|$)/i.test(range.trim()))
+}
+
+/** A Warning header value (RFC 3261 section 20.43) with our agent name and the reason quoted. */
+function warning(reason: string): string {
+  return `399 voxgate ${JSON.stringify(reason.replace(/["\\]/g, "'").slice(0, 100))}`
 }
