@@ -88,7 +88,7 @@ export interface SipSettings {
   host: string
   /** The host put in Via, Contact and later SDP (`SIP_PUBLIC_HOST`; default: PUBLIC_URL's host). */
   publicHost: string
-  /** The RTP port range (`RTP_PORT_MIN`/`RTP_PORT_MAX`), even numbers. */
+  /** The RTP port range (`RTP_PORT_MIN`/`RTP_PORT_MAX`) as set: RTP takes its even ports whose odd neighbour is inside it. */
   rtpPortMin: number
   rtpPortMax: number
   /** The TLS listener (`SIP_TLS_PORT`, `SIP_TLS_CERT`, `SIP_TLS_KEY`: PEM text read at start-up); undefined: no TLS. */
@@ -232,7 +232,7 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
     recordingDtmfMask: str(env, 'RECORDING_DTMF_MASK') === undefined ? true : bool(env, 'RECORDING_DTMF_MASK'),
     recordingRetentionDays: optionalInt(env, 'RECORDING_RETENTION_DAYS', 1, 36_500),
     recordingObjectStore: recordingObjectStore(env),
-    sip: sipSettings(env, publicUrl),
+    sip: sipSettings(env, publicUrl, warnings),
     vendors: vendorSettings(env, vendors),
   }
 }
@@ -241,17 +241,24 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
 const HOST_PATTERN = /^(?:[\w.-]+|\[?[0-9A-Fa-f:.]+\]?)$/
 
 /** The SIP settings, each checked even when SIP_PORT is unset, so a typo is named before anyone turns SIP on. */
-function sipSettings(env: Env, publicUrl: string): SipSettings | undefined {
+function sipSettings(env: Env, publicUrl: string, warnings: string[]): SipSettings | undefined {
   const host = str(env, 'SIP_HOST') ?? '0.0.0.0'
   if (!HOST_PATTERN.test(host)) throw new ConfigError('SIP_HOST', `is not a host name or address: "${host}"`)
   const publicHost = str(env, 'SIP_PUBLIC_HOST') ?? new URL(publicUrl).hostname.replace(/^\[|\]$/g, '')
   if (!HOST_PATTERN.test(publicHost)) throw new ConfigError('SIP_PUBLIC_HOST', `is not a host name or address: "${publicHost}"`)
   const rtpPortMin = int(env, 'RTP_PORT_MIN', 10_000, 1024, 65534)
-  const rtpPortMax = int(env, 'RTP_PORT_MAX', 20_000, 1025, 65534)
-  // RTP takes the even port and RTCP the odd one above it (RFC 3550 section 11).
-  if (rtpPortMin % 2 !== 0) throw new ConfigError('RTP_PORT_MIN', `must be even, got ${rtpPortMin}`)
-  if (rtpPortMax % 2 !== 0) throw new ConfigError('RTP_PORT_MAX', `must be even, got ${rtpPortMax}`)
+  const rtpPortMax = int(env, 'RTP_PORT_MAX', 20_000, 1025, 65535)
   if (rtpPortMin >= rtpPortMax) throw new ConfigError('RTP_PORT_MAX', `must be above RTP_PORT_MIN (${rtpPortMin}), got ${rtpPortMax}`)
+  // RTP takes an even port and RTCP the odd one above it (RFC 3550 section 11): an odd bound (19999, a common
+  // setting) narrows the range to the pairs inside it, said once at start rather than refused.
+  const rtpFirst = rtpPortMin + (rtpPortMin % 2)
+  const rtpLast = rtpPortMax % 2 === 1 ? rtpPortMax - 1 : rtpPortMax - 2
+  if (rtpLast < rtpFirst)
+    throw new ConfigError('RTP_PORT_MAX', `leaves no even port with its odd neighbour above RTP_PORT_MIN (${rtpPortMin})`)
+  if (rtpPortMin % 2 !== 0 || rtpPortMax % 2 !== 0)
+    warnings.push(
+      `RTP_PORT_MIN..RTP_PORT_MAX (${rtpPortMin}..${rtpPortMax}) has an odd bound: RTP uses the even ports ${rtpFirst}..${rtpLast}, RTCP the odd port above each`,
+    )
   const tlsPort = optionalInt(env, 'SIP_TLS_PORT', 0, 65535)
   const tls = tlsPort === undefined ? noTlsFiles(env) : tlsSettings(env, tlsPort)
   const tlsCa = pemFile(env, 'SIP_TLS_CA')

@@ -36,14 +36,29 @@ t.test('SIP is off without SIP_PORT; its settings and defaults with it', async (
   t.equal(loadConfig({ SIP_PORT: '5060', PUBLIC_URL: 'http://[2001:db8::1]:8080' }).sip?.publicHost, '2001:db8::1')
 })
 
+t.test('an odd RTP_PORT_MAX or RTP_PORT_MIN starts, using the even ports inside, and says so once', async (t) => {
+  const c = loadConfig({ SIP_PORT: '5060', RTP_PORT_MAX: '19999' })
+  t.equal(c.sip?.rtpPortMax, 19_999)
+  t.same(
+    c.warnings.filter((w) => w.includes('RTP_PORT')),
+    ['RTP_PORT_MIN..RTP_PORT_MAX (10000..19999) has an odd bound: RTP uses the even ports 10000..19998, RTCP the odd port above each'],
+  )
+  const odd = loadConfig({ SIP_PORT: '5060', RTP_PORT_MIN: '10001', RTP_PORT_MAX: '10005' })
+  t.match(odd.warnings, [/the even ports 10002\.\.10004, RTCP/])
+  t.same(
+    loadConfig({ SIP_PORT: '5060' }).warnings.filter((w) => w.includes('RTP_PORT')),
+    [],
+    'an even range needs no word',
+  )
+})
+
 const bad: [Record<string, string>, string, RegExp][] = [
   [{ SIP_PORT: 'sip' }, 'SIP_PORT', /^SIP_PORT: must be a whole number/],
   [{ SIP_PORT: '-1' }, 'SIP_PORT', /^SIP_PORT: must be/],
   [{ SIP_PORT: '70000' }, 'SIP_PORT', /^SIP_PORT: must be between 0 and 65535/],
   [{ SIP_PORT: '5060', SIP_HOST: 'a b' }, 'SIP_HOST', /^SIP_HOST: is not a host/],
   [{ SIP_PUBLIC_HOST: 'sip://x' }, 'SIP_PUBLIC_HOST', /^SIP_PUBLIC_HOST: is not a host/],
-  [{ RTP_PORT_MIN: '10001' }, 'RTP_PORT_MIN', /^RTP_PORT_MIN: must be even/],
-  [{ RTP_PORT_MAX: '20001' }, 'RTP_PORT_MAX', /^RTP_PORT_MAX: must be even/],
+  [{ RTP_PORT_MIN: '10001', RTP_PORT_MAX: '10002' }, 'RTP_PORT_MAX', /^RTP_PORT_MAX: leaves no even port with its odd neighbour/],
   [{ RTP_PORT_MIN: '20000', RTP_PORT_MAX: '10000' }, 'RTP_PORT_MAX', /^RTP_PORT_MAX: must be above RTP_PORT_MIN/],
   [{ RTP_PORT_MIN: '80' }, 'RTP_PORT_MIN', /^RTP_PORT_MIN: must be between 1024 and 65534/],
   [{ RTP_PORT_MAX: 'many' }, 'RTP_PORT_MAX', /^RTP_PORT_MAX: must be a whole number/],

@@ -1,6 +1,6 @@
 /**
  * RTP sockets for calls, one per call, on even ports of `RTP_PORT_MIN..RTP_PORT_MAX` (RTP takes the even port,
- * RFC 3550 section 11; RTCP, which we ignore, would take the odd one above). The pool remembers which ports its
+ * RFC 3550 section 11; RTCP the odd one above, so both must be inside the range: see `rtpPortSlots`). The pool remembers which ports its
  * calls hold and starts each search after the last port it gave, so a port just freed is not reused at once (a
  * late packet of the old call must not reach the new one). A port some other process holds is skipped.
  */
@@ -13,6 +13,18 @@ export interface RtpPortLease {
   release(): void
 }
 
+/**
+ * The RTP ports of a range: every even port whose odd neighbour (RTCP) is inside it too. An odd bound is not
+ * an error: `10001..19999` gives 10002..19998 (RTCP up to 19999), `10000..20000` gives 10000..19998 (20000's
+ * RTCP port would be 20001, outside). `null` when no pair fits.
+ */
+export function rtpPortSlots(min: number, max: number): { first: number; last: number; count: number } | null {
+  const first = min + (min % 2)
+  const last = max % 2 === 1 ? max - 1 : max - 2
+  if (last < first) return null
+  return { first, last, count: (last - first) / 2 + 1 }
+}
+
 /** Hands out RTP sockets from a port range. */
 export class RtpPortPool {
   readonly #host: string
@@ -21,10 +33,13 @@ export class RtpPortPool {
   readonly #held = new Set<number>()
   #cursor: number
 
+  /** `min..max` as RTP_PORT_MIN..RTP_PORT_MAX say; a range with no RTP and RTCP pair in it throws. */
   constructor(options: { host: string; min: number; max: number }) {
+    const slots = rtpPortSlots(options.min, options.max)
+    if (slots === null) throw new RangeError(`no even port with its odd neighbour in ${options.min}..${options.max}`)
     this.#host = options.host
-    this.#min = options.min + (options.min % 2)
-    this.#max = options.max
+    this.#min = slots.first
+    this.#max = slots.last
     this.#cursor = this.#min
   }
 
