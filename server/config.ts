@@ -4,6 +4,7 @@ import { resolve } from 'node:path'
 import { createSecureContext } from 'node:tls'
 import { parseCidr } from '../core/cidr.js'
 import { parseSecretKey } from '../core/secret-box.js'
+import { rtpPortRangeCheck } from './rtp-port-range.js'
 import type { RecordingObjectStoreConfig } from '../gateway/sessions/recording/object-store.js'
 import {
   VENDOR_TABLE,
@@ -249,16 +250,9 @@ function sipSettings(env: Env, publicUrl: string, warnings: string[]): SipSettin
   const rtpPortMin = int(env, 'RTP_PORT_MIN', 10_000, 1024, 65534)
   const rtpPortMax = int(env, 'RTP_PORT_MAX', 20_000, 1025, 65535)
   if (rtpPortMin >= rtpPortMax) throw new ConfigError('RTP_PORT_MAX', `must be above RTP_PORT_MIN (${rtpPortMin}), got ${rtpPortMax}`)
-  // RTP takes an even port and RTCP the odd one above it (RFC 3550 section 11): an odd bound (19999, a common
-  // setting) narrows the range to the pairs inside it, said once at start rather than refused.
-  const rtpFirst = rtpPortMin + (rtpPortMin % 2)
-  const rtpLast = rtpPortMax % 2 === 1 ? rtpPortMax - 1 : rtpPortMax - 2
-  if (rtpLast < rtpFirst)
-    throw new ConfigError('RTP_PORT_MAX', `leaves no even port with its odd neighbour above RTP_PORT_MIN (${rtpPortMin})`)
-  if (rtpPortMin % 2 !== 0 || rtpPortMax % 2 !== 0)
-    warnings.push(
-      `RTP_PORT_MIN..RTP_PORT_MAX (${rtpPortMin}..${rtpPortMax}) has an odd bound: RTP uses the even ports ${rtpFirst}..${rtpLast}, RTCP the odd port above each`,
-    )
+  const rtpRange = rtpPortRangeCheck(rtpPortMin, rtpPortMax)
+  if (rtpRange.error !== undefined) throw new ConfigError('RTP_PORT_MAX', rtpRange.error)
+  if (rtpRange.warning !== undefined) warnings.push(rtpRange.warning)
   const tlsPort = optionalInt(env, 'SIP_TLS_PORT', 0, 65535)
   const tls = tlsPort === undefined ? noTlsFiles(env) : tlsSettings(env, tlsPort)
   const tlsCa = pemFile(env, 'SIP_TLS_CA')
