@@ -5,7 +5,7 @@
  * CANCEL at any point before the 200 wins: whatever was allocated is freed, and a session opened meanwhile ends
  * at once as a caller hang-up.
  */
-import { randomInt } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { CallSessionTimer } from './call-session-timer.js'
 import type { SipAdmittedCall, SipSource } from './sip-admission.js'
 import type { RtpPortPool } from './rtp-port-pool.js'
@@ -14,6 +14,8 @@ import { type AnswerResult, answerOffer, createOffer, type LocalMedia, TELEPHONE
 import type { SipCall } from './sip-call.js'
 import { SipCallTransport } from './sip-call-transport.js'
 import { allowedMethods, getHeader } from './sip-message.js'
+import type { LocalSrtp } from './srtp/sdes-negotiation.js'
+import { SDES_KEY_SALT_BYTES } from './srtp/sdes-crypto-codec.js'
 
 /** Seconds a caller refused for want of an RTP port is asked to wait. */
 const NO_PORT_RETRY_AFTER_S = 5
@@ -51,8 +53,20 @@ export class SipCallAnswerer {
     if (!late && type !== undefined && !/^application\/sdp\b/i.test(type.trim())) {
       return call.refuse(415, 'Unsupported Media Type', [{ name: 'Accept', value: 'application/sdp' }])
     }
+    // Our SRTP key for the call, fresh each time (RFC 4568 section 6.1); used only if the stream is RTP/SAVP.
+    const srtp: LocalSrtp = {
+      encryption: admitted.mediaEncryption ?? 'none',
+      tls: source.transport === 'tls',
+      keySalt: randomBytes(SDES_KEY_SALT_BYTES),
+    }
+    // A trunk that requires SRTP takes no call over UDP or TCP: its keys would travel in the clear.
+    if (srtp.encryption === 'required' && !srtp.tls) {
+      return call.refuse(488, 'this trunk requires SRTP, which needs TLS signalling', [
+        { name: 'Warning', value: '399 voxgate "SRTP only over TLS"' },
+      ])
+    }
     if (!late) {
-      const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1 })
+      const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1, srtp })
       if (!probe.ok) return call.refuse(488, probe.reason, [{ name: 'Warning', value: probe.warning }])
     }
 
@@ -67,6 +81,7 @@ export class SipCallAnswerer {
       port: lease.port,
       sessionId: String(randomInt(1, 2 ** 47)),
       sessionVersion: 1,
+      srtp,
     }
     const answered = late ? lateOffer(local, source.address) : answerOffer(offer, local)
     if (!answered.ok) {
