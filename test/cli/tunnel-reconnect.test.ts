@@ -35,6 +35,28 @@ if (process.env.DATABASE_URL !== undefined) {
   env.DATA_DIR = mkdtempSync(join(tmpdir(), 'voxgate-tunnel-restart-'))
 }
 
+/**
+ * A TCP hop from the CLI to the gateway on `gwPort`: its client sides (`clientSides`) can be cut while the gateway's
+ * side stays open, and while `away` is set it turns new connections away (the network gone).
+ */
+async function cuttableHop(test: { teardown(fn: () => unknown): void }, gwPort: number) {
+  const hop = { away: false, clientSides: new Set<Socket>(), proxyUrl: '' }
+  const proxy = createTcpServer((client) => {
+    if (hop.away) return client.destroy()
+    const upstream = connect(gwPort, '127.0.0.1')
+    hop.clientSides.add(client)
+    client.on('close', () => hop.clientSides.delete(client))
+    client.on('error', () => undefined)
+    upstream.on('error', () => undefined)
+    client.pipe(upstream)
+    upstream.pipe(client)
+  })
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+  test.teardown(() => proxy.close())
+  hop.proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
+  return hop
+}
+
 async function call(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(url + path, {
     method,
@@ -125,19 +147,7 @@ t.test('the network drops while the gateway stays up: the CLI takes its live tun
   const gw = await startTestGateway({ PORT: String(gwPort), PUBLIC_URL: `http://127.0.0.1:${gwPort}` })
   t.teardown(() => gw.close())
   // A TCP hop between the CLI and the gateway whose client side can be cut while the gateway's side stays open.
-  const clientSides = new Set<Socket>()
-  const proxy = createTcpServer((client) => {
-    const upstream = connect(gwPort, '127.0.0.1')
-    clientSides.add(client)
-    client.on('close', () => clientSides.delete(client))
-    client.on('error', () => undefined)
-    upstream.on('error', () => undefined)
-    client.pipe(upstream)
-    upstream.pipe(client)
-  })
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
-  t.teardown(() => proxy.close())
-  const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
+  const { clientSides, proxyUrl } = await cuttableHop(t, gwPort)
 
   const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
   const local = createServer((req, res) => {
@@ -179,21 +189,8 @@ t.test('back after the lease ran out (a laptop that slept): a new tunnel, its ne
   const gw = await startTestGateway({ PORT: String(gwPort), PUBLIC_URL: `http://127.0.0.1:${gwPort}` })
   t.teardown(() => gw.close())
   // A TCP hop that can turn the CLI away (the network gone) while the test lets the tunnel's lease run out.
-  let away = false
-  const clientSides = new Set<Socket>()
-  const proxy = createTcpServer((client) => {
-    if (away) return client.destroy()
-    const upstream = connect(gwPort, '127.0.0.1')
-    clientSides.add(client)
-    client.on('close', () => clientSides.delete(client))
-    client.on('error', () => undefined)
-    upstream.on('error', () => undefined)
-    client.pipe(upstream)
-    upstream.pipe(client)
-  })
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
-  t.teardown(() => proxy.close())
-  const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
+  const hop = await cuttableHop(t, gwPort)
+  const { clientSides, proxyUrl } = hop
 
   const agent = (await gw.request('POST', '/v1/agents', { body: {} })).body
   const cli = spawnCli(['tunnel', '--agent-id', agent.id, '--port', '9'], {
@@ -202,14 +199,14 @@ t.test('back after the lease ran out (a laptop that slept): a new tunnel, its ne
   t.teardown(() => cli.proc.kill('SIGKILL'))
   const oldUrl = (await cli.waitFor(/webhook URL: (\S+)/))[1] as string
 
-  away = true
+  hop.away = true
   for (const c of clientSides) c.destroy()
   await cli.waitFor(/cannot reconnect: .*; retrying in/)
   await gw.store.db
     .updateTable('tunnels')
     .set({ lease_expires_at: new Date(Date.now() - 1) })
     .execute()
-  away = false
+  hop.away = false
   const back = await cli.waitFor(/tunnel back at a NEW address \(the old one expired while disconnected\): (\S+)/)
   const newUrl = back[1] as string
   t.not(newUrl, oldUrl, 'a new address')
