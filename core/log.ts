@@ -20,6 +20,11 @@ export const REDACT_PATHS = [
   '*.apiKey',
   '*.client_session_key',
   '*.webhook_secret',
+  // SRTP master keys (transports/sip/srtp): a call's LocalSrtp and its negotiated keys.
+  'keySalt',
+  '*.keySalt',
+  'srtp',
+  '*.srtp',
 ]
 
 /** The process logger type; every part takes one as a dependency instead of importing a global. */

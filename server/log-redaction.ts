@@ -15,8 +15,13 @@ const MAX_CHARS = 4096
 /** Digits, or words a number can be said with (the detector reads both). */
 const MAY_HOLD_NUMBER = /\d|\b(?:zero|nought|oh|o|one|two|three|four|five|six|seven|eight|nine|double|triple)\b/i
 
+/** An SDES key in an SDP's `a=crypto` line (RFC 4568 `inline:<base64 key and salt>`): SRTP's master key. */
+const SDES_INLINE_KEY = /(inline:)[A-Za-z0-9+/=]+/gi
+
 function redactString(s: string): string {
-  const text = s.length > MAX_CHARS ? `${s.slice(0, MAX_CHARS)}...` : s
+  const cut = s.length > MAX_CHARS ? `${s.slice(0, MAX_CHARS)}...` : s
+  // Whoever logs an SDP (a debug line, an error quoting a body) must not log the call's SRTP keys.
+  const text = cut.includes('nline:') ? cut.replace(SDES_INLINE_KEY, '$1[redacted]') : cut
   // Most lines have no digit and no number word: nothing to look at.
   return MAY_HOLD_NUMBER.test(text) ? redact(text).text : text
 }

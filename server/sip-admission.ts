@@ -97,6 +97,7 @@ async function admit(deps: SipAdmissionDeps, digest: DigestServer, source: SipSo
   const fields = { trunk_id: trunk.id, organization_id: trunk.organization_id, agent_id: assignment.agent_id, to: to.e164 }
   return {
     admit: true,
+    mediaEncryption: trunk.media_encryption,
     open: async (transport) => {
       if (deps.sessions.isDraining) return refuse('shutting_down', fields)
       let key: string

@@ -91,6 +91,11 @@ const SIP_TRUNK_SCHEMA = object({
       { type: 'null' },
     ],
   },
+  media_encryption: {
+    type: 'string',
+    enum: ['none', 'optional', 'required'],
+    description: "SRTP (SDES) for the trunk's calls: only over TLS; `required` refuses plain RTP with 488",
+  },
   created_at: { type: 'string' },
   updated_at: { type: 'string' },
 })

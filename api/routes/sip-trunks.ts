@@ -18,6 +18,7 @@ import {
   listSipTrunks,
   MAX_SIP_TRUNK_CIDRS,
   MAX_SIP_TRUNK_NAME,
+  SIP_MEDIA_ENCRYPTIONS,
   toSipTrunk,
   updateSipTrunk,
   type SipTrunkFields,
@@ -86,11 +87,15 @@ const outbound = z.strictObject({
   from_number: fromNumber.nullable().optional(),
 })
 
+/** SRTP for the trunk's calls (docs/sip.md, SRTP): `none` by default. */
+const mediaEncryption = z.enum(SIP_MEDIA_ENCRYPTIONS)
+
 /** Body of POST /v1/sip/trunks. */
 export const createSipTrunkSchema = z.strictObject({
   name: z.string().trim().min(1).max(MAX_SIP_TRUNK_NAME),
   inbound: inbound.nullable().optional(),
   outbound: outbound.nullable().optional(),
+  media_encryption: mediaEncryption.optional(),
 })
 
 /** Body of PATCH /v1/sip/trunks/{trunk_id}: fields given replace, omitted keep, null clears; each side merges. */
@@ -98,6 +103,7 @@ export const updateSipTrunkSchema = z.strictObject({
   name: z.string().trim().min(1).max(MAX_SIP_TRUNK_NAME).optional(),
   inbound: inbound.nullable().optional(),
   outbound: outbound.partial({ uri: true }).nullable().optional(),
+  media_encryption: mediaEncryption.optional(),
 })
 
 type InboundBody = z.output<typeof inbound>
@@ -128,7 +134,12 @@ function mergePassword(key: Buffer | undefined, given: string | null | undefined
 function merge(
   key: Buffer | undefined,
   stored: SipTrunkFields | undefined,
-  body: { name?: string | undefined; inbound?: InboundBody | null | undefined; outbound?: OutboundBody | null | undefined },
+  body: {
+    name?: string | undefined
+    inbound?: InboundBody | null | undefined
+    outbound?: OutboundBody | null | undefined
+    media_encryption?: SipTrunkFields['mediaEncryption'] | undefined
+  },
 ): SipTrunkFields {
   const name = body.name ?? stored?.name ?? ''
   let inboundSide = stored?.inbound ?? null
@@ -164,7 +175,8 @@ function merge(
     }
   }
   if (inboundSide === null && outboundSide === null) invalid('inbound', 'or outbound is required: a trunk needs one side or both')
-  return { name, inbound: inboundSide, outbound: outboundSide }
+  const mediaEncryption = body.media_encryption ?? stored?.mediaEncryption ?? 'none'
+  return { name, inbound: inboundSide, outbound: outboundSide, mediaEncryption }
 }
 
 /** /v1/sip/trunks: create, list, read, update and delete the organization's SIP trunks (behind the API key). */

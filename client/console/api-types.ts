@@ -535,6 +535,11 @@ export interface components {
         /** @description E.164 */
         from_number: string | null
       } | null
+      /**
+       * @description SRTP (SDES) for the trunk's calls: only over TLS; `required` refuses plain RTP with 488
+       * @enum {string}
+       */
+      media_encryption: 'none' | 'optional' | 'required'
       created_at: string
       updated_at: string
     }

@@ -91,6 +91,7 @@ export async function dialThroughTrunk(
       from: call.from,
       to: call.to,
       credentials: trunk.outbound_username !== null && password !== null ? { username: trunk.outbound_username, password } : undefined,
+      mediaEncryption: trunk.media_encryption,
     },
     {
       onProgress: () => void status('ringing'),

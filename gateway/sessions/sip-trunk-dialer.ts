@@ -25,7 +25,14 @@ export interface SipTrunkTransport extends SessionTransport {
 /** The SIP endpoint as the sessions layer sees it. */
 export interface SipTrunkDialer {
   dial(
-    request: { uri: string; from: string; to: string; credentials?: { username: string; password: string } | undefined },
+    request: {
+      uri: string
+      from: string
+      to: string
+      credentials?: { username: string; password: string } | undefined
+      /** The trunk's `media_encryption`. */
+      mediaEncryption?: 'none' | 'optional' | 'required' | undefined
+    },
     events: {
       onProgress(status: number): void
       onAnswered(transport: SipTrunkTransport): void

@@ -19,12 +19,19 @@ export const MAX_SIP_TRUNK_CIDRS = 32
 /** Characters in a trunk's name. */
 export const MAX_SIP_TRUNK_NAME = 100
 
+/** Whether a trunk's audio is SRTP: never, when the peer offers it over TLS (and we offer it), or always. */
+export type SipMediaEncryption = 'none' | 'optional' | 'required'
+
+/** The settings of `media_encryption`, in the API's order. */
+export const SIP_MEDIA_ENCRYPTIONS = ['none', 'optional', 'required'] as const
+
 /** A trunk as the API shows it: never a password, only whether one is set. */
 export interface SipTrunk {
   id: string
   name: string
   inbound: { allowed_cidrs: string[]; username: string | null; has_password: boolean } | null
   outbound: { uri: string; username: string | null; has_password: boolean; from_number: string | null } | null
+  media_encryption: SipMediaEncryption
   created_at: string
   updated_at: string
 }
@@ -34,6 +41,8 @@ export interface SipTrunkFields {
   name: string
   inbound: { allowedCidrs: string[]; username: string | null; passwordSealed: string | null } | null
   outbound: { uri: string; username: string | null; passwordSealed: string | null; fromNumber: string | null } | null
+  /** Absent: `none`. */
+  mediaEncryption?: SipMediaEncryption | undefined
 }
 
 /** The row's trunk in the API's shape. */
@@ -55,6 +64,7 @@ export function toSipTrunk(row: SipTrunkRow): SipTrunk {
             has_password: row.outbound_password_sealed !== null,
             from_number: row.outbound_from_number,
           },
+    media_encryption: row.media_encryption,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   }
@@ -76,6 +86,7 @@ export function sipTrunkFields(row: SipTrunkRow): SipTrunkFields {
       passwordSealed: row.outbound_password_sealed,
       fromNumber: row.outbound_from_number,
     },
+    mediaEncryption: row.media_encryption,
   }
 }
 
@@ -89,6 +100,7 @@ function columns(f: SipTrunkFields) {
     outbound_username: f.outbound?.username ?? null,
     outbound_password_sealed: f.outbound?.passwordSealed ?? null,
     outbound_from_number: f.outbound?.fromNumber ?? null,
+    media_encryption: f.mediaEncryption ?? 'none',
   }
 }
 

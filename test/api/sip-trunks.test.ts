@@ -201,3 +201,23 @@ t.test('without SIP_CREDENTIALS_KEY a password is refused (503), a trunk without
   })
   t.equal(plain.status, 201, plain.text)
 })
+
+t.test(
+  'media_encryption (another organization, with room for trunks): none by default, set on create, changed by PATCH, kept when omitted, anything else 400',
+  async (t) => {
+    const plain = await create({ name: 'plain', inbound: { allowed_cidrs: ['192.0.2.10'] } }, otherKey)
+    t.equal(plain.status, 201, plain.text)
+    t.equal(plain.body.media_encryption, 'none')
+    const secure = await create({ name: 'secure', inbound: { allowed_cidrs: ['192.0.2.11'] }, media_encryption: 'required' }, otherKey)
+    t.equal(secure.body.media_encryption, 'required')
+    t.equal((await rowOf(secure.body.id)).media_encryption, 'required')
+    const renamed = await gw.request('PATCH', `/v1/sip/trunks/${secure.body.id}`, { body: { name: 'still secure' }, key: otherKey })
+    t.equal(renamed.body.media_encryption, 'required', 'an omitted setting stays')
+    const relaxed = await gw.request('PATCH', `/v1/sip/trunks/${secure.body.id}`, { body: { media_encryption: 'optional' }, key: otherKey })
+    t.equal(relaxed.body.media_encryption, 'optional')
+    const bad = await create({ name: 'bad', inbound: { allowed_cidrs: ['192.0.2.12'] }, media_encryption: 'zrtp' }, otherKey)
+    t.equal(bad.status, 400)
+    t.match(bad.body.details.join(' '), /media_encryption/)
+    for (const id of [plain.body.id, secure.body.id]) await gw.request('DELETE', `/v1/sip/trunks/${id}`, { key: otherKey })
+  },
+)

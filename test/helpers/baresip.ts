@@ -26,6 +26,11 @@ export function hasBaresip(): boolean {
   )
 }
 
+/** Whether baresip's SRTP module is installed (Debian ships it in baresip-core). */
+export function hasBaresipSrtp(): boolean {
+  return hasBaresip() && existsSync(join(MODULES, 'srtp.so'))
+}
+
 /** One event baresip sent (ctrl_tcp's JSON: `type` such as CALL_ESTABLISHED, CALL_CLOSED, CALL_DTMF_START). */
 export interface PhoneEvent {
   readonly type: string
@@ -40,6 +45,10 @@ export interface PhoneOptions {
   readonly address?: string
   /** Codecs offered, in order (default PCMU). */
   readonly codecs?: readonly ('PCMU' | 'PCMA')[]
+  /** The CA file that signed the gateway's TLS certificate, for calls to a `;transport=tls` URI. */
+  readonly tlsCaFile?: string
+  /** The account's media encryption (the srtp module): `srtp-mand` offers RTP/SAVP and nothing else. */
+  readonly mediaenc?: 'srtp' | 'srtp-mand'
 }
 
 export interface Phone {
@@ -106,11 +115,14 @@ async function startPhoneOnce(options: PhoneOptions): Promise<Phone> {
       'module_app menu.so',
       'module ctrl_tcp.so',
       `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
+      ...(options.tlsCaFile === undefined ? [] : [`sip_cafile ${options.tlsCaFile}`]),
+      ...(options.mediaenc === undefined ? [] : ['module srtp.so']),
       '',
     ].join('\n'),
   )
   const codecs = (options.codecs ?? ['PCMU']).join(',')
-  writeFileSync(join(dir, 'accounts'), `<sip:caller@${address}>;regint=0;audio_codecs=${codecs}\n`)
+  const mediaenc = options.mediaenc === undefined ? '' : `;mediaenc=${options.mediaenc}`
+  writeFileSync(join(dir, 'accounts'), `<sip:caller@${address}>;regint=0;audio_codecs=${codecs}${mediaenc}\n`)
 
   let printed = ''
   const child: ChildProcess = spawn(BARESIP_BIN, ['-f', dir], { stdio: ['ignore', 'pipe', 'pipe'] })

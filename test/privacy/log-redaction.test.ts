@@ -41,3 +41,16 @@ t.test('what is not sensitive is left alone', async (t) => {
     'numbers, phone numbers, ids and order numbers',
   )
 })
+
+t.test('SRTP keys: an SDP with a=crypto lines and negotiated key fields are logged without the keys', async (t) => {
+  const { log, lines } = capture()
+  const key = 'WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz'
+  log.debug({ sdp: `m=audio 4000 RTP/SAVP 0\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}|2^20\r\n` }, 'offer')
+  log.info({ audio: { codec: 'PCMU', srtp: { suite: 'AES_CM_128_HMAC_SHA1_80', local: Buffer.from(key, 'base64') } } }, 'negotiated')
+  log.warn({ keySalt: Buffer.from(key, 'base64') }, `quoted a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:${key}`)
+  const all = lines.join('\n')
+  t.notMatch(all, key)
+  t.notMatch(all, Buffer.from(key, 'base64').toString('hex'))
+  t.match(all, /inline:\[redacted\]\|2\^20/)
+  t.equal(JSON.parse(lines[1]!).audio.codec, 'PCMU', 'the rest of the line stays')
+})

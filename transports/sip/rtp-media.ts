@@ -8,7 +8,8 @@
  * packet from the SDP's address or the signalling peer's address latches the stream to where it came from (its
  * port may differ: NAT), and from then on we send there and ignore packets from anywhere else. Packets from
  * any other address never latch, so a stranger who guesses the port can neither inject audio nor steal the
- * stream.
+ * stream. With SRTP (an RTP/SAVP stream) every packet is protected on the way out and must authenticate on the
+ * way in before anything else looks at it, latching included: without the peer's key nobody can latch or inject.
  */
 import { randomBytes } from 'node:crypto'
 import type { RemoteInfo } from 'node:dgram'
@@ -18,6 +19,7 @@ import { decodeRtp, encodeRtp, isRtcp } from './rtp-codec.js'
 import { RtpPacer } from './rtp-pacer.js'
 import type { RtpPortLease } from './rtp-port-pool.js'
 import type { NegotiatedAudio } from './sdp-offer-answer.js'
+import { SrtpSession } from './srtp/srtp-session.js'
 
 /** Bytes of G.711 per 20 ms frame at 8 kHz. */
 export const FRAME_BYTES = 160
@@ -42,11 +44,13 @@ export interface RtpMediaStats {
   ignored: number
   /** Packets from an address that may not latch. */
   foreign: number
+  /** SRTP packets dropped: replayed, or failing authentication (the wrong key, tampered, or not SRTP). */
+  unauthenticated: number
 }
 
 /** One call's RTP. */
 export class RtpMedia {
-  readonly stats: RtpMediaStats = { received: 0, ignored: 0, foreign: 0 }
+  readonly stats: RtpMediaStats = { received: 0, ignored: 0, foreign: 0, unauthenticated: 0 }
   readonly #lease: RtpPortLease
   readonly #events: RtpMediaEvents
   readonly #jitter: JitterBuffer
@@ -55,6 +59,7 @@ export class RtpMedia {
   readonly #latchable: ReadonlySet<string>
   #audio: NegotiatedAudio
   #pacer: RtpPacer
+  #srtp: SrtpSession | undefined
   /** Frames and digits whose sending someone waits for (chunk ends), oldest first; a digit's `payload` is null. */
   #waiting: { payload: Buffer | null; sent: () => void }[] = []
   #peer: { address: string; port: number }
@@ -73,6 +78,7 @@ export class RtpMedia {
     this.#latchable = new Set([unmapped(audio.remoteAddress), unmapped(signallingAddress)])
     this.#jitter = new JitterBuffer({ silenceByte: silenceOf(audio) })
     this.#pacer = newPacer(audio)
+    this.#srtp = audio.srtp === undefined ? undefined : new SrtpSession(audio.srtp)
     lease.socket.on('message', (bytes, from) => this.#onPacket(bytes, from))
     lease.socket.on('error', () => undefined)
   }
@@ -141,6 +147,8 @@ export class RtpMedia {
     } else if (audio.telephoneEventPayloadType !== this.#audio.telephoneEventPayloadType) {
       this.#pacer.setTelephoneEventPayloadType(audio.telephoneEventPayloadType)
     }
+    if (audio.srtp === undefined) this.#srtp = undefined
+    else if (this.#srtp?.uses(audio.srtp) !== true) this.#srtp = new SrtpSession(audio.srtp)
     this.#audio = audio
   }
 
@@ -160,7 +168,8 @@ export class RtpMedia {
     // take the process down).
     try {
       if (packet !== undefined) {
-        const bytes = encodeRtp({ ...packet, ssrc: this.#ssrc })
+        const plain = encodeRtp({ ...packet, ssrc: this.#ssrc })
+        const bytes = this.#srtp === undefined ? plain : this.#srtp.protectRtp(plain)
         this.#lease.socket.send(bytes, this.#peer.port, this.#peer.address, () => undefined)
         const matches = (w: { payload: Buffer | null }) => (w.payload === null ? packet.digitDone === true : w.payload === packet.payload)
         while (this.#waiting.length > 0 && matches(this.#waiting[0]!)) this.#waiting.shift()!.sent()
@@ -194,7 +203,9 @@ export class RtpMedia {
     } else if (!this.#latchable.has(unmapped(from.address))) {
       return void this.stats.foreign++
     }
-    const decoded = decodeRtp(bytes)
+    const clear = this.#srtp === undefined ? bytes : this.#srtp.unprotectRtp(bytes)
+    if (typeof clear === 'string') return void this.stats.unauthenticated++
+    const decoded = decodeRtp(clear)
     if (decoded.kind !== 'rtp') return void this.stats.ignored++
     const p = decoded.packet
     const audio = p.payloadType === this.#audio.payloadType

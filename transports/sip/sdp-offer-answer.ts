@@ -5,6 +5,15 @@
  * reads the answer to it. Pure: no sockets, the caller passes our address and RTP port.
  */
 import { type MediaDescription, parse, type SessionDescription, write } from 'sdp-transform'
+import {
+  answerSrtp,
+  isRtpProfile,
+  type LocalSrtp,
+  readSrtpAnswer,
+  type SrtpKeys,
+  secureMedia,
+  secureOffer,
+} from './srtp/sdes-negotiation.js'
 
 /** The audio codecs we speak, in our order of preference. */
 export type G711Codec = 'PCMU' | 'PCMA'
@@ -32,6 +41,8 @@ export interface LocalMedia {
   readonly sessionVersion: number
   /** Codec preference when we choose; defaults to PCMU then PCMA. */
   readonly codecs?: readonly G711Codec[]
+  /** SRTP as the trunk and the signalling allow it (srtp/sdes-negotiation.ts); absent: plain RTP only. */
+  readonly srtp?: LocalSrtp | undefined
 }
 
 /** What both sides agreed on for the audio stream. */
@@ -49,6 +60,8 @@ export interface NegotiatedAudio {
   readonly remoteDirection: MediaDirection
   /** The peer put the call on hold: sendonly, inactive or c=0.0.0.0 (RFC 3264 section 8.4). */
   readonly held: boolean
+  /** SRTP's suite and keys when the stream is RTP/SAVP; never logged. */
+  readonly srtp?: SrtpKeys | undefined
 }
 
 /** An answer to send (200 OK body), or why the offer is refused. */
@@ -82,6 +95,8 @@ export function answerOffer(offerSdp: string, local: LocalMedia): AnswerResult {
     return refuse('no media description', '304 voxgate "Media type not available"')
   const audio = findAudio(offer)
   if (audio === null) return refuse('no RTP/AVP audio stream', '304 voxgate "Media type not available"')
+  const security = answerSrtp(audio.media, local.srtp)
+  if (!security.ok) return refuse(security.reason, security.warning)
   const chosen = chooseCodec(audio, local.codecs ?? ['PCMU', 'PCMA'])
   if (chosen === null) return refuse('no common codec: PCMU or PCMA required', '305 voxgate "Incompatible media format"')
   const telephoneEvent = telephoneEventPayload(audio.media)
@@ -89,10 +104,12 @@ export function answerOffer(offerSdp: string, local: LocalMedia): AnswerResult {
   const direction = MIRROR[audio.direction]
   const payloads = telephoneEvent === undefined ? [chosen.payloadType] : [chosen.payloadType, telephoneEvent]
   const media = offer.media.map((m, i) =>
-    i === audio.index ? audioMedia(local.port, payloads, chosen.codec, chosen.payloadType, telephoneEvent, direction) : rejectedMedia(m),
+    i === audio.index
+      ? secureMedia(audioMedia(local.port, payloads, chosen.codec, chosen.payloadType, telephoneEvent, direction), security.keys)
+      : rejectedMedia(m),
   )
   const answer = write(session(local, media))
-  const negotiated = negotiatedAudio(audio, chosen, telephoneEvent)
+  const negotiated = withSrtp(negotiatedAudio(audio, chosen, telephoneEvent), security.keys)
   return { ok: true, audio: negotiated, answer }
 }
 
@@ -113,20 +130,23 @@ export function createOffer(local: LocalMedia, direction: MediaDirection = 'send
     ptime: PTIME_MS,
     direction,
   }
-  return write(session(local, [media]))
+  return write(session(local, [secureOffer(media, local.srtp)]))
 }
 
 /** Reads the answer to our offer; `null` with a reason when it accepts no codec we offered or no audio. */
 export function readAnswer(
   answerSdp: string,
   offered: readonly G711Codec[] = ['PCMU', 'PCMA'],
+  srtp?: LocalSrtp,
 ): { ok: true; audio: NegotiatedAudio } | { ok: false; reason: string } {
   const answer = parseSdp(answerSdp)
   const audio = answer === null ? null : findAudio(answer)
   if (audio === null) return { ok: false, reason: 'the answer has no RTP/AVP audio stream' }
   const chosen = chooseCodec(audio, offered)
   if (chosen === null) return { ok: false, reason: 'the answer accepts none of the offered codecs' }
-  return { ok: true, audio: negotiatedAudio(audio, chosen, telephoneEventPayload(audio.media)) }
+  const security = readSrtpAnswer(audio.media, srtp)
+  if (!security.ok) return security
+  return { ok: true, audio: withSrtp(negotiatedAudio(audio, chosen, telephoneEventPayload(audio.media)), security.keys) }
 }
 
 /** What was agreed for the remote audio stream, offered or answered. */
@@ -147,6 +167,11 @@ function negotiatedAudio(
   }
 }
 
+/** The stream's SRTP keys, when it is RTP/SAVP (a plain stream has no `srtp` at all). */
+function withSrtp(audio: NegotiatedAudio, keys: SrtpKeys | undefined): NegotiatedAudio {
+  return keys === undefined ? audio : { ...audio, srtp: keys }
+}
+
 /** sdp-transform does not throw on the inputs we fuzzed; a throw from a future version still only refuses the offer. */
 function parseSdp(text: string): SessionDescription | null {
   try {
@@ -160,10 +185,10 @@ function refuse(reason: string, warning: string): AnswerResult {
   return { ok: false, status: 488, reason, warning }
 }
 
-/** The first audio m= line on plain RTP/AVP with a port and an address (media-level c= wins over session-level). */
+/** The first audio m= line on RTP/AVP or RTP/SAVP with a port and an address (media-level c= wins over session-level). */
 function findAudio(sdp: SessionDescription): RemoteAudio | null {
   for (const [index, media] of sdp.media.entries()) {
-    if (media.type !== 'audio' || media.protocol.toUpperCase() !== 'RTP/AVP' || !(media.port > 0 && media.port < 65536)) continue
+    if (media.type !== 'audio' || !isRtpProfile(media) || !(media.port > 0 && media.port < 65536)) continue
     const connection = media.connection?.ip ?? sdp.connection?.ip
     if (connection === undefined) continue
     const address = connectionHost(connection)

@@ -7,6 +7,7 @@
  */
 import type { SipCallTransport, SipSessionPort } from './sip-call-transport.js'
 import type { SipHeader, SipRequest } from './sip-message.js'
+import type { MediaEncryption } from './srtp/sdes-negotiation.js'
 
 /** The transports the endpoint speaks. */
 export type SipTransport = 'udp' | 'tcp' | 'tls'
@@ -29,6 +30,8 @@ export interface SipRefusal {
 /** An admitted call, not yet a session. */
 export interface SipAdmittedCall {
   readonly admit: true
+  /** The trunk's `media_encryption` (srtp/sdes-negotiation.ts); absent: `none`, plain RTP only. */
+  readonly mediaEncryption?: MediaEncryption | undefined
   /** Creates and connects the session over `transport`; a refusal (balance, concurrency, draining) otherwise. */
   open(transport: SipCallTransport): Promise<{ readonly admit: true; readonly session: SipSessionPort } | SipRefusal>
 }

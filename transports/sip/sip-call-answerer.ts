@@ -5,7 +5,7 @@
  * CANCEL at any point before the 200 wins: whatever was allocated is freed, and a session opened meanwhile ends
  * at once as a caller hang-up.
  */
-import { randomInt } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { CallSessionTimer } from './call-session-timer.js'
 import type { SipAdmittedCall, SipSource } from './sip-admission.js'
 import type { RtpPortPool } from './rtp-port-pool.js'
@@ -15,6 +15,8 @@ import type { SipCall } from './sip-call.js'
 import { SipCallTransport } from './sip-call-transport.js'
 import { allowedMethods, getHeader, getHeaderValues } from './sip-message.js'
 import { sessionBody } from './sdp-body.js'
+import type { LocalSrtp } from './srtp/sdes-negotiation.js'
+import { SDES_KEY_SALT_BYTES } from './srtp/sdes-crypto-codec.js'
 
 /** The bodies an INVITE may carry, as a 415 says: SDP, alone or as a part of a multipart. */
 const ACCEPTED_BODIES = 'application/sdp, multipart/mixed, multipart/related, multipart/alternative'
@@ -58,8 +60,20 @@ export class SipCallAnswerer {
     // the 200, the answer comes in the ACK.
     const late = found.kind === 'none'
     const offer = found.kind === 'sdp' ? found.sdp : ''
+    // Our SRTP key for the call, fresh each time (RFC 4568 section 6.1); used only if the stream is RTP/SAVP.
+    const srtp: LocalSrtp = {
+      encryption: admitted.mediaEncryption ?? 'none',
+      tls: source.transport === 'tls',
+      keySalt: randomBytes(SDES_KEY_SALT_BYTES),
+    }
+    // A trunk that requires SRTP takes no call over UDP or TCP: its keys would travel in the clear.
+    if (srtp.encryption === 'required' && !srtp.tls) {
+      return call.refuse(488, 'this trunk requires SRTP, which needs TLS signalling', [
+        { name: 'Warning', value: '399 voxgate "SRTP only over TLS"' },
+      ])
+    }
     if (!late) {
-      const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1 })
+      const probe = answerOffer(offer, { address: this.#o.publicHost, port: 9, sessionId: '0', sessionVersion: 1, srtp })
       if (!probe.ok) return call.refuse(488, probe.reason, [{ name: 'Warning', value: probe.warning }])
     }
 
@@ -74,6 +88,7 @@ export class SipCallAnswerer {
       port: lease.port,
       sessionId: String(randomInt(1, 2 ** 47)),
       sessionVersion: 1,
+      srtp,
     }
     const answered = late ? lateOffer(local, source.address) : answerOffer(offer, local)
     if (!answered.ok) {

@@ -147,7 +147,7 @@ export class SipCall {
     this.#state = 'confirmed'
     if (!this.#awaitingAnswer) return
     this.#awaitingAnswer = false
-    const answer = readAnswer(request.body.toString('utf8'), ['PCMU'])
+    const answer = readAnswer(request.body.toString('utf8'), ['PCMU'], this.#local?.srtp)
     if (!answer.ok) {
       this.#transport?.peerEnded('error')
       this.hangUp('error')

@@ -19,6 +19,8 @@ import type { SipDialogTable } from './sip-dialogs.js'
 import type { SipMessage } from './sip-message.js'
 import { type SipDialFailure, SipOutboundCall } from './sip-outbound-call.js'
 import { parseUri } from './sip-uri-codec.js'
+import { SDES_KEY_SALT_BYTES } from './srtp/sdes-crypto-codec.js'
+import type { MediaEncryption } from './srtp/sdes-negotiation.js'
 
 /** One call to place. */
 export interface SipDialRequest {
@@ -28,6 +30,8 @@ export interface SipDialRequest {
   readonly from: string
   readonly to: string
   readonly credentials?: { readonly username: string; readonly password: string } | undefined
+  /** The trunk's SRTP setting: `optional` and `required` offer RTP/SAVP over TLS; absent: `none`. */
+  readonly mediaEncryption?: MediaEncryption | undefined
 }
 
 /** What the owner hears about the call. */
@@ -56,6 +60,8 @@ export type SipDialRefusal =
   | 'unreachable'
   | 'no_rtp_port'
   | 'too_many_calls'
+  /** The trunk requires SRTP but its URI is not TLS: the keys would travel in the clear. */
+  | 'srtp_needs_tls'
 
 /** What the dialer uses of the endpoint. */
 export interface SipDialerParts {
@@ -109,6 +115,7 @@ export class SipDialer {
       uri.scheme === 'sips' ? (named === undefined || named === 'tcp' || named === 'tls' ? 'tls' : undefined) : (named ?? 'udp')
     if (transport !== 'udp' && transport !== 'tcp' && transport !== 'tls') return { refused: 'unsupported_transport' }
     const stream = transport !== 'udp'
+    if (request.mediaEncryption === 'required' && transport !== 'tls') return { refused: 'srtp_needs_tls' }
     if (!this.#p.dialogs.hasRoom) return { refused: 'too_many_calls' }
     let address: string
     try {
@@ -130,7 +137,13 @@ export class SipDialer {
     }
     const { publicHost } = this.#p
     const host = publicHost.includes(':') ? `[${publicHost}]` : publicHost
-    const local: LocalMedia = { address: publicHost, port: lease.port, sessionId: String(randomInt(1, 2 ** 47)), sessionVersion: 1 }
+    const local: LocalMedia = {
+      address: publicHost,
+      port: lease.port,
+      sessionId: String(randomInt(1, 2 ** 47)),
+      sessionVersion: 1,
+      srtp: { encryption: request.mediaEncryption ?? 'none', tls: transport === 'tls', keySalt: randomBytes(SDES_KEY_SALT_BYTES) },
+    }
     const trunkHost = uri.host + (uri.port === undefined ? '' : `:${uri.port}`)
     let media: RtpMedia | undefined
     let sipTransport: SipCallTransport | undefined

@@ -105,6 +105,7 @@ export class SipWarmTransfer implements WarmTransferIo {
         from,
         to,
         credentials: username !== null && password !== null ? { username, password } : undefined,
+        mediaEncryption: trunk.media_encryption,
       },
       {
         onProgress: (status) => {
