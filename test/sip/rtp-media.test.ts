@@ -100,7 +100,8 @@ t.test('a full range refuses with null, and a port another process holds is skip
   const squatter = createSocket('udp4')
   await new Promise<void>((resolve) => squatter.bind(base, '127.0.0.1', resolve))
   t.teardown(() => squatter.close())
-  const pool = new RtpPortPool({ host: '127.0.0.1', min: base, max: base + 2 })
+  // Two RTP ports, each with its RTCP neighbour inside the range.
+  const pool = new RtpPortPool({ host: '127.0.0.1', min: base, max: base + 3 })
   const first = await pool.acquire()
   t.equal(first?.port, base + 2, 'the taken port is skipped')
   t.equal(await pool.acquire(), null, 'no port left')

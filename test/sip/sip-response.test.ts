@@ -61,7 +61,14 @@ t.test('a request that did not decode still gets its 400/505, with the reason in
   t.equal(getHeaderValues(res, 'Via')?.length, 3)
 
   const version = decodeSipMessage(Buffer.from(INVITE.replace('INVITE sip:+15550001111@gw.example.com SIP/2.0', 'INVITE sip:x@y SIP/3.0')))
-  t.equal(version.ok ? null : responseToDecodeError(version.error, 't'), null, 'a start-line failure has no headers to answer with')
+  if (version.ok) throw new Error('expected a decode error')
+  const unsupported = responseToDecodeError(version.error, 't')
+  t.same(
+    [unsupported?.status, unsupported?.reason],
+    [505, 'Version Not Supported'],
+    'a wrong version is answered 505 when its Via survived',
+  )
+  t.equal(unsupported === undefined ? 0 : getHeaderValues(unsupported, 'Via')?.length, 3, "to the request's Vias")
 
   const response = decodeSipMessage(Buffer.from('SIP/2.0 999 Nope\r\n\r\n'))
   t.equal(response.ok ? 'decoded' : responseToDecodeError(response.error, 't'), null, 'a bad response is dropped, not answered')
