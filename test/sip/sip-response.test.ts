@@ -68,7 +68,7 @@ t.test('a request that did not decode still gets its 400/505, with the reason in
     [505, 'Version Not Supported'],
     'a wrong version is answered 505 when its Via survived',
   )
-  t.equal(unsupported === undefined ? 0 : getHeaderValues(unsupported, 'Via')?.length, 3, "to the request's Vias")
+  t.equal(unsupported === null ? 0 : getHeaderValues(unsupported, 'Via')?.length, 3, "to the request's Vias")
 
   const response = decodeSipMessage(Buffer.from('SIP/2.0 999 Nope\r\n\r\n'))
   t.equal(response.ok ? 'decoded' : responseToDecodeError(response.error, 't'), null, 'a bad response is dropped, not answered')
