@@ -95,8 +95,7 @@ export interface SipSettings {
   tls: { port: number; cert: string; key: string } | undefined
   /** CA certificates (PEM) trusted beside the built-in ones for trunks dialled over TLS (`SIP_TLS_CA`). */
   tlsCa: string | undefined
-  /** No RTP or RTCP from a call's peer for this long (not on hold) hangs it up (`SIP_MEDIA_TIMEOUT_S`); 0: never. */
-  mediaTimeoutS: number
+  /** Silence from a call's peer (no RTP, no RTCP, not on hold) that hangs it up (`SIP_MEDIA_TIMEOUT_S`); 0: never. */ mediaTimeoutS: number
 }
 
 /** Raised when an environment variable has an invalid value; the message names the variable. */
