@@ -17,7 +17,11 @@ function clock() {
     schedule(ms, fire) {
       const entry = { at: now + ms, fire, cancelled: false }
       pending.push(entry)
-      return { cancel: () => void (entry.cancelled = true) }
+      return {
+        cancel: () => {
+          entry.cancelled = true
+        },
+      }
     },
   }
   const advance = (ms: number): void => {
@@ -45,7 +49,13 @@ function fakeSocket() {
       sent.push({ at: time(), to: `${address}:${port}`, packets: d.kind === 'rtcp' ? [...d.packets] : [] })
     },
   }
-  return { sent, socket: socket as unknown as Socket, setClock: (c: () => number) => void (time = c) }
+  return {
+    sent,
+    socket: socket as unknown as Socket,
+    setClock: (c: () => number) => {
+      time = c
+    },
+  }
 }
 
 const from = (address: string, port: number): RemoteInfo => ({ address, port, family: 'IPv4', size: 0 })
