@@ -13,6 +13,8 @@ export type EndReason =
   | 'silence_timeout'
   | 'shutdown'
   | 'error'
+  // A SIP call's peer sent no RTP or RTCP for SIP_MEDIA_TIMEOUT_S while not holding the call (issue 45).
+  | 'media_timeout'
   // The carrier connected the caller elsewhere (`response.transfer`, an addition to the SPEC).
   | 'transferred'
   // A warm transfer's bridged call ended: the caller, or the human it was handed to, hung up (issue 28).
@@ -50,6 +52,7 @@ export const END_REASONS = [
   'silence_timeout',
   'shutdown',
   'error',
+  'media_timeout',
   'transferred',
   'transfer_caller_hangup',
   'transfer_human_hangup',

@@ -96,6 +96,7 @@ export interface SipSettings {
   tls: { port: number; cert: string; key: string } | undefined
   /** CA certificates (PEM) trusted beside the built-in ones for trunks dialled over TLS (`SIP_TLS_CA`). */
   tlsCa: string | undefined
+  /** Silence from a call's peer (no RTP, no RTCP, not on hold) that hangs it up (`SIP_MEDIA_TIMEOUT_S`); 0: never. */ mediaTimeoutS: number
 }
 
 /** Raised when an environment variable has an invalid value; the message names the variable. */
@@ -257,6 +258,7 @@ function sipSettings(env: Env, publicUrl: string, warnings: string[]): SipSettin
   const tls = tlsPort === undefined ? noTlsFiles(env) : tlsSettings(env, tlsPort)
   const tlsCa = pemFile(env, 'SIP_TLS_CA')
   if (tlsCa !== undefined) certificates(tlsCa, 'SIP_TLS_CA')
+  const mediaTimeoutS = int(env, 'SIP_MEDIA_TIMEOUT_S', 30, 0, 3600)
   if (str(env, 'SIP_PORT') === undefined) {
     if (tlsPort !== undefined) throw new ConfigError('SIP_TLS_PORT', 'is set but SIP_PORT is not: TLS is a SIP listener beside UDP and TCP')
     return undefined
@@ -264,7 +266,7 @@ function sipSettings(env: Env, publicUrl: string, warnings: string[]): SipSettin
   // 0, as for PORT: a free port, where UDP and TCP both bind (the endpoint logs it); tests use it.
   const port = int(env, 'SIP_PORT', 5060, 0, 65535)
   if (tls !== undefined && port !== 0 && tls.port === port) throw new ConfigError('SIP_TLS_PORT', `must differ from SIP_PORT (${port})`)
-  return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax, tls, tlsCa }
+  return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax, tls, tlsCa, mediaTimeoutS }
 }
 
 /** Without SIP_TLS_PORT, a certificate or key alone is a mistake worth naming. */

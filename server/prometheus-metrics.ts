@@ -28,6 +28,7 @@ export class PrometheusMetrics implements Metrics {
   readonly #vadBatch: Histogram
   readonly #vadSkipped: Counter
   readonly #sipDropped: Counter<'reason'>
+  readonly #sipMediaTimeouts: Counter
 
   /** `liveSessions` lists the channel of every live session, read at each scrape. */
   constructor(liveSessions: () => Iterable<string>) {
@@ -110,6 +111,11 @@ export class PrometheusMetrics implements Metrics {
       labelNames: ['reason'],
       registers,
     })
+    this.#sipMediaTimeouts = new Counter({
+      name: 'voxgate_sip_media_timeouts_total',
+      help: 'SIP calls hung up because the peer sent no RTP or RTCP for SIP_MEDIA_TIMEOUT_S (end reason media_timeout)',
+      registers,
+    })
   }
 
   sessionStarted(channel: string): void {
@@ -151,6 +157,7 @@ export class PrometheusMetrics implements Metrics {
   /** Hears the SIP endpoint. */
   readonly sip: SipEndpointMetrics = {
     dropped: (reason: SipDropReason) => this.#sipDropped.inc({ reason }),
+    mediaTimeout: () => this.#sipMediaTimeouts.inc(),
   }
 
   /** The scrape: Prometheus text exposition format. */

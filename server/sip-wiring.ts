@@ -36,6 +36,7 @@ export async function startSip(deps: SipWiringDeps): Promise<SipEndpoint | undef
     addressRefusal: deps.addressRefusal,
     tls: settings.tls,
     tlsCa: settings.tlsCa,
+    mediaTimeoutMs: settings.mediaTimeoutS * 1000,
   })
   log.info(
     {

@@ -131,6 +131,7 @@ export interface components {
           | 'silence_timeout'
           | 'shutdown'
           | 'error'
+          | 'media_timeout'
           | 'transferred'
           | 'transfer_caller_hangup'
           | 'transfer_human_hangup'

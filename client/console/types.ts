@@ -24,6 +24,7 @@ export const END_REASONS = [
   'silence_timeout',
   'shutdown',
   'error',
+  'media_timeout',
   'transferred',
   'transfer_caller_hangup',
   'transfer_human_hangup',

@@ -54,6 +54,8 @@ export class SipCaller {
   #remoteTarget: string | undefined
   /** Whether our SDP offers telephone-event (payload type 101). */
   #telephoneEvent = true
+  /** Media attributes our offers add (`a=rtcp-mux`). */
+  #mediaLines: readonly string[] = []
 
   private constructor(
     readonly sip: Socket,
@@ -108,9 +110,13 @@ export class SipCaller {
   }
 
   /** Sends the INVITE (with `authorization` when retrying a challenge). */
-  invite(to: string, opts: { authorization?: string; sdp?: boolean; extra?: string[]; telephoneEvent?: boolean } = {}): void {
+  invite(
+    to: string,
+    opts: { authorization?: string; sdp?: boolean; extra?: string[]; telephoneEvent?: boolean; mediaLines?: string[] } = {},
+  ): void {
     this.#inviteBranch = `z9hG4bK${randomBytes(6).toString('hex')}`
     if (opts.telephoneEvent === false) this.#telephoneEvent = false
+    if (opts.mediaLines !== undefined) this.#mediaLines = opts.mediaLines
     const sdp = opts.sdp === false ? '' : this.#offer()
     this.#lastInvite = [
       ...(opts.authorization === undefined ? [] : [`Authorization: ${opts.authorization}`]),
@@ -300,6 +306,7 @@ export class SipCaller {
       ...(this.#telephoneEvent ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
       'a=ptime:20',
       `a=${direction}`,
+      ...this.#mediaLines,
       '',
     ].join('\r\n')
   }

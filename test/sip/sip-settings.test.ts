@@ -14,6 +14,7 @@ t.test('SIP is off without SIP_PORT; its settings and defaults with it', async (
     rtpPortMax: 20_000,
     tls: undefined,
     tlsCa: undefined,
+    mediaTimeoutS: 30,
   })
   const c = loadConfig({
     SIP_PORT: '5080',
@@ -30,6 +31,7 @@ t.test('SIP is off without SIP_PORT; its settings and defaults with it', async (
     rtpPortMax: 40_100,
     tls: undefined,
     tlsCa: undefined,
+    mediaTimeoutS: 30,
   })
   t.equal(loadConfig({ SIP_PORT: '5060', SIP_PUBLIC_HOST: '203.0.113.7' }).sip?.publicHost, '203.0.113.7')
   t.equal(loadConfig({ SIP_PORT: '0' }).sip?.port, 0, 'SIP_PORT=0: a free port, as PORT=0')
@@ -50,6 +52,14 @@ t.test('an odd RTP_PORT_MAX or RTP_PORT_MIN starts, using the even ports inside,
     [],
     'an even range needs no word',
   )
+})
+
+t.test('SIP_MEDIA_TIMEOUT_S: 30 s by default, 0 turns it off, whole seconds up to an hour', async (t) => {
+  t.equal(loadConfig({ SIP_PORT: '5060', SIP_MEDIA_TIMEOUT_S: '0' }).sip?.mediaTimeoutS, 0)
+  t.equal(loadConfig({ SIP_PORT: '5060', SIP_MEDIA_TIMEOUT_S: '2' }).sip?.mediaTimeoutS, 2)
+  t.throws(() => loadConfig({ SIP_MEDIA_TIMEOUT_S: '-1' }), /^SIP_MEDIA_TIMEOUT_S: must be/)
+  t.throws(() => loadConfig({ SIP_MEDIA_TIMEOUT_S: '3601' }), /^SIP_MEDIA_TIMEOUT_S: must be between 0 and 3600/)
+  t.throws(() => loadConfig({ SIP_MEDIA_TIMEOUT_S: 'soon' }), /^SIP_MEDIA_TIMEOUT_S: must be a whole number/)
 })
 
 const bad: [Record<string, string>, string, RegExp][] = [

@@ -325,7 +325,7 @@ t.test('non-INVITE server: retransmitted requests get the last response; timer J
   t.equal(tcp.state, 'terminated', 'timer J is zero over TCP')
 })
 
-t.test('transaction keys: branch, sent-by and method; ACK matches its INVITE; RFC 2543 branches are not keyed', async (t) => {
+t.test('transaction keys: branch, sent-by and method; ACK matches its INVITE', async (t) => {
   const key = transactionKey(INVITE)
   t.equal(key, 'z9hG4bK74bf9|pbx.example.net:5060|INVITE')
   t.equal(transactionKey(ackForError(INVITE, response(486))), key)
@@ -335,5 +335,31 @@ t.test('transaction keys: branch, sent-by and method; ACK matches its INVITE; RF
     ...INVITE,
     headers: INVITE.headers.map((h) => (h.name === 'Via' ? { name: 'Via', value: 'SIP/2.0/UDP pbx.example.net;branch=1234' } : h)),
   }
-  t.equal(transactionKey(old), null)
+  t.not(transactionKey(old), null, 'a branch without the cookie is keyed too (by the older rule)')
+  t.not(transactionKey(old), key)
+})
+
+t.test('RFC 2543 keys (section 17.2.3): URI, tags, Call-ID, CSeq and top Via; its ACK and CANCEL find the INVITE', async (t) => {
+  const via = (value: string) => (h: { name: string; value: string }) => (h.name === 'Via' ? { name: 'Via', value } : h)
+  const old: SipRequest = { ...INVITE, headers: INVITE.headers.map(via('SIP/2.0/UDP pbx.example.net;branch=1234')) }
+  const noBranch: SipRequest = { ...INVITE, headers: INVITE.headers.map(via('SIP/2.0/UDP pbx.example.net')) }
+  const key = transactionKey(old)
+  t.equal(transactionKey({ ...old, headers: [...old.headers] }), key, 'a retransmission matches')
+  t.equal(transactionKey(ackForError(old, response(486, old))), key, 'the ACK of our error answer (with our To tag) matches')
+  const cancel: SipRequest = {
+    ...old,
+    method: 'CANCEL',
+    headers: old.headers.map((h) => (h.name === 'CSeq' ? { name: 'CSeq', value: '1 CANCEL' } : h)),
+  }
+  t.not(transactionKey(cancel), key, 'a CANCEL is a transaction of its own')
+  t.not(transactionKey(noBranch), null, 'no branch at all: keyed the same way')
+  t.not(transactionKey(noBranch), key, 'another top Via: another transaction')
+  t.not(transactionKey({ ...old, uri: 'sip:+15550009999@gw.example.com' }), key, 'another Request-URI')
+  const otherFrom = old.headers.map((h) =>
+    h.name === 'From' ? { name: 'From', value: '<sip:+15552223333@pbx.example.net>;tag=other' } : h,
+  )
+  t.not(transactionKey({ ...old, headers: otherFrom }), key, 'another From tag')
+  const nextSeq = old.headers.map((h) => (h.name === 'CSeq' ? { name: 'CSeq', value: '2 INVITE' } : h))
+  t.not(transactionKey({ ...old, headers: nextSeq }), key, 'another CSeq')
+  t.equal(transactionKey(response(200, old)), null, 'a response without the cookie is never ours (our branches have it)')
 })

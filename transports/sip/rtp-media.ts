@@ -4,6 +4,9 @@
  * per 20 ms of clock. Outgoing: frames go through the pacer, one packet per 20 ms slot, G.711 silence when no
  * audio is queued, nothing while the peer holds the call.
  *
+ * RTCP (reports, and the media timeout when the peer goes silent) is the RtcpSession's: this stream hands it
+ * the RTCP it gets on the RTP port (RFC 5761 mux) and tells it of every RTP packet sent and received.
+ *
  * Symmetric RTP (for callers behind NAT): until a packet comes we send to the SDP's address; the first RTP
  * packet from the SDP's address or the signalling peer's address latches the stream to where it came from (its
  * port may differ: NAT), and from then on we send there and ignore packets from anywhere else. Packets from
@@ -18,6 +21,7 @@ import { JitterBuffer } from './jitter-buffer.js'
 import { decodeRtp, encodeRtp, isRtcp } from './rtp-codec.js'
 import { RtpPacer } from './rtp-pacer.js'
 import type { RtpPortLease } from './rtp-port-pool.js'
+import { RtcpSession, type RtcpTarget } from './rtcp-session.js'
 import type { NegotiatedAudio } from './sdp-offer-answer.js'
 import { SrtpSession } from './srtp/srtp-session.js'
 
@@ -35,12 +39,20 @@ export interface RtpMediaEvents {
   readonly onDigit: (digit: string) => void
   /** What a callback threw: logged by the owner; the clock goes on. */
   readonly onError?: (error: unknown) => void
+  /** No RTP or RTCP from the peer for the media timeout while it declared that it sends. */
+  readonly onMediaTimeout?: () => void
+}
+
+/** How the stream's RTCP runs: where the peer takes it, and the media timeout (0: off). */
+export interface RtpMediaRtcp {
+  readonly target?: RtcpTarget | undefined
+  readonly mediaTimeoutMs: number
 }
 
 /** Counters for tests and logs. */
 export interface RtpMediaStats {
   received: number
-  /** Packets ignored: RTCP, undecodable, an unknown payload type, or another source than the latched one. */
+  /** Packets ignored: undecodable, an unknown payload type, or another source than the latched one. */
   ignored: number
   /** Packets from an address that may not latch. */
   foreign: number
@@ -69,8 +81,9 @@ export class RtpMedia {
   #timer: NodeJS.Timeout | undefined
   #held = false
   #closed = false
+  readonly #rtcp: RtcpSession
 
-  constructor(lease: RtpPortLease, audio: NegotiatedAudio, signallingAddress: string, events: RtpMediaEvents) {
+  constructor(lease: RtpPortLease, audio: NegotiatedAudio, signallingAddress: string, events: RtpMediaEvents, rtcp?: RtpMediaRtcp) {
     this.#lease = lease
     this.#audio = audio
     this.#events = events
@@ -79,6 +92,26 @@ export class RtpMedia {
     this.#jitter = new JitterBuffer({ silenceByte: silenceOf(audio) })
     this.#pacer = newPacer(audio)
     this.#srtp = audio.srtp === undefined ? undefined : new SrtpSession(audio.srtp)
+    this.#rtcp = new RtcpSession({
+      ssrc: this.#ssrc,
+      cname: `voxgate-${this.#ssrc.toString(16)}@${lease.port}`,
+      rtpSocket: lease.socket,
+      rtcpSocket: lease.rtcpSocket,
+      target: rtcp?.target ?? defaultTarget(audio),
+      peerSends: peerSends(audio),
+      latchable: this.#latchable,
+      mediaTimeoutMs: rtcp?.mediaTimeoutMs ?? 0,
+      onTimeout: () => events.onMediaTimeout?.(),
+      // Read at each packet: a re-INVITE may bring new keys, or none.
+      srtcp: {
+        protect: (packet) => this.#srtp?.protectRtcp(packet) ?? packet,
+        unprotect: (packet) => {
+          if (this.#srtp === undefined) return packet
+          const clear = this.#srtp.unprotectRtcp(packet)
+          return typeof clear === 'string' ? undefined : clear
+        },
+      },
+    })
     lease.socket.on('message', (bytes, from) => this.#onPacket(bytes, from))
     lease.socket.on('error', () => undefined)
   }
@@ -93,9 +126,15 @@ export class RtpMedia {
     return { ...this.#peer, latched: this.#latched }
   }
 
-  /** Starts the 20 ms clock. */
+  /** RTCP counters (reports sent and received). */
+  get rtcp(): RtcpSession {
+    return this.#rtcp
+  }
+
+  /** Starts the 20 ms clock, and RTCP with it. */
   start(): void {
     if (this.#timer !== undefined || this.#closed) return
+    this.#rtcp.start()
     this.#loop()
   }
 
@@ -132,8 +171,9 @@ export class RtpMedia {
    * A re-INVITE changed the stream: hold sends nothing (the held caller hears nothing, and queued audio waits);
    * a new address or codec applies from now on.
    */
-  update(audio: NegotiatedAudio): void {
+  update(audio: NegotiatedAudio, rtcp?: RtcpTarget): void {
     this.#held = audio.held
+    this.#rtcp.update(rtcp ?? defaultTarget(audio), peerSends(audio))
     const moved = audio.remoteAddress !== this.#audio.remoteAddress || audio.remotePort !== this.#audio.remotePort
     if (moved && !audio.held) {
       this.#peer = { address: audio.remoteAddress, port: audio.remotePort }
@@ -158,6 +198,7 @@ export class RtpMedia {
     this.#closed = true
     clearTimeout(this.#timer)
     this.#waiting = []
+    this.#rtcp.close()
     this.#lease.release()
   }
 
@@ -171,6 +212,7 @@ export class RtpMedia {
         const plain = encodeRtp({ ...packet, ssrc: this.#ssrc })
         const bytes = this.#srtp === undefined ? plain : this.#srtp.protectRtp(plain)
         this.#lease.socket.send(bytes, this.#peer.port, this.#peer.address, () => undefined)
+        this.#rtcp.rtpSent(packet.timestamp, packet.payload.length)
         const matches = (w: { payload: Buffer | null }) => (w.payload === null ? packet.digitDone === true : w.payload === packet.payload)
         while (this.#waiting.length > 0 && matches(this.#waiting[0]!)) this.#waiting.shift()!.sent()
       }
@@ -197,7 +239,7 @@ export class RtpMedia {
   #onPacket(bytes: Buffer, from: RemoteInfo): void {
     if (this.#closed) return
     this.stats.received++
-    if (isRtcp(bytes)) return void this.stats.ignored++
+    if (isRtcp(bytes)) return this.#rtcp.receive(bytes, from)
     if (this.#latched) {
       if (from.address !== this.#peer.address || from.port !== this.#peer.port) return void this.stats.foreign++
     } else if (!this.#latchable.has(unmapped(from.address))) {
@@ -215,6 +257,7 @@ export class RtpMedia {
       this.#latched = true
       this.#peer = { address: from.address, port: from.port }
     }
+    this.#rtcp.rtpReceived(p)
     if (event) {
       for (const d of this.#dtmf.receive(p)) this.#events.onDigit(d.digit)
       return
@@ -222,6 +265,16 @@ export class RtpMedia {
     this.#firstAt ??= Date.now()
     this.#jitter.push(p)
   }
+}
+
+/** The peer's RTCP by default: its RTP address, port + 1 (RFC 3550 section 11), no mux. */
+function defaultTarget(audio: NegotiatedAudio): RtcpTarget {
+  return { address: audio.remoteAddress, rtpPort: audio.remotePort, mux: false }
+}
+
+/** The peer declared that it sends RTP (sendrecv, not on hold): only then is its silence a reason to hang up. */
+function peerSends(audio: NegotiatedAudio): boolean {
+  return audio.remoteDirection === 'sendrecv' && !audio.held
 }
 
 function newPacer(audio: NegotiatedAudio): RtpPacer {

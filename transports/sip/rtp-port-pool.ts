@@ -1,6 +1,7 @@
 /**
  * RTP sockets for calls, one per call, on even ports of `RTP_PORT_MIN..RTP_PORT_MAX` (RTP takes the even port,
- * RFC 3550 section 11; RTCP the odd one above, so both must be inside the range: see `rtpPortSlots`). The pool remembers which ports its
+ * RFC 3550 section 11; RTCP takes the odd one above, which is bound with it, so both must be inside the range (see
+ * `rtpPortSlots`) and an RTP port is only handed out when its RTCP port is free too). The pool remembers which ports its
  * calls hold and starts each search after the last port it gave, so a port just freed is not reused at once (a
  * late packet of the old call must not reach the new one). A port some other process holds is skipped.
  */
@@ -10,6 +11,8 @@ import { createSocket, type Socket } from 'node:dgram'
 export interface RtpPortLease {
   readonly socket: Socket
   readonly port: number
+  /** The socket on `port + 1` for RTCP (RFC 3550 section 11); held even when a call multiplexes RTCP. */
+  readonly rtcpSocket: Socket
   release(): void
 }
 
@@ -57,16 +60,26 @@ export class RtpPortPool {
       if (this.#held.has(port)) continue
       const socket = await bind(this.#host, port)
       if (socket === null) continue
+      const rtcpSocket = await bind(this.#host, port + 1)
+      if (rtcpSocket === null) {
+        socket.close()
+        continue
+      }
       this.#held.add(port)
       let released = false
       return {
         socket,
         port,
+        rtcpSocket,
         release: () => {
           if (released) return
           released = true
           this.#held.delete(port)
-          socket.close()
+          // After this turn: a last datagram just handed to a socket (the RTCP BYE) still leaves before it closes.
+          setImmediate(() => {
+            socket.close()
+            rtcpSocket.close()
+          })
         },
       }
     }

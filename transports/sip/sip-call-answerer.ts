@@ -3,13 +3,15 @@
  * or nothing usable: 488), an RTP port is taken from the pool (none free: 503), the session is opened over the
  * call's transport (refused: the admission's status), and only then the 200 with our SDP answer goes out. A
  * CANCEL at any point before the 200 wins: whatever was allocated is freed, and a session opened meanwhile ends
- * at once as a caller hang-up.
+ * at once as a caller hang-up. A connected call whose peer falls silent (no RTP or RTCP for the media timeout,
+ * while it is not holding the call) is hung up with a BYE and ends `media_timeout`.
  */
 import { randomBytes, randomInt } from 'node:crypto'
 import { CallSessionTimer } from './call-session-timer.js'
 import type { SipAdmittedCall, SipSource } from './sip-admission.js'
 import type { RtpPortPool } from './rtp-port-pool.js'
 import { RtpMedia } from './rtp-media.js'
+import { answerWithRtcp, type RtcpAnswerResult } from './rtcp-sdp.js'
 import { type AnswerResult, answerOffer, createOffer, type LocalMedia, TELEPHONE_EVENT_PAYLOAD } from './sdp-offer-answer.js'
 import type { SipCall } from './sip-call.js'
 import { SipCallTransport } from './sip-call-transport.js'
@@ -33,6 +35,10 @@ export interface SipCallAnswererOptions {
   readonly onError?: (error: unknown) => void
   /** Told when a call is connected: the endpoint finds it by its dialog from now on. */
   readonly onConnected: (call: SipCall) => void
+  /** No RTP or RTCP from a peer for this long ends its call (`SIP_MEDIA_TIMEOUT_S`); 0 or unset: never. */
+  readonly mediaTimeoutMs?: number
+  /** Told when a call was hung up for its media timeout (metrics, one log line). */
+  readonly onMediaTimeout?: (call: SipCall) => void
 }
 
 /** Connects admitted calls. */
@@ -90,17 +96,28 @@ export class SipCallAnswerer {
       sessionVersion: 1,
       srtp,
     }
-    const answered = late ? lateOffer(local, source.address) : answerOffer(offer, local)
+    const answered: RtcpAnswerResult = late ? { ...lateOffer(local, source.address), rtcp: undefined } : answerWithRtcp(offer, local)
     if (!answered.ok) {
       lease.release()
       return call.refuse(488, answered.reason, [{ name: 'Warning', value: answered.warning }])
     }
     let transport: SipCallTransport | undefined
-    const media = new RtpMedia(lease, answered.audio, source.address, {
-      onAudio: (frame, atMs) => transport?.callerAudio(frame, atMs),
-      onDigit: (digit) => transport?.callerDigit(digit),
-      onError: (e) => this.#o.onError?.(e),
-    })
+    const media = new RtpMedia(
+      lease,
+      answered.audio,
+      source.address,
+      {
+        onAudio: (frame, atMs) => transport?.callerAudio(frame, atMs),
+        onDigit: (digit) => transport?.callerDigit(digit),
+        onError: (e) => this.#o.onError?.(e),
+        onMediaTimeout: () => {
+          this.#o.onMediaTimeout?.(call)
+          transport?.peerEnded('media_timeout')
+          call.hangUp('media_timeout')
+        },
+      },
+      { target: answered.rtcp, mediaTimeoutMs: this.#o.mediaTimeoutMs ?? 0 },
+    )
     transport = new SipCallTransport(
       media,
       answered.audio.codec,

@@ -13,7 +13,8 @@ import type { TransferTarget } from '../../core/transfer-target.js'
 import { type ClientTransactionTable, type ClientWire, newBranch } from './client-transaction-table.js'
 import type { InviteServerTransaction } from './invite-transactions.js'
 import type { RtpMedia } from './rtp-media.js'
-import { answerOffer, type LocalMedia, readAnswer } from './sdp-offer-answer.js'
+import { answerWithRtcp } from './rtcp-sdp.js'
+import { type LocalMedia, readAnswer } from './sdp-offer-answer.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
@@ -159,9 +160,7 @@ export class SipCall {
 
   /** Our 200 was never acknowledged (timer L): the dialog is ended with a BYE, and so is the session. */
   noAck(): void {
-    if (this.#state !== 'answered') return
-    this.#transport?.peerEnded('client_disconnected')
-    this.hangUp('client_disconnected')
+    if (this.#state === 'answered') this.#expired()
   }
 
   /** True when the peer's INVITE listed REFER in its Allow header: the call can be transferred by REFER. */
@@ -239,10 +238,10 @@ export class SipCall {
     let body = Buffer.alloc(0)
     if (request.body.length > 0) {
       const next = { ...local, sessionVersion: local.sessionVersion + 1 }
-      const answered = answerOffer(request.body.toString('utf8'), next)
+      const answered = answerWithRtcp(request.body.toString('utf8'), next)
       if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
       this.#local = next
-      media.update(answered.audio)
+      media.update(answered.audio, answered.rtcp)
       this.#transport?.setCodec(answered.audio.codec)
       this.#transport?.setHeld(answered.audio.held)
       body = Buffer.from(answered.answer)

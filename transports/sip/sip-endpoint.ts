@@ -35,6 +35,8 @@ export type SipDropReason = 'scanner' | 'rate_limited' | 'malformed' | 'connecti
 /** What the endpoint counts; the wiring turns it into metrics. */
 export interface SipEndpointMetrics {
   dropped(reason: SipDropReason): void
+  /** A call was hung up because its peer sent no RTP or RTCP for the media timeout. */
+  mediaTimeout?(): void
 }
 
 /** The TLS listener's settings (SIP_TLS_PORT, SIP_TLS_CERT, SIP_TLS_KEY), PEM text. */
@@ -76,6 +78,8 @@ export interface SipEndpointOptions {
   readonly tlsCa?: string
   /** The clock of the once-a-minute drop log (tests); `Date.now` by default. */
   readonly now?: () => number
+  /** No RTP or RTCP from a call's peer for this long hangs it up (`media_timeout`); 0 or unset: never. */
+  readonly mediaTimeoutMs?: number
 }
 
 /** Counts by reason since start (the same figures the metrics get). */
@@ -162,6 +166,11 @@ export class SipEndpoint {
           publicHost: options.publicHost,
           onError: (error) => options.log.error({ err: error }, 'SIP call failed (opening its session, or in its media)'),
           onConnected: (call) => dialogs.confirm(call.inviteKey, call.callId, call.localTag, call),
+          mediaTimeoutMs: options.mediaTimeoutMs,
+          onMediaTimeout: (call) => {
+            options.metrics?.mediaTimeout?.()
+            options.log.info({ call_id: call.callId }, 'SIP call hung up: no RTP or RTCP from the peer (media timeout)')
+          },
         }),
         via: (transport) => viaFor(options.publicHost, transport, this.#ports),
       },

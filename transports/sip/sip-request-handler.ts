@@ -78,9 +78,11 @@ export class SipRequestHandler {
     const key = transactionKey(request)
     if (request.method === 'ACK') {
       // The ACK for our error answer completes its INVITE transaction; the ACK for a 200 is a request of its own
-      // (another branch) that its dialog takes; with neither it is dropped (section 17.2.3).
+      // (another branch) that its dialog takes; with neither it is dropped (section 17.2.3). An RFC 2543 peer's
+      // ACK for a 200 matches the INVITE's transaction by the older rule: it is still the dialog's (which stops
+      // the 200's retransmissions and reads an answer the ACK may carry).
       const tx = key === null ? undefined : transactions.find(key)
-      if (tx instanceof InviteServerTransaction) tx.receiveAck(request)
+      if (tx instanceof InviteServerTransaction && tx.state !== 'accepted') tx.receiveAck(request)
       else this.#options.calls.dialogs.findDialog(request)?.ack(request)
       return
     }
@@ -110,8 +112,9 @@ export class SipRequestHandler {
       return
     }
     if (request.method === 'INVITE') {
-      // Without an RFC 3261 branch (or with the table full) there is no transaction: answered statelessly.
-      // A 200 never acknowledged (timer L) ends the call (RFC 3261 section 13.3.1.4: the UAS sends BYE).
+      // Without a Via or CSeq to key it (or with the table full) there is no transaction: answered statelessly.
+      // A 200 is resent until its ACK, and one never acknowledged (timer L, 64*T1) ends the call with a BYE
+      // (RFC 3261 section 13.3.1.4, RFC 6026), an RFC 2543 peer's too: its INVITE is keyed by the older rule.
       let call: SipCall | undefined
       const tx = key === null ? null : transactions.createInvite(key, wire, (final) => (final.status < 300 ? call?.noAck() : undefined))
       call = this.#invite(request, ctx, tx, key)

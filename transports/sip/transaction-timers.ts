@@ -3,8 +3,8 @@
  * scheduler they run on (a fake one in tests, so no test sleeps), the transport reliability that switches
  * retransmissions off, and the key that matches a message to its transaction (section 17.2.3).
  */
-import { getHeader, type SipMessage } from './sip-message.js'
-import { parseCSeq, parseVia } from './sip-uri-codec.js'
+import { getHeader, type SipMessage, type SipRequest } from './sip-message.js'
+import { parseCSeq, parseNameAddr, parseVia } from './sip-uri-codec.js'
 
 /** T1 (RTT estimate), T2 (longest retransmit interval), T4 (how long a message may stay in the network), in ms. */
 export interface SipTimerValues {
@@ -78,15 +78,34 @@ export class TransactionTimers {
 
 /**
  * The key of the transaction a message belongs to (RFC 3261 sections 17.1.3 and 17.2.3): the top Via's branch,
- * its sent-by, and the CSeq method, with ACK matched to its INVITE. `null` without an RFC 3261 branch
- * (`z9hG4bK...`): RFC 2543 peers are matched by the dialog layer instead.
+ * its sent-by, and the CSeq method, with ACK matched to its INVITE. A request whose branch lacks the `z9hG4bK`
+ * cookie (an RFC 2543 peer, or none at all) is keyed by section 17.2.3's older rule instead: see
+ * {@link rfc2543Key}. `null` without a Via or CSeq (answered statelessly).
  */
 export function transactionKey(message: SipMessage): string | null {
-  const topVia = getHeader(message, 'Via')
+  const topVia = getHeader(message, 'Via')?.split(',')[0]
   const cseq = parseCSeq(getHeader(message, 'CSeq') ?? '')
-  const via = topVia === undefined ? null : parseVia(topVia.split(',')[0]!)
-  const branch = via?.params.get('branch')
-  if (via === null || cseq === null || branch == null || !branch.startsWith('z9hG4bK')) return null
+  const via = topVia === undefined ? null : parseVia(topVia)
+  if (via === null || topVia === undefined || cseq === null) return null
+  const branch = via.params.get('branch')
   const method = cseq.method === 'ACK' ? 'INVITE' : cseq.method
-  return `${branch}|${via.host}:${via.port ?? 5060}|${method}`
+  if (branch != null && branch.startsWith('z9hG4bK')) return `${branch}|${via.host}:${via.port ?? 5060}|${method}`
+  return message.kind === 'request' ? rfc2543Key(message, topVia, cseq.seq, method) : null
+}
+
+/**
+ * Section 17.2.3 for a request without the cookie: the Request-URI, the From tag, the Call-ID, the CSeq (number
+ * and method, ACK counted as its INVITE) and the top Via must all be those of the request that made the
+ * transaction, and the To tag too, except for INVITE: its ACK carries the tag of our answer, which the INVITE
+ * did not have (the rule's "To tag of the ACK matches the To tag of the response"; our tags are unique, and an
+ * ACK for a 2xx is the dialog's anyway).
+ */
+function rfc2543Key(request: SipRequest, topVia: string, seq: number, method: string): string {
+  const tag = (name: string): string => {
+    const value = getHeader(request, name)
+    return (value === undefined ? undefined : parseNameAddr(value)?.params.get('tag')) ?? ''
+  }
+  const via = topVia.trim().replace(/\s+/g, ' ').toLowerCase()
+  const toTag = method === 'INVITE' ? '' : tag('To')
+  return ['2543', method, seq, getHeader(request, 'Call-ID') ?? '', tag('From'), toTag, request.uri, via].join('\n')
 }
