@@ -9,6 +9,7 @@ import t from 'tap'
 import { decodeRtcp, encodeRtcp, type RtcpPacket } from '../../transports/sip/rtcp-codec.js'
 import { RTCP_INTERVAL_MS, RtcpSession, type RtcpTarget } from '../../transports/sip/rtcp-session.js'
 import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
+import { SrtpSession } from '../../transports/sip/srtp/srtp-session.js'
 
 function clock() {
   let now = 1_000_000
@@ -190,4 +191,53 @@ t.test('media timeout: RTP or RTCP re-arms it, hold stops it, one onTimeout', as
   off.s.start()
   off.c.advance(600_000)
   t.equal(off.timeouts(), 0, '0 turns it off')
+})
+
+t.test('on an SRTP call reports leave as SRTCP, and the peer SRTCP counts only once it authenticates', async (t) => {
+  const ours = Buffer.alloc(30, 1)
+  const theirs = Buffer.alloc(30, 2)
+  const suite = 'AES_CM_128_HMAC_SHA1_80' as const
+  const we = new SrtpSession({ suite, tag: 1, local: ours, remote: theirs })
+  const peer = new SrtpSession({ suite, tag: 1, local: theirs, remote: ours })
+  const c = clock()
+  const wire: Buffer[] = []
+  const socket = { on: () => socket, send: (bytes: Buffer) => void wire.push(Buffer.from(bytes)) } as unknown as Socket
+  const s = new RtcpSession({
+    ssrc: 0xabc,
+    cname: 'voxgate-abc@10000',
+    rtpSocket: socket,
+    rtcpSocket: socket,
+    target: { address: '192.0.2.1', rtpPort: 4000, mux: false },
+    peerSends: true,
+    latchable: new Set(['192.0.2.1']),
+    mediaTimeoutMs: 0,
+    srtcp: {
+      protect: (packet) => we.protectRtcp(packet),
+      unprotect: (packet) => {
+        const clear = we.unprotectRtcp(packet)
+        return typeof clear === 'string' ? undefined : clear
+      },
+    },
+    timers: c.timers,
+    now: c.now,
+    random: () => 0.5,
+  })
+  s.start()
+  c.advance(10_000)
+  t.ok(wire.length > 0, 'reports went out')
+  t.equal(decodeRtcp(wire[0]!).kind, 'invalid', 'not readable as plain RTCP (the SRTCP trailer and encryption)')
+  const opened = peer.unprotectRtcp(wire[0]!)
+  t.not(typeof opened, 'string', 'the peer authenticates and decrypts it')
+  t.match(decodeRtcp(opened as Buffer), { kind: 'rtcp', packets: [{ ssrc: 0xabc }, { type: 'sdes' }] })
+
+  const report = encodeRtcp([{ type: 'rr', ssrc: 77, reports: [] }])
+  s.receive(report, from('192.0.2.1', 4001))
+  t.equal(s.stats.received, 0, 'plain RTCP is refused on an SRTP call')
+  t.equal(s.stats.invalid, 1)
+  const sealed = peer.protectRtcp(report)
+  s.receive(sealed, from('192.0.2.1', 4001))
+  t.equal(s.stats.received, 1, 'its SRTCP counts')
+  s.receive(sealed, from('192.0.2.1', 4001))
+  t.equal(s.stats.received, 1, 'a replay does not')
+  s.close()
 })
