@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { resolve } from 'node:path'
-import { createSecureContext } from 'node:tls'
 import { parseCidr } from '../core/cidr.js'
 import { parseSecretKey } from '../core/secret-box.js'
-import { rtpPortRangeCheck } from './rtp-port-range.js'
+import { bool, ConfigError, type Env, int, num, optionalInt, str } from './config-env.js'
+import { type SipSettings, sipSettings } from './sip-config.js'
 import type { RecordingObjectStoreConfig } from '../gateway/sessions/recording/object-store.js'
 import {
   VENDOR_TABLE,
@@ -16,6 +14,11 @@ import {
   type VendorSetting,
   type VendorSettings,
 } from '../pipeline/index.js'
+
+export { ConfigError } from './config-env.js'
+export type { SipSettings } from './sip-config.js'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /** The gateway's whole configuration, read from the environment once at start-up. */
 export interface GatewayConfig {
@@ -79,74 +82,6 @@ export interface GatewayConfig {
   sip: SipSettings | undefined
   /** Each vendor's URL and key, keyed by plugin id, read from the variables the vendor table names. */
   vendors: Record<VendorId, VendorSetting> & VendorSettings
-}
-
-/** The SIP endpoint's settings (docs/sip.md, "The SIP endpoint"). */
-export interface SipSettings {
-  /** UDP and TCP port (`SIP_PORT`). */
-  port: number
-  /** Bind address (`SIP_HOST`). */
-  host: string
-  /** The host put in Via, Contact and later SDP (`SIP_PUBLIC_HOST`; default: PUBLIC_URL's host). */
-  publicHost: string
-  /** The RTP port range (`RTP_PORT_MIN`/`RTP_PORT_MAX`) as set: RTP takes its even ports whose odd neighbour is inside it. */
-  rtpPortMin: number
-  rtpPortMax: number
-  /** The TLS listener (`SIP_TLS_PORT`, `SIP_TLS_CERT`, `SIP_TLS_KEY`: PEM text read at start-up); undefined: no TLS. */
-  tls: { port: number; cert: string; key: string } | undefined
-  /** CA certificates (PEM) trusted beside the built-in ones for trunks dialled over TLS (`SIP_TLS_CA`). */
-  tlsCa: string | undefined
-  /** Silence from a call's peer (no RTP, no RTCP, not on hold) that hangs it up (`SIP_MEDIA_TIMEOUT_S`); 0: never. */ mediaTimeoutS: number
-}
-
-/** Raised when an environment variable has an invalid value; the message names the variable. */
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`)
-    this.name = 'ConfigError'
-  }
-}
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-
-type Env = Record<string, string | undefined>
-
-function str(env: Env, name: string): string | undefined {
-  const v = env[name]
-  return v === undefined || v.trim() === '' ? undefined : v.trim()
-}
-
-function int(env: Env, name: string, def: number, min: number, max: number): number {
-  return optionalInt(env, name, min, max) ?? def
-}
-
-/** A whole number from `min` to `max`; undefined when the variable is unset (a setting with no default). */
-function optionalInt(env: Env, name: string, min: number, max: number): number | undefined {
-  const raw = str(env, name)
-  if (raw === undefined) return undefined
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
-  const n = Number(raw)
-  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`)
-  return n
-}
-
-function num(env: Env, name: string, def: number, min: number): number {
-  const raw = str(env, name)
-  if (raw === undefined) return def
-  const n = Number(raw)
-  if (!Number.isFinite(n) || n < min) throw new ConfigError(name, `must be a number >= ${min}, got "${raw}"`)
-  return n
-}
-
-function bool(env: Env, name: string): boolean {
-  const raw = str(env, name)
-  if (raw === undefined) return false
-  if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true
-  if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false
-  throw new ConfigError(name, `must be 1/true/yes or 0/false/no, got "${raw}"`)
 }
 
 function url(env: Env, name: string, def: string | undefined, schemes: string[]): string | undefined {
@@ -236,88 +171,6 @@ export function loadConfig(env: Env = process.env, vendors: readonly VendorRow[]
     recordingObjectStore: recordingObjectStore(env),
     sip: sipSettings(env, publicUrl, warnings),
     vendors: vendorSettings(env, vendors),
-  }
-}
-
-/** A host name or an IPv4/IPv6 address (IPv6 may be bracketed). */
-const HOST_PATTERN = /^(?:[\w.-]+|\[?[0-9A-Fa-f:.]+\]?)$/
-
-/** The SIP settings, each checked even when SIP_PORT is unset, so a typo is named before anyone turns SIP on. */
-function sipSettings(env: Env, publicUrl: string, warnings: string[]): SipSettings | undefined {
-  const host = str(env, 'SIP_HOST') ?? '0.0.0.0'
-  if (!HOST_PATTERN.test(host)) throw new ConfigError('SIP_HOST', `is not a host name or address: "${host}"`)
-  const publicHost = str(env, 'SIP_PUBLIC_HOST') ?? new URL(publicUrl).hostname.replace(/^\[|\]$/g, '')
-  if (!HOST_PATTERN.test(publicHost)) throw new ConfigError('SIP_PUBLIC_HOST', `is not a host name or address: "${publicHost}"`)
-  const rtpPortMin = int(env, 'RTP_PORT_MIN', 10_000, 1024, 65534)
-  const rtpPortMax = int(env, 'RTP_PORT_MAX', 20_000, 1025, 65535)
-  if (rtpPortMin >= rtpPortMax) throw new ConfigError('RTP_PORT_MAX', `must be above RTP_PORT_MIN (${rtpPortMin}), got ${rtpPortMax}`)
-  const rtpRange = rtpPortRangeCheck(rtpPortMin, rtpPortMax)
-  if (rtpRange.error !== undefined) throw new ConfigError('RTP_PORT_MAX', rtpRange.error)
-  if (rtpRange.warning !== undefined) warnings.push(rtpRange.warning)
-  const tlsPort = optionalInt(env, 'SIP_TLS_PORT', 0, 65535)
-  const tls = tlsPort === undefined ? noTlsFiles(env) : tlsSettings(env, tlsPort)
-  const tlsCa = pemFile(env, 'SIP_TLS_CA')
-  if (tlsCa !== undefined) certificates(tlsCa, 'SIP_TLS_CA')
-  const mediaTimeoutS = int(env, 'SIP_MEDIA_TIMEOUT_S', 30, 0, 3600)
-  if (str(env, 'SIP_PORT') === undefined) {
-    if (tlsPort !== undefined) throw new ConfigError('SIP_TLS_PORT', 'is set but SIP_PORT is not: TLS is a SIP listener beside UDP and TCP')
-    return undefined
-  }
-  // 0, as for PORT: a free port, where UDP and TCP both bind (the endpoint logs it); tests use it.
-  const port = int(env, 'SIP_PORT', 5060, 0, 65535)
-  if (tls !== undefined && port !== 0 && tls.port === port) throw new ConfigError('SIP_TLS_PORT', `must differ from SIP_PORT (${port})`)
-  return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax, tls, tlsCa, mediaTimeoutS }
-}
-
-/** Without SIP_TLS_PORT, a certificate or key alone is a mistake worth naming. */
-function noTlsFiles(env: Env): undefined {
-  for (const name of ['SIP_TLS_CERT', 'SIP_TLS_KEY']) {
-    if (str(env, name) !== undefined) throw new ConfigError(name, 'is set but SIP_TLS_PORT is not: set the TLS port too')
-  }
-  return undefined
-}
-
-/** The certificate and key, read and checked: each parses, and the key is the certificate's. */
-function tlsSettings(env: Env, port: number): { port: number; cert: string; key: string } {
-  const cert = pemFile(env, 'SIP_TLS_CERT')
-  if (cert === undefined) throw new ConfigError('SIP_TLS_CERT', 'is required with SIP_TLS_PORT (a PEM certificate file)')
-  const key = pemFile(env, 'SIP_TLS_KEY')
-  if (key === undefined) throw new ConfigError('SIP_TLS_KEY', 'is required with SIP_TLS_PORT (a PEM private key file)')
-  certificates(cert, 'SIP_TLS_CERT')
-  try {
-    createPrivateKey(key)
-  } catch (e) {
-    throw new ConfigError('SIP_TLS_KEY', `is not a PEM private key: ${(e as Error).message}`)
-  }
-  try {
-    createSecureContext({ cert, key })
-  } catch (e) {
-    throw new ConfigError('SIP_TLS_KEY', `does not match SIP_TLS_CERT: ${(e as Error).message}`)
-  }
-  return { port, cert, key }
-}
-
-/** A file's text, named by a variable; undefined when the variable is unset. */
-function pemFile(env: Env, name: string): string | undefined {
-  const path = str(env, name)
-  if (path === undefined) return undefined
-  try {
-    return readFileSync(path, 'utf8')
-  } catch (e) {
-    throw new ConfigError(name, `cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message} (${path})`)
-  }
-}
-
-/** Checks that `pem` holds at least one certificate and that each parses. */
-function certificates(pem: string, name: string): void {
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
-  if (blocks.length === 0) throw new ConfigError(name, 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)')
-  for (const block of blocks) {
-    try {
-      new X509Certificate(block)
-    } catch (e) {
-      throw new ConfigError(name, `holds a certificate that does not parse: ${(e as Error).message}`)
-    }
   }
 }
 

@@ -89,7 +89,7 @@ export function transactionKey(message: SipMessage): string | null {
   if (via === null || topVia === undefined || cseq === null) return null
   const branch = via.params.get('branch')
   const method = cseq.method === 'ACK' ? 'INVITE' : cseq.method
-  if (branch != null && branch.startsWith('z9hG4bK')) return `${branch}|${via.host}:${via.port ?? 5060}|${method}`
+  if (branch?.startsWith('z9hG4bK')) return `${branch}|${via.host}:${via.port ?? 5060}|${method}`
   return message.kind === 'request' ? rfc2543Key(message, topVia, cseq.seq, method) : null
 }
 
