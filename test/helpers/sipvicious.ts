@@ -19,6 +19,8 @@ export interface SipviciousRun {
   readonly stderr: string
   /** True when `stopWhen` matched and the run was stopped. */
   readonly stopped: boolean
+  /** True when `timeoutMs` passed and the run was stopped. */
+  readonly timedOut: boolean
 }
 
 /**
@@ -37,6 +39,7 @@ export function runSipvicious(
   let stdout = ''
   let stderr = ''
   let stopped = false
+  let timedOut = false
   const timers: NodeJS.Timeout[] = []
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
@@ -51,12 +54,17 @@ export function runSipvicious(
       timers.push(setTimeout(stop, options.graceMs ?? 1_000))
     }
   })
-  timers.push(setTimeout(stop, options.timeoutMs ?? 30_000))
+  timers.push(
+    setTimeout(() => {
+      timedOut = true
+      stop()
+    }, options.timeoutMs ?? 30_000),
+  )
   return new Promise((resolve, reject) => {
     child.on('error', reject)
     child.on('close', (code) => {
       for (const timer of timers) clearTimeout(timer)
-      resolve({ code, stdout, stderr, stopped })
+      resolve({ code, stdout, stderr, stopped, timedOut })
     })
   })
 }

@@ -57,26 +57,33 @@ async function metric(pattern: RegExp): Promise<number> {
   return Number(pattern.exec(text)?.[1] ?? 0)
 }
 
-/** The numbers svwar printed in its results table (stdout), whatever it logged. */
-function listed(stdout: string): string[] {
-  return [...stdout.matchAll(/\b(1415555\d{4})\b/g)].map((m) => m[1] as string)
+/**
+ * The numbers svwar found: those it logged as found as it went (`-v`: "extension 'N' exists", with or without
+ * authentication, or "probably exists") and those of the table it prints at the end.
+ */
+function listed(run: { stdout: string; stderr: string }): string[] {
+  const logged = [...run.stderr.matchAll(/extension '(\d+)' (?:exists|probably exists)/g)].map((m) => m[1] as string)
+  const table = [...run.stdout.matchAll(/\b(1415555\d{4})\b/g)].map((m) => m[1] as string)
+  return [...new Set([...logged, ...table])]
 }
 
 t.test('svwar lists no number, with its own User-Agent or another, forced or not', { skip: toolSkip(sipviciousMissing) }, async (t) => {
-  const scan = () => ['-m', 'INVITE', '-e', '100-120', '-T', '1415555%04i', '-t', '0.15', ...target()]
+  const scan = () => ['-m', 'INVITE', '-e', '100-120', '-T', '1415555%04i', '-t', '0.15', '-v', ...target()]
   const scannerDrops = () => metric(/voxgate_sip_dropped_total\{reason="scanner"\} (\d+)/)
   const before = await scannerDrops()
   const stock = await runSipvicious('svwar', scan())
-  t.same(listed(stock.stdout), [], 'stock User-Agent: nothing listed')
+  t.same(listed(stock), [], 'stock User-Agent: nothing listed')
   t.match(stock.stderr, /timed out|No server response/, `its requests were dropped unanswered\n${stock.stderr}`)
   t.ok((await scannerDrops()) > before, 'counted as scanner drops')
 
-  const plain = await runSipvicious('svwar', scan(), { userAgent: UA })
-  t.same(listed(plain.stdout), [], `another User-Agent: nothing listed\n${plain.stderr}`)
+  const plain = await runSipvicious('svwar', scan(), { userAgent: UA, timeoutMs: 90_000 })
+  t.notOk(plain.timedOut, 'svwar ended by itself')
+  t.same(listed(plain), [], `another User-Agent: nothing listed\n${plain.stdout}\n${plain.stderr}`)
   t.match(plain.stderr, /authentication request for an unknown extension/, 'svwar saw a random number challenged too, and gave up')
 
-  const forced = await runSipvicious('svwar', ['--force', ...scan()], { userAgent: UA })
-  t.same(listed(forced.stdout), [], `--force: nothing listed\n${forced.stderr}`)
+  const forced = await runSipvicious('svwar', ['--force', ...scan()], { userAgent: UA, timeoutMs: 90_000 })
+  t.notOk(forced.timedOut, 'svwar ended by itself')
+  t.same(listed(forced), [], `--force: nothing listed\n${forced.stderr}`)
   t.match(forced.stderr, /found nothing/)
   t.equal(await metric(/voxgate_sip_auth_blocks_total (\d+)/), 0, 'asking for numbers without credentials is no failure')
 })
