@@ -152,6 +152,13 @@ t.test('refusals leave no session: a stranger 403, a wrong password 401 then 403
   const notHere = await unknown.final()
   t.equal(notHere.status, 404, 'the right password, then the number is looked up')
   unknown.ackError(notHere)
+  // A wrong password gets the same 403 whether the number is routed or not.
+  const guessing = await phone(t)
+  guessing.invite('+14155550000')
+  guessing.retryWithDigest(await guessing.final(), '+14155550000', 'pbx', 'wrong-password')
+  const wrongUnknown = await guessing.final()
+  t.same([wrongUnknown.status, wrongUnknown.reason], [wrong.status, wrong.reason], 'a wrong password: 403 whatever the number')
+  guessing.ackError(wrongUnknown)
   t.equal((await sessionsOf(guarded.orgId)).length, before, 'no session was stored')
   const metrics = await c.gw.request('GET', '/metrics', { key: null })
   t.match(metrics.text, /voxgate_session_refusals_total\{channel="sip",reason="unknown_source"\} 1/)
