@@ -24,6 +24,7 @@ import { upgradeRoutes } from './upgrades.js'
 import { replicaAddress } from './replica-address.js'
 import { startSip } from './sip-wiring.js'
 import { storeSipAdmission } from './sip-admission.js'
+import { sipAuthMetrics } from './sip-auth-metrics.js'
 import type { SipEndpoint } from '../transports/sip/sip-endpoint.js'
 import type { GatewayDeps } from './gateway-deps.js'
 
@@ -220,6 +221,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
         credentialsKey: config.sipCredentialsKey,
         webhookPolicy: config.webhookPolicy,
         realm: config.sip?.publicHost ?? 'voxgate',
+        authMetrics: sipAuthMetrics(metrics.registry),
       }),
     })
   } catch (e) {

@@ -1,12 +1,14 @@
 /**
- * The SIP endpoint's admission over the store: the packet's source address finds the trunks that allow it
- * (`trunksForSource`, any organization), else the digest user name finds a trunk without an allow-list (digest
- * from anywhere; challenged first when the INVITE has no credentials); the dialled number (Request-URI user part, else To's) finds its agent
- * through the phone number assignments, and the number must belong to one of those trunks' organizations (a
- * number of another organization is as unknown as a missing one: 404). A trunk with a user name and password
- * asks for digest: no credentials get a 401 challenge, wrong ones 403. Nothing is stored until `open`, which
- * authorizes the session the way a carrier call is (balance, concurrency, `clients.carrier`), holding its slot,
- * and connects it over the call's transport.
+ * The SIP endpoint's admission over the store, in the order docs/sip.md gives ("Order of checks"): a blocked
+ * source is refused at once; the packet's source address finds the trunks that allow it (`trunksForSource`, any
+ * organization), and trunks without an allow-list take digest from anywhere; an allow-list without a password
+ * trusts the address, so the dialled number (Request-URI user part, else To's) is looked up and a number of such a
+ * trunk's organization is admitted. Every other call must prove a password first: without credentials it is
+ * challenged (401) whatever the number, wrong credentials are refused (403) whatever the number and counted
+ * towards the source's lockout, and only the right password lets the number be looked up in its trunk's
+ * organization (a number of another organization is as unknown as a missing one: 404). Nothing is stored until
+ * `open`, which authorizes the session the way a carrier call is (balance, concurrency, `clients.carrier`),
+ * holding its slot, and connects it over the call's transport.
  */
 import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
@@ -18,13 +20,14 @@ import { refusalFor } from '../gateway/sessions/call-admission.js'
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
 import { findPhoneNumber } from '../gateway/store/phone-numbers.js'
 import type { Database, SipTrunkRow } from '../gateway/store/schema.js'
-import { credentialOnlyTrunks, sipTrunkPasswords, trunksForSource } from '../gateway/store/sip-trunks.js'
+import { credentialOnlyTrunks, trunksForSource } from '../gateway/store/sip-trunks.js'
 import { DigestServer } from '../transports/sip/digest-auth.js'
-import { parseAuthHeader } from '../transports/sip/digest-header-codec.js'
 import type { SipAdmission, SipAdmissionDecision, SipSource } from '../transports/sip/sip-admission.js'
 import { getHeader, type SipRequest } from '../transports/sip/sip-message.js'
 import { parseNameAddr, parseUri, unescapeUser } from '../transports/sip/sip-uri-codec.js'
+import { SipAuthLockout, type SipAuthMetrics } from './sip-auth-lockout.js'
 import { type SipCallRefusal, sipRefusal } from './sip-refusals.js'
+import { asksDigest, checkTrunkDigest } from './sip-trunk-digest.js'
 
 /** What the admission reads and opens sessions with. */
 export interface SipAdmissionDeps {
@@ -36,16 +39,33 @@ export interface SipAdmissionDeps {
   readonly webhookPolicy: UrlPolicy
   /** The digest realm (SIP_PUBLIC_HOST). */
   readonly realm: string
+  /** Failed digest answers and blocks, counted. */
+  readonly authMetrics?: SipAuthMetrics | undefined
+  /** The lockout (tests pass one on an injected clock); one on the store by default. */
+  readonly lockout?: SipAuthLockout
 }
 
 /** The store-backed admission the gateway wires into its SIP endpoint. */
 export function storeSipAdmission(deps: SipAdmissionDeps): SipAdmission {
   // Nonces are checked by the replica that issued them (the retried INVITE comes back to the same address).
   const digest = new DigestServer({ realm: deps.realm, secret: randomBytes(32) })
-  return (source, invite) => admit(deps, digest, source, invite)
+  const lockout = deps.lockout ?? new SipAuthLockout({ db: deps.db, log: deps.log, metrics: deps.authMetrics })
+  // A source this replica knows is blocked is answered at once: no store round trip, no digest, no log line.
+  return (source, invite) => (lockout.isBlocked(source.address) ? blockedRefusal(deps) : admit(deps, digest, lockout, source, invite))
 }
 
-async function admit(deps: SipAdmissionDeps, digest: DigestServer, source: SipSource, invite: SipRequest): Promise<SipAdmissionDecision> {
+function blockedRefusal(deps: SipAdmissionDeps): SipAdmissionDecision {
+  deps.sessions.metrics.sessionRefused('sip', 'auth_blocked')
+  return sipRefusal('auth_blocked')
+}
+
+async function admit(
+  deps: SipAdmissionDeps,
+  digest: DigestServer,
+  lockout: SipAuthLockout,
+  source: SipSource,
+  invite: SipRequest,
+): Promise<SipAdmissionDecision> {
   const log = deps.log.child({ sip_call_id: getHeader(invite, 'Call-ID')?.slice(0, 64), source: source.address })
   const refuse = (why: SipCallRefusal, fields: Record<string, unknown> = {}, headers: { name: string; value: string }[] = []) => {
     // A challenge is the first half of a digest exchange, not a refusal; the session manager counts its own.
@@ -54,44 +74,52 @@ async function admit(deps: SipAdmissionDeps, digest: DigestServer, source: SipSo
     log.info({ ...fields, counted: undefined, reason: why }, 'SIP call refused')
     return sipRefusal(why, headers)
   }
+  const challenge = (stale: boolean, fields: Record<string, unknown> = {}) =>
+    refuse(
+      'auth_required',
+      fields,
+      digest.challenges({ stale, source: source.address }).map((value) => ({ name: 'WWW-Authenticate', value })),
+    )
+
   const bySource = await trunksForSource(deps.db, source.address)
-  // Trunks without an allow-list take digest from anywhere: those of the user name the credentials give (all of
-  // them while there are none yet). A stranger is challenged before any number is looked up, so it cannot tell
-  // numbers that exist from numbers that do not.
+  // Trunks without an allow-list take digest from anywhere, whatever user name the credentials give: a name no
+  // trunk has is a wrong password like any other, so a stranger cannot tell names that exist either.
+  const anywhere = await credentialOnlyTrunks(deps.db)
+  if (bySource.length === 0 && anywhere.length === 0) return refuse('unknown_source')
+  const open = bySource.filter((t) => !asksDigest(t))
+  const guarded = [...bySource.filter(asksDigest), ...anywhere]
   const authorization = getHeader(invite, 'Authorization')
-  const username = authorization === undefined ? undefined : (parseAuthHeader(authorization)?.params.get('username') ?? '')
-  const anywhere = await credentialOnlyTrunks(deps.db, username)
-  if (bySource.length === 0) {
-    if (anywhere.length === 0) return refuse('unknown_source')
-    if (authorization === undefined) {
-      return refuse(
-        'auth_required',
-        {},
-        digest.challenges().map((value) => ({ name: 'WWW-Authenticate', value })),
-      )
-    }
-  }
-  const trunks = [...bySource, ...anywhere]
+  // Challenge first: with no address trusted on its own, nothing is looked up before a password is proved.
+  if (authorization === undefined && open.length === 0) return challenge(false)
+
   const to = dialledNumber(invite)
   const assignment = to === undefined ? undefined : await findPhoneNumber(deps.db, to.e164)
-  const trunk = assignment === undefined ? undefined : trunks.find((t) => t.organization_id === assignment.organization_id)
-  if (to === undefined || assignment === undefined || trunk === undefined) return refuse('not_in_service', { to: to?.e164 })
-
-  if (trunk.inbound_username !== null && trunk.inbound_password_sealed !== null) {
-    const checked = checkDigest(deps, digest, trunk, invite)
-    if (checked === 'no_key') return refuse('auth_failed', { trunk_id: trunk.id, why: 'SIP_CREDENTIALS_KEY cannot open the password' })
+  const ownedBy = (t: SipTrunkRow) => assignment !== undefined && t.organization_id === assignment.organization_id
+  let trunk = open.find(ownedBy)
+  if (trunk === undefined && guarded.length > 0) {
+    // The number is no number of a trunk that trusts this address: the answer is the password's, not the number's.
+    if (authorization === undefined) return challenge(false)
+    if (await lockout.blocked(source.address)) return blockedRefusal(deps)
+    const checked = checkTrunkDigest({
+      digest,
+      credentialsKey: deps.credentialsKey,
+      guarded,
+      authorization,
+      request: { method: invite.method, uri: invite.uri, source: source.address },
+      preferredOrg: assignment?.organization_id,
+    })
     if (!checked.ok) {
-      if (checked.reason === 'missing' || checked.reason === 'stale_nonce') {
-        const challenges = digest.challenges({ stale: checked.reason === 'stale_nonce' })
-        return refuse(
-          'auth_required',
-          { trunk_id: trunk.id },
-          challenges.map((value) => ({ name: 'WWW-Authenticate', value })),
-        )
-      }
-      return refuse('auth_failed', { trunk_id: trunk.id, why: checked.reason })
+      if (checked.reason === 'no_key')
+        return refuse('auth_failed', { trunk_id: checked.trunkId, why: 'SIP_CREDENTIALS_KEY cannot open the password' })
+      await lockout.failed(source.address, checked.trunkId, checked.reason)
+      if (checked.reason === 'stale_nonce' || checked.reason === 'replayed')
+        return challenge(true, { trunk_id: checked.trunkId, why: checked.reason })
+      return refuse('auth_failed', { trunk_id: checked.trunkId, why: checked.reason })
     }
+    await lockout.succeeded(source.address, checked.trunk.id)
+    if (ownedBy(checked.trunk)) trunk = checked.trunk
   }
+  if (to === undefined || assignment === undefined || trunk === undefined) return refuse('not_in_service', { to: to?.e164 })
 
   const from = callerNumber(invite)
   const fields = { trunk_id: trunk.id, organization_id: trunk.organization_id, agent_id: assignment.agent_id, to: to.e164 }
@@ -134,22 +162,6 @@ async function admit(deps: SipAdmissionDeps, digest: DigestServer, source: SipSo
       return { admit: true, session: opened.session }
     },
   }
-}
-
-/** The digest check against the trunk's user and password; `no_key` when the password cannot be opened. */
-function checkDigest(deps: SipAdmissionDeps, digest: DigestServer, trunk: SipTrunkRow, invite: SipRequest) {
-  let password: string | null
-  try {
-    if (deps.credentialsKey === undefined) return 'no_key' as const
-    password = sipTrunkPasswords(trunk, deps.credentialsKey).inbound
-  } catch {
-    return 'no_key' as const
-  }
-  if (password === null) return 'no_key' as const
-  const username = trunk.inbound_username
-  return digest.check(getHeader(invite, 'Authorization'), { method: invite.method, uri: invite.uri }, (user) =>
-    user === username ? { password } : undefined,
-  )
 }
 
 /** The Request-URI's user part, else the To header's, as E.164 (a PBX often drops the `+`). */

@@ -17,6 +17,8 @@ export type SipCallRefusal =
   | 'auth_required'
   /** The INVITE's digest credentials are wrong. */
   | 'auth_failed'
+  /** The source gave too many wrong digest answers and is blocked for a while (server/sip-auth-lockout.ts). */
+  | 'auth_blocked'
 
 /** Seconds a caller refused by a draining replica waits before it tries again (the balancer tries another). */
 export const SIP_RETRY_AFTER_S = 30
@@ -26,6 +28,7 @@ export const SIP_REFUSALS: Readonly<Record<SipCallRefusal, { status: number; rea
   unknown_source: { status: 403, reason: 'no SIP trunk for this address' },
   auth_required: { status: 401, reason: 'Unauthorized' },
   auth_failed: { status: 403, reason: 'bad credentials' },
+  auth_blocked: { status: 403, reason: 'too many failed authentications' },
   not_in_service: { status: 404, reason: 'number not in service' },
   clients_disabled: { status: 403, reason: 'phone calls are disabled for this agent' },
   insufficient_balance: { status: 403, reason: 'insufficient balance' },

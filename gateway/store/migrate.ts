@@ -18,6 +18,7 @@ import { sessionTransfers } from './migrations/0016-session-transfers.js'
 import { recordingChunkStorage } from './migrations/0017-recording-chunk-storage.js'
 import { rateLimits } from './migrations/0018-rate-limits.js'
 import { tenantBoundaries } from './migrations/0019-tenant-boundaries.js'
+import { sipAuthFailures } from './migrations/0020-sip-auth-failures.js'
 import { sipMediaEncryption } from './migrations/0021-sip-media-encryption.js'
 
 /** Every migration, in order; names sort the way they must run. */
@@ -41,6 +42,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0017-recording-chunk-storage': recordingChunkStorage,
   '0018-rate-limits': rateLimits,
   '0019-tenant-boundaries': tenantBoundaries,
+  '0020-sip-auth-failures': sipAuthFailures,
   '0021-sip-media-encryption': sipMediaEncryption,
 }
 

@@ -351,6 +351,16 @@ export interface RateLimitsTable {
   granted: boolean
 }
 
+/** sip_auth_failures: failed SIP digest answers per source and trunk, shared by every replica (sip-auth-failures.ts). */
+export interface SipAuthFailuresTable {
+  source: string
+  trunk_id: string
+  credit: number
+  counted_at: Timestamp
+  strikes: ColumnType<number, number | undefined, number>
+  blocked_until: NullableTimestamp
+}
+
 /** The whole database as Kysely sees it. */
 export interface Database {
   organizations: OrganizationsTable
@@ -370,6 +380,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable
   sip_trunks: SipTrunksTable
   rate_limits: RateLimitsTable
+  sip_auth_failures: SipAuthFailuresTable
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>

@@ -120,9 +120,10 @@ t.test('server: challenge, then a client answer is checked; every wrong input is
   const lookup = (u: string) => users.get(u)
   const request = { method: 'INVITE', uri: 'sip:+15557654321@gw.example.com' }
 
-  for (const challenge of challenges) {
+  // Both challenges carry one nonce: the second answer on it counts up (nc 2), as a client reusing a nonce must.
+  for (const [i, challenge] of challenges.entries()) {
     const picked = pickChallenge([challenge])!
-    const value = authorize(picked, { username: 'pbx', password: 'hunter2', ...request })
+    const value = authorize(picked, { username: 'pbx', password: 'hunter2', nc: i + 1, ...request })
     t.same(server.check(value, request, lookup), { ok: true, username: 'pbx' }, `${picked.algorithm} accepted`)
   }
   const picked = pickChallenge(challenges)!

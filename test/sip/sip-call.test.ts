@@ -125,7 +125,7 @@ t.test('the agent hangs up: the caller gets a BYE after the farewell', async (t)
   t.equal(ended.channel, 'sip')
 })
 
-t.test('refusals leave no session: a stranger 403, a wrong password 401 then 403, an unknown number 404', async (t) => {
+t.test('refusals leave no session: a stranger 403, a wrong password 401 then 403, an unknown number 401 then 404', async (t) => {
   const before = (await sessionsOf(guarded.orgId)).length
   const stranger = await phone(t, '127.0.0.2')
   stranger.invite(tenant.number)
@@ -142,11 +142,23 @@ t.test('refusals leave no session: a stranger 403, a wrong password 401 then 403
   t.same([wrong.status, wrong.reason], [403, 'bad credentials'])
   p.ackError(wrong)
 
+  // 127.0.0.1 also has a trunk with a password: a number none of its open trunks has is challenged like that
+  // trunk's own numbers, and only the right password lets it be looked up.
   const unknown = await phone(t)
   unknown.invite('+14155550000')
+  const unknownChallenge = await unknown.final()
+  t.equal(unknownChallenge.status, 401, 'a number nobody has is challenged like a routed one')
+  unknown.retryWithDigest(unknownChallenge, '+14155550000', 'pbx', 'right-password')
   const notHere = await unknown.final()
-  t.equal(notHere.status, 404)
+  t.equal(notHere.status, 404, 'the right password, then the number is looked up')
   unknown.ackError(notHere)
+  // A wrong password gets the same 403 whether the number is routed or not.
+  const guessing = await phone(t)
+  guessing.invite('+14155550000')
+  guessing.retryWithDigest(await guessing.final(), '+14155550000', 'pbx', 'wrong-password')
+  const wrongUnknown = await guessing.final()
+  t.same([wrongUnknown.status, wrongUnknown.reason], [wrong.status, wrong.reason], 'a wrong password: 403 whatever the number')
+  guessing.ackError(wrongUnknown)
   t.equal((await sessionsOf(guarded.orgId)).length, before, 'no session was stored')
   const metrics = await c.gw.request('GET', '/metrics', { key: null })
   t.match(metrics.text, /voxgate_session_refusals_total\{channel="sip",reason="unknown_source"\} 1/)

@@ -5,6 +5,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { type AuthHeader, formatAuthHeader, parseAuthHeader } from './digest-header-codec.js'
+import { NonceCounts } from './digest-nonce-counts.js'
 
 /** The digest algorithms supported, strongest first (RFC 8760 section 2.3: offer in order of preference). */
 export const DIGEST_ALGORITHMS = ['SHA-256', 'MD5'] as const
@@ -138,12 +139,26 @@ export interface DigestServerOptions {
   /** How long a nonce is accepted; after that the client is told `stale=true` and retries without asking a user. */
   readonly nonceTtlMs?: number
   readonly now?: () => number
+  /** Nonces whose counts are remembered (replays refused) at most. */
+  readonly maxTrackedNonces?: number
 }
 
 /** What the server knows of a user: the password, or HA1 per algorithm (stored instead of the password). */
 export type DigestSecret = { readonly password: string } | { readonly ha1: Partial<Record<DigestAlgorithm, string>> }
 
-/** The outcome of a check. Every failure is answered with a new challenge; only the reason differs in logs. */
+/** The request a credential answers: its method and Request-URI, and the source address its nonce was sent to. */
+export interface DigestRequest {
+  readonly method: string
+  readonly uri: string
+  /** The packet's source address; a nonce is only good from the address it was issued to. */
+  readonly source?: string | undefined
+}
+
+/**
+ * The outcome of a check. `bad_response` and `unknown_user` are the only ones that tested a password: they
+ * answered a nonce this server issued to that very source. `stale_nonce` and `replayed` had the right password
+ * on a nonce that can no longer be used, and are answered with a fresh challenge (`stale=true`).
+ */
 export type DigestCheck =
   | { readonly ok: true; readonly username: string }
   | {
@@ -151,31 +166,42 @@ export type DigestCheck =
       readonly reason: 'missing' | 'malformed' | 'realm' | 'algorithm' | 'uri' | 'bad_nonce' | 'unknown_user' | 'bad_response'
       readonly stale?: false
     }
-  | { readonly ok: false; readonly reason: 'stale_nonce'; readonly stale: true }
+  | { readonly ok: false; readonly reason: 'stale_nonce' | 'replayed'; readonly stale: true }
 
-/** Stateless nonces (a time and an HMAC of it), challenges, and checks of Authorization headers. */
+/** Why a check failed. */
+export type DigestFailure = Exclude<DigestCheck, { ok: true }>['reason']
+
+/**
+ * Nonces (an issue time and an HMAC of it and of the address it is sent to), challenges, and checks of
+ * Authorization headers, with the count of each nonce tracked so an answer is good once.
+ */
 export class DigestServer {
   readonly #realm: string
   readonly #secret: Buffer
   readonly #ttl: number
   readonly #now: () => number
+  readonly #counts: NonceCounts
 
   constructor(options: DigestServerOptions) {
     this.#realm = options.realm
     this.#secret = options.secret
     this.#ttl = options.nonceTtlMs ?? 300_000
     this.#now = options.now ?? Date.now
+    this.#counts = new NonceCounts(options.maxTrackedNonces)
   }
 
-  /** A fresh nonce: issue time and its HMAC, so any replica with the same secret can check it. */
-  nonce(): string {
+  /**
+   * A fresh nonce for `source`: issue time and an HMAC of it and the source, so any replica with the same secret
+   * can check it, and an answer computed on it is refused from any other address.
+   */
+  nonce(source = ''): string {
     const issued = this.#now().toString(36)
-    return `${issued}.${this.#mac(issued)}`
+    return `${issued}.${this.#mac(issued, source)}`
   }
 
-  /** The WWW-Authenticate (or Proxy-Authenticate) values to send: one per algorithm, strongest first. */
-  challenges(options: { stale?: boolean } = {}): string[] {
-    const nonce = this.nonce()
+  /** The WWW-Authenticate (or Proxy-Authenticate) values to send to `source`: one per algorithm, strongest first. */
+  challenges(options: { stale?: boolean; source?: string | undefined } = {}): string[] {
+    const nonce = this.nonce(options.source)
     return DIGEST_ALGORITHMS.map((algorithm) => {
       const params: [string, string][] = [
         ['realm', this.#realm],
@@ -190,13 +216,10 @@ export class DigestServer {
 
   /**
    * Checks an Authorization value for a request. `lookup` gives the user's secret or `undefined`. Compares in
-   * constant time; an unknown user and a wrong password look the same from outside.
+   * constant time; an unknown user and a wrong password look the same from outside. A right answer is accepted
+   * once per nonce count: the same or a lower `nc` again (or a second answer without qop) is `replayed`.
    */
-  check(
-    value: string | undefined,
-    request: { method: string; uri: string },
-    lookup: (username: string) => DigestSecret | undefined,
-  ): DigestCheck {
+  check(value: string | undefined, request: DigestRequest, lookup: (username: string) => DigestSecret | undefined): DigestCheck {
     if (value === undefined) return { ok: false, reason: 'missing' }
     const header: AuthHeader | null = parseAuthHeader(value)
     if (header === null || header.scheme.toLowerCase() !== 'digest') return { ok: false, reason: 'malformed' }
@@ -216,8 +239,9 @@ export class DigestServer {
         return { ok: false, reason: 'malformed' }
       qopInput = { nc, cnonce }
     }
-    const freshness = this.#nonceState(nonce)
-    if (freshness === 'invalid') return { ok: false, reason: 'bad_nonce' }
+    // A nonce of another server, or one sent to another address, tests no password: nothing is computed.
+    const issued = this.#issued(nonce, request.source ?? '')
+    if (issued === undefined) return { ok: false, reason: 'bad_nonce' }
     const secret = lookup(username)
     const ha1 =
       secret === undefined
@@ -231,23 +255,28 @@ export class DigestServer {
     if (ha1 === undefined) return { ok: false, reason: 'unknown_user' }
     if (!match) return { ok: false, reason: 'bad_response' }
     // RFC 7616 section 3.3: a stale nonce with a right digest means the client knows the password: retry quietly.
-    if (freshness === 'stale') return { ok: false, reason: 'stale_nonce', stale: true }
+    const now = this.#now()
+    if (now - issued > this.#ttl) return { ok: false, reason: 'stale_nonce', stale: true }
+    // Without qop there is no count: such a nonce is good for one request.
+    const count = qopInput === undefined ? 1 : Number.parseInt(qopInput.nc, 16)
+    if (!this.#counts.use(nonce, issued, count, now - this.#ttl)) return { ok: false, reason: 'replayed', stale: true }
     return { ok: true, username }
   }
 
-  #mac(issued: string): string {
-    return createHmac('sha256', this.#secret).update(`${issued}:${this.#realm}`).digest('base64url').slice(0, 22)
+  #mac(issued: string, source: string): string {
+    return createHmac('sha256', this.#secret).update(`${issued}:${this.#realm}:${source}`).digest('base64url').slice(0, 22)
   }
 
-  #nonceState(nonce: string): 'fresh' | 'stale' | 'invalid' {
+  /** The nonce's issue time (ms) when this server issued it to `source`; undefined otherwise. */
+  #issued(nonce: string, source: string): number | undefined {
     const dot = nonce.indexOf('.')
-    if (dot <= 0) return 'invalid'
+    if (dot <= 0) return undefined
     const issued = nonce.slice(0, dot)
     const mac = Buffer.from(nonce.slice(dot + 1))
-    const want = Buffer.from(this.#mac(issued))
-    if (mac.length !== want.length || !timingSafeEqual(mac, want)) return 'invalid'
-    const age = this.#now() - Number.parseInt(issued, 36)
-    if (!Number.isFinite(age) || age < 0) return 'invalid'
-    return age > this.#ttl ? 'stale' : 'fresh'
+    const want = Buffer.from(this.#mac(issued, source))
+    if (mac.length !== want.length || !timingSafeEqual(mac, want)) return undefined
+    const at = Number.parseInt(issued, 36)
+    if (!Number.isFinite(at) || at > this.#now()) return undefined
+    return at
   }
 }
