@@ -112,6 +112,7 @@ const DATABASE_SUITE = [
   'test/cli/tunnel-reconnect.test.ts',
   'test/openapi/response-schemas.test.ts',
   'test/sip/sip-gateway.test.ts',
+  'test/sip/sip-auth-lockout.test.ts',
   'test/transfer/session-transfers.test.ts',
 ]
 
