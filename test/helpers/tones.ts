@@ -21,3 +21,10 @@ export function toneFrames(pcm: Int16Array, hz: number, rate = 8000): number {
   }
   return frames
 }
+
+/** Root mean square of PCM16 samples (0 for none). */
+export function rms(samples: Int16Array): number {
+  let sum = 0
+  for (const s of samples) sum += s * s
+  return Math.sqrt(sum / Math.max(1, samples.length))
+}

@@ -10,6 +10,7 @@ import { toolSkip } from '../helpers/tool-required.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import { rms } from '../helpers/tones.js'
 import wavefile from 'wavefile'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { hasBaresip, type Phone, startPhone } from '../helpers/baresip.js'
@@ -53,13 +54,6 @@ async function sessions() {
 function heardBytes(p: Phone): number {
   const file = p.heard()
   return file === undefined ? 0 : statSync(file).size
-}
-
-/** Root mean square of PCM16 samples. */
-function rms(samples: Int16Array): number {
-  let sum = 0
-  for (const s of samples) sum += s * s
-  return Math.sqrt(sum / Math.max(1, samples.length))
 }
 
 t.test('a caller from the trunk hears the welcome, presses a key, holds, resumes and hangs up', { skip }, async (t) => {

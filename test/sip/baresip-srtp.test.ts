@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import { rms } from '../helpers/tones.js'
 import wavefile from 'wavefile'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { hasBaresipSrtp, type Phone, startPhone } from '../helpers/baresip.js'
@@ -50,12 +51,6 @@ async function phone(t: Test, srtp = true): Promise<Phone> {
 
 async function sessions() {
   return c.gw.store.db.selectFrom('sessions').selectAll().where('organization_id', '=', tenant.orgId).orderBy('created_at').execute()
-}
-
-function rms(samples: Int16Array): number {
-  let sum = 0
-  for (const s of samples) sum += s * s
-  return Math.sqrt(sum / Math.max(1, samples.length))
 }
 
 t.test('baresip with srtp-mand over TLS: SRTP both ways, the welcome heard, a clean hang-up', { skip }, async (t) => {

@@ -6,38 +6,12 @@
  */
 import type { RemoteInfo, Socket } from 'node:dgram'
 import t from 'tap'
+import { virtualTimers } from '../helpers/virtual-timers.js'
 import { decodeRtcp, encodeRtcp, type RtcpPacket } from '../../transports/sip/rtcp-codec.js'
 import { RTCP_INTERVAL_MS, RtcpSession, type RtcpTarget } from '../../transports/sip/rtcp-session.js'
-import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
 import { SrtpSession } from '../../transports/sip/srtp/srtp-session.js'
 
-function clock() {
-  let now = 1_000_000
-  const pending: { at: number; fire: () => void; cancelled: boolean }[] = []
-  const timers: TimerScheduler = {
-    schedule(ms, fire) {
-      const entry = { at: now + ms, fire, cancelled: false }
-      pending.push(entry)
-      return {
-        cancel: () => {
-          entry.cancelled = true
-        },
-      }
-    },
-  }
-  const advance = (ms: number): void => {
-    const until = now + ms
-    for (;;) {
-      const due = pending.filter((p) => !p.cancelled && p.at <= until).sort((a, b) => a.at - b.at)[0]
-      if (due === undefined) break
-      pending.splice(pending.indexOf(due), 1)
-      now = due.at
-      due.fire()
-    }
-    now = until
-  }
-  return { timers, advance, now: () => now }
-}
+const clock = () => virtualTimers(1_000_000)
 
 /** A socket that records what was sent where. */
 function fakeSocket() {

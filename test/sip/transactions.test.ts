@@ -1,34 +1,10 @@
 import t from 'tap'
+import { virtualTimers } from '../helpers/virtual-timers.js'
 import { ackForError, InviteClientTransaction, InviteServerTransaction } from '../../transports/sip/invite-transactions.js'
 import { NonInviteClientTransaction, NonInviteServerTransaction } from '../../transports/sip/non-invite-transactions.js'
 import { decodeSipMessage } from '../../transports/sip/sip-message-codec.js'
 import { getHeader, type SipMessage, type SipRequest, type SipResponse } from '../../transports/sip/sip-message.js'
-import { type TimerScheduler, transactionKey } from '../../transports/sip/transaction-timers.js'
-
-/** A virtual clock: `advance(ms)` fires due timers in order, so 32 s of RFC timers take no real time. */
-function virtualTimers() {
-  let now = 0
-  const pending: { at: number; fire: () => void; cancelled: boolean }[] = []
-  const timers: TimerScheduler = {
-    schedule(ms, fire) {
-      const entry = { at: now + ms, fire, cancelled: false }
-      pending.push(entry)
-      return { cancel: () => (entry.cancelled = true) }
-    },
-  }
-  const advance = (ms: number): void => {
-    const until = now + ms
-    for (;;) {
-      const due = pending.filter((p) => !p.cancelled && p.at <= until).sort((a, b) => a.at - b.at)[0]
-      if (due === undefined) break
-      pending.splice(pending.indexOf(due), 1)
-      now = due.at
-      due.fire()
-    }
-    now = until
-  }
-  return { timers, advance, now: () => now }
-}
+import { transactionKey } from '../../transports/sip/transaction-timers.js'
 
 /** A transport that records what was sent, and when. */
 function wire(clock: { now: () => number }) {
