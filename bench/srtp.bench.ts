@@ -3,7 +3,7 @@ import { encodeRtp } from '../transports/sip/rtp-codec.js'
 import { fmt, throughput, type BenchOptions, type BenchRow } from './bench-util.js'
 
 /**
- * SRTP's per-packet cost on the audio hot path (issue 45): one 20 ms G.711 packet (172 octets) protected and
+ * SRTP's per-packet cost on the audio hot path: one 20 ms G.711 packet (172 octets) protected and
  * unprotected, per suite, in CPU microseconds; and what 50 packets a second each way cost a call, as a share of one
  * core.
  */

@@ -13,7 +13,7 @@ export type EndReason =
   | 'silence_timeout'
   | 'shutdown'
   | 'error'
-  // A SIP call's peer sent no RTP or RTCP for SIP_MEDIA_TIMEOUT_S while not holding the call (issue 45).
+  // A SIP call's peer sent no RTP or RTCP for SIP_MEDIA_TIMEOUT_S while not holding the call.
   | 'media_timeout'
   // The carrier connected the caller elsewhere (`response.transfer`, an addition to the SPEC).
   | 'transferred'

@@ -1,5 +1,5 @@
 /**
- * The lockout of SIP password guessers (issue 45): failed digest answers are counted per source and trunk in the
+ * The lockout of SIP password guessers: failed digest answers are counted per source and trunk in the
  * store (every replica draws from one budget); past the budget the source is refused for a block that doubles
  * with each new one, up to a cap; the right password resets that trunk's count. A block is also kept in a small
  * in-process table, so while it runs the source's INVITEs cost a map look-up: no store round trip, no digest,

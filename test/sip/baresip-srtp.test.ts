@@ -1,5 +1,5 @@
 /**
- * SRTP with a real phone (issue 45): Debian's baresip, its `srtp` module on and its account set to
+ * SRTP with a real phone: Debian's baresip, its `srtp` module on and its account set to
  * `mediaenc=srtp-mand` (RTP/SAVP with SDES crypto lines, nothing else), calls a trunk whose `media_encryption` is
  * `required` over TLS. The call connects, the phone hears the welcome (it decrypts our SRTP, and drops anything
  * that does not authenticate), its keypad digit reaches the agent (its SRTP authenticated and decrypted here), and

@@ -1,5 +1,5 @@
 /**
- * The digest server's defences against reuse (issue 45): a nonce is good only from the address it was sent to,
+ * The digest server's defences against reuse: a nonce is good only from the address it was sent to,
  * and a right answer is good once per nonce count (RFC 7616 section 3.4, RFC 2617 section 3.2.2), with the
  * table of counts bounded without ever letting a replay through.
  */

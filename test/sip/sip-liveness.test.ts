@@ -1,5 +1,5 @@
 /**
- * Nothing left hanging (issue 45), over a real endpoint and raw sockets: an RFC 2543 INVITE (no branch cookie,
+ * Nothing left hanging, over a real endpoint and raw sockets: an RFC 2543 INVITE (no branch cookie,
  * no tags) whose 200 is never acknowledged gets its 200 resent, then a BYE, and its session, call slot and RTP
  * ports are freed; a peer that stops sending RTP is hung up `media_timeout`, one holding the call is not, and
  * RTCP (ours arriving on the peer's RTP port + 1 as RFC 3550 packets, the peer's keeping the call alive; both on

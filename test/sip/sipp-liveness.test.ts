@@ -1,5 +1,5 @@
 /**
- * Nothing left hanging (issue 45), as sipp plays it against a real gateway (SIP_MEDIA_TIMEOUT_S=2): an RFC 2543
+ * Nothing left hanging, as sipp plays it against a real gateway (SIP_MEDIA_TIMEOUT_S=2): an RFC 2543
  * caller (no branch cookie, no tags) that never sends its ACK gets its 200 again, then a BYE by timer L (64*T1 =
  * 32 s, real time), and `session.end` comes within 35 s; a caller that streams a phrase and then vanishes is hung
  * up `media_timeout`. Each ends with its row ended, its webhook sent and no SIP call left.

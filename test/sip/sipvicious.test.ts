@@ -1,5 +1,5 @@
 /**
- * The scanners attackers use, against a real gateway (issue 45): Debian's sipvicious, unchanged. The trunk allows
+ * The scanners attackers use, against a real gateway: Debian's sipvicious, unchanged. The trunk allows
  * 127.0.0.1 and asks for a password, and two numbers in the scanned range are routed to it.
  *
  * svwar decides a number exists by comparing first lines (svwar.py, TakeASip.start and getResponse): it first

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 
 /**
- * Failed SIP digest answers per source and trunk (issue 45: a password must not be guessable at line rate). In
+ * Failed SIP digest answers per source and trunk (a password must not be guessable at line rate). In
  * the database so every replica counts into the same budget and sees the same block: a guesser spread over N
  * replicas behind a balancer gets one budget, not N. One row per (source, trunk): a credit of failures refilled
  * over time, the number of blocks so far (each one twice as long), and until when the source is refused.

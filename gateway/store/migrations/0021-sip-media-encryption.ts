@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 
 /**
- * SRTP per trunk (issue 45): `media_encryption` says whether a trunk's calls may (`optional`) or must
+ * SRTP per trunk: `media_encryption` says whether a trunk's calls may (`optional`) or must
  * (`required`) carry their audio as SRTP keyed by SDES, or stay plain RTP (`none`, the default, so existing
  * trunks keep what they did). A check constraint keeps the column to the three words the API accepts.
  */
