@@ -131,12 +131,16 @@ const BENCH_SIP_ENV = {
  * Starts the world (at low priority) and a gateway; `recording` turns call recording on for the organization;
  * `frameTiming` hears the synchronous handling time (ms) of each media frame, as the carrier transport reports it
  * (a bench that runs for an hour must not keep them all: 5000 a second at 100 calls); `sip` turns the SIP endpoint
- * on and gives the organization a trunk for callers on 127.0.0.1 (the agent's number is the same).
+ * on and gives the organization a trunk for callers on 127.0.0.1 (the agent's number is the same); `srtp` adds a TLS
+ * port with that certificate and makes the trunk a secure one (`media_encryption: required`, SIP over TLS and SDES-SRTP
+ * only) for callers anywhere on 127.0.0.0/24: over TLS each caller is a connection, and the endpoint takes 32 at most
+ * from one address, so the bench's callers spread over several loopback addresses.
  */
 export async function startBenchGateway(opts: {
   recording: boolean
   frameTiming?: (ms: number) => void
   sip?: boolean
+  srtp?: { certPath: string; keyPath: string }
 }): Promise<BenchGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'voxgate-bench-'))
   // The gateway runs in this process: it should have the Node options npm start gives one (`npm run bench` does).
@@ -165,6 +169,7 @@ export async function startBenchGateway(opts: {
     TTS_VENDOR_A_URL: urls.elevenlabs,
     TTS_VENDOR_A_API_KEY: 'k',
     ...(opts.sip === true ? BENCH_SIP_ENV : {}),
+    ...(opts.srtp === undefined ? {} : { SIP_TLS_PORT: '0', SIP_TLS_CERT: opts.srtp.certPath, SIP_TLS_KEY: opts.srtp.keyPath }),
   })
   const boot = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl: PUBLIC_URL })
   const gateway = await startGateway({ config, store, log: silentLogger(), carrier: { frameTiming: opts.frameTiming } })
@@ -176,7 +181,10 @@ export async function startBenchGateway(opts: {
     .execute()
   const api = apiClient(gateway.url, boot.firstStart!.apiKey)
   await setUpCarrierAgent(api, urls.backend)
-  if (opts.sip === true) await api('POST', '/v1/sip/trunks', { name: 'bench', inbound: { allowed_cidrs: ['127.0.0.1/32'] } })
+  if (opts.sip === true && opts.srtp === undefined)
+    await api('POST', '/v1/sip/trunks', { name: 'bench', inbound: { allowed_cidrs: ['127.0.0.1/32'] } })
+  if (opts.sip === true && opts.srtp !== undefined)
+    await api('POST', '/v1/sip/trunks', { name: 'bench', inbound: { allowed_cidrs: ['127.0.0.0/24'] }, media_encryption: 'required' })
   return {
     world,
     gateway,

@@ -13,8 +13,17 @@ type Command =
   | ({ cmd: 'call'; calls: number } & Target)
   /** Keeps `calls` calls live: each hangs up after minLifeMs..maxLifeMs and a new one takes its place (the soak). */
   | ({ cmd: 'churn'; calls: number; minLifeMs: number; maxLifeMs: number } & Target)
-  /** `calls` SIP calls to the gateway's SIP address, their requests paced at `requestsPerSecond`. */
-  | { cmd: 'sip-call'; calls: number; host: string; port: number; number: string; requestsPerSecond: number }
+  /** `calls` SIP calls to the gateway's SIP address, their requests paced at `requestsPerSecond`; `tls`: SIP over TLS to
+   * that port (trusting `ca`) with SDES-SRTP media. */
+  | {
+      cmd: 'sip-call'
+      calls: number
+      host: string
+      port: number
+      number: string
+      requestsPerSecond: number
+      tls?: { port: number; ca: string }
+    }
   /** The longest gap between the gateway's RTP packets any SIP phone heard since the last ask. */
   | { cmd: 'rtp-gaps' }
   | { cmd: 'turns' }
@@ -62,6 +71,14 @@ function dial(m: Target) {
     silenceWhenIdle: true,
     playbackSpeed: 1,
   })
+}
+
+/**
+ * The loopback address of secure caller `i`: 30 a source, since the SIP endpoint takes 32 TCP/TLS connections at most
+ * from one address and each test phone has a connection of its own (a carrier would carry them all on a few).
+ */
+function secureCallerAddress(i: number): string {
+  return `127.0.0.${1 + Math.floor(i / 30)}`
 }
 
 /** Phone `i` talks, the phrase in a loop, until it or the gateway hangs up; everyone starts within a second. */
@@ -120,7 +137,9 @@ process.on('message', (m: Command) => {
       // Two requests a call (INVITE, ACK) on the pace; each phone then talks as the carrier phones do.
       const pace = pacer(m.requestsPerSecond / 2)
       const dialled = await Promise.allSettled(
-        Array.from({ length: m.calls }, () => BenchSipPhone.dial({ host: m.host, port: m.port }, m.number, pace)),
+        Array.from({ length: m.calls }, (_, i) =>
+          BenchSipPhone.dial({ host: m.host, port: m.port }, m.number, pace, m.tls && { ...m.tls, address: secureCallerAddress(i) }),
+        ),
       )
       for (const d of dialled) if (d.status === 'fulfilled') sipPhones.push(d.value)
       phones.push(...sipPhones)

@@ -1,5 +1,5 @@
 // A phone of the SIP benchmark's world: the tests' SIP caller (test/helpers/sip-caller.ts: a real SIP dialog over
-// UDP, RTP paced at 20 ms both ways) with what the world needs of a bench phone (talk in a loop, hang up, count
+// UDP, RTP paced at 20 ms both ways; or SIP over TLS with SDES-SRTP) with what the world needs of a bench phone (talk in a loop, hang up, count
 // frames) and the longest gap between the gateway's RTP packets it heard. Every request a phone sends waits for
 // its turn on a shared pace: a trunk is one source address, and the gateway's flood limit allows it 20 requests a
 // second (bursts of 40), so 100 calls dialled at once would be dropped, as a real trunk's would.
@@ -28,12 +28,23 @@ export class BenchSipPhone {
     private readonly pace: () => Promise<void>,
   ) {}
 
-  /** Dials `number` at the gateway's SIP address; throws unless the call is answered. */
-  static async dial(gateway: { host: string; port: number }, number: string, pace: () => Promise<void>): Promise<BenchSipPhone> {
-    const caller = await SipCaller.open(gateway)
+  /**
+   * Dials `number` at the gateway's SIP address (or, with `tls`, at its TLS port from `tls.address`, offering
+   * SDES-SRTP); throws unless the call is answered.
+   */
+  static async dial(
+    gateway: { host: string; port: number },
+    number: string,
+    pace: () => Promise<void>,
+    tls?: { port: number; ca: string; address: string },
+  ): Promise<BenchSipPhone> {
+    const caller =
+      tls === undefined
+        ? await SipCaller.open(gateway)
+        : await SipCaller.openTls({ host: gateway.host, port: tls.port }, tls.ca, tls.address)
     try {
       await pace()
-      caller.invite(number)
+      caller.invite(number, { srtp: tls !== undefined })
       const answer = await caller.final(15_000)
       if (answer.status !== 200) throw new Error(`INVITE answered ${answer.status} ${answer.reason}`)
       // The ACK is a request too, but it comes right after: the pace's budget keeps room for one per call.

@@ -9,12 +9,17 @@
 //   PCMU WAV through rtp_stream, each call lasting the whole measured stretch; sipp's own statistics count the
 //   failed calls (issue 27's load run: 100 calls, 0 failed).
 //
+// SIP_BENCH_SRTP says with which media each call count runs: `off` (plain RTP over UDP signalling), `on` (a secure
+// trunk: `media_encryption: required`, SIP over TLS, SDES-keyed SRTP both ways; Node phones only, sipp has no
+// SRTP), or `off,on` (the default with Node phones: both, one after the other, for the table beside carrier-calls).
+//
 // Either way the load generator is another process at a lower priority, and its CPU is reported beside the
 // gateway's. Calls are dialled at SIP_BENCH_RATE calls a second (8 by default): the trunk is one source address,
 // and the gateway's flood limit lets one address send 20 requests a second.
 import { join } from 'node:path'
 import { setPriority } from 'node:os'
 import { rmSync } from 'node:fs'
+import { selfSignedCertificate } from '../test/helpers/tls-cert.js'
 import { readSippStats, runSipp, sippMissing, sippRunFolder, sippScenario, type SippRun } from '../test/helpers/sipp.js'
 import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 import { ask, CARRIER_NUMBER, startBenchGateway, startSentinel, type BenchGateway } from './carrier-bench-setup.js'
@@ -24,6 +29,7 @@ import { cpuMsOf } from './proc-stats.js'
 const SECONDS = Number(process.env.SIP_BENCH_SECONDS ?? 10)
 const COUNTS = (process.env.SIP_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
 const DRIVER = process.env.SIP_BENCH_DRIVER ?? 'node'
+const SRTP_MODES = (process.env.SIP_BENCH_SRTP ?? (DRIVER === 'sipp' ? 'off' : 'off,on')).split(',')
 /** Calls dialled per second: INVITE and ACK each, and later a BYE each, inside the flood limit of 20 a second. */
 const RATE = Number(process.env.SIP_BENCH_RATE ?? 8)
 /** A folder: a CPU profile of each measurement window is written there and its stages printed (cpu-stages.ts). */
@@ -43,8 +49,8 @@ interface Driver {
   rtpGapMs(): Promise<number | undefined>
 }
 
-/** The world's own SIP phones. */
-async function nodeDriver(bench: BenchGateway, calls: number, sipPort: number): Promise<Driver> {
+/** The world's own SIP phones (`tls`: over TLS with SRTP, trusting `ca`). */
+async function nodeDriver(bench: BenchGateway, calls: number, sipPort: number, tls?: { port: number; ca: string }): Promise<Driver> {
   const placed = await ask(bench.world, 'connected', {
     cmd: 'sip-call',
     calls,
@@ -52,6 +58,7 @@ async function nodeDriver(bench: BenchGateway, calls: number, sipPort: number): 
     port: sipPort,
     number: CARRIER_NUMBER,
     requestsPerSecond: 2 * RATE,
+    ...(tls === undefined ? {} : { tls }),
   })
   if (placed.failed > 0) throw new Error(`${placed.failed} of ${calls} SIP calls did not connect`)
   return {
@@ -109,12 +116,17 @@ async function sippDriver(bench: BenchGateway, calls: number, sipPort: number): 
   }
 }
 
-async function run(calls: number): Promise<BenchRow> {
-  const bench = await startBenchGateway({ recording: false, sip: true })
+async function run(calls: number, srtp: boolean): Promise<BenchRow> {
+  const cleanups: (() => unknown)[] = []
+  const cert = srtp ? selfSignedCertificate({ teardown: (fn) => cleanups.push(fn) }) : undefined
+  const bench = await startBenchGateway({ recording: false, sip: true, ...(cert === undefined ? {} : { srtp: cert }) })
   const sipPort = bench.gateway.sip?.port
   if (sipPort === undefined) throw new Error('the bench gateway started without SIP')
-  const progress = (m: string) => process.stderr.write(`[sip-calls ${DRIVER} ${calls}] ${m}\n`)
-  const driver = DRIVER === 'sipp' ? await sippDriver(bench, calls, sipPort) : await nodeDriver(bench, calls, sipPort)
+  const tlsPort = bench.gateway.sip?.tlsPort
+  if (srtp && tlsPort === undefined) throw new Error('the bench gateway started without TLS')
+  const progress = (m: string) => process.stderr.write(`[sip-calls ${DRIVER} ${calls}${srtp ? ' srtp' : ''}] ${m}\n`)
+  const tls = cert === undefined || tlsPort === undefined ? undefined : { port: tlsPort, ca: cert.cert }
+  const driver = DRIVER === 'sipp' ? await sippDriver(bench, calls, sipPort) : await nodeDriver(bench, calls, sipPort, tls)
   progress('calls connected')
   const sentinel = await startSentinel()
   await sleep(1000)
@@ -122,7 +134,7 @@ async function run(calls: number): Promise<BenchRow> {
   const pids = driver.pids()
   const driverCpu0 = pids.reduce((n, pid) => n + cpuMsOf(pid), 0)
   const t0 = performance.now()
-  const profile = PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `sip-calls-${calls}-${DRIVER}.cpuprofile`)
+  const profile = PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `sip-calls-${calls}-${DRIVER}${srtp ? '-srtp' : ''}.cpuprofile`)
   const load = await measureLoad(
     calls,
     SECONDS,
@@ -139,9 +151,11 @@ async function run(calls: number): Promise<BenchRow> {
   await sleep(1000)
   const memPerCall = (memLive - usedMemory()) / calls / 1024 / 1024
   await bench.close()
+  for (const cleanup of cleanups) cleanup()
   return {
     calls,
     driver: DRIVER,
+    media: srtp ? 'SRTP (TLS)' : 'RTP',
     'failed calls': failed,
     ...load,
     'worst RTP gap heard ms': gap === undefined ? '' : fmt(gap),
@@ -150,10 +164,12 @@ async function run(calls: number): Promise<BenchRow> {
   }
 }
 
-/** Runs each call count in turn; the last row with 0 failed calls and "yes" is the figure. */
+/** Runs each call count in turn, each with every SRTP mode; the last row with 0 failed calls and "yes" is the figure. */
 export async function bench(_: BenchOptions): Promise<BenchRow[]> {
   if (DRIVER !== 'node' && DRIVER !== 'sipp') throw new Error(`SIP_BENCH_DRIVER must be node or sipp, got "${DRIVER}"`)
+  if (!SRTP_MODES.every((m) => m === 'off' || m === 'on')) throw new Error(`SIP_BENCH_SRTP must be off, on or off,on, got "${SRTP_MODES}"`)
+  if (DRIVER === 'sipp' && SRTP_MODES.includes('on')) throw new Error('sipp has no SRTP: SIP_BENCH_SRTP=on needs SIP_BENCH_DRIVER=node')
   const rows: BenchRow[] = []
-  for (const n of COUNTS) rows.push(await run(n))
+  for (const n of COUNTS) for (const mode of SRTP_MODES) rows.push(await run(n, mode === 'on'))
   return rows
 }

@@ -1,6 +1,6 @@
 /**
  * A small SIP phone for tests, over real UDP sockets (or its SIP over a TLS connection, `openTls`): it sends an INVITE with a G.711 SDP offer (PCMU and
- * telephone-event), answers digest challenges, ACKs, hangs up or cancels, answers the gateway's BYE with 200,
+ * telephone-event; RTP/SAVP with an SDES key when asked, test/helpers/caller-srtp.ts), answers digest challenges, ACKs, hangs up or cancels, answers the gateway's BYE with 200,
  * sends RTP (caller speech, RFC 4733 digits) paced at 20 ms, and records every RTP packet it receives with its
  * arrival time. The messages it builds are plain RFC 3261 text, so what the gateway parses is what a phone sends.
  */
@@ -15,6 +15,7 @@ import { getHeader, getHeaderValues, type SipRequest, type SipResponse } from '.
 import { buildResponse } from '../../transports/sip/sip-response.js'
 import { SipStreamFramer } from '../../transports/sip/sip-stream-framer.js'
 import { dtmfPackets } from '../../transports/sip/dtmf-sender.js'
+import { CallerSrtp } from './caller-srtp.js'
 import { Inbox } from './sip-wire.js'
 
 /** One RTP packet the phone received. */
@@ -56,6 +57,8 @@ export class SipCaller {
   #telephoneEvent = true
   /** Media attributes our offers add (`a=rtcp-mux`). */
   #mediaLines: readonly string[] = []
+  /** SDES-keyed SRTP, when the INVITE offered it. */
+  #srtp: CallerSrtp | undefined
 
   private constructor(
     readonly sip: Socket,
@@ -71,7 +74,7 @@ export class SipCaller {
     })
     stream?.on('error', () => undefined)
     rtp.on('message', (bytes) => {
-      const d = decodeRtp(bytes)
+      const d = decodeRtp(this.#srtp === undefined ? bytes : (this.#srtp.unprotect(bytes) ?? Buffer.alloc(0)))
       if (d.kind === 'rtp') this.heard.push({ at: performance.now(), ...d.packet })
     })
   }
@@ -112,8 +115,9 @@ export class SipCaller {
   /** Sends the INVITE (with `authorization` when retrying a challenge). */
   invite(
     to: string,
-    opts: { authorization?: string; sdp?: boolean; extra?: string[]; telephoneEvent?: boolean; mediaLines?: string[] } = {},
+    opts: { authorization?: string; sdp?: boolean; extra?: string[]; telephoneEvent?: boolean; mediaLines?: string[]; srtp?: boolean } = {},
   ): void {
+    if (opts.srtp === true) this.#srtp ??= new CallerSrtp()
     this.#inviteBranch = `z9hG4bK${randomBytes(6).toString('hex')}`
     if (opts.telephoneEvent === false) this.#telephoneEvent = false
     if (opts.mediaLines !== undefined) this.#mediaLines = opts.mediaLines
@@ -167,6 +171,7 @@ export class SipCaller {
     const port = Number(/m=audio (\d+)/.exec(sdp)?.[1])
     const address = /c=IN IP4 (\S+)/.exec(sdp)?.[1] ?? this.gateway.host
     this.#rtpTarget = { address, port }
+    this.#srtp?.answer(sdp)
     this.#learnRoute(ok)
     this.#send(
       `ACK ${this.#inDialogUri(`sip:x@${this.gateway.host}`)} SIP/2.0`,
@@ -291,7 +296,7 @@ export class SipCaller {
     const target = this.#rtpTarget
     if (target === undefined) return
     const bytes = encodeRtp({ payloadType, payload, marker, sequence: this.#rtpSeq++, timestamp: this.#rtpTs, ssrc: 0x1234 })
-    this.rtp.send(bytes, target.port, target.address)
+    this.rtp.send(this.#srtp === undefined ? bytes : this.#srtp.protect(bytes), target.port, target.address)
   }
 
   #offer(direction = 'sendrecv'): string {
@@ -301,12 +306,13 @@ export class SipCaller {
       's=-',
       `c=IN IP4 ${this.address}`,
       't=0 0',
-      `m=audio ${this.rtpPort} RTP/AVP 0${this.#telephoneEvent ? ' 101' : ''}`,
+      `m=audio ${this.rtpPort} RTP/${this.#srtp === undefined ? 'AVP' : 'SAVP'} 0${this.#telephoneEvent ? ' 101' : ''}`,
       'a=rtpmap:0 PCMU/8000',
       ...(this.#telephoneEvent ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
       'a=ptime:20',
       `a=${direction}`,
       ...this.#mediaLines,
+      ...(this.#srtp === undefined ? [] : [this.#srtp.offerLine]),
       '',
     ].join('\r\n')
   }
