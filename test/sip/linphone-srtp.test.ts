@@ -1,5 +1,5 @@
 /**
- * SRTP with a second real SIP stack (issue 45): Debian's linphonec (liblinphone over belle-sip, libsrtp2), its media
+ * SRTP with a second real SIP stack: Debian's linphonec (liblinphone over belle-sip, libsrtp2), its media
  * encryption SDES-keyed SRTP and mandatory, calls a trunk whose `media_encryption` is `required` over TLS, checking the
  * gateway's certificate against our test CA. The call connects with the gateway's answer in RTP/SAVP and one crypto
  * line, the phone hears the welcome (it records what it decrypted; a packet that does not authenticate is dropped),
