@@ -27,9 +27,11 @@ const fastSessionTimers: TimerScheduler = {
 const credentials = { username: 'voxgate', password: 'trunk-secret' }
 const min = 40_000 + 2 * Math.floor(Math.random() * 4_000)
 
-async function setup(t: Test, timers?: TimerScheduler) {
+async function setup(t: Test, timers?: TimerScheduler, more: { mediaTimeoutMs?: number; mediaTimeouts?: () => void } = {}) {
   const sip = await SipEndpoint.start({
     ...(timers !== undefined && { timers }),
+    ...(more.mediaTimeoutMs !== undefined && { mediaTimeoutMs: more.mediaTimeoutMs }),
+    ...(more.mediaTimeouts !== undefined && { metrics: { dropped: () => undefined, mediaTimeout: more.mediaTimeouts } }),
     host: '127.0.0.1',
     port: 0,
     publicHost: '127.0.0.1',
@@ -207,4 +209,21 @@ t.test('the 200 makes us the refresher: our re-INVITE at half the interval, ACKe
   while (bye.method !== 'BYE')
   t.equal(getHeader(bye, 'Call-ID'), handle.callId)
   await eventually(async () => (sip.liveCalls === 0 ? true : undefined), 3_000, 'the call to end')
+})
+
+t.test('a callee that goes silent (no RTP, no RTCP, no BYE) is hung up after the media timeout', async (t) => {
+  let timeouts = 0
+  const { sip, trunk } = await setup(t, undefined, { mediaTimeoutMs: 600, mediaTimeouts: () => void timeouts++ })
+  const { seen, handle } = await dial(sip, trunk)
+  await eventually(async () => (seen.transport ? true : undefined), 3_000, 'the call answered')
+  await eventually(async () => (trunk.heard.length >= 5 ? true : undefined), 3_000, 'RTP at the trunk')
+  t.equal(timeouts, 0, 'not while the callee sends')
+  while (trunk.requests.items.length > 0) trunk.requests.items.shift()
+  trunk.stopRtp()
+  let bye: SipRequest
+  do bye = await next(trunk, 'our BYE after the silence')
+  while (bye.method !== 'BYE')
+  t.equal(getHeader(bye, 'Call-ID'), handle.callId, 'our BYE ends that call')
+  await eventually(async () => (sip.liveCalls === 0 ? true : undefined), 3_000, 'the call to end')
+  t.equal(timeouts, 1, 'counted once as a media timeout')
 })

@@ -86,6 +86,10 @@ export interface SipDialerParts {
   /** Our TLS listener's port, for our Contact over TLS (the SIP port without one). */
   readonly tlsPort?: () => number | undefined
   readonly onError: (error: unknown) => void
+  /** No RTP or RTCP from an answered call's callee for this long hangs it up (`media_timeout`); 0 or unset: never. */
+  readonly mediaTimeoutMs?: number | undefined
+  /** A call was hung up for the media timeout (metrics, a log line). */
+  readonly onMediaTimeout?: ((callId: string) => void) | undefined
   /** Why a trunk at `ip`:`port` may not be dialled (the webhooks' egress rules), or undefined. */
   readonly addressRefusal?: ((ip: string, port: number) => string | undefined) | undefined
 }
@@ -171,11 +175,23 @@ export class SipDialer {
       events: {
         onProgress: events.onProgress,
         onAnswered: (audio, peerAllows) => {
-          media = new RtpMedia(lease, audio, address, {
-            onAudio: (frame, atMs) => sipTransport?.callerAudio(frame, atMs),
-            onDigit: (digit) => sipTransport?.callerDigit(digit),
-            onError: this.#p.onError,
-          })
+          media = new RtpMedia(
+            lease,
+            audio,
+            address,
+            {
+              onAudio: (frame, atMs) => sipTransport?.callerAudio(frame, atMs),
+              onDigit: (digit) => sipTransport?.callerDigit(digit),
+              onError: this.#p.onError,
+              // A callee that vanished (no BYE, no RTP, no RTCP) must not hold the call until the duration limit.
+              onMediaTimeout: () => {
+                this.#p.onMediaTimeout?.(call.callId)
+                sipTransport?.peerEnded('media_timeout')
+                call.hangUp('media_timeout')
+              },
+            },
+            { mediaTimeoutMs: this.#p.mediaTimeoutMs ?? 0 },
+          )
           sipTransport = new SipCallTransport(media, audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) }, peerAllows)
           call.attach(media, sipTransport)
           media.start()

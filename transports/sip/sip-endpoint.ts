@@ -136,6 +136,11 @@ export class SipEndpoint {
       timers: parts.timers,
       dialogs,
       rtpPorts,
+      mediaTimeoutMs: options.mediaTimeoutMs,
+      onMediaTimeout: (callId) => {
+        options.metrics?.mediaTimeout?.()
+        options.log.info({ call_id: callId }, 'SIP call hung up: no RTP or RTCP from the callee (media timeout)')
+      },
       sendUdp: (message, address, port) =>
         this.#udp.send(encodeSipMessage(message), address, port, (e) =>
           options.log.debug({ err: e, address, port }, 'SIP UDP send failed'),

@@ -304,6 +304,11 @@ export class FakeSipTrunk {
     this.#startRtp(callId)
   }
 
+  /** The callee goes silent on the wire (no more RTP; the fake sends no RTCP), as a far end that vanished. */
+  stopRtp(): void {
+    clearInterval(this.#rtpTimer)
+  }
+
   /** RFC 2617/7616 with qop=auth, MD5: response = MD5(HA1:nonce:nc:cnonce:auth:HA2). */
   #checkDigest(header: string): boolean {
     const param = (name: string) => new RegExp(`${name}="?([^",]+)"?`).exec(header)?.[1]
