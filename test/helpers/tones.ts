@@ -1,4 +1,8 @@
 /** Tones in test audio: how many 20 ms frames of PCM16 samples hold a given frequency (Goertzel), well above silence. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import wavefile from 'wavefile'
 
 /** 20 ms frames of `pcm` (at `rate`) in which `hz` holds most of the energy and the level is well above silence. */
 export function toneFrames(pcm: Int16Array, hz: number, rate = 8000): number {
@@ -27,4 +31,18 @@ export function rms(samples: Int16Array): number {
   let sum = 0
   for (const s of samples) sum += s * s
   return Math.sqrt(sum / Math.max(1, samples.length))
+}
+
+/**
+ * A SIP phone's microphone for tests: a folder of its own (removed at teardown) holding 20 s of near silence,
+ * 8 kHz mono PCM16 (a phone that plays a file ends its call when the file ends).
+ */
+export function quietMicrophone(test: { teardown(fn: () => void): void }, prefix: string): { dir: string; microphone: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  test.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const microphone = join(dir, 'quiet.wav')
+  const wav = new wavefile.WaveFile()
+  wav.fromScratch(1, 8000, '16', new Int16Array(8000 * 20).fill(3))
+  writeFileSync(microphone, wav.toBuffer())
+  return { dir, microphone }
 }

@@ -5,12 +5,10 @@
  * (127.0.0.2) is refused with 403 and leaves no session. The transaction edge cases are in the sipp and
  * test-phone files beside this one.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { toolSkip } from '../helpers/tool-required.js'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { rms } from '../helpers/tones.js'
+import { quietMicrophone, rms } from '../helpers/tones.js'
 import wavefile from 'wavefile'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { hasBaresip, type Phone, startPhone } from '../helpers/baresip.js'
@@ -20,15 +18,7 @@ const skip = toolSkip(
   hasBaresip() ? false : 'baresip is not installed (apt-get install baresip-core): the real-phone SIP tests are skipped',
 )
 
-// The phone's microphone: 20 s of quiet (baresip ends a call when its file ends), 8 kHz mono PCM16.
-const dir = mkdtempSync(join(tmpdir(), 'baresip-call-'))
-t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-const microphone = join(dir, 'quiet.wav')
-{
-  const wav = new wavefile.WaveFile()
-  wav.fromScratch(1, 8000, '16', new Int16Array(8000 * 20).fill(3))
-  writeFileSync(microphone, wav.toBuffer())
-}
+const { microphone } = quietMicrophone(t, 'baresip-call-')
 
 // Every address: baresip puts the machine's own address (not 127.0.0.1) in its SDP and sends RTP from it, and a
 // socket bound to 127.0.0.1 cannot answer another address.

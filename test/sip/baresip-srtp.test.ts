@@ -6,11 +6,9 @@
  * its hang-up ends the session. The same phone over UDP is refused with 488 (keys in clear-text SIP protect
  * nothing), and so is a plain RTP offer over TLS (the trunk requires SRTP).
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync, statSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { rms } from '../helpers/tones.js'
+import { quietMicrophone, rms } from '../helpers/tones.js'
 import wavefile from 'wavefile'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { hasBaresipSrtp, type Phone, startPhone } from '../helpers/baresip.js'
@@ -20,14 +18,7 @@ import { startSipWorld } from './sip-setup.js'
 
 const skip = toolSkip(hasBaresipSrtp() ? false : 'baresip with its srtp module is not installed (apt-get install baresip-core)')
 
-const dir = mkdtempSync(join(tmpdir(), 'baresip-srtp-'))
-t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-const microphone = join(dir, 'quiet.wav')
-{
-  const wav = new wavefile.WaveFile()
-  wav.fromScratch(1, 8000, '16', new Int16Array(8000 * 20).fill(3))
-  writeFileSync(microphone, wav.toBuffer())
-}
+const { dir, microphone } = quietMicrophone(t, 'baresip-srtp-')
 
 const cert = selfSignedCertificate(t)
 const world = await startSipWorld(t, { SIP_HOST: '0.0.0.0', SIP_TLS_PORT: '0', SIP_TLS_CERT: cert.certPath, SIP_TLS_KEY: cert.keyPath })

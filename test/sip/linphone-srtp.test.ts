@@ -7,10 +7,9 @@
  * `caller_hangup`. During the call it sends RFC 5626 CRLFCRLF keep-alives on the TLS connection every second: none
  * counts as malformed. The same phone offering plain RTP over TLS is refused with 488.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync, statSync } from 'node:fs'
 import t, { type Test } from 'tap'
+import { quietMicrophone } from '../helpers/tones.js'
 import wavefile from 'wavefile'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { hasLinphone, type Linphone, startLinphone } from '../helpers/linphone.js'
@@ -20,14 +19,7 @@ import { startSipWorld } from './sip-setup.js'
 
 const skip = toolSkip(hasLinphone() ? false : 'linphonec is not installed (apt-get install linphone-cli)')
 
-const dir = mkdtempSync(join(tmpdir(), 'linphone-srtp-'))
-t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-const microphone = join(dir, 'quiet.wav')
-{
-  const wav = new wavefile.WaveFile()
-  wav.fromScratch(1, 8000, '16', new Int16Array(8000 * 20).fill(3))
-  writeFileSync(microphone, wav.toBuffer())
-}
+const { microphone } = quietMicrophone(t, 'linphone-srtp-')
 
 const cert = selfSignedCertificate(t)
 const world = await startSipWorld(t, { SIP_TLS_PORT: '0', SIP_TLS_CERT: cert.certPath, SIP_TLS_KEY: cert.keyPath })
