@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { decodeSipMessage } from '../../transports/sip/sip-message-codec.js'
 import type { SipMessage, SipResponse } from '../../transports/sip/sip-message.js'
 import { SipStreamFramer } from '../../transports/sip/sip-stream-framer.js'
+import type { SipSessionPort } from '../../transports/sip/sip-call-transport.js'
 
 /** Fields of a test request. */
 export interface RequestFields {
@@ -181,4 +182,16 @@ export async function freeSipPort(): Promise<number> {
       return port
     }
   }
+}
+
+/** A session for an endpoint under test that only takes what a call gives it (no agent, nothing said back). */
+export function idleSipSession(id: string): SipSessionPort {
+  return {
+    id,
+    isEnded: false,
+    noteUserActivity: () => undefined,
+    input: { pushAudio: () => undefined, audioWritten: () => undefined, markPlayed: () => undefined, dtmf: () => undefined },
+    end: async () => undefined,
+    transportClosed: async () => undefined,
+  } as unknown as SipSessionPort
 }

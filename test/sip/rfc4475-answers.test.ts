@@ -10,7 +10,7 @@ import t from 'tap'
 import { silentLogger } from '../../core/log.js'
 import type { SipSessionPort } from '../../transports/sip/sip-call-transport.js'
 import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
-import { Inbox, sipRequest } from '../helpers/sip-wire.js'
+import { Inbox, sipRequest, idleSipSession } from '../helpers/sip-wire.js'
 
 /** [message, RFC 4475 section, our answer (null: none)]: the rows of docs/sip.md's table. */
 export const RFC4475_ANSWERS: readonly [string, string, number | null][] = [
@@ -67,16 +67,7 @@ export const RFC4475_ANSWERS: readonly [string, string, number | null][] = [
 
 const SOURCE = '127.0.47.75'
 
-function session(): SipSessionPort {
-  return {
-    id: 'sess_rfc4475',
-    isEnded: false,
-    noteUserActivity: () => undefined,
-    input: { pushAudio: () => undefined, audioWritten: () => undefined, markPlayed: () => undefined, dtmf: () => undefined },
-    end: async () => undefined,
-    transportClosed: async () => undefined,
-  } as unknown as SipSessionPort
-}
+const session = (): SipSessionPort => idleSipSession('sess_rfc4475')
 
 /**
  * A fresh endpoint for each message: several of them share a branch and a sent-by (unkscm and novelsc), which

@@ -9,22 +9,12 @@ import { silentLogger } from '../../core/log.js'
 import type { SipSessionPort } from '../../transports/sip/sip-call-transport.js'
 import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
 import { getHeader, type SipResponse } from '../../transports/sip/sip-message.js'
-import { newBranch, UdpPeer } from '../helpers/sip-wire.js'
+import { newBranch, UdpPeer, idleSipSession } from '../helpers/sip-wire.js'
 
 const rfc3204 = readFileSync(new URL('fixtures/multipart/rfc3204-body.bin', import.meta.url))
 const rtpMin = 42_000 + 2 * Math.floor(Math.random() * 4_000)
 
-/** A session that only takes what the call gives it. */
-function session(): SipSessionPort {
-  return {
-    id: 'sess_multipart',
-    isEnded: false,
-    noteUserActivity: () => undefined,
-    input: { pushAudio: () => undefined, audioWritten: () => undefined, markPlayed: () => undefined, dtmf: () => undefined },
-    end: async () => undefined,
-    transportClosed: async () => undefined,
-  } as unknown as SipSessionPort
-}
+const session = (): SipSessionPort => idleSipSession('sess_multipart')
 
 async function start(t: Test, rtpMax: number) {
   const sip = await SipEndpoint.start({
