@@ -31,12 +31,18 @@ export interface RtcpTarget {
   readonly mux: boolean
 }
 
+/** Something that sends a datagram to `address:port` (a dgram socket is one) and never throws. */
+export interface DatagramSender {
+  send(bytes: Buffer, port: number, address: string): void
+}
+
 /** What a session is given. */
 export interface RtcpSessionOptions {
   readonly ssrc: number
   /** Our CNAME (section 6.5.1): stable for the call, never a secret. */
   readonly cname: string
-  readonly rtpSocket: Socket
+  /** Sends on the RTP port (RTCP muxed with RTP goes there): the stream's connected sender, or a socket. */
+  readonly rtpSocket: DatagramSender
   /** Our socket on the RTP port + 1 (the pool reserves it); unused when muxed. */
   readonly rtcpSocket?: Socket | undefined
   readonly target: RtcpTarget
@@ -182,7 +188,7 @@ export class RtcpSession {
     // On hold RFC 2543-style (c=0.0.0.0) there is nowhere to send, until the peer's own RTCP shows where.
     if (address === '0.0.0.0' || address === '::') return
     try {
-      socket.send(bytes, port, address, () => undefined)
+      socket.send(bytes, port, address)
       this.stats.sent++
     } catch {
       // A socket closed under us (the call is ending): the report is simply not sent.

@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { RemoteInfo } from 'node:dgram'
+import { ConnectedPeer } from './connected-peer.js'
 import { DtmfReceiver } from './dtmf-receiver.js'
 import { JitterBuffer } from './jitter-buffer.js'
 import { decodeRtp, encodeRtp, isRtcp } from './rtp-codec.js'
@@ -82,6 +83,8 @@ export class RtpMedia {
   #held = false
   #closed = false
   readonly #rtcp: RtcpSession
+  /** Our sends, on a socket connected to the peer once latched. */
+  readonly #out: ConnectedPeer
 
   constructor(lease: RtpPortLease, audio: NegotiatedAudio, signallingAddress: string, events: RtpMediaEvents, rtcp?: RtpMediaRtcp) {
     this.#lease = lease
@@ -92,10 +95,11 @@ export class RtpMedia {
     this.#jitter = new JitterBuffer({ silenceByte: silenceOf(audio) })
     this.#pacer = newPacer(audio)
     this.#srtp = audio.srtp === undefined ? undefined : new SrtpSession(audio.srtp)
+    this.#out = new ConnectedPeer(lease.socket)
     this.#rtcp = new RtcpSession({
       ssrc: this.#ssrc,
       cname: `voxgate-${this.#ssrc.toString(16)}@${lease.port}`,
-      rtpSocket: lease.socket,
+      rtpSocket: this.#out,
       rtcpSocket: lease.rtcpSocket,
       target: rtcp?.target ?? defaultTarget(audio),
       peerSends: peerSends(audio),
@@ -178,6 +182,7 @@ export class RtpMedia {
     if (moved && !audio.held) {
       this.#peer = { address: audio.remoteAddress, port: audio.remotePort }
       this.#latched = false
+      this.#out.latch(undefined)
     }
     if (audio.payloadType !== this.#audio.payloadType) {
       // Another codec: what was queued was encoded for the old one. Its chunks count as heard, so nothing waits.
@@ -199,6 +204,7 @@ export class RtpMedia {
     clearTimeout(this.#timer)
     this.#waiting = []
     this.#rtcp.close()
+    this.#out.close()
     this.#lease.release()
   }
 
@@ -211,10 +217,15 @@ export class RtpMedia {
       if (packet !== undefined) {
         const plain = encodeRtp({ ...packet, ssrc: this.#ssrc })
         const bytes = this.#srtp === undefined ? plain : this.#srtp.protectRtp(plain)
-        this.#lease.socket.send(bytes, this.#peer.port, this.#peer.address, () => undefined)
+        this.#out.send(bytes, this.#peer.port, this.#peer.address)
         this.#rtcp.rtpSent(packet.timestamp, packet.payload.length)
-        const matches = (w: { payload: Buffer | null }) => (w.payload === null ? packet.digitDone === true : w.payload === packet.payload)
-        while (this.#waiting.length > 0 && matches(this.#waiting[0]!)) this.#waiting.shift()!.sent()
+        // The chunks whose last frame (or digit) this was are heard. No closure per packet: this runs 50 times a
+        // second per call.
+        const digitDone = packet.digitDone === true
+        for (let w = this.#waiting[0]; w !== undefined; w = this.#waiting[0]) {
+          if (w.payload === null ? !digitDone : w.payload !== packet.payload) break
+          this.#waiting.shift()!.sent()
+        }
       }
       this.#pull()
     } catch (e) {
@@ -256,6 +267,7 @@ export class RtpMedia {
     if (!this.#latched) {
       this.#latched = true
       this.#peer = { address: from.address, port: from.port }
+      this.#out.latch(this.#peer)
     }
     this.#rtcp.rtpReceived(p)
     if (event) {
