@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { MAX_PARTS, parseMediaType, parseMultipart } from '../../transports/sip/multipart-body.js'
-import { sessionBody } from '../../transports/sip/sdp-body.js'
+import { sdpOf, sessionBody } from '../../transports/sip/sdp-body.js'
 
 const rfc3204 = readFileSync(new URL('fixtures/multipart/rfc3204-body.bin', import.meta.url))
 const SDP = 'v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n'
@@ -98,4 +98,22 @@ t.test('delimiters, line ends and bounds', async (t) => {
   t.match(sessionBody('multipart/mixed;boundary=b', many), { kind: 'malformed' })
   t.same(parseMediaType('Application/SDP ; charset=utf-8')?.type, 'application/sdp')
   t.equal(parseMediaType('not a type'), null)
+})
+
+t.test('sdpOf: the SDP of a message in a dialog, for the offer/answer readers', async (t) => {
+  const message = (type: string | undefined, body: string) => ({
+    body: Buffer.from(body),
+    headers: type === undefined ? [] : [{ name: 'Content-Type', value: type }],
+  })
+  t.equal(sdpOf(message('application/sdp', 'v=0\r\n')), 'v=0\r\n', 'a plain SDP body')
+  t.equal(sdpOf(message(undefined, 'v=0\r\n')), 'v=0\r\n', 'no Content-Type: taken as SDP')
+  t.equal(sdpOf(message('application/sdp', '')), '', 'no body: no offer')
+  const mixed = '--x\r\nContent-Type: application/ISUP\r\n\r\nisup\r\n--x\r\nContent-Type: application/sdp\r\n\r\nv=0\r\n--x--\r\n'
+  t.equal(sdpOf(message('multipart/mixed;boundary=x', mixed)), 'v=0', 'the session part of a multipart')
+  t.equal(
+    sdpOf(message('multipart/mixed;boundary=x', '--x\r\nContent-Type: text/plain\r\n\r\nhi\r\n--x--\r\n')),
+    '',
+    'a multipart without SDP: no offer',
+  )
+  t.equal(sdpOf(message('text/html', '<p>')), '<p>', 'a body that is no SDP comes back whole, for the reader to refuse')
 })

@@ -4,6 +4,7 @@
  * `alternative` body, other parts (ISUP, a signature, a location) ignored. Pure.
  */
 import { MAX_PARTS, type MultipartPart, parseMediaType, parseMultipart } from './multipart-body.js'
+import { getHeader } from './sip-message.js'
 
 /** How deep multiparts may nest (a multipart/alternative inside a multipart/mixed is seen in the wild). */
 const MAX_DEPTH = 2
@@ -25,6 +26,16 @@ export function sessionBody(contentType: string | undefined, body: Buffer): Sess
   if (body.toString('latin1').trim() === '') return { kind: 'none' }
   if (contentType === undefined) return { kind: 'sdp', sdp: body.toString('utf8') }
   return fromTyped(contentType, body, 0)
+}
+
+/**
+ * The SDP of a message inside a dialog (a re-INVITE's or UPDATE's offer, an ACK's or a 2xx's answer) for the
+ * offer/answer readers, alone or as a multipart's session part; '' when it carries none. A body that cannot be read
+ * as one comes back whole, so the reader refuses it (488, or the call's end) with its own reason.
+ */
+export function sdpOf(message: { readonly body: Buffer; readonly headers: readonly { name: string; value: string }[] }): string {
+  const found = sessionBody(getHeader(message, 'Content-Type'), message.body)
+  return found.kind === 'sdp' ? found.sdp : found.kind === 'none' ? '' : message.body.toString('utf8')
 }
 
 function fromTyped(contentType: string, body: Buffer, depth: number): SessionBody {

@@ -15,6 +15,7 @@ import type { InviteServerTransaction } from './invite-transactions.js'
 import type { RtpMedia } from './rtp-media.js'
 import { answerWithRtcp } from './rtcp-sdp.js'
 import { type LocalMedia, readAnswer } from './sdp-offer-answer.js'
+import { sdpOf } from './sdp-body.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
@@ -148,7 +149,7 @@ export class SipCall {
     this.#state = 'confirmed'
     if (!this.#awaitingAnswer) return
     this.#awaitingAnswer = false
-    const answer = readAnswer(request.body.toString('utf8'), ['PCMU'], this.#local?.srtp)
+    const answer = readAnswer(sdpOf(request), ['PCMU'], this.#local?.srtp)
     if (!answer.ok) {
       this.#transport?.peerEnded('error')
       this.hangUp('error')
@@ -230,15 +231,15 @@ export class SipCall {
   }
 
   #modify(request: SipRequest, isInvite: boolean): SipResponse {
-    const local = this.#local
-    const media = this.#media
+    const [local, media] = [this.#local, this.#media]
     if (local === undefined || media === undefined || this.#state === 'ended') return buildResponse(request, 481)
     const timer = CallSessionTimer.negotiate(request)
     if (!timer.ok) return buildResponse(request, timer.status, { reason: timer.reason, headers: timer.headers })
     let body = Buffer.alloc(0)
-    if (request.body.length > 0) {
+    const offer = sdpOf(request)
+    if (offer !== '') {
       const next = { ...local, sessionVersion: local.sessionVersion + 1 }
-      const answered = answerWithRtcp(request.body.toString('utf8'), next)
+      const answered = answerWithRtcp(offer, next)
       if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
       this.#local = next
       media.update(answered.audio, answered.rtcp)

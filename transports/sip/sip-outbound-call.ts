@@ -14,6 +14,7 @@ import { type ClientTransactionTable, type ClientWire, newBranch } from './clien
 import type { InviteClientTransaction, InviteServerTransaction } from './invite-transactions.js'
 import type { RtpMedia } from './rtp-media.js'
 import { answerOffer, type LocalMedia, type NegotiatedAudio, readAnswer } from './sdp-offer-answer.js'
+import { sdpOf } from './sdp-body.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
 import { buildResponse } from './sip-response.js'
@@ -187,8 +188,9 @@ export class SipOutboundCall {
     const next = { ...this.#local, sessionVersion: this.#local.sessionVersion + 1 }
     // A re-INVITE without an offer wants ours in the 200 (section 14.2): our current SDP, so its answer (in the
     // ACK, not read) changes nothing. An UPDATE without one is a session refresh.
-    if (request.body.length === 0) return request.method === 'INVITE' ? this.#withSdp(request, this.#sdp) : buildResponse(request, 200)
-    const answered = answerOffer(request.body.toString('utf8'), next)
+    const offer = sdpOf(request)
+    if (offer === '') return request.method === 'INVITE' ? this.#withSdp(request, this.#sdp) : buildResponse(request, 200)
+    const answered = answerOffer(offer, next)
     if (!answered.ok) return buildResponse(request, 488, { headers: [{ name: 'Warning', value: answered.warning }] })
     this.#local = next
     this.#sdp = answered.answer
@@ -280,7 +282,7 @@ export class SipOutboundCall {
     this.#ack = this.#request('ACK', this.#remoteTarget, newBranch(), this.#cseq)
     this.#o.wire.send(this.#ack)
     this.#state = 'confirmed'
-    const answer = readAnswer(r.body.toString('utf8'), undefined, this.#local.srtp)
+    const answer = readAnswer(sdpOf(r), undefined, this.#local.srtp)
     if (this.#cancelWanted || !answer.ok) {
       // Section 15: a 2xx after we gave up is acknowledged, then ended with a BYE.
       this.#sendBye()
