@@ -54,8 +54,8 @@ export function requireApiKey(db: Kysely<Database>, adminToken?: string): Middle
   }
 }
 
-function sameSecret(a: string, b: string): boolean {
-  // Hash both sides so the comparison is constant-time whatever the lengths.
+/** True when two secrets are equal, compared in constant time whatever their lengths (both sides are hashed). */
+export function sameSecret(a: string, b: string): boolean {
   const ha = createHash('sha256').update(a).digest()
   const hb = createHash('sha256').update(b).digest()
   return timingSafeEqual(ha, hb)

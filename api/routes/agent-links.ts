@@ -11,11 +11,10 @@ import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
 import { getAgentRow } from '../../gateway/store/agents.js'
 import { agentLinkGrant, createAgentLink, listAgentLinks, revokeAgentLink } from '../../gateway/store/agent-links.js'
-import { authorizeSession } from '../../gateway/sessions/authorize.js'
 import { bearer, type ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
-import { authorizationBody, type RefusalCounter } from './sessions.js'
+import { authorizeBrowserSession, type RefusalCounter } from './sessions.js'
 import type { EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
 import { capError, storeRateLimit, type RateLimit } from '../http/limits.js'
 import { createWithinCap, isCapReached } from '../../gateway/store/organization-caps.js'
@@ -101,22 +100,12 @@ export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
     // The link's organization pays: links are public, so a flood through one of them is that organization's to bound.
     await rateLimit(grant.organizationId, 'agent_link_session')
     const body = parseOr400(linkAuthorizeSchema, await readJsonObject(ctx))
-    const auth = await authorizeSession(
-      deps.db,
-      {
-        organizationId: grant.organizationId,
-        agentId: grant.agentId,
-        conversationId: body.conversation_id,
-        origin: { channel: 'browser' },
-        agentLinkId: grant.linkId,
-      },
-      {
-        webhookPolicy: deps.webhookPolicy,
-        refused: (reason) => deps.metrics?.sessionRefused('browser', reason),
-        egress: deps.egress,
-      },
-    )
-    ctx.body = authorizationBody(auth)
+    ctx.body = await authorizeBrowserSession(deps, {
+      organizationId: grant.organizationId,
+      agentId: grant.agentId,
+      conversationId: body.conversation_id,
+      agentLinkId: grant.linkId,
+    })
   })
   return r
 }

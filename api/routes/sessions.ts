@@ -5,7 +5,7 @@ import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
-import { authorizeSession, type Authorization } from '../../gateway/sessions/authorize.js'
+import { type AuthorizeInput, authorizeSession, type Authorization } from '../../gateway/sessions/authorize.js'
 import { getSessionRow, sessionTranscript } from '../../gateway/store/sessions.js'
 import { sessionDetails, type LiveUsage } from '../../gateway/sessions/session-details.js'
 import type { ApiState } from '../auth.js'
@@ -29,6 +29,26 @@ export const authorizeSchema = z.strictObject({
 /** The SPEC's authorize_session answer (also what an agent link's authorization answers). */
 export function authorizationBody(auth: Authorization) {
   return { client_session_key: auth.clientSessionKey, conversation_id: auth.conversationId, config: auth.config }
+}
+
+/** What authorizing a browser session needs besides the request (both authorize_session routes have it). */
+export type BrowserAuthorizeDeps = Pick<SessionsRouterDeps, 'db' | 'webhookPolicy' | 'metrics' | 'egress'>
+
+/**
+ * A browser session authorized for an organization's agent, as both authorize_session routes (API key, agent link)
+ * answer it: refusals counted on the browser channel, override URLs held to the webhook and egress policies.
+ */
+export async function authorizeBrowserSession(deps: BrowserAuthorizeDeps, input: Omit<AuthorizeInput, 'origin'>) {
+  const auth = await authorizeSession(
+    deps.db,
+    { ...input, origin: { channel: 'browser' } },
+    {
+      webhookPolicy: deps.webhookPolicy,
+      refused: (reason) => deps.metrics?.sessionRefused('browser', reason),
+      egress: deps.egress,
+    },
+  )
+  return authorizationBody(auth)
 }
 
 /** Largest authorization metadata, serialised; it travels in every webhook. */
@@ -68,23 +88,13 @@ export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
     if (body.metadata !== undefined && JSON.stringify(body.metadata).length > MAX_METADATA_BYTES) {
       throw voxError('validation_failed', `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
     }
-    const auth = await authorizeSession(
-      db,
-      {
-        organizationId: ctx.state.organizationId,
-        agentId: body.agent_id,
-        conversationId: body.conversation_id,
-        configOverride: body.config,
-        metadata: body.metadata,
-        origin: { channel: 'browser' },
-      },
-      {
-        webhookPolicy: deps.webhookPolicy,
-        refused: (reason) => deps.metrics?.sessionRefused('browser', reason),
-        egress: deps.egress,
-      },
-    )
-    ctx.body = authorizationBody(auth)
+    ctx.body = await authorizeBrowserSession(deps, {
+      organizationId: ctx.state.organizationId,
+      agentId: body.agent_id,
+      conversationId: body.conversation_id,
+      configOverride: body.config,
+      metadata: body.metadata,
+    })
   })
 
   r.get('/v1/agents/:agent_id/sessions/:session_id', async (ctx) => {

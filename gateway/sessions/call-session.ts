@@ -6,7 +6,8 @@ import type { Log } from '../../core/log.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
-import { sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
+import type { TranscriptTurn } from '../store/sessions.js'
+import { transcriptForEnd } from './session-transcript.js'
 import { endSession } from '../store/session-states.js'
 import type { SessionTransport } from './session-port.js'
 import { startPipeline, type VendorEndpoints } from './pipeline-factory.js'
@@ -362,7 +363,7 @@ export class CallSession {
     this.#deps.log.info({ session_id: this.row.id, reason, duration_ms: row?.duration_ms }, 'session ended')
     if (row !== undefined) {
       const ended = row
-      const transcript = await sessionTranscript(this.#deps.db, ended.id).catch(() => [])
+      const transcript = await transcriptForEnd(this.#deps.db, ended.id, this.#deps.log)
       this.#emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.#keeping.recordingEnabled, this.#customMetadata))
     }
     await this.#finishRecording(row)

@@ -8,10 +8,24 @@ import type { Log } from '../../core/log.js'
 import type { PrivacyConfig, RedactedWord } from '../../pipeline/index.js'
 import { isDatabaseUnavailable } from '../store/database-errors.js'
 import type { Database } from '../store/schema.js'
-import { appendTranscript, type TranscriptTurn } from '../store/sessions.js'
+import { appendTranscript, sessionTranscript, type TranscriptTurn } from '../store/sessions.js'
 import { TranscriptWriter } from './transcript-writer.js'
 import { TurnRedactor, type TurnToStore } from './turn-redactor.js'
 import { PauseSpans } from './pause-spans.js'
+
+/**
+ * The stored transcript for a session's `session.end` event. A read that fails (the database gone at that moment)
+ * is logged and the event goes without it: the backend still learns that the call ended, and can read the
+ * transcript later through the API.
+ */
+export async function transcriptForEnd(db: Kysely<Database>, sessionId: string, log: Log): ReturnType<typeof sessionTranscript> {
+  try {
+    return await sessionTranscript(db, sessionId)
+  } catch (e) {
+    log.error({ err: e, session_id: sessionId }, 'could not read the transcript: session.end is sent without it')
+    return []
+  }
+}
 
 /** What a session's transcript needs. */
 export interface SessionTranscriptDeps {
