@@ -12,6 +12,7 @@ interface BenchEntry {
 const benches: BenchEntry[] = [
   { name: 'codec', load: () => import('./codec.bench.js') },
   { name: 'srtp', load: () => import('./srtp.bench.js') },
+  { name: 'sip-media', load: () => import('./sip-media.bench.js') },
   { name: 'beep-detector', load: () => import('./beep-detector.bench.js') },
   { name: 'resampler', load: () => import('./resampler.bench.js') },
   { name: 'redaction', load: () => import('./redaction.bench.js') },

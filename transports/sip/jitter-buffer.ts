@@ -128,6 +128,16 @@ export class JitterBuffer {
       this.#playing = true
       this.#next = Math.min(...this.#packets.keys())
     }
+    // The usual case, one whole frame per packet and nothing left over: that packet, not a copy of it.
+    const whole = this.#pending.length === 0 ? this.#packets.get(this.#next!) : undefined
+    if (whole?.length === this.#frameBytes) {
+      this.#packets.delete(this.#next!)
+      this.#markPlayed(this.#next!)
+      this.stats.played++
+      this.#lastSize = whole.length
+      this.#next!++
+      return Buffer.from(whole.buffer, whole.byteOffset, whole.length)
+    }
     const parts: Uint8Array[] = [this.#pending]
     let have = this.#pending.length
     while (have < this.#frameBytes) {

@@ -88,14 +88,14 @@ export interface RtpPacketOut {
   readonly payload: Uint8Array
 }
 
-/** Encodes a packet with the fixed header only. */
-export function encodeRtp(packet: RtpPacketOut): Buffer {
+/** Encodes a packet with the fixed header only; `ssrc` (the stream's own) in place of the packet's when given. */
+export function encodeRtp(packet: Omit<RtpPacketOut, 'ssrc'> & { readonly ssrc?: number }, ssrc = packet.ssrc ?? 0): Buffer {
   const buf = Buffer.allocUnsafe(RTP_HEADER_BYTES + packet.payload.length)
   buf[0] = 0x80
   buf[1] = (packet.marker === true ? 0x80 : 0) | (packet.payloadType & 0x7f)
   buf.writeUInt16BE(packet.sequence & 0xffff, 2)
   buf.writeUInt32BE(packet.timestamp >>> 0, 4)
-  buf.writeUInt32BE(packet.ssrc >>> 0, 8)
+  buf.writeUInt32BE(ssrc >>> 0, 8)
   buf.set(packet.payload, RTP_HEADER_BYTES)
   return buf
 }

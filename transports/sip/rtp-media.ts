@@ -215,7 +215,7 @@ export class RtpMedia {
     // take the process down).
     try {
       if (packet !== undefined) {
-        const plain = encodeRtp({ ...packet, ssrc: this.#ssrc })
+        const plain = encodeRtp(packet, this.#ssrc)
         const bytes = this.#srtp === undefined ? plain : this.#srtp.protectRtp(plain)
         this.#out.send(bytes, this.#peer.port, this.#peer.address)
         this.#rtcp.rtpSent(packet.timestamp, packet.payload.length)

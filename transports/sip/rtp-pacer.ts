@@ -184,7 +184,15 @@ export class RtpPacer {
   }
 
   #emit(fields: Omit<PacedPacket, 'sequence'>): PacedPacket {
-    const packet = { ...fields, sequence: this.#sequence }
+    // Each field by name, not a spread: this runs 50 times a second per call.
+    const packet: PacedPacket = {
+      marker: fields.marker,
+      payloadType: fields.payloadType,
+      sequence: this.#sequence,
+      timestamp: fields.timestamp,
+      payload: fields.payload,
+      digitDone: fields.digitDone,
+    }
     this.#sequence = (this.#sequence + 1) & 0xffff
     this.stats.sent++
     return packet
