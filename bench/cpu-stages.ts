@@ -114,7 +114,7 @@ export async function startProfile(file: string): Promise<{ stop(): Promise<CpuP
       session.disconnect()
       mkdirSync(dirname(file), { recursive: true })
       writeFileSync(file, JSON.stringify(profile))
-      writeFileSync(file.replace(/\.cpuprofile$/, '') + '.heapprofile', JSON.stringify(heap.profile))
+      writeFileSync(`${file.replace(/\.cpuprofile$/, '')}.heapprofile`, JSON.stringify(heap.profile))
       return profile
     },
   }

@@ -2,8 +2,8 @@
 // packet every 20 ms to the gateway's RTP port (SRTP-protected with the call's key when one is given), and
 // swallowing what comes back. Arguments: a JSON array of { port, key? } (key: 30 octets, hex).
 import { createSocket } from 'node:dgram'
-import { encodeRtp } from '../transports/sip/rtp-codec.js'
-import { SrtpContext } from '../transports/sip/srtp/srtp-context.js'
+import { encodeRtp } from '../transports/sip/media/rtp-codec.js'
+import { SrtpContext } from '../transports/sip/media/srtp/srtp-context.js'
 
 const calls = JSON.parse(process.argv[2] ?? '[]') as { port: number; key?: string }[]
 const payload = Buffer.alloc(160, 0x7f)

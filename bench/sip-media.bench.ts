@@ -9,9 +9,9 @@
 import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { RtpMedia } from '../transports/sip/rtp-media.js'
-import { RtpPortPool } from '../transports/sip/rtp-port-pool.js'
-import type { NegotiatedAudio } from '../transports/sip/sdp-offer-answer.js'
+import { RtpMedia } from '../transports/sip/media/rtp-media.js'
+import { RtpPortPool } from '../transports/sip/media/rtp-port-pool.js'
+import type { NegotiatedAudio } from '../transports/sip/media/sdp-offer-answer.js'
 import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 
 const COUNTS = (process.env.SIP_MEDIA_BENCH_CALLS ?? '100,200').split(',').map(Number)

@@ -1,5 +1,5 @@
-import { SrtpContext } from '../transports/sip/srtp/srtp-context.js'
-import { encodeRtp } from '../transports/sip/rtp-codec.js'
+import { SrtpContext } from '../transports/sip/media/srtp/srtp-context.js'
+import { encodeRtp } from '../transports/sip/media/rtp-codec.js'
 import { fmt, throughput, type BenchOptions, type BenchRow } from './bench-util.js'
 
 /**

@@ -25,7 +25,7 @@ import { replicaAddress } from './replica-address.js'
 import { startSip } from './sip-wiring.js'
 import { storeSipAdmission } from './sip-admission.js'
 import { sipAuthMetrics } from './sip-auth-metrics.js'
-import type { SipEndpoint } from '../transports/sip/sip-endpoint.js'
+import type { SipEndpoint } from '../transports/sip/endpoint/sip-endpoint.js'
 import type { GatewayDeps } from './gateway-deps.js'
 
 /** How long closing waits for upgraded sockets to finish their close handshakes. */

@@ -1,7 +1,7 @@
 /**
  * What RTP_PORT_MIN..RTP_PORT_MAX gives: RTP takes an even port and RTCP the odd one above it (RFC 3550 section
  * 11), so a range is narrowed to the pairs inside it. An odd bound (19999, a common setting) is said once at start
- * rather than refused. The same rule as the pool's (transports/sip/rtp-port-pool.ts), which the wiring may not
+ * rather than refused. The same rule as the pool's (transports/sip/media/rtp-port-pool.ts), which the wiring may not
  * import here.
  */
 

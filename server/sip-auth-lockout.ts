@@ -17,7 +17,7 @@ import {
   resetSipAuthFailures,
   sipAuthBlockedUntil,
 } from '../gateway/store/sip-auth-failures.js'
-import type { DigestFailure } from '../transports/sip/digest-auth.js'
+import type { DigestFailure } from '../transports/sip/calls/digest-auth.js'
 
 /** The budget and the blocks. */
 export interface LockoutPolicy {

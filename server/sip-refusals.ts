@@ -5,7 +5,7 @@
  */
 import type { CallRefusal } from '../gateway/sessions/call-admission.js'
 import type { OpenRefusal } from '../gateway/sessions/session-manager.js'
-import type { SipRefusal } from '../transports/sip/sip-admission.js'
+import type { SipRefusal } from '../transports/sip/calls/sip-admission.js'
 
 /** Why a SIP INVITE is refused. */
 export type SipCallRefusal =

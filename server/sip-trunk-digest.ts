@@ -6,8 +6,8 @@
  */
 import type { SipTrunkRow } from '../gateway/store/schema.js'
 import { sipTrunkPasswords } from '../gateway/store/sip-trunks.js'
-import type { DigestCheck, DigestFailure, DigestServer } from '../transports/sip/digest-auth.js'
-import { parseAuthHeader } from '../transports/sip/digest-header-codec.js'
+import type { DigestCheck, DigestFailure, DigestServer } from '../transports/sip/calls/digest-auth.js'
+import { parseAuthHeader } from '../transports/sip/message/digest-header-codec.js'
 
 /** A trunk that asks for digest: a user name and a password. */
 export function asksDigest(trunk: SipTrunkRow): boolean {

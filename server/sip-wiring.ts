@@ -4,8 +4,8 @@
  * INVITEs are admitted through the store (sip-admission.ts): trunks, digest, the dialled number's agent.
  */
 import type { Log } from '../core/log.js'
-import { refuseEveryInvite, type SipAdmission } from '../transports/sip/sip-admission.js'
-import { SipEndpoint, type SipEndpointMetrics } from '../transports/sip/sip-endpoint.js'
+import { refuseEveryInvite, type SipAdmission } from '../transports/sip/calls/sip-admission.js'
+import { SipEndpoint, type SipEndpointMetrics } from '../transports/sip/endpoint/sip-endpoint.js'
 import type { SipSettings } from './config.js'
 
 /** What the SIP wiring needs of the gateway. */

@@ -334,7 +334,7 @@ export interface SipTrunksTable {
   outbound_password_sealed: string | null
   /** E.164. */
   outbound_from_number: string | null
-  /** SRTP for the trunk's calls: `none`, `optional` or `required` (transports/sip/srtp/sdes-negotiation.ts). */
+  /** SRTP for the trunk's calls: `none`, `optional` or `required` (transports/sip/media/srtp/sdes-negotiation.ts). */
   media_encryption: Generated<'none' | 'optional' | 'required'>
   created_at: CreatedAt
   updated_at: Timestamp

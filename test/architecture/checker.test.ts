@@ -264,3 +264,36 @@ t.test('the client: file loops and long files, with no parts', async (t) => {
   t.matchOnly(of(found, 'file-length'), [/^client\/console\/dom.ts has 401 lines/])
   t.same(of(found, 'unknown-part'), [], 'client files need no part')
 })
+
+t.test('the SIP folders: each imports only the folders below it', async (t) => {
+  const sip = {
+    'transports/sip/timer-scheduler.ts': `export const realTimers = {}`,
+    'transports/sip/message/sip-message.ts': `export interface SipMessage { body: Uint8Array }`,
+    'transports/sip/transactions/invite-transactions.ts': `import '../message/sip-message.js'\nimport '../timer-scheduler.js'`,
+    'transports/sip/media/rtp-media.ts': `import '../timer-scheduler.js'`,
+    'transports/sip/calls/sip-call.ts': `import '../media/rtp-media.js'\nimport '../transactions/invite-transactions.js'\nimport '../../../pipeline/index.js'`,
+    'transports/sip/endpoint/sip-endpoint.ts': `import '../calls/sip-call.js'\nimport '../message/sip-message.js'`,
+  }
+  t.equal(partOf('transports/sip/media/srtp/srtp-context.ts'), 'transports/sip/media', 'a sub-folder belongs to its SIP folder')
+  t.same(checkImports(tree({ ...clean, ...sip })), [], 'downward imports pass')
+  const upward = checkImports(
+    tree({
+      ...clean,
+      ...sip,
+      'transports/sip/media/rtp-media.ts': `import '../calls/sip-call.js'`,
+      'transports/sip/message/sdp-body.ts': `import '../media/rtp-media.js'`,
+      'transports/sip/transactions/client-transaction-table.ts': `import '../endpoint/sip-endpoint.js'`,
+      'transports/sip/calls/sip-dialer.ts': `import '../../../gateway/sessions/call-session.js'`,
+    }),
+  )
+  t.same(
+    of(upward, 'parts').map((m) => m.split(':')[0]),
+    [
+      `transports/sip/calls/sip-dialer.ts imports '../../../gateway/sessions/call-session.js' (gateway/sessions/call-session.ts)`,
+      `transports/sip/media/rtp-media.ts imports '../calls/sip-call.js' (transports/sip/calls/sip-call.ts)`,
+      `transports/sip/message/sdp-body.ts imports '../media/rtp-media.js' (transports/sip/media/rtp-media.ts)`,
+      `transports/sip/transactions/client-transaction-table.ts imports '../endpoint/sip-endpoint.js' (transports/sip/endpoint/sip-endpoint.ts)`,
+    ].sort(),
+    'each upward import (and one into the sessions layer) is refused',
+  )
+})

@@ -70,10 +70,40 @@ export const ARCHITECTURE: Architecture = {
       mayImport: ['core', 'gateway/sessions', 'transports/http', 'pipeline', 'carrier/carrier.ts'],
       holds: 'the media-stream transport every carrier shares',
     },
-    'transports/sip': {
-      folder: 'transports/sip/',
-      mayImport: ['core', 'pipeline'],
-      holds: 'the SIP transport: message, SDP, RTP and DTMF codecs, digest auth, jitter buffer, pacer, transactions',
+    // The SIP transport, in five parts from the floor up (each folder's README says what lives there).
+    'transports/sip': { folder: 'transports/sip/', mayImport: ['core'], holds: 'what every SIP part shares: the timer scheduler' },
+    'transports/sip/message': {
+      folder: 'transports/sip/message/',
+      mayImport: ['core'],
+      holds: 'SIP messages, URIs, SDP and multipart bodies, digest headers, Via rules: pure codecs',
+    },
+    'transports/sip/transactions': {
+      folder: 'transports/sip/transactions/',
+      mayImport: ['core', 'transports/sip', 'transports/sip/message'],
+      holds: 'RFC 3261 transactions, their timers and tables',
+    },
+    'transports/sip/media': {
+      folder: 'transports/sip/media/',
+      mayImport: ['core', 'transports/sip'],
+      holds: 'RTP, RTCP, SRTP, DTMF events, the jitter buffer and pacer, SDP offer/answer, RTP ports',
+    },
+    'transports/sip/calls': {
+      folder: 'transports/sip/calls/',
+      mayImport: ['core', 'pipeline', 'transports/sip', 'transports/sip/message', 'transports/sip/transactions', 'transports/sip/media'],
+      holds: 'dialogs: inbound and outbound calls, REFER, session timers, digest auth, the admission question',
+    },
+    'transports/sip/endpoint': {
+      folder: 'transports/sip/endpoint/',
+      mayImport: [
+        'core',
+        'pipeline',
+        'transports/sip',
+        'transports/sip/message',
+        'transports/sip/transactions',
+        'transports/sip/media',
+        'transports/sip/calls',
+      ],
+      holds: 'the SIP port: UDP, TCP and TLS listeners, flood limits, the request handler',
     },
     carrier: { folder: 'carrier/', mayImport: ['core'], holds: 'the Carrier interface and one folder per carrier' },
     api: {

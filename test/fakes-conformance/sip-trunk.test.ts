@@ -1,9 +1,9 @@
 // SIP trunk: RFC 3261's example INVITE carrying RFC 4566's example SDP, through our SIP parser and SDP answerer.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { answerOffer } from '../../transports/sip/sdp-offer-answer.js'
-import { decodeSipMessage } from '../../transports/sip/sip-message-codec.js'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { answerOffer } from '../../transports/sip/media/sdp-offer-answer.js'
+import { decodeSipMessage } from '../../transports/sip/message/sip-message-codec.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 
 const read = (name: string) => readFileSync(new URL(`../fixtures/sip-trunk/${name}`, import.meta.url), 'utf8').replace(/\n/g, '\r\n')
 const SDP = read('rfc4566-section5-example.sdp')

@@ -8,9 +8,9 @@
  */
 import { randomBytes } from 'node:crypto'
 import { parse } from 'sdp-transform'
-import { encodeSdesCrypto, SDES_KEY_SALT_BYTES } from '../../transports/sip/srtp/sdes-crypto-codec.js'
-import { readSrtpAnswer } from '../../transports/sip/srtp/sdes-negotiation.js'
-import { SrtpSession } from '../../transports/sip/srtp/srtp-session.js'
+import { encodeSdesCrypto, SDES_KEY_SALT_BYTES } from '../../transports/sip/media/srtp/sdes-crypto-codec.js'
+import { readSrtpAnswer } from '../../transports/sip/media/srtp/sdes-negotiation.js'
+import { SrtpSession } from '../../transports/sip/media/srtp/srtp-session.js'
 
 /** One call's SRTP on the caller's side. */
 export class CallerSrtp {

@@ -5,10 +5,10 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram'
 import { connect, createServer, type Socket } from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { decodeSipMessage } from '../../transports/sip/sip-message-codec.js'
-import type { SipMessage, SipResponse } from '../../transports/sip/sip-message.js'
-import { SipStreamFramer } from '../../transports/sip/sip-stream-framer.js'
-import type { SipSessionPort } from '../../transports/sip/sip-call-transport.js'
+import { decodeSipMessage } from '../../transports/sip/message/sip-message-codec.js'
+import type { SipMessage, SipResponse } from '../../transports/sip/message/sip-message.js'
+import { SipStreamFramer } from '../../transports/sip/endpoint/sip-stream-framer.js'
+import type { SipSessionPort } from '../../transports/sip/calls/sip-call-transport.js'
 
 /** Fields of a test request. */
 export interface RequestFields {

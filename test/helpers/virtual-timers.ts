@@ -1,5 +1,5 @@
 /** A virtual clock for code that takes a TimerScheduler: `advance(ms)` fires due timers in order, in no real time. */
-import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
+import type { TimerScheduler } from '../../transports/sip/timer-scheduler.js'
 
 /** Timers on a clock that starts at `start` ms and moves only when `advance` is called. */
 export function virtualTimers(start = 0): { timers: TimerScheduler; advance(ms: number): void; now(): number } {

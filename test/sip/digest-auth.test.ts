@@ -1,6 +1,6 @@
 import t from 'tap'
-import { authorize, DigestServer, digestHa1, digestResponse, pickChallenge } from '../../transports/sip/digest-auth.js'
-import { formatAuthHeader, parseAuthHeader } from '../../transports/sip/digest-header-codec.js'
+import { authorize, DigestServer, digestHa1, digestResponse, pickChallenge } from '../../transports/sip/calls/digest-auth.js'
+import { formatAuthHeader, parseAuthHeader } from '../../transports/sip/message/digest-header-codec.js'
 
 t.test('RFC 2617 section 3.5 example: MD5 with qop=auth', async (t) => {
   const ha1 = digestHa1('MD5', 'Mufasa', 'testrealm@host.com', 'Circle Of Life')

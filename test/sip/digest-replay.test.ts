@@ -4,8 +4,8 @@
  * table of counts bounded without ever letting a replay through.
  */
 import t from 'tap'
-import { authorize, DigestServer, pickChallenge } from '../../transports/sip/digest-auth.js'
-import { NonceCounts } from '../../transports/sip/digest-nonce-counts.js'
+import { authorize, DigestServer, pickChallenge } from '../../transports/sip/calls/digest-auth.js'
+import { NonceCounts } from '../../transports/sip/calls/digest-nonce-counts.js'
 
 const request = { method: 'INVITE', uri: 'sip:+15557654321@gw.example.com' }
 const lookup = (u: string) => (u === 'pbx' ? { password: 'hunter2' } : undefined)

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { DtmfReceiver, type ReceivedDigit } from '../../transports/sip/dtmf-receiver.js'
-import { dtmfPackets, END_REPEATS } from '../../transports/sip/dtmf-sender.js'
-import { decodeTelephoneEvent, digitToEvent, encodeTelephoneEvent, eventToDigit } from '../../transports/sip/telephone-event-codec.js'
+import { DtmfReceiver, type ReceivedDigit } from '../../transports/sip/media/dtmf-receiver.js'
+import { dtmfPackets, END_REPEATS } from '../../transports/sip/media/dtmf-sender.js'
+import { decodeTelephoneEvent, digitToEvent, encodeTelephoneEvent, eventToDigit } from '../../transports/sip/media/telephone-event-codec.js'
 
 t.test('telephone-event payload codec (RFC 4733 section 2.3)', async (t) => {
   // event 5, E=1, volume 10, duration 800

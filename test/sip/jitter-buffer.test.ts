@@ -1,5 +1,5 @@
 import t from 'tap'
-import { JitterBuffer } from '../../transports/sip/jitter-buffer.js'
+import { JitterBuffer } from '../../transports/sip/media/jitter-buffer.js'
 
 const SILENCE = 0xff
 

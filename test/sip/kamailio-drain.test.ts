@@ -9,7 +9,7 @@
 import t from 'tap'
 import { toolSkip } from '../helpers/tool-required.js'
 import { VENDOR_TABLE } from '../../pipeline/index.js'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 import { eventually, newBackendTenant, sse, startCarrierGateway } from '../carrier-e2e/carrier-setup.js'
 import { hasKamailio, type Kamailio, startKamailio } from '../helpers/kamailio.js'
 import { SipCaller } from '../helpers/sip-caller.js'

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { MAX_PARTS, parseMediaType, parseMultipart } from '../../transports/sip/multipart-body.js'
-import { sdpOf, sessionBody } from '../../transports/sip/sdp-body.js'
+import { MAX_PARTS, parseMediaType, parseMultipart } from '../../transports/sip/message/multipart-body.js'
+import { sdpOf, sessionBody } from '../../transports/sip/message/sdp-body.js'
 
 const rfc3204 = readFileSync(new URL('fixtures/multipart/rfc3204-body.bin', import.meta.url))
 const SDP = 'v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n'

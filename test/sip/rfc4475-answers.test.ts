@@ -8,8 +8,8 @@ import { createSocket, type Socket } from 'node:dgram'
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { silentLogger } from '../../core/log.js'
-import type { SipSessionPort } from '../../transports/sip/sip-call-transport.js'
-import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
+import type { SipSessionPort } from '../../transports/sip/calls/sip-call-transport.js'
+import { SipEndpoint } from '../../transports/sip/endpoint/sip-endpoint.js'
 import { Inbox, sipRequest, idleSipSession } from '../helpers/sip-wire.js'
 
 /** [message, RFC 4475 section, our answer (null: none)]: the rows of docs/sip.md's table. */

@@ -4,8 +4,8 @@
  * checks refuse, and our own compound packets read back.
  */
 import t from 'tap'
-import { decodeRtcp, encodeRtcp, type RtcpPacket } from '../../transports/sip/rtcp-codec.js'
-import { compactNtp, ntpTime } from '../../transports/sip/rtcp-statistics.js'
+import { decodeRtcp, encodeRtcp, type RtcpPacket } from '../../transports/sip/media/rtcp-codec.js'
+import { compactNtp, ntpTime } from '../../transports/sip/media/rtcp-statistics.js'
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
 

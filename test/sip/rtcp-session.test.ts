@@ -7,9 +7,9 @@
 import type { RemoteInfo, Socket } from 'node:dgram'
 import t from 'tap'
 import { virtualTimers } from '../helpers/virtual-timers.js'
-import { decodeRtcp, encodeRtcp, type RtcpPacket } from '../../transports/sip/rtcp-codec.js'
-import { RTCP_INTERVAL_MS, RtcpSession, type RtcpTarget } from '../../transports/sip/rtcp-session.js'
-import { SrtpSession } from '../../transports/sip/srtp/srtp-session.js'
+import { decodeRtcp, encodeRtcp, type RtcpPacket } from '../../transports/sip/media/rtcp-codec.js'
+import { RTCP_INTERVAL_MS, RtcpSession, type RtcpTarget } from '../../transports/sip/media/rtcp-session.js'
+import { SrtpSession } from '../../transports/sip/media/srtp/srtp-session.js'
 
 const clock = () => virtualTimers(1_000_000)
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { decodeRtp, encodeRtp, isRtcp } from '../../transports/sip/rtp-codec.js'
+import { decodeRtp, encodeRtp, isRtcp } from '../../transports/sip/media/rtp-codec.js'
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
 

@@ -5,11 +5,11 @@
  */
 import { createSocket, type Socket } from 'node:dgram'
 import t, { type Test } from 'tap'
-import { RtpPortPool } from '../../transports/sip/rtp-port-pool.js'
-import { RtpMedia } from '../../transports/sip/rtp-media.js'
-import { decodeRtp, encodeRtp } from '../../transports/sip/rtp-codec.js'
-import { dtmfPackets } from '../../transports/sip/dtmf-sender.js'
-import type { NegotiatedAudio } from '../../transports/sip/sdp-offer-answer.js'
+import { RtpPortPool } from '../../transports/sip/media/rtp-port-pool.js'
+import { RtpMedia } from '../../transports/sip/media/rtp-media.js'
+import { decodeRtp, encodeRtp } from '../../transports/sip/media/rtp-codec.js'
+import { dtmfPackets } from '../../transports/sip/media/dtmf-sender.js'
+import type { NegotiatedAudio } from '../../transports/sip/media/sdp-offer-answer.js'
 import { eventually } from '../helpers/eventually.js'
 
 const min = 50_000 + 2 * Math.floor(Math.random() * 4_000)

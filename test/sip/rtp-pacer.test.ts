@@ -1,6 +1,6 @@
 import t from 'tap'
-import { type PacedPacket, RtpPacer } from '../../transports/sip/rtp-pacer.js'
-import { decodeTelephoneEvent } from '../../transports/sip/telephone-event-codec.js'
+import { type PacedPacket, RtpPacer } from '../../transports/sip/media/rtp-pacer.js'
+import { decodeTelephoneEvent } from '../../transports/sip/media/telephone-event-codec.js'
 
 /**
  * Runs the pacer the way the transport will: call tick(), "sleep" the returned delay plus the timer's lateness

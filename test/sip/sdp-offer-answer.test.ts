@@ -1,6 +1,6 @@
 import { parse } from 'sdp-transform'
 import t from 'tap'
-import { answerOffer, createOffer, type LocalMedia, readAnswer } from '../../transports/sip/sdp-offer-answer.js'
+import { answerOffer, createOffer, type LocalMedia, readAnswer } from '../../transports/sip/media/sdp-offer-answer.js'
 
 const LOCAL: LocalMedia = { address: '203.0.113.5', port: 40000, sessionId: '4242', sessionVersion: 1 }
 

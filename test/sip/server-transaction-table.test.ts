@@ -1,8 +1,8 @@
 import t from 'tap'
-import { buildResponse } from '../../transports/sip/sip-response.js'
-import { ServerTransactionTable } from '../../transports/sip/server-transaction-table.js'
-import type { SipMessage, SipRequest } from '../../transports/sip/sip-message.js'
-import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
+import { buildResponse } from '../../transports/sip/message/sip-response.js'
+import { ServerTransactionTable } from '../../transports/sip/transactions/server-transaction-table.js'
+import type { SipMessage, SipRequest } from '../../transports/sip/message/sip-message.js'
+import type { TimerScheduler } from '../../transports/sip/timer-scheduler.js'
 
 /** A clock that fires nothing until told: the table's bookkeeping is what is under test. */
 function manualTimers() {

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { canonicalHeaderName, type SipHeader } from '../../transports/sip/sip-message.js'
-import { negotiateSessionTimer, sessionTimerDeadline } from '../../transports/sip/session-timer.js'
+import { canonicalHeaderName, type SipHeader } from '../../transports/sip/message/sip-message.js'
+import { negotiateSessionTimer, sessionTimerDeadline } from '../../transports/sip/calls/session-timer.js'
 
 /** Headers as the message codec delivers them: names canonical (`x` -> `Session-Expires`). */
 const req = (...headers: [string, string][]): { headers: SipHeader[] } => ({

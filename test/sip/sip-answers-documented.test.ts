@@ -7,8 +7,8 @@
 import { connect, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
 import { createLogger, silentLogger } from '../../core/log.js'
-import { SipEndpoint, type SipEndpointOptions } from '../../transports/sip/sip-endpoint.js'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { SipEndpoint, type SipEndpointOptions } from '../../transports/sip/endpoint/sip-endpoint.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 import { Inbox, sipRequest, UdpPeer } from '../helpers/sip-wire.js'
 
 async function endpoint(t: Test, options: Partial<SipEndpointOptions> = {}) {

@@ -6,9 +6,9 @@
 import t from 'tap'
 import { decodeAlaw } from '../../pipeline/audio/g711-alaw.js'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
-import type { RtpMedia } from '../../transports/sip/rtp-media.js'
-import { SipCallTransport } from '../../transports/sip/sip-call-transport.js'
-import { allowedMethods } from '../../transports/sip/sip-message.js'
+import type { RtpMedia } from '../../transports/sip/media/rtp-media.js'
+import { SipCallTransport } from '../../transports/sip/calls/sip-call-transport.js'
+import { allowedMethods } from '../../transports/sip/message/sip-message.js'
 
 /** A pacer that holds `room` frames and sends when told. */
 function fakeMedia(room: number) {

@@ -10,7 +10,7 @@ import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
 import { eventually, newBackendTenant, newTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { addTrunk, startSipWorld } from './sip-setup.js'
 import { SipCaller } from '../helpers/sip-caller.js'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 
 const { c, sipPort, ...world } = await startSipWorld(t)
 const gateway = { host: '127.0.0.1', port: sipPort }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SipDialogTable, toTag } from '../../transports/sip/sip-dialogs.js'
+import { SipDialogTable, toTag } from '../../transports/sip/calls/sip-dialogs.js'
 
 const inDialog = (callId: string, tag: string) => ({
   headers: [

@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap'
 import { decodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
-import { decodeTelephoneEvent } from '../../transports/sip/telephone-event-codec.js'
+import { decodeTelephoneEvent } from '../../transports/sip/media/telephone-event-codec.js'
 import { detectDtmf } from '../fakes/carrier/dtmf-decoder.js'
 import { eventually, newBackendTenant } from '../carrier-e2e/carrier-setup.js'
 import { type HeardPacket, SipCaller } from '../helpers/sip-caller.js'

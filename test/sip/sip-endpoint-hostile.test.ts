@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
-import { SipEndpoint, type SipDropReason, type SipEndpointOptions } from '../../transports/sip/sip-endpoint.js'
+import { SipEndpoint, type SipDropReason, type SipEndpointOptions } from '../../transports/sip/endpoint/sip-endpoint.js'
 import { eventually } from '../helpers/eventually.js'
 import { sipRequest, UdpPeer } from '../helpers/sip-wire.js'
 

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
-import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
-import { DEFAULT_TCP_LIMITS, type SipTcpLimits } from '../../transports/sip/sip-tcp-listener.js'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { SipEndpoint } from '../../transports/sip/endpoint/sip-endpoint.js'
+import { DEFAULT_TCP_LIMITS, type SipTcpLimits } from '../../transports/sip/endpoint/sip-tcp-listener.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 import { eventually } from '../helpers/eventually.js'
 import { newBranch, sipRequest, TcpPeer } from '../helpers/sip-wire.js'
 

@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
-import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
-import type { SipAdmission } from '../../transports/sip/sip-admission.js'
-import { getHeader, type SipRequest } from '../../transports/sip/sip-message.js'
-import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
+import { SipEndpoint } from '../../transports/sip/endpoint/sip-endpoint.js'
+import type { SipAdmission } from '../../transports/sip/calls/sip-admission.js'
+import { getHeader, type SipRequest } from '../../transports/sip/message/sip-message.js'
+import type { TimerScheduler } from '../../transports/sip/timer-scheduler.js'
 import { eventually } from '../helpers/eventually.js'
 import { newBranch, sipRequest, UdpPeer } from '../helpers/sip-wire.js'
 

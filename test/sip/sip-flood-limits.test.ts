@@ -1,7 +1,7 @@
 import t from 'tap'
-import { DropLogThrottle } from '../../transports/sip/drop-log-throttle.js'
-import { isScanner } from '../../transports/sip/scanner-user-agents.js'
-import { SourceRateLimiter } from '../../transports/sip/source-rate-limiter.js'
+import { DropLogThrottle } from '../../transports/sip/endpoint/drop-log-throttle.js'
+import { isScanner } from '../../transports/sip/endpoint/scanner-user-agents.js'
+import { SourceRateLimiter } from '../../transports/sip/endpoint/source-rate-limiter.js'
 
 t.test('a token bucket per address: the burst, then the rate, and other addresses untouched', async (t) => {
   let now = 0

@@ -3,7 +3,7 @@ import t from 'tap'
 import { startTestGateway } from '../helpers/gateway.js'
 import { testDb } from '../helpers/db.js'
 import { freeSipPort, sipRequest, UdpPeer, TcpPeer } from '../helpers/sip-wire.js'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 
 t.test('without SIP_PORT the gateway opens no SIP socket', async (t) => {
   const gw = await startTestGateway()

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { decodeSipMessage, encodeSipMessage, MAX_HEADERS } from '../../transports/sip/sip-message-codec.js'
-import { getHeader, getHeaderValues, type SipMessage, type SipRequest } from '../../transports/sip/sip-message.js'
-import { SipStreamFramer } from '../../transports/sip/sip-stream-framer.js'
-import { parseCSeq, parseNameAddr, parseUri, parseVia, unescapeUser } from '../../transports/sip/sip-uri-codec.js'
+import { decodeSipMessage, encodeSipMessage, MAX_HEADERS } from '../../transports/sip/message/sip-message-codec.js'
+import { getHeader, getHeaderValues, type SipMessage, type SipRequest } from '../../transports/sip/message/sip-message.js'
+import { SipStreamFramer } from '../../transports/sip/endpoint/sip-stream-framer.js'
+import { parseCSeq, parseNameAddr, parseUri, parseVia, unescapeUser } from '../../transports/sip/message/sip-uri-codec.js'
 
 /** RFC 4475's torture messages, byte for byte as the RFC's archive holds them (fixtures/rfc4475/README.md). */
 const rfc4475 = (name: string): Buffer => readFileSync(new URL(`fixtures/rfc4475/${name}.dat`, import.meta.url))

@@ -8,9 +8,9 @@ import { createSocket } from 'node:dgram'
 import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
-import type { SipSessionPort } from '../../transports/sip/sip-call-transport.js'
-import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
-import { getHeader, type SipResponse } from '../../transports/sip/sip-message.js'
+import type { SipSessionPort } from '../../transports/sip/calls/sip-call-transport.js'
+import { SipEndpoint } from '../../transports/sip/endpoint/sip-endpoint.js'
+import { getHeader, type SipResponse } from '../../transports/sip/message/sip-message.js'
 import { newBranch, UdpPeer, idleSipSession } from '../helpers/sip-wire.js'
 
 const rfc3204 = readFileSync(new URL('fixtures/multipart/rfc3204-body.bin', import.meta.url))

@@ -8,13 +8,13 @@
  */
 import t, { type Test } from 'tap'
 import { silentLogger } from '../../core/log.js'
-import type { SipCallTransport } from '../../transports/sip/sip-call-transport.js'
-import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
-import { getHeader, type SipRequest } from '../../transports/sip/sip-message.js'
-import type { SipDialFailure } from '../../transports/sip/sip-outbound-call.js'
+import type { SipCallTransport } from '../../transports/sip/calls/sip-call-transport.js'
+import { SipEndpoint } from '../../transports/sip/endpoint/sip-endpoint.js'
+import { getHeader, type SipRequest } from '../../transports/sip/message/sip-message.js'
+import type { SipDialFailure } from '../../transports/sip/calls/sip-outbound-call.js'
 import { eventually } from '../helpers/eventually.js'
 import { FakeSipTrunk } from '../fakes/sip-trunk/fake-sip-trunk.js'
-import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
+import type { TimerScheduler } from '../../transports/sip/timer-scheduler.js'
 
 /** Session-timer lengths (40 s and more) 50 times faster: our refresh due at 45 s comes after 0.9 s. */
 const fastSessionTimers: TimerScheduler = {

@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 import { eventually, newBackendTenant, newTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { FakeSipTrunk } from '../fakes/sip-trunk/fake-sip-trunk.js'
 import { startSipWorld } from './sip-setup.js'

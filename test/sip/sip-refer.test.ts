@@ -5,9 +5,15 @@
  */
 import t from 'tap'
 import type { TransferTarget } from '../../core/transfer-target.js'
-import { REFER_NOTIFY_TIMEOUT_MS, type ReferOutcome, ReferSubscription, referTo, sipfragStatus } from '../../transports/sip/sip-refer.js'
-import type { SipRequest } from '../../transports/sip/sip-message.js'
-import type { TimerScheduler } from '../../transports/sip/transaction-timers.js'
+import {
+  REFER_NOTIFY_TIMEOUT_MS,
+  type ReferOutcome,
+  ReferSubscription,
+  referTo,
+  sipfragStatus,
+} from '../../transports/sip/calls/sip-refer.js'
+import type { SipRequest } from '../../transports/sip/message/sip-message.js'
+import type { TimerScheduler } from '../../transports/sip/timer-scheduler.js'
 
 /** A virtual clock: `advance` fires what falls due, in order. */
 function virtualClock(): TimerScheduler & { advance(ms: number): void; readonly pending: number } {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { SIP_REFUSALS, sipRefusal } from '../../server/sip-refusals.js'
 import { dialledNumber } from '../../server/sip-admission.js'
-import type { SipRequest } from '../../transports/sip/sip-message.js'
+import type { SipRequest } from '../../transports/sip/message/sip-message.js'
 
 t.test('each refusal has one SIP status and reason, as docs/sip.md lists them', async (t) => {
   t.same(Object.fromEntries(Object.entries(SIP_REFUSALS).map(([k, v]) => [k, v.status])), {

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { decodeSipMessage, encodeSipMessage } from '../../transports/sip/sip-message-codec.js'
-import { getHeader, getHeaderValues, type SipRequest } from '../../transports/sip/sip-message.js'
-import { buildResponse, responseToDecodeError } from '../../transports/sip/sip-response.js'
+import { decodeSipMessage, encodeSipMessage } from '../../transports/sip/message/sip-message-codec.js'
+import { getHeader, getHeaderValues, type SipRequest } from '../../transports/sip/message/sip-message.js'
+import { buildResponse, responseToDecodeError } from '../../transports/sip/message/sip-response.js'
 
 const INVITE = [
   'INVITE sip:+15550001111@gw.example.com SIP/2.0',

@@ -6,7 +6,7 @@
  * speak TLS: the phone here is test/helpers/sip-caller.ts.)
  */
 import t, { type Test } from 'tap'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { SipCaller } from '../helpers/sip-caller.js'
 import { selfSignedCertificate } from '../helpers/tls-cert.js'

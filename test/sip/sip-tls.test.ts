@@ -1,6 +1,6 @@
 import { rootCertificates } from 'node:tls'
 import t from 'tap'
-import { contactFor, hostForUri, trunkTlsOptions, viaFor } from '../../transports/sip/sip-tls.js'
+import { contactFor, hostForUri, trunkTlsOptions, viaFor } from '../../transports/sip/endpoint/sip-tls.js'
 
 t.test('our Contact per transport: TLS names its own port, sips: when the request was sips:', async (t) => {
   const ports = { sip: 5060, tls: 5061 }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { toolSkip } from '../helpers/tool-required.js'
 import { silentLogger } from '../../core/log.js'
-import { SipEndpoint } from '../../transports/sip/sip-endpoint.js'
+import { SipEndpoint } from '../../transports/sip/endpoint/sip-endpoint.js'
 import { runSipp, sippMissing, sippScenario, type SippRun } from '../helpers/sipp.js'
 
 /** Runs sipp's scenario once against `port` over `transport` (u1: UDP, t1: TCP); resolves with its exit code. */

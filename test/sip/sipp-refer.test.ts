@@ -18,7 +18,7 @@ import type { BackendReply } from '../fakes/backend/fake-backend.js'
 import { eventually, newBackendTenant, sse } from '../carrier-e2e/carrier-setup.js'
 import { freePort } from '../helpers/nginx.js'
 import { SipCaller } from '../helpers/sip-caller.js'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 import { addTrunk, startSipWorld } from './sip-setup.js'
 
 const skip = toolSkip(sippMissing)

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { virtualTimers } from '../helpers/virtual-timers.js'
-import { ackForError, InviteClientTransaction, InviteServerTransaction } from '../../transports/sip/invite-transactions.js'
-import { NonInviteClientTransaction, NonInviteServerTransaction } from '../../transports/sip/non-invite-transactions.js'
-import { decodeSipMessage } from '../../transports/sip/sip-message-codec.js'
-import { getHeader, type SipMessage, type SipRequest, type SipResponse } from '../../transports/sip/sip-message.js'
-import { transactionKey } from '../../transports/sip/transaction-timers.js'
+import { ackForError, InviteClientTransaction, InviteServerTransaction } from '../../transports/sip/transactions/invite-transactions.js'
+import { NonInviteClientTransaction, NonInviteServerTransaction } from '../../transports/sip/transactions/non-invite-transactions.js'
+import { decodeSipMessage } from '../../transports/sip/message/sip-message-codec.js'
+import { getHeader, type SipMessage, type SipRequest, type SipResponse } from '../../transports/sip/message/sip-message.js'
+import { transactionKey } from '../../transports/sip/transactions/transaction-timers.js'
 
 /** A transport that records what was sent, and when. */
 function wire(clock: { now: () => number }) {

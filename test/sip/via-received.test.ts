@@ -1,7 +1,7 @@
 import t from 'tap'
-import { decodeSipMessage } from '../../transports/sip/sip-message-codec.js'
-import { getHeaderValues, type SipRequest } from '../../transports/sip/sip-message.js'
-import { stampReceived } from '../../transports/sip/via-received.js'
+import { decodeSipMessage } from '../../transports/sip/message/sip-message-codec.js'
+import { getHeaderValues, type SipRequest } from '../../transports/sip/message/sip-message.js'
+import { stampReceived } from '../../transports/sip/message/via-received.js'
 
 const request = (via: string): SipRequest => {
   const text = [

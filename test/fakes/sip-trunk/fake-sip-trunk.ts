@@ -17,15 +17,15 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { createSocket, type Socket } from 'node:dgram'
-import { decodeRtp, encodeRtp } from '../../../transports/sip/rtp-codec.js'
-import { type DtmfPacket, dtmfPackets } from '../../../transports/sip/dtmf-sender.js'
+import { decodeRtp, encodeRtp } from '../../../transports/sip/media/rtp-codec.js'
+import { type DtmfPacket, dtmfPackets } from '../../../transports/sip/media/dtmf-sender.js'
 import { encodeAlaw } from '../../../pipeline/audio/g711-alaw.js'
 import { decodeMulaw } from '../../../pipeline/audio/g711-mulaw.js'
 import { createServer, type Server, type Socket as NetSocket } from 'node:net'
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls'
-import { decodeSipMessage, encodeSipMessage } from '../../../transports/sip/sip-message-codec.js'
-import { SipStreamFramer } from '../../../transports/sip/sip-stream-framer.js'
-import { getHeader, type SipRequest, type SipResponse } from '../../../transports/sip/sip-message.js'
+import { decodeSipMessage, encodeSipMessage } from '../../../transports/sip/message/sip-message-codec.js'
+import { SipStreamFramer } from '../../../transports/sip/endpoint/sip-stream-framer.js'
+import { getHeader, type SipRequest, type SipResponse } from '../../../transports/sip/message/sip-message.js'
 import { Inbox } from '../../helpers/sip-wire.js'
 
 /** How the trunk answers INVITEs. */

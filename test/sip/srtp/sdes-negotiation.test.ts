@@ -1,8 +1,8 @@
 import { parse } from 'sdp-transform'
 import t from 'tap'
-import { answerOffer, createOffer, type LocalMedia, readAnswer } from '../../../transports/sip/sdp-offer-answer.js'
-import { decodeSdesCrypto, encodeSdesCrypto } from '../../../transports/sip/srtp/sdes-crypto-codec.js'
-import type { LocalSrtp, MediaEncryption } from '../../../transports/sip/srtp/sdes-negotiation.js'
+import { answerOffer, createOffer, type LocalMedia, readAnswer } from '../../../transports/sip/media/sdp-offer-answer.js'
+import { decodeSdesCrypto, encodeSdesCrypto } from '../../../transports/sip/media/srtp/sdes-crypto-codec.js'
+import type { LocalSrtp, MediaEncryption } from '../../../transports/sip/media/srtp/sdes-negotiation.js'
 
 const PEER_KEY = Buffer.from('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d', 'hex')
 const OUR_KEY = Buffer.alloc(30, 0xa5)

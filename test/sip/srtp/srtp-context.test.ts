@@ -1,8 +1,8 @@
 import t from 'tap'
-import { aesCm, writeSrtpIv } from '../../../transports/sip/srtp/srtp-aes-cm.js'
-import { SrtpContext } from '../../../transports/sip/srtp/srtp-context.js'
-import { deriveSessionKey, SrtpLabel } from '../../../transports/sip/srtp/srtp-key-derivation.js'
-import { encodeRtp } from '../../../transports/sip/rtp-codec.js'
+import { aesCm, writeSrtpIv } from '../../../transports/sip/media/srtp/srtp-aes-cm.js'
+import { SrtpContext } from '../../../transports/sip/media/srtp/srtp-context.js'
+import { deriveSessionKey, SrtpLabel } from '../../../transports/sip/media/srtp/srtp-key-derivation.js'
+import { encodeRtp } from '../../../transports/sip/media/rtp-codec.js'
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
 

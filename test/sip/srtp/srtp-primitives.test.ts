@@ -5,8 +5,8 @@
  */
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto'
 import t from 'tap'
-import { HmacSha1 } from '../../../transports/sip/srtp/hmac-sha1.js'
-import { AesCmKeystream, writeSrtpIv } from '../../../transports/sip/srtp/srtp-aes-cm.js'
+import { HmacSha1 } from '../../../transports/sip/media/srtp/hmac-sha1.js'
+import { AesCmKeystream, writeSrtpIv } from '../../../transports/sip/media/srtp/srtp-aes-cm.js'
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
 

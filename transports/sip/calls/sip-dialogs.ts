@@ -5,8 +5,8 @@
  * 12.2.2; we generate the tag, so with the Call-ID it is unique). The table is bounded: past `max` calls a new
  * INVITE is refused (503) before anything is allocated for it. Pure: no sockets, no timers.
  */
-import { getHeader, type SipMessage } from './sip-message.js'
-import { parseNameAddr } from './sip-uri-codec.js'
+import { getHeader, type SipMessage } from '../message/sip-message.js'
+import { parseNameAddr } from '../message/sip-uri-codec.js'
 
 /** Most calls (ringing and connected) one endpoint holds. */
 export const MAX_SIP_CALLS = 2_000

@@ -3,8 +3,9 @@
  * scheduler they run on (a fake one in tests, so no test sleeps), the transport reliability that switches
  * retransmissions off, and the key that matches a message to its transaction (section 17.2.3).
  */
-import { getHeader, type SipMessage, type SipRequest } from './sip-message.js'
-import { parseCSeq, parseNameAddr, parseVia } from './sip-uri-codec.js'
+import { getHeader, type SipMessage, type SipRequest } from '../message/sip-message.js'
+import { parseCSeq, parseNameAddr, parseVia } from '../message/sip-uri-codec.js'
+import type { TimerHandle, TimerScheduler } from '../timer-scheduler.js'
 
 /** T1 (RTT estimate), T2 (longest retransmit interval), T4 (how long a message may stay in the network), in ms. */
 export interface SipTimerValues {
@@ -15,25 +16,6 @@ export interface SipTimerValues {
 
 /** RFC 3261 table 4 defaults. */
 export const DEFAULT_TIMERS: SipTimerValues = { t1: 500, t2: 4000, t4: 5000 }
-
-/** A cancellable timer. */
-export interface TimerHandle {
-  cancel(): void
-}
-
-/** Schedules callbacks; production passes `setTimeout`-backed scheduling, tests a virtual clock. */
-export interface TimerScheduler {
-  schedule(ms: number, fire: () => void): TimerHandle
-}
-
-/** A scheduler on Node's timers, unref'd so an idle transaction never holds the process open. */
-export const realTimers: TimerScheduler = {
-  schedule(ms, fire) {
-    const handle = setTimeout(fire, ms)
-    handle.unref()
-    return { cancel: () => clearTimeout(handle) }
-  },
-}
 
 /** What every transaction is given. */
 export interface TransactionContext {

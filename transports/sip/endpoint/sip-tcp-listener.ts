@@ -6,7 +6,7 @@
  */
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net'
 import { type ConnectionOptions, createServer as createTlsServer, type SecureContextOptions, connect as tlsConnect } from 'node:tls'
-import type { SipDecodeResult } from './sip-message-codec.js'
+import type { SipDecodeResult } from '../message/sip-message-codec.js'
 import { SipStreamFramer } from './sip-stream-framer.js'
 
 /** TCP bounds. */

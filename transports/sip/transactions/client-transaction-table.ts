@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto'
 import { type InviteClientEvents, InviteClientTransaction } from './invite-transactions.js'
 import { NonInviteClientTransaction } from './non-invite-transactions.js'
-import { getHeader, type SipRequest, type SipResponse } from './sip-message.js'
-import { parseCSeq, parseVia } from './sip-uri-codec.js'
-import type { TimerScheduler } from './transaction-timers.js'
+import { getHeader, type SipRequest, type SipResponse } from '../message/sip-message.js'
+import { parseCSeq, parseVia } from '../message/sip-uri-codec.js'
+import type { TimerScheduler } from '../timer-scheduler.js'
 
 /** Most client transactions held. */
 export const MAX_CLIENT_TRANSACTIONS = 4_000

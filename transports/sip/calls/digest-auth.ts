@@ -4,7 +4,7 @@
  * checks an inbound trunk's INVITE. auth-int (a hash of the body) is not offered and not answered.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { type AuthHeader, formatAuthHeader, parseAuthHeader } from './digest-header-codec.js'
+import { type AuthHeader, formatAuthHeader, parseAuthHeader } from '../message/digest-header-codec.js'
 import { NonceCounts } from './digest-nonce-counts.js'
 
 /** The digest algorithms supported, strongest first (RFC 8760 section 2.3: offer in order of preference). */

@@ -4,8 +4,8 @@
  * deadlines the dialog keeps (refresh at half the interval when we refresh; BYE when the peer should have
  * refreshed and did not). Pure: the dialog layer owns the timers.
  */
-import { getHeader, getHeaderValues, type SipHeader, type SipRequest } from './sip-message.js'
-import { parseParams } from './sip-syntax.js'
+import { getHeader, getHeaderValues, type SipHeader, type SipRequest } from '../message/sip-message.js'
+import { parseParams } from '../message/sip-syntax.js'
 
 /** The lowest session interval allowed by RFC 4028 section 4 (and our Min-SE by default), in seconds. */
 export const MIN_SESSION_EXPIRES = 90

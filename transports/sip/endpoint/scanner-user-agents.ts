@@ -2,7 +2,7 @@
  * Known SIP scanners by User-Agent. They probe every public SIP port for open registrars and dial plans; an
  * answer only tells them a SIP stack lives here, so their requests are dropped unanswered.
  */
-import { getHeader, type SipRequest } from './sip-message.js'
+import { getHeader, type SipRequest } from '../message/sip-message.js'
 
 /** Lower-case fragments of the User-Agents that scanning and toll-fraud tools send by default. */
 export const SCANNER_USER_AGENTS: readonly string[] = [

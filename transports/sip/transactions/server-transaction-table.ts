@@ -6,8 +6,8 @@
  */
 import { InviteServerTransaction } from './invite-transactions.js'
 import { NonInviteServerTransaction } from './non-invite-transactions.js'
-import type { SipMessage, SipResponse } from './sip-message.js'
-import type { TimerHandle, TimerScheduler } from './transaction-timers.js'
+import type { SipMessage, SipResponse } from '../message/sip-message.js'
+import type { TimerHandle, TimerScheduler } from '../timer-scheduler.js'
 
 /** Most live server transactions; at 20 requests/s a source keeps about 640 (timer J is 32 s over UDP). */
 export const MAX_SERVER_TRANSACTIONS = 10_000

@@ -5,8 +5,8 @@
  * answers are acknowledged by the transaction. The outcome goes to the call: a 2xx (with the answer, for its
  * Session-Expires), a failure status, or `timeout` (timer B or F).
  */
-import type { ClientTransactionTable, ClientWire } from './client-transaction-table.js'
-import type { SipHeader, SipRequest, SipResponse } from './sip-message.js'
+import type { ClientTransactionTable, ClientWire } from '../transactions/client-transaction-table.js'
+import type { SipHeader, SipRequest, SipResponse } from '../message/sip-message.js'
 
 /** How long after an answer that neither refreshes nor ends the session (491 glare, 500) we try again. */
 export const REFRESH_RETRY_MS = 4_000

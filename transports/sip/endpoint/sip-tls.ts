@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net'
 import { type ConnectionOptions, rootCertificates } from 'node:tls'
-import type { SipTransport } from './sip-admission.js'
+import type { SipTransport } from '../calls/sip-admission.js'
 
 /** The endpoint's ports: UDP and TCP share one; TLS has its own when a certificate is configured. */
 export interface SipPorts {

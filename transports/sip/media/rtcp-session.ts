@@ -13,7 +13,7 @@
 import type { RemoteInfo, Socket } from 'node:dgram'
 import { decodeRtcp, encodeRtcp, SDES_CNAME } from './rtcp-codec.js'
 import { RtcpStatistics } from './rtcp-statistics.js'
-import { realTimers, type TimerHandle, type TimerScheduler } from './transaction-timers.js'
+import { realTimers, type TimerHandle, type TimerScheduler } from '../timer-scheduler.js'
 
 /** RFC 3550 section 6.2: the minimum mean interval between reports. */
 export const RTCP_INTERVAL_MS = 5000

@@ -6,9 +6,9 @@
  * sipfrag is success; a 3xx-6xx one, a subscription terminated without a final status, or no final NOTIFY within
  * the bound is failure. No I/O here: the call sends the REFER and hands its answer and the NOTIFYs in.
  */
-import type { TransferTarget } from '../../core/transfer-target.js'
-import { getHeader, type SipRequest } from './sip-message.js'
-import type { TimerHandle, TimerScheduler } from './transaction-timers.js'
+import type { TransferTarget } from '../../../core/transfer-target.js'
+import { getHeader, type SipRequest } from '../message/sip-message.js'
+import type { TimerHandle, TimerScheduler } from '../timer-scheduler.js'
 
 /** How long a transfer waits for the final NOTIFY after the REFER was accepted. */
 export const REFER_NOTIFY_TIMEOUT_MS = 30_000

@@ -6,8 +6,8 @@
  * and `open` (called once the SDP and the RTP port are settled) creates the session.
  */
 import type { SipCallTransport, SipSessionPort } from './sip-call-transport.js'
-import type { SipHeader, SipRequest } from './sip-message.js'
-import type { MediaEncryption } from './srtp/sdes-negotiation.js'
+import type { SipHeader, SipRequest } from '../message/sip-message.js'
+import type { MediaEncryption } from '../media/srtp/sdes-negotiation.js'
 
 /** The transports the endpoint speaks. */
 export type SipTransport = 'udp' | 'tcp' | 'tls'

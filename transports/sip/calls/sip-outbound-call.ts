@@ -8,21 +8,21 @@
  * that crosses it is acknowledged and ended with a BYE. A 200 that makes us the session refresher (RFC 4028) gets
  * our refreshes; the trunk's own renew its deadline. The media and transport are built by the owner.
  */
-import type { EndReason } from '../../core/end-reason.js'
+import type { EndReason } from '../../../core/end-reason.js'
 import { authorize, type DigestCredentials, pickChallenge } from './digest-auth.js'
-import { type ClientTransactionTable, type ClientWire, newBranch } from './client-transaction-table.js'
-import type { InviteClientTransaction, InviteServerTransaction } from './invite-transactions.js'
-import type { RtpMedia } from './rtp-media.js'
-import { answerOffer, type LocalMedia, type NegotiatedAudio, readAnswer } from './sdp-offer-answer.js'
-import { sdpOf } from './sdp-body.js'
+import { type ClientTransactionTable, type ClientWire, newBranch } from '../transactions/client-transaction-table.js'
+import type { InviteClientTransaction, InviteServerTransaction } from '../transactions/invite-transactions.js'
+import type { RtpMedia } from '../media/rtp-media.js'
+import { answerOffer, type LocalMedia, type NegotiatedAudio, readAnswer } from '../media/sdp-offer-answer.js'
+import { sdpOf } from '../message/sdp-body.js'
 import type { SipCallTransport } from './sip-call-transport.js'
-import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
-import { buildResponse } from './sip-response.js'
-import { parseCSeq, parseNameAddr } from './sip-uri-codec.js'
+import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from '../message/sip-message.js'
+import { buildResponse } from '../message/sip-response.js'
+import { parseCSeq, parseNameAddr } from '../message/sip-uri-codec.js'
 import { CallSessionTimer, planAfterRefresh } from './call-session-timer.js'
 import { nextSdpVersion, REFRESH_RETRY_MS, sendRefresh } from './session-refresh.js'
 import { MIN_SESSION_EXPIRES } from './session-timer.js'
-import type { TimerScheduler } from './transaction-timers.js'
+import type { TimerScheduler } from '../timer-scheduler.js'
 
 /** How long after our CANCEL an INVITE still unanswered is given up (64*T1). */
 const CANCEL_GIVE_UP_MS = 32_000

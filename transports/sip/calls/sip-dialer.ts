@@ -8,19 +8,19 @@
  */
 import { randomBytes, randomInt } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
-import type { ClientTransactionTable } from './client-transaction-table.js'
-import type { TimerScheduler } from './transaction-timers.js'
-import type { RtpPortPool } from './rtp-port-pool.js'
-import { RtpMedia } from './rtp-media.js'
-import { createOffer, type LocalMedia } from './sdp-offer-answer.js'
+import type { ClientTransactionTable } from '../transactions/client-transaction-table.js'
+import type { TimerScheduler } from '../timer-scheduler.js'
+import type { RtpPortPool } from '../media/rtp-port-pool.js'
+import { RtpMedia } from '../media/rtp-media.js'
+import { createOffer, type LocalMedia } from '../media/sdp-offer-answer.js'
 import type { SipCall } from './sip-call.js'
 import { SipCallTransport } from './sip-call-transport.js'
 import type { SipDialogTable } from './sip-dialogs.js'
-import type { SipMessage } from './sip-message.js'
+import type { SipMessage } from '../message/sip-message.js'
 import { type SipDialFailure, SipOutboundCall } from './sip-outbound-call.js'
-import { parseUri } from './sip-uri-codec.js'
-import { SDES_KEY_SALT_BYTES } from './srtp/sdes-crypto-codec.js'
-import type { MediaEncryption } from './srtp/sdes-negotiation.js'
+import { parseUri } from '../message/sip-uri-codec.js'
+import { SDES_KEY_SALT_BYTES } from '../media/srtp/sdes-crypto-codec.js'
+import type { MediaEncryption } from '../media/srtp/sdes-negotiation.js'
 
 /** One call to place. */
 export interface SipDialRequest {

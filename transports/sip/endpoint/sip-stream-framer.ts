@@ -4,8 +4,8 @@
  * skipped, and each double-CRLF ping among them is reported so the transport can answer its CRLF pong. The buffer is bounded: a peer that sends a header section or body over the limit gets an error and
  * the transport closes the connection, since a stream cannot be resynchronised after a framing error.
  */
-import { decodeError } from './sip-decode-error.js'
-import { decodeSipMessage, findHeaderEnd, MAX_MESSAGE_BYTES, type SipDecodeResult, salvageRequest } from './sip-message-codec.js'
+import { decodeError } from '../message/sip-decode-error.js'
+import { decodeSipMessage, findHeaderEnd, MAX_MESSAGE_BYTES, type SipDecodeResult, salvageRequest } from '../message/sip-message-codec.js'
 
 /** Framer options. */
 export interface SipStreamFramerOptions {

@@ -4,7 +4,7 @@
  * Unsupported (section 8.2.2.3). Pure: the request in, the refusal or `null` out. A method we do not know is
  * not checked here: its 501 comes first (section 8.2.1), as RFC 4475 section 3.1.2.18 prefers.
  */
-import { getHeaderValues, type SipHeader, type SipRequest } from './sip-message.js'
+import { getHeaderValues, type SipHeader, type SipRequest } from '../message/sip-message.js'
 
 /**
  * The Request-URI schemes served. `tel` (RFC 3966) beside `sip` and `sips`: the Request-URI names the number

@@ -11,7 +11,7 @@
  * There the 2xx is resent on G's schedule until the ACK comes (section 13.3.1.4), retransmitted INVITEs are
  * absorbed, and timer L ends the transaction (RFC 6026 section 8.7). Without an ACK by then, the TU hangs up.
  */
-import { getHeader, type SipHeader, type SipRequest, type SipResponse } from './sip-message.js'
+import { getHeader, type SipHeader, type SipRequest, type SipResponse } from '../message/sip-message.js'
 import { DEFAULT_TIMERS, type TransactionContext, TransactionTimers } from './transaction-timers.js'
 
 /** INVITE client transaction states. */

@@ -5,7 +5,7 @@
  * Server (17.2.2): Trying -> Proceeding -> Completed -> Terminated, retransmitted requests answered with the last
  * response, timer J keeping the response for them.
  */
-import type { SipRequest, SipResponse } from './sip-message.js'
+import type { SipRequest, SipResponse } from '../message/sip-message.js'
 import { DEFAULT_TIMERS, type TransactionContext, TransactionTimers } from './transaction-timers.js'
 
 /** Client transaction states. */

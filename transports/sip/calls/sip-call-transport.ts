@@ -6,9 +6,9 @@
  * (`markPlayed`, the carrier's mark echo) when its last one does, so barge-in and the farewell before a hang-up
  * work as on a carrier call. A `clear` drops the queued frames, and their chunks are never reported heard.
  */
-import type { EndReason } from '../../core/end-reason.js'
-import { voxError } from '../../core/errors.js'
-import type { TransferTarget } from '../../core/transfer-target.js'
+import type { EndReason } from '../../../core/end-reason.js'
+import { voxError } from '../../../core/errors.js'
+import type { TransferTarget } from '../../../core/transfer-target.js'
 import {
   DTMF_PAUSE_MS,
   decodeAlaw,
@@ -17,9 +17,9 @@ import {
   encodeMulaw,
   type PipelineEvent,
   type PipelineInput,
-} from '../../pipeline/index.js'
-import { END_REPEATS } from './dtmf-sender.js'
-import { FRAME_BYTES, FRAME_MS, type RtpMedia } from './rtp-media.js'
+} from '../../../pipeline/index.js'
+import { END_REPEATS } from '../media/dtmf-sender.js'
+import { FRAME_BYTES, FRAME_MS, type RtpMedia } from '../media/rtp-media.js'
 
 /**
  * The session a SIP call drives (structurally the sessions layer's `SessionPort`): its pipeline input, and the

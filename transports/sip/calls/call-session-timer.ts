@@ -4,9 +4,9 @@
  * time (section 10); when we are (`refresher=uas`), a refresh of ours is due at half the interval, and the call
  * sends it (session-refresh.ts). The answer to our refresh says who refreshes next.
  */
-import { getHeader, type SipHeader, type SipRequest } from './sip-message.js'
+import { getHeader, type SipHeader, type SipRequest } from '../message/sip-message.js'
 import { MIN_SESSION_EXPIRES, negotiateSessionTimer, sessionTimerDeadline } from './session-timer.js'
-import type { TimerHandle, TimerScheduler } from './transaction-timers.js'
+import type { TimerHandle, TimerScheduler } from '../timer-scheduler.js'
 
 /** What a request's session timer asks of its answer. */
 export type SessionTimerAnswer =
