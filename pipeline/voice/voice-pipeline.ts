@@ -6,6 +6,7 @@ import type { SttStream } from '../stt/stt-stream.js'
 import type { TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { pump } from '../runtime/pump.js'
+import { sttSetupVariables } from '../vendor-streams/open-vendor.js'
 import { newTurnId } from './turn-ids.js'
 import type { AssistantTurn, UserEnd } from './assistant-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
@@ -120,7 +121,10 @@ export class VoicePipeline implements PipelineInput {
   /** Starts the STT and TTS loops and the welcome turn. */
   start(): void {
     if (this.#deps.audio !== undefined && this.#deps.stt === undefined && this.#deps.config.plugins.some((p) => p.use.startsWith('stt.'))) {
-      this.#notice('stt_not_configured', 'speech recognition is not configured on this gateway (no STT vendor key): send text instead')
+      this.#notice(
+        'stt_not_configured',
+        `speech recognition is not configured on this gateway (set ${sttSetupVariables().join(' or ')}): send text instead`,
+      )
     }
     const log = this.#deps.logger
     if (this.#deps.stt)
