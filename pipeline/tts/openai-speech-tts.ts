@@ -15,6 +15,8 @@ const LABEL = 'tts.openai_compatible'
 const QUEUE_HIGH_WATER = 200
 /** Text buffered per context; more is dropped with a warning (a reply is never this long). */
 const MAX_CONTEXT_CHARS = 100_000
+/** How long close() lets flushed contexts finish speaking. */
+const CLOSE_TIMEOUT_MS = 3000
 /** An error body longer than this is cut. */
 const MAX_ERROR_BODY = 4096
 
@@ -113,7 +115,10 @@ export class OpenAiSpeechTtsStream implements TtsStream {
     context.running = true
     void this.#speakAll(contextId, context).finally(() => {
       context.running = false
-      this.#checkDrained()
+      // Text or a flush that came while the loop was winding down (it ends a microtask after its last check).
+      const live = this.#contexts.get(contextId) === context && !context.abort.signal.aborted
+      if (live && (context.sentences.length > 0 || context.phase === 'flushed')) this.#run(contextId, context)
+      else this.#checkDrained()
     })
   }
 
@@ -207,7 +212,13 @@ export class OpenAiSpeechTtsStream implements TtsStream {
       this.#drained = resolve
     })
     this.#checkDrained()
-    return drained.then(() => this.#shutdown())
+    // Bounded like the WebSocket vendors' close: a server that stalls mid-sentence does not hold the session's end.
+    const timer = setTimeout(() => this.#shutdown(), CLOSE_TIMEOUT_MS)
+    timer.unref()
+    return drained.then(() => {
+      clearTimeout(timer)
+      this.#shutdown()
+    })
   }
 
   #checkDrained(): void {

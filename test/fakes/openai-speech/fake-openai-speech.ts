@@ -26,7 +26,10 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { readWav } from '../../../pipeline/audio/wav.js'
+import { type RealtimeRecord, serveRealtime } from './fake-realtime.js'
 import { boundaryOf, parseMultipart } from './multipart.js'
+
+export type { RealtimeRecord }
 
 /** A transcription request as the fake read it. */
 export interface TranscriptionRecord {
@@ -67,17 +70,6 @@ export interface SpeechRecord {
   aborted: boolean
 }
 
-/** One realtime connection. */
-export interface RealtimeRecord {
-  flavor: 'openai' | 'vllm'
-  headers: IncomingHttpHeaders
-  /** Client events in arrival order (append events keep their audio). */
-  events: Array<Record<string, unknown>>
-  /** Audio bytes appended per committed turn. */
-  turns: Buffer[]
-  socket: WebSocket
-}
-
 /** Options and scripts of the fake; every script may be replaced while it runs. */
 export interface FakeSpeechOptions {
   /** Require `Authorization: Bearer <apiKey>`; undefined: no key needed (a server of one's own). */
@@ -106,8 +98,6 @@ export interface FakeOpenAiSpeech {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-let eventSeq = 0
-const eventId = () => `event_${++eventSeq}`
 
 function errorBody(message: string, type = 'invalid_request_error', code: string | null = null) {
   return JSON.stringify({ error: { message, type, param: null, code } })
@@ -272,86 +262,13 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws)
       ws.on('close', () => sockets.delete(ws))
-      realtime(ws, url.searchParams.get('intent') === 'transcription' ? 'openai' : 'vllm', req.headers)
+      fake.realtime.push(
+        serveRealtime(ws, url.searchParams.get('intent') === 'transcription' ? 'openai' : 'vllm', req.headers, (audio, record) =>
+          fake.realtimeText(audio, record),
+        ),
+      )
     })
   })
-
-  function realtime(ws: WebSocket, flavor: 'openai' | 'vllm', headers: IncomingHttpHeaders): void {
-    const record: RealtimeRecord = { flavor, headers, events: [], turns: [], socket: ws }
-    fake.realtime.push(record)
-    const out = (event: object) => ws.send(JSON.stringify(event))
-    let buffer: Buffer[] = []
-    let itemSeq = 0
-    let previous: string | null = null
-    if (flavor === 'openai') out({ type: 'session.created', event_id: eventId(), session: { type: 'transcription', id: 'sess_fake' } })
-    else out({ type: 'session.created', id: 'sess-fake', created: Math.floor(Date.now() / 1000) })
-    ws.on('message', (data: Buffer) => {
-      let event: Record<string, unknown>
-      try {
-        event = JSON.parse(data.toString('utf8')) as Record<string, unknown>
-      } catch {
-        return out(
-          flavor === 'openai'
-            ? {
-                type: 'error',
-                event_id: eventId(),
-                error: { type: 'invalid_request_error', code: 'invalid_json', message: 'Invalid JSON' },
-              }
-            : { type: 'error', error: 'Invalid JSON', code: 'invalid_json' },
-        )
-      }
-      record.events.push(event)
-      switch (event.type) {
-        case 'session.update':
-          if (flavor === 'openai') out({ type: 'session.updated', event_id: eventId(), session: event.session })
-          return
-        case 'input_audio_buffer.append':
-          buffer.push(Buffer.from(String(event.audio), 'base64'))
-          return
-        case 'input_audio_buffer.commit': {
-          if (flavor === 'vllm' && event.final !== true) return
-          const audio = Buffer.concat(buffer)
-          buffer = []
-          record.turns.push(audio)
-          const text = fake.realtimeText(audio, record)
-          if (typeof text !== 'string') return ws.close(text.close)
-          const words = text.split(/(?<= )/).filter(Boolean)
-          if (flavor === 'vllm') {
-            for (const delta of words) out({ type: 'transcription.delta', delta })
-            out({
-              type: 'transcription.done',
-              text,
-              usage: { prompt_tokens: 1, completion_tokens: words.length, total_tokens: 1 + words.length },
-            })
-            return
-          }
-          const item = `item_${++itemSeq}`
-          out({ type: 'input_audio_buffer.committed', event_id: eventId(), previous_item_id: previous, item_id: item })
-          previous = item
-          for (const delta of words)
-            out({ type: 'conversation.item.input_audio_transcription.delta', event_id: eventId(), item_id: item, content_index: 0, delta })
-          out({
-            type: 'conversation.item.input_audio_transcription.completed',
-            event_id: eventId(),
-            item_id: item,
-            content_index: 0,
-            transcript: text,
-          })
-          return
-        }
-        default:
-          out(
-            flavor === 'openai'
-              ? {
-                  type: 'error',
-                  event_id: eventId(),
-                  error: { type: 'invalid_request_error', code: 'unknown_event', message: `unknown event ${String(event.type)}` },
-                }
-              : { type: 'error', error: `Unknown event type: ${String(event.type)}`, code: 'unknown_event' },
-          )
-      }
-    })
-  }
 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
   fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
