@@ -176,7 +176,11 @@ t.test('withAvailableVendors: with no cloud recognizer but a server of your own,
     validOf({ clients: {}, plugins: [{ use: 'stt.vendor_a' }, { use: 'turn_manager' }, { use: 'agent.llm' }] }),
     own,
   )
-  t.equal((multi.plugins[0]?.options as { language?: string } | undefined)?.language, undefined, '"multi" leaves the language to the server')
+  t.equal(
+    (multi.plugins[0]?.options as { language?: string } | undefined)?.language,
+    undefined,
+    '"multi" leaves the language to the server',
+  )
   const cloud = { ...own, stt: { ...own.stt, vendor_b: true } }
   t.equal(withAvailableVendors(nova, cloud).plugins[0]?.use, 'stt.vendor_b', 'a cloud key set on purpose still wins')
   for (const template of TEMPLATES) t.strictSame(errorsOf(withAvailableVendors(template.config, own)), [], template.id)
