@@ -184,7 +184,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     }
     const duration = record.wav.samples.length / record.wav.sampleRate
     if (record.fields.response_format === 'verbose_json') {
-      const words = script.words ?? spread(text, duration)
+      const words = script.words ?? spread(text, record.wav)
       const granular = record.fields['timestamp_granularities[]'] === 'word'
       return send(
         res,
@@ -286,11 +286,26 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
-/** The text's words spread evenly over `duration` seconds. */
-function spread(text: string, duration: number) {
+/** Above this a sample is voiced (the same level the Deepgram fake times its words by). */
+export const VOICED_LEVEL = 2000
+
+/**
+ * The text's words spread evenly over the voiced part of the file (first to last sample above
+ * {@link VOICED_LEVEL}), as a recognizer places words where the speech is; over the whole file when nothing is voiced.
+ */
+function spread(text: string, wav: { sampleRate: number; samples: Int16Array }) {
+  let first = -1
+  let last = -1
+  wav.samples.forEach((x, i) => {
+    if (Math.abs(x) <= VOICED_LEVEL) return
+    if (first < 0) first = i
+    last = i
+  })
+  const from = first < 0 ? 0 : first / wav.sampleRate
+  const to = first < 0 ? wav.samples.length / wav.sampleRate : (last + 1) / wav.sampleRate
   const words = text.split(/\s+/).filter(Boolean)
-  const each = duration / Math.max(1, words.length)
-  return words.map((word, i) => ({ word, start: +(i * each).toFixed(3), end: +((i + 1) * each).toFixed(3) }))
+  const each = (to - from) / Math.max(1, words.length)
+  return words.map((word, i) => ({ word, start: +(from + i * each).toFixed(4), end: +(from + (i + 1) * each).toFixed(4) }))
 }
 
 /** PCM16 LE of a 440 Hz tone: audible, easy to tell from silence. */
