@@ -129,8 +129,15 @@ export class OpenAiRealtimeSttStream extends WsSttStream {
       case 'error': {
         const e = m.error as { message?: unknown; code?: unknown } | string | undefined
         const message = typeof e === 'string' ? e : String(e?.message ?? 'vendor error')
-        this.emit({ type: 'error', code: VendorErrorCode.VendorError, message: `${this.label}: ${message}`, fatal: false })
-        if (this.#awaiting) this.#finishTurn('')
+        const turnFailed = this.#awaiting
+        this.emit({
+          type: 'error',
+          code: VendorErrorCode.VendorError,
+          message: `${this.label}: ${message}`,
+          fatal: false,
+          ...(turnFailed && { turnFailed }),
+        })
+        if (turnFailed) this.#finishTurn('')
         return
       }
       default:
@@ -152,7 +159,7 @@ export class OpenAiRealtimeSttStream extends WsSttStream {
   }
 
   #failed(message: string): void {
-    this.emit({ type: 'error', code: VendorErrorCode.VendorError, message: `${this.label}: ${message}`, fatal: false })
+    this.emit({ type: 'error', code: VendorErrorCode.VendorError, message: `${this.label}: ${message}`, fatal: false, turnFailed: true })
     this.#finishTurn('')
   }
 
@@ -169,6 +176,7 @@ export class OpenAiRealtimeSttStream extends WsSttStream {
       code: VendorErrorCode.TurnLost,
       message: `${this.label}: the socket closed before the turn's text came`,
       fatal: false,
+      turnFailed: true,
     })
     this.#finishTurn('')
   }

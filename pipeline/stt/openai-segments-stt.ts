@@ -205,7 +205,14 @@ export class OpenAiSegmentsSttStream implements SttStream {
 
   #error(code: (typeof VendorErrorCode)[keyof typeof VendorErrorCode], message: string, fatal: boolean, vendorCode?: number): void {
     this.#logger.warn({ stream: LABEL, code }, message)
-    this.#queue.push({ type: 'error', code, message: `${LABEL}: ${message}`, fatal, ...(vendorCode !== undefined && { vendorCode }) })
+    this.#queue.push({
+      type: 'error',
+      code,
+      message: `${LABEL}: ${message}`,
+      fatal,
+      ...(vendorCode !== undefined && { vendorCode }),
+      ...(!fatal && code !== VendorErrorCode.EmptyTranscript && { turnFailed: true }),
+    })
   }
 
   /** Waits for a request slot; the oldest waiter is dropped (its segment fails) when too many wait. */

@@ -44,6 +44,11 @@ export interface VendorErrorEvent {
   fatal: boolean
   /** The vendor's own code when it gave one (close code, `error_code`, `code`). */
   vendorCode?: string | number
+  /**
+   * What the caller said in a turn was lost with this error (a recognizer's request timed out, failed, or came back
+   * empty): the pipeline tells the caller, as it does when the agent fails a turn.
+   */
+  turnFailed?: true
 }
 
 /** Yielded after the socket was re-established following an unexpected close. */

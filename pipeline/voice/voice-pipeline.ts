@@ -130,7 +130,10 @@ export class VoicePipeline implements PipelineInput {
     if (this.#deps.stt)
       void pump(
         this.#deps.stt,
-        (e) => this.#turns.onSttEvent(e),
+        (e) => {
+          this.#turns.onSttEvent(e)
+          if (e.type === 'error' && e.turnFailed) this.#sttTurnFailed()
+        },
         () => this.#closed,
         log,
         'speech recognition',
@@ -181,6 +184,12 @@ export class VoicePipeline implements PipelineInput {
       logger: this.#deps.logger,
       signal: this.#deps.signal,
     })
+  }
+
+  /** The recognizer lost what the caller said: the caller hears the agent's fallback, as for a failed agent turn. */
+  #sttTurnFailed(): void {
+    const fallback = replySafetyOf(this.#deps.config)?.fallback.messages[0]
+    if (fallback !== undefined && !this.#closed) this.#speakDataReply(fallback, false)
   }
 
   /** A data reply had text to speak: it gets an assistant turn of its own, after the reply in progress if any. */

@@ -150,3 +150,27 @@ t.test('realtime: the caller is transcribed over the Realtime socket, mu-law as 
   )
   await call.hangup()
 })
+
+t.test('a recognizer that fails the turn (5xx, or no answer in time) is not silence: the caller hears the fallback', async (t) => {
+  const { tenant, backend } = await tenantWith('self-hosted-failing', { timeout_ms: 1000 })
+  backend.reply = (req) => sse(req.json.turn_id, 'Hello.')
+  for (const failure of [{ status: 503 }, { hang: true }]) {
+    fake.transcribe = (r) => (voiced(r.wav.samples) ? failure : { text: '' })
+    const speechBefore = fake.speech.length
+    const { call, row } = await startCall(tenant)
+    await heardAll(call)
+    const marks = call.marks.length
+    await call.sendAudio(speech('phrase.wav', 1500))
+    const fallback = await eventually(
+      async () => fake.speech.slice(speechBefore).find((s) => String(s.json.input).startsWith("I'm sorry")),
+      15_000,
+    )
+    t.match(fallback.json.input, /I'm sorry, I'm having trouble/, `${JSON.stringify(failure)}: the fallback was spoken`)
+    await heardAll(call, marks + 1)
+    t.notOk(
+      backend.requests.some((q) => q.json?.session_id === row.id && q.json?.type === 'message'),
+      'no turn reached the backend',
+    )
+    await call.hangup()
+  }
+})
