@@ -2,7 +2,7 @@ import { AUDIO_FORMATS, type AudioFormat } from '../audio/audio-format.js'
 import { decodeMulaw } from '../audio/g711-mulaw.js'
 import { bufferToInt16, int16ToBuffer } from '../audio/pcm16.js'
 import { quietestFrame, rms } from '../audio/quietest-frame.js'
-import { resample } from '../audio/resampler.js'
+import { Resampler, resample } from '../audio/resampler.js'
 import { wavHeader } from '../audio/wav.js'
 import { type SttOpenAiCompatibleOptions, transcriptionPrompt } from '../options/openai-compatible-options.js'
 import { AsyncQueue } from '../runtime/async-queue.js'
@@ -29,6 +29,8 @@ interface Segment {
   samples: Int16Array
   startSeconds: number
   endsTurn: boolean
+  /** The samples already at the request's rate (resampled as they came), when they are all there. */
+  wire?: Int16Array | undefined
 }
 
 /**
@@ -50,6 +52,13 @@ export class OpenAiSegmentsSttStream implements SttStream {
   readonly #queue = new AsyncQueue<SttEvent>({ capacity: 512, isDroppable: (e) => e.type === 'interim' })
   readonly #abort = new AbortController()
   #chunks: Int16Array[] = []
+  /**
+   * The segment at the request's rate, resampled as it arrives so the end of speech does not wait for it (8 s of
+   * speech took ~40 ms to resample at once); false after a cut, when the rest is resampled at once instead.
+   */
+  readonly #resampler: Resampler | undefined
+  #wire: Int16Array[] = []
+  #wireValid = true
   #segmentSamples = 0
   #segmentStart = 0
   #pushed = 0
@@ -66,6 +75,7 @@ export class OpenAiSegmentsSttStream implements SttStream {
     this.#rate = AUDIO_FORMATS[stream.format].sampleRate
     this.#words = stream.wantWords ?? true
     this.#logger = stream.logger ?? silentLogger
+    if (options.sample_rate !== this.#rate) this.#resampler = new Resampler({ from: this.#rate, to: options.sample_rate })
     stream.signal?.addEventListener('abort', () => this.#shutdown(), { once: true })
     if (stream.signal?.aborted) this.#shutdown()
   }
@@ -80,6 +90,7 @@ export class OpenAiSegmentsSttStream implements SttStream {
     if (this.#segmentSamples === 0) this.#segmentStart = this.#pushed
     this.#pushed += samples.length
     this.#chunks.push(samples)
+    if (this.#resampler !== undefined && this.#wireValid) this.#wire.push(this.#resampler.processInt16(samples).slice())
     this.#segmentSamples += samples.length
     const max = this.#o.max_segment_seconds * this.#rate
     if (this.#segmentSamples >= max) this.#cutLong(max)
@@ -94,29 +105,33 @@ export class OpenAiSegmentsSttStream implements SttStream {
   #cutLong(max: number): void {
     const all = this.#take(this.#segmentSamples)
     const cut = quietestFrame(all.samples, Math.floor(max / 2), max, this.#rate / 50)
-    this.#send({ ...all, samples: all.samples.subarray(0, cut) }, false)
+    this.#send({ samples: all.samples.subarray(0, cut), startSeconds: all.startSeconds }, false)
     const rest = all.samples.subarray(cut)
     this.#chunks = [rest]
+    this.#wireValid = false
     this.#segmentSamples = rest.length
     this.#segmentStart = this.#pushed - rest.length
   }
 
-  /** Removes the current segment's audio and returns it. */
-  #take(samples: number): { samples: Int16Array; startSeconds: number } {
-    const out = new Int16Array(samples)
-    let at = 0
-    for (const c of this.#chunks) {
-      out.set(c.subarray(0, Math.min(c.length, samples - at)), at)
-      at += c.length
-      if (at >= samples) break
-    }
+  /** Removes the current segment's audio and returns it (with its resampled form when that is whole). */
+  #take(samples: number): { samples: Int16Array; startSeconds: number; wire?: Int16Array | undefined } {
+    const out = concat(this.#chunks, samples)
     const startSeconds = this.#segmentStart / this.#rate
+    let wire: Int16Array | undefined
+    if (this.#resampler !== undefined) {
+      if (this.#wireValid) {
+        this.#wire.push(this.#resampler.flushInt16().slice())
+        wire = concat(this.#wire, Number.POSITIVE_INFINITY)
+      } else this.#resampler.reset()
+    }
     this.#chunks = []
+    this.#wire = []
+    this.#wireValid = true
     this.#segmentSamples = 0
-    return { samples: out, startSeconds }
+    return { samples: out, startSeconds, wire }
   }
 
-  #send(part: { samples: Int16Array; startSeconds: number }, endsTurn: boolean): void {
+  #send(part: { samples: Int16Array; startSeconds: number; wire?: Int16Array | undefined }, endsTurn: boolean): void {
     const segment: Segment = { ...part, endsTurn }
     const silent = segment.samples.length < (this.#rate * MIN_SEGMENT_MS) / 1000 || rms(segment.samples) < SILENCE_RMS
     const job: Promise<Transcription | undefined> = silent ? Promise.resolve({ text: '' }) : this.#transcribe(segment)
@@ -158,7 +173,7 @@ export class OpenAiSegmentsSttStream implements SttStream {
 
   async #request(segment: Segment): Promise<Transcription> {
     const rate = this.#o.sample_rate
-    const audio = rate === this.#rate ? segment.samples : resample(segment.samples, this.#rate, rate)
+    const audio = rate === this.#rate ? segment.samples : (segment.wire ?? resample(segment.samples, this.#rate, rate))
     const pcm = int16ToBuffer(audio)
     const result = await requestTranscription({
       baseUrl: this.#endpoint.url,
@@ -252,6 +267,21 @@ export class OpenAiSegmentsSttStream implements SttStream {
   [Symbol.asyncIterator](): AsyncIterator<SttEvent, undefined> {
     return this.#queue[Symbol.asyncIterator]()
   }
+}
+
+/** The first `samples` samples of `chunks` in one array. */
+function concat(chunks: readonly Int16Array[], samples: number): Int16Array {
+  let total = 0
+  for (const c of chunks) total += c.length
+  const out = new Int16Array(Math.min(total, samples))
+  let at = 0
+  for (const c of chunks) {
+    if (at >= out.length) break
+    const part = c.subarray(0, out.length - at)
+    out.set(part, at)
+    at += part.length
+  }
+  return out
 }
 
 function shift(word: SttWord, seconds: number): SttWord {

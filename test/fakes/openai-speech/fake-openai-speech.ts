@@ -41,6 +41,9 @@ export interface TranscriptionRecord {
   fileType: string
   wav: { sampleRate: number; samples: Int16Array }
   at: number
+  /** performance.now() when the whole body was in, and when the answer was ready: the server's own time. */
+  receivedAt: number
+  answeredAt?: number
 }
 
 /** How the fake answers one transcription request. */
@@ -132,16 +135,17 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req)
+    const receivedAt = performance.now()
     if (!authorized(req.headers)) return send(res, 401, errorBody('Incorrect API key provided', 'invalid_request_error', 'invalid_api_key'))
     if (req.method === 'GET' && req.url === '/v1/models') {
       return send(res, 200, JSON.stringify({ object: 'list', data: [{ id: 'whisper-1', object: 'model', created: 0, owned_by: 'fake' }] }))
     }
-    if (req.method === 'POST' && req.url === '/v1/audio/transcriptions') return transcription(req, res, body)
+    if (req.method === 'POST' && req.url === '/v1/audio/transcriptions') return transcription(req, res, body, receivedAt)
     if (req.method === 'POST' && req.url === '/v1/audio/speech') return speech(req, res, body)
     send(res, 404, errorBody(`Unknown request URL: ${req.method} ${req.url}`))
   }
 
-  async function transcription(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+  async function transcription(req: IncomingMessage, res: ServerResponse, body: Buffer, receivedAt: number): Promise<void> {
     const boundary = boundaryOf(req.headers['content-type'])
     if (boundary === undefined) return send(res, 400, errorBody('expected multipart/form-data'))
     let record: TranscriptionRecord
@@ -161,7 +165,16 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
       if (!['json', 'verbose_json', 'text'].includes(format)) return send(res, 400, errorBody(`response_format ${format} is not supported`))
       const wav = readWav(file.data)
       if (wav.channels !== 1) return send(res, 400, errorBody('expected mono audio'))
-      record = { headers: req.headers, fields, order, filename: file.filename, fileType: file.contentType ?? '', wav, at: Date.now() }
+      record = {
+        headers: req.headers,
+        fields,
+        order,
+        filename: file.filename,
+        fileType: file.contentType ?? '',
+        wav,
+        at: Date.now(),
+        receivedAt,
+      }
     } catch (error) {
       return send(res, 400, errorBody(`could not read the form: ${(error as Error).message}`))
     }
@@ -172,6 +185,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     if (script.status !== undefined) return send(res, script.status, errorBody(`scripted failure ${script.status}`, 'server_error'))
     if (script.raw !== undefined) return send(res, 200, script.raw, 'text/html')
     const text = script.text ?? ''
+    record.answeredAt = performance.now()
     if (record.fields.stream === 'true') {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
       const deltas = script.deltas ?? text.split(/(?<= )/)
