@@ -41,7 +41,8 @@ export class TranscriptionFormatError extends Error {
 }
 
 /**
- * Reads a `json` (`{text}`) or `verbose_json` (`{text, words: [{word, start, end}], segments}`) transcription body.
+ * Reads a `json` (`{text}`) or `verbose_json` (`{text, words: [{word, start, end}], segments}`) transcription body
+ * (words inside `segments[]` when the top has none).
  * Throws {@link TranscriptionFormatError} on anything else (an HTML error page, a plain-text body).
  */
 export function parseTranscription(body: string): Transcription {
@@ -54,8 +55,12 @@ export function parseTranscription(body: string): Transcription {
   if (typeof json !== 'object' || json === null || typeof (json as { text?: unknown }).text !== 'string') {
     throw new TranscriptionFormatError('the server answered JSON without a "text" string')
   }
-  const record = json as { text: string; words?: unknown }
-  const words = timedWords(record.words)
+  const record = json as { text: string; words?: unknown; segments?: unknown }
+  // OpenAI puts the words at the top; some servers only inside each segment (`segments[].words`).
+  let words = timedWords(record.words)
+  if (words.length === 0 && Array.isArray(record.segments)) {
+    words = (record.segments as Array<{ words?: unknown }>).flatMap((segment) => timedWords(segment?.words))
+  }
   return { text: record.text.trim(), ...(words.length > 0 && { words }) }
 }
 
