@@ -48,8 +48,8 @@ export function withWebhookUrl(config: PipelineConfig, url: string): PipelineCon
  * Swaps vendors this gateway has no key for, so an agent created on a fresh machine can speak:
  * `tts.vendor_a` becomes `tts.local`; an unavailable STT vendor becomes the other one when that one is
  * available (language and key terms carried over); with neither cloud recognizer but an OpenAI-compatible server
- * of the operator's own (`STT_OPENAI_COMPATIBLE_URL`), that one, and `tts.vendor_a` becomes `tts.openai_compatible`
- * when its URL is set. With no STT vendor at all the STT step is kept: no offline recogniser exists, and the session
+ * of the operator's own (`STT_OPENAI_COMPATIBLE_URL`), that one; without `TTS_VENDOR_A_API_KEY` but with
+ * `TTS_OPENAI_COMPATIBLE_URL`, `tts.vendor_a` and `tts.local` become `tts.openai_compatible`. Applied to templates. With no STT vendor at all the STT step is kept: no offline recogniser exists, and the session
  * reports the missing key when it starts.
  */
 export function withAvailableVendors(config: PipelineConfig, caps: VendorAvailability): PipelineConfig {
@@ -60,9 +60,13 @@ export function withAvailableVendors(config: PipelineConfig, caps: VendorAvailab
 }
 
 function swapPlugin(plugin: PluginConfig, caps: VendorAvailability): PluginConfig {
+  // A speech server of the operator's own beats the offline voice, for a template that chose it for want of a key
+  // as much as for one that wanted a vendor.
+  const ownTts = caps.tts.openai_compatible === true && !caps.tts.vendor_a
+  if ((plugin.use === 'tts.vendor_a' || plugin.use === 'tts.local') && ownTts) {
+    return { use: 'tts.openai_compatible', options: ttsOpenAiCompatibleOptionsSchema.parse({}) }
+  }
   if (plugin.use === 'tts.vendor_a' && !caps.tts.vendor_a) {
-    // A speech server of the operator's own beats the offline voice.
-    if (caps.tts.openai_compatible) return { use: 'tts.openai_compatible', options: ttsOpenAiCompatibleOptionsSchema.parse({}) }
     return { use: 'tts.local', options: ttsLocalOptionsSchema.parse({}) }
   }
   const cloudStt = plugin.use === 'stt.vendor_a' || plugin.use === 'stt.vendor_b'

@@ -184,4 +184,11 @@ t.test('withAvailableVendors: with no cloud recognizer but a server of your own,
   const cloud = { ...own, stt: { ...own.stt, vendor_b: true } }
   t.equal(withAvailableVendors(nova, cloud).plugins[0]?.use, 'stt.vendor_b', 'a cloud key set on purpose still wins')
   for (const template of TEMPLATES) t.strictSame(errorsOf(withAvailableVendors(template.config, own)), [], template.id)
+  // The first start's demo agent is the default template rewritten this way (server/bootstrap.ts).
+  const demo = withAvailableVendors(findTemplate(DEFAULT_TEMPLATE_ID)!.config, own)
+  t.strictSame(
+    demo.plugins.map((p) => p.use).filter((u) => /^(stt|tts)\./.test(u)),
+    ['stt.openai_compatible', 'tts.openai_compatible'],
+    'the demo agent hears and speaks through the servers of your own',
+  )
 })
