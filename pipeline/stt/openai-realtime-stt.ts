@@ -38,6 +38,8 @@ export class OpenAiRealtimeSttStream extends WsSttStream {
   #text = ''
   /** A commit was sent and its transcription has not come. */
   #awaiting = false
+  /** Audio bytes appended since the last commit. */
+  #appended = 0
 
   constructor(options: SttOpenAiCompatibleOptions, stream: SttStreamOptions) {
     super('stt.openai_compatible', stream, 0)
@@ -57,6 +59,7 @@ export class OpenAiRealtimeSttStream extends WsSttStream {
   }
 
   protected override onOpen(reconnected: boolean): void {
+    this.#resampler?.reset()
     this.sendJson(this.#sessionUpdate())
     if (this.#vllm) this.sendJson({ type: 'input_audio_buffer.commit' })
     super.onOpen(reconnected)
@@ -93,10 +96,24 @@ export class OpenAiRealtimeSttStream extends WsSttStream {
       const pcm = this.audio.codec === 'ulaw' ? decodeMulaw(chunk) : bufferToInt16(chunk)
       bytes = int16ToBuffer(this.#resampler.processInt16(pcm))
     }
-    if (bytes.length > 0) this.sendJson({ type: 'input_audio_buffer.append', audio: bytes.toString('base64') })
+    this.#append(bytes)
+  }
+
+  #append(bytes: Buffer): void {
+    if (bytes.length === 0) return
+    this.#appended += bytes.length
+    this.sendJson({ type: 'input_audio_buffer.append', audio: bytes.toString('base64') })
   }
 
   protected sendFinalize(): void {
+    // The resampler's lookahead holds the last few ms of the turn: they go before the commit.
+    if (this.#resampler !== undefined) this.#append(int16ToBuffer(this.#resampler.flushInt16()))
+    if (this.#appended === 0) {
+      // Nothing was said since the last commit (a push-to-talk tap): OpenAI refuses an empty commit.
+      this.endTurn('')
+      return
+    }
+    this.#appended = 0
     this.#awaiting = true
     this.sendJson(this.#vllm ? { type: 'input_audio_buffer.commit', final: true } : { type: 'input_audio_buffer.commit' })
   }
@@ -170,6 +187,7 @@ export class OpenAiRealtimeSttStream extends WsSttStream {
   }
 
   protected override onDisconnect(): void {
+    this.#appended = 0
     if (!this.#awaiting) return
     this.emit({
       type: 'error',
