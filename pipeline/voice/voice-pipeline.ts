@@ -132,7 +132,7 @@ export class VoicePipeline implements PipelineInput {
         this.#deps.stt,
         (e) => {
           this.#turns.onSttEvent(e)
-          if (e.type === 'error' && e.turnFailed) this.#sttTurnFailed()
+          if (e.type === 'error' && e.turnFailed) this.#sttTurnFailed(`${e.code}${e.vendorCode === undefined ? '' : ` ${e.vendorCode}`}`)
         },
         () => this.#closed,
         log,
@@ -186,10 +186,13 @@ export class VoicePipeline implements PipelineInput {
     })
   }
 
-  /** The recognizer lost what the caller said: the caller hears the agent's fallback, as for a failed agent turn. */
-  #sttTurnFailed(): void {
+  /** The recognizer lost what the caller said (`cause`: the error's code and status, never a body): the fallback. */
+  #sttTurnFailed(cause: string): void {
+    if (this.#closed) return
     const fallback = replySafetyOf(this.#deps.config)?.fallback.messages[0]
-    if (fallback !== undefined && !this.#closed) this.#speakDataReply(fallback, false)
+    if (this.#isAssistantActive()) {
+      if (fallback !== undefined) this.#queue.holdSpeech(fallback, false)
+    } else if (this.#replies.sttFailed(newTurnId('assistant'), cause)) this.#turns.resetBargeIn()
   }
 
   /** A data reply had text to speak: it gets an assistant turn of its own, after the reply in progress if any. */

@@ -154,7 +154,10 @@ t.test('realtime: the caller is transcribed over the Realtime socket, mu-law as 
 t.test('a recognizer that fails the turn (5xx, or no answer in time) is not silence: the caller hears the fallback', async (t) => {
   const { tenant, backend } = await tenantWith('self-hosted-failing', { timeout_ms: 1000 })
   backend.reply = (req) => sse(req.json.turn_id, 'Hello.')
-  for (const failure of [{ status: 503 }, { hang: true }]) {
+  for (const [failure, detail] of [
+    [{ status: 503 }, 'vendor_server_error 503'],
+    [{ hang: true }, 'vendor_timeout'],
+  ] as const) {
     fake.transcribe = (r) => (voiced(r.wav.samples) ? failure : { text: '' })
     const speechBefore = fake.speech.length
     const { call, row } = await startCall(tenant)
@@ -172,5 +175,13 @@ t.test('a recognizer that fails the turn (5xx, or no answer in time) is not sile
       'no turn reached the backend',
     )
     await call.hangup()
+    await eventually(async () => ((await sessionOfCall(c, row.call_sid!))?.status === 'ended' ? true : undefined), 30_000)
+    const details = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}`, { key: tenant.apiKey })
+    const failed = details.body.transcript.find((e: { failure: unknown }) => e.failure !== null)
+    t.match(
+      failed?.failure,
+      { cause: 'stt_failed', detail, heard: /I'm sorry, I'm having trouble/ },
+      'stored as a failed turn with its cause',
+    )
   }
 })
