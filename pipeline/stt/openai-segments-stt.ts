@@ -15,7 +15,7 @@ import type { SttEvent, SttStream, SttStreamOptions, SttWord } from './stt-strea
 const LABEL = 'stt.openai_compatible'
 /** Requests of one call in flight at once; a long segment never holds up the next beyond this. */
 const MAX_IN_FLIGHT = 4
-/** Segments waiting for a request slot; past this the oldest is dropped with an error (the server is far behind). */
+/** Segments waiting for a request slot; one more fails at once with an error (the server is far behind). */
 const MAX_WAITING = 16
 /** A segment quieter than this (RMS of PCM16) is not worth a request: nothing was said. */
 const SILENCE_RMS = 60
@@ -230,7 +230,7 @@ export class OpenAiSegmentsSttStream implements SttStream {
     })
   }
 
-  /** Waits for a request slot; the oldest waiter is dropped (its segment fails) when too many wait. */
+  /** Waits for a request slot; when too many already wait, the segment fails at once (`vendor_timeout`). */
   #slot(): Promise<void> {
     if (this.#inFlight < MAX_IN_FLIGHT) {
       this.#inFlight++
