@@ -197,3 +197,20 @@ t.test('stream: true reads transcript.text.delta events as interim text', async 
     ['interim:we', 'interim:we open', 'interim:we open at nine', 'final:we open at nine', 'end_of_turn:we open at nine'],
   )
 })
+
+t.test('a server far behind: 4 requests in flight, 16 segments waiting, a further one fails at once', async (t) => {
+  const ended = new AbortController()
+  const { fake, stream, reader } = await setup(t, { timeout_ms: 60_000 }, { signal: ended.signal })
+  fake.transcribe = () => ({ hang: true })
+  for (let i = 0; i < 21; i++) {
+    stream.pushAudio(phone(200))
+    stream.finalize()
+  }
+  const error = await reader.waitForType('error')
+  t.match(error, { code: 'vendor_timeout', fatal: false, turnFailed: true, message: /too many segments wait/ })
+  await new Promise((r) => setTimeout(r, 200))
+  t.equal(fake.transcriptions.length, 4, 'never more than 4 requests at once')
+  ended.abort()
+  await reader.ended
+  t.ok(stream.closed, 'the session ending ends the stream and its requests')
+})
