@@ -47,7 +47,8 @@ export class OpenAiSegmentsSttStream implements SttStream {
   readonly #endpoint: SttStreamOptions['endpoint']
   readonly #format: AudioFormat
   readonly #rate: number
-  readonly #words: boolean
+  /** Ask for word timings (`verbose_json`); dropped for good when the server refuses them. */
+  #words: boolean
   readonly #logger: PipelineLogger
   readonly #queue = new AsyncQueue<SttEvent>({ capacity: 512, isDroppable: (e) => e.type === 'interim' })
   readonly #abort = new AbortController()
@@ -175,22 +176,35 @@ export class OpenAiSegmentsSttStream implements SttStream {
     const rate = this.#o.sample_rate
     const audio = rate === this.#rate ? segment.samples : (segment.wire ?? resample(segment.samples, this.#rate, rate))
     const pcm = int16ToBuffer(audio)
-    const result = await requestTranscription({
-      baseUrl: this.#endpoint.url,
-      apiKey: this.#endpoint.apiKey,
-      wav: Buffer.concat([wavHeader(pcm.length, rate), pcm]),
-      model: this.#o.model,
-      language: this.#o.language,
-      prompt: transcriptionPrompt(this.#o),
-      temperature: this.#o.temperature,
-      words: this.#words,
-      stream: this.#o.stream,
-      onDelta: (text) => {
-        if (text !== '') this.#queue.push({ type: 'interim', text })
-      },
-      timeoutMs: this.#o.timeout_ms,
-      signal: this.#abort.signal,
-    })
+    const wav = Buffer.concat([wavHeader(pcm.length, rate), pcm])
+    const ask = (words: boolean) =>
+      requestTranscription({
+        baseUrl: this.#endpoint.url,
+        apiKey: this.#endpoint.apiKey,
+        wav,
+        model: this.#o.model,
+        language: this.#o.language,
+        prompt: transcriptionPrompt(this.#o),
+        temperature: this.#o.temperature,
+        words,
+        stream: this.#o.stream,
+        onDelta: (text) => {
+          if (text !== '') this.#queue.push({ type: 'interim', text })
+        },
+        timeoutMs: this.#o.timeout_ms,
+        signal: this.#abort.signal,
+      })
+    let result: Transcription
+    const words = this.#words
+    try {
+      result = await ask(words)
+    } catch (error) {
+      // A server (or model) without verbose_json refuses it with a 400: plain json from then on, the words given up.
+      if (!(words && !this.#o.stream && error instanceof TranscriptionError && error.status === 400)) throw error
+      if (this.#words) this.#logger.warn({ stream: LABEL }, `verbose_json refused (${error.message}): asking for json from now on`)
+      this.#words = false
+      result = await ask(false)
+    }
     if (result.text === '') {
       this.#error(VendorErrorCode.EmptyTranscript, 'the server heard speech but returned no text', false)
     }

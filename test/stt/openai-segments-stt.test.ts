@@ -214,3 +214,25 @@ t.test('a server far behind: 4 requests in flight, 16 segments waiting, a furthe
   await reader.ended
   t.ok(stream.closed, 'the session ending ends the stream and its requests')
 })
+
+t.test('a server that refuses verbose_json (400) gets plain json from then on, and the turn is not lost', async (t) => {
+  const { fake, stream, reader } = await setup(t)
+  fake.formats = ['json', 'text']
+  stream.pushAudio(phone(300))
+  stream.finalize()
+  stream.pushAudio(phone(300))
+  stream.finalize()
+  await reader.waitFor((e) => e.type === 'end_of_turn' && e.text === 'hello', 3000)
+  await reader.waitFor(
+    (e) => e.type === 'end_of_turn' && e.text === 'hello',
+    3000,
+    reader.events.findIndex((e) => e.type === 'end_of_turn') + 1,
+  )
+  const formats = fake.transcriptions.map((r) => r.fields.response_format)
+  t.equal(formats.filter((f) => f === 'json').length, 2, 'both turns transcribed as json')
+  t.ok(formats.filter((f) => f === 'verbose_json').length <= 2, 'verbose_json asked at most while the first answers were on their way')
+  t.notOk(
+    reader.events.some((e) => e.type === 'error'),
+    'no turn failed',
+  )
+})

@@ -96,6 +96,8 @@ export interface FakeOpenAiSpeech {
   /** Text of a committed realtime turn (its audio), or an instruction to close the socket instead. */
   realtimeText: (audio: Buffer, record: RealtimeRecord) => string | { close: number }
   speechStatus: number | undefined
+  /** The `response_format`s transcription accepts (a model without word timings refuses `verbose_json`). */
+  formats: string[]
   options: FakeSpeechOptions
   close(): Promise<void>
 }
@@ -117,6 +119,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     transcribe: () => ({ text: 'hello' }),
     realtimeText: () => 'hello',
     speechStatus: undefined,
+    formats: ['json', 'verbose_json', 'text'],
     options,
     close: async () => {
       for (const s of sockets) s.terminate()
@@ -162,7 +165,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
       }
       if (!fields.model) return send(res, 400, errorBody("you must provide a 'model' parameter"))
       const format = fields.response_format ?? 'json'
-      if (!['json', 'verbose_json', 'text'].includes(format)) return send(res, 400, errorBody(`response_format ${format} is not supported`))
+      if (!fake.formats.includes(format)) return send(res, 400, errorBody(`response_format ${format} is not supported`))
       const wav = readWav(file.data)
       if (wav.channels !== 1) return send(res, 400, errorBody('expected mono audio'))
       record = {
