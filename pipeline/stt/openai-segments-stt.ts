@@ -6,6 +6,7 @@ import { Resampler, resample } from '../audio/resampler.js'
 import { wavHeader } from '../audio/wav.js'
 import { type SttOpenAiCompatibleOptions, transcriptionPrompt } from '../options/openai-compatible-options.js'
 import { AsyncQueue } from '../runtime/async-queue.js'
+import { BoundedSlots } from '../runtime/bounded-slots.js'
 import { type PipelineLogger, silentLogger } from '../runtime/logger.js'
 import { VendorErrorCode } from '../vendor/vendor-errors.js'
 import type { Transcription } from './openai-transcription-codec.js'
@@ -63,8 +64,7 @@ export class OpenAiSegmentsSttStream implements SttStream {
   #segmentSamples = 0
   #segmentStart = 0
   #pushed = 0
-  #inFlight = 0
-  readonly #waiting: Array<() => void> = []
+  readonly #slots = new BoundedSlots(MAX_IN_FLIGHT, MAX_WAITING)
   /** Results are yielded in segment order: each segment's emit waits for the one before. */
   #tail: Promise<void> = Promise.resolve()
   #closed = false
@@ -152,7 +152,9 @@ export class OpenAiSegmentsSttStream implements SttStream {
   /** The segment's transcription, or undefined after a failure (reported as an error event). */
   async #transcribe(segment: Segment, depth = 0): Promise<Transcription | undefined> {
     try {
-      await this.#slot()
+      if (!(await this.#slots.acquire(this.#abort.signal))) {
+        throw new TranscriptionError(VendorErrorCode.Timeout, 'too many segments wait for the server')
+      }
     } catch (error) {
       this.#failed(error)
       return undefined
@@ -161,14 +163,14 @@ export class OpenAiSegmentsSttStream implements SttStream {
     try {
       result = await this.#request(segment)
     } catch (error) {
-      this.#release()
+      this.#slots.release()
       if (error instanceof TranscriptionError && error.code === VendorErrorCode.TooLarge && depth < MAX_SPLITS) {
         return this.#splitAndRetry(segment, depth)
       }
       this.#failed(error)
       return undefined
     }
-    this.#release()
+    this.#slots.release()
     return result
   }
 
@@ -242,22 +244,6 @@ export class OpenAiSegmentsSttStream implements SttStream {
       ...(vendorCode !== undefined && { vendorCode }),
       ...(!fatal && code !== VendorErrorCode.EmptyTranscript && { turnFailed: true }),
     })
-  }
-
-  /** Waits for a request slot; when too many already wait, the segment fails at once (`vendor_timeout`). */
-  #slot(): Promise<void> {
-    if (this.#inFlight < MAX_IN_FLIGHT) {
-      this.#inFlight++
-      return Promise.resolve()
-    }
-    if (this.#waiting.length >= MAX_WAITING) throw new TranscriptionError(VendorErrorCode.Timeout, 'too many segments wait for the server')
-    return new Promise((resolve) => this.#waiting.push(() => resolve()))
-  }
-
-  #release(): void {
-    const next = this.#waiting.shift()
-    if (next) next()
-    else this.#inFlight--
   }
 
   /** Sends the segment in progress, waits (at most `closeTimeoutMs`, default 3 s) for the answers, then ends. */
