@@ -15,7 +15,8 @@
 //   `session.created`; client `session.update` {session: {type: "transcription", audio: {input: {format,
 //   transcription, turn_detection}}}} is answered `session.updated`; `input_audio_buffer.append` {audio: base64};
 //   `input_audio_buffer.commit` is answered, in this order, `input_audio_buffer.committed` {item_id,
-//   previous_item_id}, `conversation.item.input_audio_transcription.delta` {item_id, content_index, delta}...,
+//   previous_item_id}, `conversation.item.added` {item}, `conversation.item.input_audio_transcription.delta`
+//   {item_id, content_index, delta}...,
 //   `conversation.item.input_audio_transcription.completed` {item_id, content_index, transcript}
 //   (openai-python types/realtime/*). Errors are `error` {error: {type, code, message}}.
 // - `GET /v1/realtime` without the intent (vLLM's vllm/entrypoints/speech_to_text/realtime/protocol.py):

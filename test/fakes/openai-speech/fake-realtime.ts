@@ -12,6 +12,8 @@ export interface RealtimeRecord {
   headers: IncomingHttpHeaders
   /** Client events in arrival order (append events keep their audio). */
   events: Array<Record<string, unknown>>
+  /** The fake's own events, in the order it sent them. */
+  sent: Array<Record<string, unknown>>
   /** Audio bytes appended per committed turn. */
   turns: Buffer[]
   socket: WebSocket
@@ -24,8 +26,11 @@ export function serveRealtime(
   headers: IncomingHttpHeaders,
   text: (audio: Buffer, record: RealtimeRecord) => string | { close: number },
 ): RealtimeRecord {
-  const record: RealtimeRecord = { flavor, headers, events: [], turns: [], socket: ws }
-  const out = (event: object) => ws.send(JSON.stringify(event))
+  const record: RealtimeRecord = { flavor, headers, events: [], sent: [], turns: [], socket: ws }
+  const out = (event: Record<string, unknown>) => {
+    record.sent.push(event)
+    ws.send(JSON.stringify(event))
+  }
   let buffer: Buffer[] = []
   let itemSeq = 0
   let previous: string | null = null
@@ -73,6 +78,12 @@ export function serveRealtime(
         }
         const item = `item_${++itemSeq}`
         out({ type: 'input_audio_buffer.committed', event_id: eventId(), previous_item_id: previous, item_id: item })
+        out({
+          type: 'conversation.item.added',
+          event_id: eventId(),
+          previous_item_id: previous,
+          item: { id: item, type: 'message', status: 'completed', role: 'user', content: [{ type: 'input_audio', transcript: null }] },
+        })
         previous = item
         for (const delta of words)
           out({ type: 'conversation.item.input_audio_transcription.delta', event_id: eventId(), item_id: item, content_index: 0, delta })
