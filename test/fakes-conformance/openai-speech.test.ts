@@ -1,7 +1,7 @@
-// OpenAI's audio API as documented: the API reference's example bodies (a verbose_json transcription with word
-// timestamps, a streamed transcription, a Realtime transcription session's events, kept in
-// test/fixtures/openai-speech/) replayed to the self-hosted speech adapters; and the speech fake checked against
-// the same examples, so the tests' fake and the documents agree.
+// OpenAI's audio API as documented: bodies modelled on the API reference's examples (a verbose_json transcription
+// with word timestamps, abridged to one sentence; a streamed transcription, abridged to three deltas; a Realtime
+// transcription session's events in the documented order; kept in test/fixtures/openai-speech/) replayed to the
+// self-hosted speech adapters, and the speech fake checked against the same bodies, so the fake and the documents agree.
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
