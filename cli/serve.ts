@@ -5,6 +5,7 @@ import { openStore } from '../gateway/store/database.js'
 import { defaultPgliteTemplateDir } from '../gateway/store/pglite-template.js'
 import { bootstrap, firstStartMessage } from '../server/bootstrap.js'
 import { startGateway } from '../server/app.js'
+import { checkSpeechServers } from '../server/speech-servers.js'
 import { warmUpSpeech } from '../server/warm-up.js'
 import { missingGatewayNodeOptions } from '../server/gc-tuning.js'
 import cluster from 'node:cluster'
@@ -57,6 +58,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
     log.warn({ node_options: missing }, "Node was started without the gateway's options (npm start gives them): GC pauses are longer")
   }
   void warmUpSpeech(log)
+  void checkSpeechServers(config.vendors, log)
 
   return new Promise<number>((resolve) => {
     let stopping = false

@@ -107,7 +107,10 @@ function url(env: Env, name: string, def: string | undefined, schemes: string[])
 function vendorSettings(env: Env, table: readonly VendorRow[]): Record<VendorId, VendorSetting> & VendorSettings {
   const settings: Record<string, VendorSetting> = {}
   for (const row of table) {
-    settings[row.id] = { url: url(env, row.env.url, row.env.defaultUrl, [...row.env.schemes]) as string, apiKey: str(env, row.env.key) }
+    const key = str(env, row.env.key)
+    // A keyless vendor (a server of the operator's own) is configured by its URL; a key, when set, is still sent.
+    const apiKey = row.env.keyless && key === undefined && str(env, row.env.url) !== undefined ? '' : key
+    settings[row.id] = { url: url(env, row.env.url, row.env.defaultUrl, [...row.env.schemes]) as string, apiKey }
   }
   return settings as Record<VendorId, VendorSetting>
 }

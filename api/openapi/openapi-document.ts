@@ -53,8 +53,9 @@ const TURN_FAILURE_SCHEMA: Json = {
       type: 'string',
       description:
         'http_<status> (http_500), timeout, connect_refused, connect_failed, invalid_stream, stream_broken, empty_reply, ' +
-        'backend_error (the backend sent response.error), tts_failed',
-      pattern: '^(http_[0-9]{3}|timeout|connect_refused|connect_failed|invalid_stream|stream_broken|empty_reply|backend_error|tts_failed)$',
+        "backend_error (the backend sent response.error), tts_failed, stt_failed (the speech recognizer lost the caller's words)",
+      pattern:
+        '^(http_[0-9]{3}|timeout|connect_refused|connect_failed|invalid_stream|stream_broken|empty_reply|backend_error|tts_failed|stt_failed)$',
     },
     waited_ms: { type: 'number', description: "ms from the end of the caller's turn to the first audio the caller heard in the turn" },
     heard: { ...nullable('string'), description: 'the fallback text spoken instead, or null' },

@@ -35,7 +35,7 @@ export interface components {
     } | null
     /** @description Why the turn failed and what the caller heard instead of the agent's reply; null for a good turn */
     TurnFailure: {
-      /** @description http_<status> (http_500), timeout, connect_refused, connect_failed, invalid_stream, stream_broken, empty_reply, backend_error (the backend sent response.error), tts_failed */
+      /** @description http_<status> (http_500), timeout, connect_refused, connect_failed, invalid_stream, stream_broken, empty_reply, backend_error (the backend sent response.error), tts_failed, stt_failed (the speech recognizer lost the caller's words) */
       cause: string
       /** @description ms from the end of the caller's turn to the first audio the caller heard in the turn */
       waited_ms: number
@@ -264,6 +264,36 @@ export interface components {
           }
         | {
             /** @constant */
+            use: 'stt.openai_compatible'
+            options: {
+              /**
+               * @default segments
+               * @enum {string}
+               */
+              mode: 'segments' | 'realtime'
+              /**
+               * @default openai
+               * @enum {string}
+               */
+              realtime_flavor: 'openai' | 'vllm'
+              /** @default whisper-1 */
+              model: string
+              language?: string
+              prompt?: string
+              vocabulary?: string[]
+              temperature?: number
+              /** @default 16000 */
+              sample_rate: 8000 | 16000
+              /** @default false */
+              stream: boolean
+              /** @default 10000 */
+              timeout_ms: number
+              /** @default 30 */
+              max_segment_seconds: number
+            }
+          }
+        | {
+            /** @constant */
             use: 'turn_manager'
             options: {
               /**
@@ -377,6 +407,26 @@ export interface components {
               /** @default 21m00Tcm4TlvDq8EDWM6 */
               voice_id: string
               speed?: number
+            }
+          }
+        | {
+            /** @constant */
+            use: 'tts.openai_compatible'
+            options: {
+              /** @default tts-1 */
+              model: string
+              /** @default alloy */
+              voice: string
+              /**
+               * @default pcm
+               * @enum {string}
+               */
+              response_format: 'pcm' | 'wav'
+              speed?: number
+              /** @default 24000 */
+              sample_rate: 8000 | 16000 | 22050 | 24000
+              /** @default 10000 */
+              timeout_ms: number
             }
           }
         | {

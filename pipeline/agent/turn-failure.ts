@@ -23,6 +23,8 @@ export type TurnFailureCause =
   | 'backend_error'
   /** Speech synthesis failed for the turn. */
   | 'tts_failed'
+  /** The speech recognizer lost what the caller said (its request failed, timed out or was unreadable). */
+  | 'stt_failed'
 
 /** A failed turn as the session stores it. */
 export interface TurnFailure {

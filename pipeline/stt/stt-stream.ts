@@ -10,6 +10,11 @@ export interface SttStreamOptions {
   endpoint: VendorEndpoint
   signal?: AbortSignal
   logger?: PipelineLogger
+  /**
+   * Word timings are wanted (the recording silences redacted words): a vendor that must ask for them separately
+   * (`verbose_json`) does. Default true.
+   */
+  wantWords?: boolean
   /** Transport tuning (keep-alive, reconnect policy, queue size); defaults suit production. */
   transport?: VendorTransportOptions & {
     /** Seconds of the current turn's audio kept for replay after a reconnect. Default 5. */

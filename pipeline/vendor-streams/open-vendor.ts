@@ -65,7 +65,9 @@ export function openSessionStt(
   if (plugin === undefined) return undefined
   const setting = vendors[plugin.use]
   if (setting?.apiKey === undefined) return undefined
-  return createSttStream(plugin, { ...stream, endpoint: { url: setting.url, apiKey: setting.apiKey } }, table)
+  // Word timings serve the recording's redaction: not asked for (where asking costs) when nothing is recorded.
+  const wantWords = stream.wantWords ?? config.privacy?.recordings !== false
+  return createSttStream(plugin, { ...stream, wantWords, endpoint: { url: setting.url, apiKey: setting.apiKey } }, table)
 }
 
 /**
@@ -122,4 +124,9 @@ export function availableVendors(vendors: VendorSettings, table: readonly Vendor
     caps[row.kind][row.id.slice(row.kind.length + 1)] = vendors[row.id]?.apiKey !== undefined
   }
   return caps
+}
+
+/** The variables that configure speech recognition, one per STT row: its key, or its URL for a keyless vendor. */
+export function sttSetupVariables(table: readonly VendorRow[] = VENDOR_TABLE): string[] {
+  return table.filter((row) => row.kind === 'stt').map((row) => (row.env.keyless ? row.env.url : row.env.key))
 }

@@ -14,6 +14,16 @@ export const VendorErrorCode = {
   ProtocolError: 'vendor_protocol_error',
   /** A TTS context was in flight when its socket dropped; its audio is incomplete. Not fatal. */
   ContextLost: 'tts_context_lost',
+  /** An HTTP vendor did not answer within its time limit; that turn's speech is lost. Not fatal. */
+  Timeout: 'vendor_timeout',
+  /** An HTTP vendor answered 5xx (or with its error body); that turn's speech is lost. Not fatal. */
+  ServerError: 'vendor_server_error',
+  /** The recognizer heard speech but returned no text. Not fatal. */
+  EmptyTranscript: 'stt_empty_transcript',
+  /** The vendor refused a request as too large (HTTP 413) even after it was split. Not fatal. */
+  TooLarge: 'vendor_payload_too_large',
+  /** The vendor's socket closed while a turn was being transcribed; that turn's speech is lost. Not fatal. */
+  TurnLost: 'stt_turn_lost',
   /** The offline speech engine (optional package) could not be loaded. Fatal. */
   LocalUnavailable: 'tts_local_unavailable',
   /** The offline speech engine has no such voice. Fatal. */
@@ -34,6 +44,11 @@ export interface VendorErrorEvent {
   fatal: boolean
   /** The vendor's own code when it gave one (close code, `error_code`, `code`). */
   vendorCode?: string | number
+  /**
+   * What the caller said in a turn was lost with this error (a recognizer's request timed out, failed, or came back
+   * empty): the pipeline tells the caller, as it does when the agent fails a turn.
+   */
+  turnFailed?: true
 }
 
 /** Yielded after the socket was re-established following an unexpected close. */

@@ -138,6 +138,11 @@ export abstract class WsVendorStream<E extends { type: string }> implements Asyn
     return true
   }
 
+  /** Close the socket from our side (a goodbye for vendors whose protocol has no goodbye message of its own). */
+  protected closeSocket(): void {
+    this.#ws?.close(1000)
+  }
+
   /** Note activity that makes a keep-alive unnecessary this tick. */
   protected markActivity(): void {
     this.#activitySinceTick = true

@@ -13,8 +13,13 @@ export interface VendorEnv {
   url: string
   /** The variable holding the API key (`STT_VENDOR_A_API_KEY`); unset means the vendor is not configured. */
   key: string
-  /** The URL when the variable is unset. */
+  /** The URL when the variable is unset (ignored for a keyless vendor, which is configured by its URL alone). */
   defaultUrl: string
+  /**
+   * The vendor runs on the operator's own servers and needs no key: setting the URL variable configures it, the
+   * key variable is optional (sent when set).
+   */
+  keyless?: true
   /** The URL schemes the variable may use. */
   schemes: readonly string[]
 }

@@ -1,9 +1,12 @@
 import { createLlmAgentStep } from '../agent/create-agent-step.js'
 import { agentLlmOptionsSchema } from '../options/agent-options.js'
 import { sttVendorAOptionsSchema, sttVendorBOptionsSchema } from '../options/stt-options.js'
+import { sttOpenAiCompatibleOptionsSchema, ttsOpenAiCompatibleOptionsSchema } from '../options/openai-compatible-options.js'
 import { ttsVendorAOptionsSchema } from '../options/tts-options.js'
+import { createOpenAiCompatibleSttStream } from '../stt/openai-compatible-stt.js'
 import { createVendorASttStream } from '../stt/vendor-a-stt.js'
 import { createVendorBSttStream } from '../stt/vendor-b-stt.js'
+import { createOpenAiSpeechTtsStream } from '../tts/openai-speech-tts.js'
 import { createVendorATtsStream } from '../tts/vendor-a-tts.js'
 import type { LlmVendorRow, SttVendorRow, TtsVendorRow } from './vendor-row.js'
 
@@ -33,12 +36,38 @@ export const VENDOR_TABLE = [
     create: createVendorBSttStream,
   } satisfies SttVendorRow<'stt.vendor_b', typeof sttVendorBOptionsSchema>,
   {
+    id: 'stt.openai_compatible',
+    kind: 'stt',
+    env: {
+      url: 'STT_OPENAI_COMPATIBLE_URL',
+      key: 'STT_OPENAI_COMPATIBLE_API_KEY',
+      defaultUrl: 'http://localhost:8000/v1',
+      schemes: HTTP,
+      keyless: true,
+    },
+    options: sttOpenAiCompatibleOptionsSchema,
+    create: createOpenAiCompatibleSttStream,
+  } satisfies SttVendorRow<'stt.openai_compatible', typeof sttOpenAiCompatibleOptionsSchema>,
+  {
     id: 'tts.vendor_a',
     kind: 'tts',
     env: { url: 'TTS_VENDOR_A_URL', key: 'TTS_VENDOR_A_API_KEY', defaultUrl: 'wss://api.elevenlabs.io', schemes: WS },
     options: ttsVendorAOptionsSchema,
     create: createVendorATtsStream,
   } satisfies TtsVendorRow<'tts.vendor_a', typeof ttsVendorAOptionsSchema>,
+  {
+    id: 'tts.openai_compatible',
+    kind: 'tts',
+    env: {
+      url: 'TTS_OPENAI_COMPATIBLE_URL',
+      key: 'TTS_OPENAI_COMPATIBLE_API_KEY',
+      defaultUrl: 'http://localhost:8880/v1',
+      schemes: HTTP,
+      keyless: true,
+    },
+    options: ttsOpenAiCompatibleOptionsSchema,
+    create: createOpenAiSpeechTtsStream,
+  } satisfies TtsVendorRow<'tts.openai_compatible', typeof ttsOpenAiCompatibleOptionsSchema>,
   {
     id: 'agent.llm',
     kind: 'llm',

@@ -84,6 +84,19 @@ export class Replies {
     void this.#run(a, () => said)
   }
 
+  /**
+   * The recognizer lost the caller's words: the first fallback message is spoken as a turn of its own, stored as
+   * failed (`stt_failed`, `cause` as its `detail`: the error's code and status). False when the agent has no fallback speech (not `agent.webhook`).
+   */
+  sttFailed(turnId: string, cause: string): boolean {
+    const text = this.#d.safety?.fallback.messages[0]
+    if (text === undefined) return false
+    const a = this.#open(turnId, 'data', null, {})
+    a.failure = { cause: 'stt_failed', detail: failureDetail(cause), heard: text }
+    void this.#run(a, () => [{ type: 'tts', text } as const, { type: 'end' } as const])
+    return true
+  }
+
   #open(turnId: string, kind: AssistantTurn['kind'], userText: string | null, userEnd: UserEnd): AssistantTurn {
     const a = new AssistantTurn(turnId, kind, userText, this.#hasSpeech, this.#d.output === 'ulaw_8000')
     Object.assign(a.timings, userEnd)

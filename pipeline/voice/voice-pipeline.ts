@@ -6,6 +6,7 @@ import type { SttStream } from '../stt/stt-stream.js'
 import type { TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { pump } from '../runtime/pump.js'
+import { sttSetupVariables } from '../vendor-streams/open-vendor.js'
 import { newTurnId } from './turn-ids.js'
 import type { AssistantTurn, UserEnd } from './assistant-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
@@ -120,13 +121,19 @@ export class VoicePipeline implements PipelineInput {
   /** Starts the STT and TTS loops and the welcome turn. */
   start(): void {
     if (this.#deps.audio !== undefined && this.#deps.stt === undefined && this.#deps.config.plugins.some((p) => p.use.startsWith('stt.'))) {
-      this.#notice('stt_not_configured', 'speech recognition is not configured on this gateway (no STT vendor key): send text instead')
+      this.#notice(
+        'stt_not_configured',
+        `speech recognition is not configured on this gateway (set ${sttSetupVariables().join(' or ')}): send text instead`,
+      )
     }
     const log = this.#deps.logger
     if (this.#deps.stt)
       void pump(
         this.#deps.stt,
-        (e) => this.#turns.onSttEvent(e),
+        (e) => {
+          this.#turns.onSttEvent(e)
+          if (e.type === 'error' && e.turnFailed) this.#sttTurnFailed(`${e.code}${e.vendorCode === undefined ? '' : ` ${e.vendorCode}`}`)
+        },
         () => this.#closed,
         log,
         'speech recognition',
@@ -177,6 +184,15 @@ export class VoicePipeline implements PipelineInput {
       logger: this.#deps.logger,
       signal: this.#deps.signal,
     })
+  }
+
+  /** The recognizer lost what the caller said (`cause`: the error's code and status, never a body): the fallback. */
+  #sttTurnFailed(cause: string): void {
+    if (this.#closed) return
+    const fallback = replySafetyOf(this.#deps.config)?.fallback.messages[0]
+    if (this.#isAssistantActive()) {
+      if (fallback !== undefined) this.#queue.holdSpeech(fallback, false)
+    } else if (this.#replies.sttFailed(newTurnId('assistant'), cause)) this.#turns.resetBargeIn()
   }
 
   /** A data reply had text to speak: it gets an assistant turn of its own, after the reply in progress if any. */

@@ -156,3 +156,39 @@ t.test('every template becomes valid on a machine with no vendor keys', async (t
     )
   }
 })
+
+t.test('withAvailableVendors: with no cloud recognizer but a server of your own, the agent uses that server', async (t) => {
+  const own = { stt: { vendor_a: false, vendor_b: false, openai_compatible: true }, tts: { vendor_a: false, openai_compatible: true } }
+  const nova = validOf({
+    clients: {},
+    plugins: [
+      { use: 'stt.vendor_a', options: { language: 'en-US', keyterms: ['voxgate'] } },
+      { use: 'turn_manager' },
+      { use: 'agent.llm' },
+      { use: 'tts.vendor_a' },
+    ],
+  })
+  const out = withAvailableVendors(nova, own)
+  t.match(out.plugins[0], { use: 'stt.openai_compatible', options: { mode: 'segments', language: 'en', vocabulary: ['voxgate'] } })
+  t.match(out.plugins[3], { use: 'tts.openai_compatible', options: { model: 'tts-1', response_format: 'pcm' } })
+  t.strictSame(errorsOf(out), [])
+  const multi = withAvailableVendors(
+    validOf({ clients: {}, plugins: [{ use: 'stt.vendor_a' }, { use: 'turn_manager' }, { use: 'agent.llm' }] }),
+    own,
+  )
+  t.equal(
+    (multi.plugins[0]?.options as { language?: string } | undefined)?.language,
+    undefined,
+    '"multi" leaves the language to the server',
+  )
+  const cloud = { ...own, stt: { ...own.stt, vendor_b: true } }
+  t.equal(withAvailableVendors(nova, cloud).plugins[0]?.use, 'stt.vendor_b', 'a cloud key set on purpose still wins')
+  for (const template of TEMPLATES) t.strictSame(errorsOf(withAvailableVendors(template.config, own)), [], template.id)
+  // The first start's demo agent is the default template rewritten this way (server/bootstrap.ts).
+  const demo = withAvailableVendors(findTemplate(DEFAULT_TEMPLATE_ID)!.config, own)
+  t.strictSame(
+    demo.plugins.map((p) => p.use).filter((u) => /^(stt|tts)\./.test(u)),
+    ['stt.openai_compatible', 'tts.openai_compatible'],
+    'the demo agent hears and speaks through the servers of your own',
+  )
+})

@@ -17,6 +17,11 @@ t.test('without an STT key a session still runs: welcome, typed text, one clear 
   const session = r.session
   const notice = await transport.waitFor((e) => e.type === 'notice')
   t.match(notice, { code: 'stt_not_configured', message: /speech recognition is not configured/ })
+  t.match(
+    notice,
+    { message: /STT_VENDOR_A_API_KEY or STT_VENDOR_B_API_KEY or STT_OPENAI_COMPATIBLE_URL/ },
+    'the notice names the variables that would configure it, the server of your own among them',
+  )
   const welcome = await transport.waitFor((e): e is Extract<PipelineEvent, { type: 'assistant.text' }> => e.type === 'assistant.text')
   t.match(welcome.content, /Hello/, 'the welcome turn is spoken')
   // Audio keeps coming (a microphone is open); it is dropped, and the notice is not repeated.

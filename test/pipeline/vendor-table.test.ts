@@ -26,7 +26,7 @@ t.test('each row validates its options with the schema the agent configuration u
   // The plugin list is a discriminated union on `use`: each member's `options` schema, keyed by its `use` literal.
   const members = (pluginsSchema({}) as unknown as { element: { options: z.ZodObject[] } }).element.options
   const byUse = new Map(members.map((m) => [(m.shape.use as z.ZodLiteral<string>).value, m.shape.options]))
-  t.equal(byUse.size, 7, 'the plugin list has its seven members')
+  t.equal(byUse.size, 9, 'the plugin list has its nine members')
   for (const row of VENDOR_TABLE) {
     t.ok(byUse.has(row.id), `${row.id} is a plugin of the agent configuration`)
     t.equal(byUse.get(row.id), row.options, `${row.id}: the same schema object`)
@@ -56,15 +56,39 @@ t.test('the environment variables and defaults are the documented ones', async (
     [
       ['STT_VENDOR_A_URL', 'STT_VENDOR_A_API_KEY'],
       ['STT_VENDOR_B_URL', 'STT_VENDOR_B_API_KEY'],
+      ['STT_OPENAI_COMPATIBLE_URL', 'STT_OPENAI_COMPATIBLE_API_KEY'],
       ['TTS_VENDOR_A_URL', 'TTS_VENDOR_A_API_KEY'],
+      ['TTS_OPENAI_COMPATIBLE_URL', 'TTS_OPENAI_COMPATIBLE_API_KEY'],
       ['LLM_BASE_URL', 'LLM_API_KEY'],
     ],
     'the names, in the order they are checked',
   )
   t.strictSame(vendorAvailability(loadConfig({ STT_VENDOR_B_API_KEY: 'k' })), {
-    stt: { vendor_a: false, vendor_b: true },
-    tts: { vendor_a: false },
+    stt: { vendor_a: false, vendor_b: true, openai_compatible: false },
+    tts: { vendor_a: false, openai_compatible: false },
   })
+})
+
+t.test("a keyless vendor (a server of the operator's own) is configured by its URL alone; a key is sent when set", async (t) => {
+  t.strictSame(loadConfig({ STT_OPENAI_COMPATIBLE_URL: 'http://gpu-1:8000/v1/' }).vendors['stt.openai_compatible'], {
+    url: 'http://gpu-1:8000/v1',
+    apiKey: '',
+  })
+  t.strictSame(
+    loadConfig({ TTS_OPENAI_COMPATIBLE_URL: 'http://gpu-1:8880/v1', TTS_OPENAI_COMPATIBLE_API_KEY: 'sk-1' }).vendors[
+      'tts.openai_compatible'
+    ],
+    { url: 'http://gpu-1:8880/v1', apiKey: 'sk-1' },
+  )
+  t.strictSame(vendorAvailability(loadConfig({ STT_OPENAI_COMPATIBLE_URL: 'http://gpu-1:8000/v1' })).stt, {
+    vendor_a: false,
+    vendor_b: false,
+    openai_compatible: true,
+  })
+  t.throws(
+    () => loadConfig({ STT_OPENAI_COMPATIBLE_URL: 'ws://gpu-1:8000/v1' }),
+    new ConfigError('STT_OPENAI_COMPATIBLE_URL', 'must use http or https, got "ws"'),
+  )
 })
 
 /** A speech-to-text stream that records how it was opened and hears nothing. */
@@ -121,7 +145,7 @@ t.test('a row added to the table is read from the environment and selected by it
   t.type(stt, RecordingSttStream, 'the session opens the new vendor for a configuration that selects it')
   if (!(stt instanceof RecordingSttStream)) return
   t.strictSame(stt.options, { language: 'de' }, 'with the plugin options')
-  t.strictSame(stt.stream, { format: 'pcm_8000', endpoint: { url: 'ws://127.0.0.1:9', apiKey: 'k' } }, 'and its endpoint')
+  t.strictSame(stt.stream, { format: 'pcm_8000', wantWords: true, endpoint: { url: 'ws://127.0.0.1:9', apiKey: 'k' } }, 'and its endpoint')
 
   const unkeyed = loadConfig({}, table).vendors
   t.equal(openSessionStt(configWithStt('stt.vendor_test', options), unkeyed, { format: 'pcm_8000' }, table), undefined, 'no key: no stream')
@@ -146,7 +170,17 @@ t.test("the agent configuration's plugin list is built from the table: a row is 
   t.equal(checked.ok, false, 'nor does the configuration built from the default table')
   t.strictSame(
     PLUGIN_USES,
-    ['stt.vendor_a', 'stt.vendor_b', 'turn_manager', 'agent.llm', 'agent.webhook', 'tts.vendor_a', 'tts.local'],
+    [
+      'stt.vendor_a',
+      'stt.vendor_b',
+      'stt.openai_compatible',
+      'turn_manager',
+      'agent.llm',
+      'agent.webhook',
+      'tts.vendor_a',
+      'tts.openai_compatible',
+      'tts.local',
+    ],
     'the plugin names in pipeline order, the vendors among them from the table',
   )
 })

@@ -1,0 +1,105 @@
+import type { SttWord } from './stt-stream.js'
+
+/** A form field of a `multipart/form-data` body: text, or a file with its name and content type. */
+export type FormField = { name: string; value: string } | { name: string; filename: string; contentType: string; data: Buffer }
+
+/**
+ * A `multipart/form-data` body (RFC 7578) with CRLF line ends, each part's `Content-Disposition` and, for files,
+ * its `Content-Type`; the boundary must not occur in the data (a random one of 24+ characters does not, in practice).
+ */
+export function multipartBody(fields: readonly FormField[], boundary: string): Buffer {
+  const parts: Buffer[] = []
+  for (const field of fields) {
+    const name = field.name.replace(/["\r\n]/g, '')
+    if ('data' in field) {
+      const filename = field.filename.replace(/["\r\n]/g, '')
+      parts.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\n` +
+            `Content-Type: ${field.contentType}\r\n\r\n`,
+        ),
+        field.data,
+        Buffer.from('\r\n'),
+      )
+    } else {
+      parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${field.value}\r\n`))
+    }
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`))
+  return Buffer.concat(parts)
+}
+
+/** A transcription as the server returned it: its text and, from `verbose_json`, its words in seconds of the file. */
+export interface Transcription {
+  text: string
+  words?: SttWord[]
+}
+
+/** Why a transcription body could not be read. */
+export class TranscriptionFormatError extends Error {
+  readonly code = 'vendor_protocol_error'
+}
+
+/**
+ * Reads a `json` (`{text}`) or `verbose_json` (`{text, words: [{word, start, end}], segments}`) transcription body
+ * (words inside `segments[]` when the top has none).
+ * Throws {@link TranscriptionFormatError} on anything else (an HTML error page, a plain-text body).
+ */
+export function parseTranscription(body: string): Transcription {
+  let json: unknown
+  try {
+    json = JSON.parse(body)
+  } catch {
+    throw new TranscriptionFormatError(`the server answered with something that is not JSON: ${JSON.stringify(body.slice(0, 80))}`)
+  }
+  if (typeof json !== 'object' || json === null || typeof (json as { text?: unknown }).text !== 'string') {
+    throw new TranscriptionFormatError('the server answered JSON without a "text" string')
+  }
+  const record = json as { text: string; words?: unknown; segments?: unknown }
+  // OpenAI puts the words at the top; some servers only inside each segment (`segments[].words`).
+  let words = timedWords(record.words)
+  if (words.length === 0 && Array.isArray(record.segments)) {
+    words = (record.segments as Array<{ words?: unknown }>).flatMap((segment) => timedWords(segment?.words))
+  }
+  return { text: record.text.trim(), ...(words.length > 0 && { words }) }
+}
+
+function timedWords(raw: unknown): SttWord[] {
+  if (!Array.isArray(raw)) return []
+  const out: SttWord[] = []
+  for (const w of raw as Array<Record<string, unknown>>) {
+    if (typeof w?.word !== 'string' || typeof w.start !== 'number' || typeof w.end !== 'number') continue
+    const word = w.word.trim()
+    if (word !== '') out.push({ word, start: w.start, end: w.end })
+  }
+  return out
+}
+
+/** One event of a `stream: true` transcription: more text, or the whole text at the end. */
+export type TranscriptionStreamEvent = { type: 'delta'; delta: string } | { type: 'done'; text: string } | { type: 'other' }
+
+/** Reads the `data` of one server-sent event of a streamed transcription (`transcript.text.delta` / `.done`). */
+export function parseTranscriptionEvent(data: string): TranscriptionStreamEvent {
+  let json: unknown
+  try {
+    json = JSON.parse(data)
+  } catch {
+    throw new TranscriptionFormatError(`a streamed transcription event is not JSON: ${JSON.stringify(data.slice(0, 80))}`)
+  }
+  const event = json as { type?: unknown; delta?: unknown; text?: unknown }
+  if (event.type === 'transcript.text.delta' && typeof event.delta === 'string') return { type: 'delta', delta: event.delta }
+  if (event.type === 'transcript.text.done' && typeof event.text === 'string') return { type: 'done', text: event.text.trim() }
+  return { type: 'other' }
+}
+
+/** The message of OpenAI's error body `{error: {message, type, code}}`, or undefined when the body is not one. */
+export function openAiErrorMessage(body: string): string | undefined {
+  try {
+    const json = JSON.parse(body) as { error?: { message?: unknown } | string }
+    if (typeof json.error === 'string') return json.error
+    if (typeof json.error?.message === 'string') return json.error.message
+  } catch {
+    return undefined
+  }
+  return undefined
+}

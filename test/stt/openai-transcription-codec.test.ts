@@ -1,0 +1,79 @@
+import t from 'tap'
+import {
+  multipartBody,
+  openAiErrorMessage,
+  parseTranscription,
+  parseTranscriptionEvent,
+} from '../../pipeline/stt/openai-transcription-codec.js'
+import { parseMultipart } from '../fakes/openai-speech/multipart.js'
+
+t.test('the multipart body is RFC 7578 byte for byte, and a strict reader reads it back', async (t) => {
+  const wav = Buffer.from([0x52, 0x49, 0x46, 0x46, 0x0d, 0x0a, 0x2d, 0x2d]) // binary data that looks like CRLF and dashes
+  const body = multipartBody(
+    [
+      { name: 'file', filename: 'segment.wav', contentType: 'audio/wav', data: wav },
+      { name: 'model', value: 'whisper-1' },
+    ],
+    'BOUNDARY',
+  )
+  t.equal(
+    body.toString('latin1'),
+    '--BOUNDARY\r\nContent-Disposition: form-data; name="file"; filename="segment.wav"\r\nContent-Type: audio/wav\r\n\r\n' +
+      `${wav.toString('latin1')}\r\n` +
+      '--BOUNDARY\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n' +
+      '--BOUNDARY--\r\n',
+  )
+  const parts = parseMultipart(body, 'BOUNDARY')
+  t.same(parts[0]?.data, wav)
+  t.equal(parts[1]?.data.toString(), 'whisper-1')
+})
+
+t.test('json, verbose_json (words at the top or in the segments) and what is not a transcription', async (t) => {
+  t.strictSame(parseTranscription('{"text":" Hello. "}'), { text: 'Hello.' })
+  t.strictSame(
+    parseTranscription(
+      JSON.stringify({
+        task: 'transcribe',
+        language: 'english',
+        duration: 1.2,
+        text: 'Hi there',
+        words: [
+          { word: 'Hi', start: 0.1, end: 0.3 },
+          { word: ' there', start: 0.3, end: 0.8 },
+        ],
+      }),
+    ),
+    {
+      text: 'Hi there',
+      words: [
+        { word: 'Hi', start: 0.1, end: 0.3 },
+        { word: 'there', start: 0.3, end: 0.8 },
+      ],
+    },
+  )
+  t.strictSame(
+    parseTranscription(
+      JSON.stringify({
+        text: 'Hi',
+        segments: [{ id: 0, start: 0, end: 1, text: 'Hi', words: [{ word: 'Hi', start: 0.2, end: 0.4, probability: 0.9 }] }],
+      }),
+    ),
+    { text: 'Hi', words: [{ word: 'Hi', start: 0.2, end: 0.4 }] },
+  )
+  t.throws(() => parseTranscription('<html>502 Bad Gateway</html>'), { code: 'vendor_protocol_error', message: /not JSON/ })
+  t.throws(() => parseTranscription('{"error":"x"}'), { message: /without a "text" string/ })
+})
+
+t.test('streamed events and the error body', async (t) => {
+  t.strictSame(parseTranscriptionEvent('{"type":"transcript.text.delta","delta":"we "}'), { type: 'delta', delta: 'we ' })
+  t.strictSame(parseTranscriptionEvent('{"type":"transcript.text.done","text":" we open "}'), { type: 'done', text: 'we open' })
+  t.strictSame(parseTranscriptionEvent('{"type":"transcript.text.segment"}'), { type: 'other' })
+  t.equal(
+    openAiErrorMessage(
+      '{"error":{"message":"Maximum content size limit exceeded","type":"invalid_request_error","param":null,"code":null}}',
+    ),
+    'Maximum content size limit exceeded',
+  )
+  t.equal(openAiErrorMessage('{"error":"Invalid JSON","code":"invalid_json"}'), 'Invalid JSON')
+  t.equal(openAiErrorMessage('Bad gateway'), undefined)
+})
