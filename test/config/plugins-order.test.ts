@@ -39,10 +39,10 @@ t.test('multiplicity', async (t) => {
 
 t.test('unknown plugin names the index', async (t) => {
   t.strictSame(errorsOf(config('stt.vendor_c', 'turn_manager', 'agent.llm')), [
-    'plugins[0].use must be one of stt.vendor_a, stt.vendor_b, turn_manager, agent.llm, agent.webhook, tts.vendor_a, tts.local',
+    'plugins[0].use must be one of stt.vendor_a, stt.vendor_b, stt.openai_compatible, turn_manager, agent.llm, agent.webhook, tts.vendor_a, tts.openai_compatible, tts.local',
   ])
   t.strictSame(errorsOf({ clients: {}, plugins: [{ use: 'turn_manager' }, { options: {} }, { use: 'agent.llm' }] }), [
-    'plugins[1].use must be one of stt.vendor_a, stt.vendor_b, turn_manager, agent.llm, agent.webhook, tts.vendor_a, tts.local',
+    'plugins[1].use must be one of stt.vendor_a, stt.vendor_b, stt.openai_compatible, turn_manager, agent.llm, agent.webhook, tts.vendor_a, tts.openai_compatible, tts.local',
   ])
 })
 
