@@ -288,6 +288,41 @@ export interface components {
               min_interruption_ms: number
               /** @default 0 */
               min_interruption_words: number
+              /** @default 300 */
+              min_timeout_ms: number
+              /** @default 4000 */
+              max_timeout_ms: number
+              /**
+               * @default {
+               *       "en": [
+               *         "uh-huh",
+               *         "uh huh",
+               *         "mm-hm",
+               *         "mm-hmm",
+               *         "mhm",
+               *         "mm",
+               *         "hmm",
+               *         "yeah",
+               *         "yep",
+               *         "yes",
+               *         "okay",
+               *         "ok",
+               *         "right",
+               *         "sure",
+               *         "i see",
+               *         "got it",
+               *         "alright",
+               *         "all right",
+               *         "cool",
+               *         "great"
+               *       ]
+               *     }
+               */
+              backchannels: {
+                [key: string]: string[]
+              }
+              /** @default US */
+              default_country: string
             }
           }
         | {
