@@ -10,6 +10,11 @@ export const DEFAULT_BACKCHANNELS: Readonly<Record<string, readonly string[]>> =
     'mhm',
     'mm',
     'hmm',
+    // A listener's "uh" or "oh" is how a backchannel starts; a real interruption goes on to words that are not.
+    'uh',
+    'um',
+    'oh',
+    'ah',
     'yeah',
     'yep',
     'yes',

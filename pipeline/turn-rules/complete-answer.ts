@@ -47,9 +47,10 @@ const SHORT_ANSWERS = new Set([
   'bye',
 ])
 
-// A date or an amount said in full ends on a month, a day or a currency word.
+// A date or an amount said in full ends on a day ("march fifth", "the fifth of march") or a currency word; a bare
+// month is not taken (a day or a year usually follows it).
 const DATE_OR_AMOUNT_END =
-  /(\b(january|february|march|april|may|june|july|august|september|october|november|december)|\b\d+(st|nd|rd|th)|(first|second|third|[a-z]+th)( of (january|february|march|april|may|june|july|august|september|october|november|december))?|\b(dollars?|euros?|pounds?|cents?|bucks))$/
+  /(\b\d+(st|nd|rd|th)|\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|[a-z]+teenth|twentieth|thirtieth)( of (january|february|march|april|may|june|july|august|september|october|november|december))?|\b(dollars?|euros?|pounds?|cents?|bucks))$/
 
 /** True when the words are one of the short complete answers ("yes", "that's right"), a date or an amount. */
 export function completeShortAnswer(text: SpokenText): boolean {

@@ -5,7 +5,14 @@ import { trailingNumber } from './trailing-number.js'
 import { unfinishedPhrase } from './unfinished-phrase.js'
 
 /** Why the words say a turn goes on: the suffix of an `extended:` reason. */
-export type ExtendedWhy = 'incomplete_number' | 'awaiting_number' | 'open_number' | 'trailing_conjunction' | 'filler' | 'open_list'
+export type ExtendedWhy =
+  | 'incomplete_number'
+  | 'awaiting_number'
+  | 'open_number'
+  | 'trailing_conjunction'
+  | 'filler'
+  | 'open_list'
+  | 'spelling'
 
 /** Why a user turn ended when it did, as the transcript stores it. */
 export type TurnEndReason =
@@ -64,8 +71,8 @@ export class TurnEndJudge {
   }
 
   #extend(why: ExtendedWhy): TurnEndJudgement {
-    // Digits of unknown length (an account number) may be complete: they wait the base time, not the longest.
-    const waitMs = why === 'open_number' ? this.#t.baseMs : this.#t.maxMs
+    // Digits or letters of unknown length (an account number, a name) may be complete: the base wait, not the longest.
+    const waitMs = why === 'open_number' || why === 'spelling' ? this.#t.baseMs : this.#t.maxMs
     return { waitMs, reason: `extended: ${why}`, vendorMayEnd: false }
   }
 }

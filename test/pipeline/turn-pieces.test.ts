@@ -106,9 +106,9 @@ t.test('barge-in gate: short speech never interrupts, long enough speech does, w
   let interrupts = 0
   let words = 0
   const gate = new BargeInGate(
-    { allowInterruptions: true, minInterruptionMs: 40, minInterruptionWords: 0 },
+    { allowInterruptions: true, minInterruptionMs: 40, minInterruptionWords: 0, readWords: false },
     () => interrupts++,
-    () => words,
+    () => ({ count: words, kind: 'words' }),
   )
   gate.speechStarted(0, true)
   gate.speechEnded()
@@ -123,9 +123,9 @@ t.test('barge-in gate: short speech never interrupts, long enough speech does, w
   t.equal(interrupts, 1, 'not while interruptions are not allowed (e.g. the welcome)')
 
   const wordy = new BargeInGate(
-    { allowInterruptions: true, minInterruptionMs: 20, minInterruptionWords: 2 },
+    { allowInterruptions: true, minInterruptionMs: 20, minInterruptionWords: 2, readWords: false },
     () => interrupts++,
-    () => words,
+    () => ({ count: words, kind: 'words' }),
   )
   wordy.speechStarted(0, true)
   await new Promise((r) => setTimeout(r, 40))
@@ -134,9 +134,9 @@ t.test('barge-in gate: short speech never interrupts, long enough speech does, w
   wordy.wordsChanged()
   t.equal(interrupts, 2, 'the words arrived: interrupt')
   const off = new BargeInGate(
-    { allowInterruptions: false, minInterruptionMs: 0, minInterruptionWords: 0 },
+    { allowInterruptions: false, minInterruptionMs: 0, minInterruptionWords: 0, readWords: false },
     () => interrupts++,
-    () => 9,
+    () => ({ count: 9, kind: 'words' }),
   )
   off.speechStarted(0, true)
   await new Promise((r) => setTimeout(r, 20))

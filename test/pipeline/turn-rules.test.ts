@@ -60,6 +60,12 @@ t.test('fillers, trailing conjunctions and open lists wait longer', async (t) =>
   t.equal(why('I called yesterday and'), 'trailing_conjunction')
   t.equal(why('it was about my'), 'trailing_conjunction')
   t.equal(why('I need eggs, milk,'), 'open_list')
+  t.equal(why('my last name is smith s'), 'spelling')
+  t.equal(why('s m i t'), 'spelling')
+  t.equal(why('smith s m i'), 'spelling', '"i" after a letter is spelled')
+  t.equal(why('what do i'), undefined, '"i" after a word is a word')
+  t.equal(why('it is spelled n'), 'spelling')
+  t.equal(why('plan b'), undefined, 'one letter after a word is not spelling')
   t.equal(why('I called yesterday.'), undefined)
   t.equal(why(''), undefined)
   t.same(us.judge('I need to change my flight because'), { waitMs: 4000, reason: 'extended: trailing_conjunction', vendorMayEnd: false })
@@ -80,6 +86,13 @@ t.test('complete short answers, dates and amounts end sooner; anything else wait
   }
   t.equal(reason(us, 'I was wondering whether you could help me with my bill'), 'base_timeout')
   t.equal(reason(us, 'yes and'), 'extended: trailing_conjunction', 'a yes that goes on is not a complete answer')
+  t.equal(
+    reason(us, 'my date of birth is the fourteenth of march'),
+    'base_timeout',
+    'a month with more to come (a year) is not taken as complete',
+  )
+  t.equal(reason(us, "that's the truth"), 'base_timeout', 'a word ending in -th is no day')
+  t.same(us.judge('my name is smith s m'), { waitMs: 2000, reason: 'extended: spelling', vendorMayEnd: false }, 'spelling: the base wait')
 })
 
 t.test('bounds: min never above the base, max never below it', async (t) => {
