@@ -20,6 +20,8 @@ function transcriptCell(t: TranscriptEntry): HTMLElement {
     { class: 'turn-text' },
     h('div', { class: 'turn-time muted small' }, formatTime(t.timestamp)),
     t.user_message !== null && h('div', { class: 'bubble user' }, h('b', {}, 'Caller '), t.user_message),
+    (t.turn_end ?? null) !== null &&
+      h('div', { class: 'turn-end muted small', title: 'why the caller turn ended then' }, `turn ended: ${t.turn_end}`),
     t.assistant_message !== null && h('div', { class: 'bubble agent' }, h('b', {}, 'Agent '), t.assistant_message),
   )
 }
