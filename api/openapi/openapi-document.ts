@@ -124,7 +124,7 @@ const SESSION_DETAILS_SCHEMA: Json = {
           turn_end: {
             ...nullable('string'),
             description:
-              'Why the caller turn ended when it did (an addition): complete_answer, complete_number, base_timeout, vendor_end_of_turn, typed, or extended: <why> (incomplete_number, awaiting_number, open_number, trailing_conjunction, filler, open_list, spelling)',
+              'Why the caller turn ended when it did (an addition): complete_answer, complete_number, base_timeout, vendor_end_of_turn, typed, or extended: <why> (incomplete_number, awaiting_number, open_number, trailing_conjunction, filler, open_list, spelling, incomplete_date)',
           },
         },
       },

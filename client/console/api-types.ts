@@ -71,7 +71,7 @@ export interface components {
         latency_ms: number | null
         latency_breakdown: components['schemas']['LatencyBreakdown']
         failure: components['schemas']['TurnFailure']
-        /** @description Why the caller turn ended when it did (an addition): complete_answer, complete_number, base_timeout, vendor_end_of_turn, typed, or extended: <why> (incomplete_number, awaiting_number, open_number, trailing_conjunction, filler, open_list, spelling) */
+        /** @description Why the caller turn ended when it did (an addition): complete_answer, complete_number, base_timeout, vendor_end_of_turn, typed, or extended: <why> (incomplete_number, awaiting_number, open_number, trailing_conjunction, filler, open_list, spelling, incomplete_date) */
         turn_end: string | null
       }[]
       /** @enum {string} */

@@ -61,12 +61,28 @@ export class BackchannelList {
 
   /** True when `text` has words and every one of them belongs to a backchannel phrase. */
   matches(text: string): boolean {
+    return this.#read(text, false)
+  }
+
+  /**
+   * True when `text` is a backchannel so far: its words are backchannel phrases, the last perhaps only begun ("i"
+   * of "i see", "got" of "got it"). Interim words are read this way: the next word decides.
+   */
+  mayBe(text: string): boolean {
+    return this.#read(text, true)
+  }
+
+  #read(text: string, openEnd: boolean): boolean {
     const words = readSpoken(text).words.flatMap((w) => w.split('-'))
     if (words.length === 0) return false
     let i = 0
     while (i < words.length) {
-      const hit = this.#phrases.find((p) => p.every((w, k) => words[i + k] === w))
-      if (hit === undefined) return false
+      const at = i
+      const hit = this.#phrases.find((p) => p.every((w, k) => words[at + k] === w))
+      if (hit === undefined) {
+        const rest = words.slice(at)
+        return openEnd && this.#phrases.some((p) => p.length > rest.length && rest.every((w, k) => p[k] === w))
+      }
       i += hit.length
     }
     return true

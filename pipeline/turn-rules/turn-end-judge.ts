@@ -2,6 +2,7 @@ import type { CountryCode } from 'libphonenumber-js'
 import { completeShortAnswer } from './complete-answer.js'
 import { readSpoken } from './spoken-text.js'
 import { trailingNumber } from './trailing-number.js'
+import { unfinishedDate } from './unfinished-date.js'
 import { unfinishedPhrase } from './unfinished-phrase.js'
 
 /** Why the words say a turn goes on: the suffix of an `extended:` reason. */
@@ -13,6 +14,7 @@ export type ExtendedWhy =
   | 'filler'
   | 'open_list'
   | 'spelling'
+  | 'incomplete_date'
 
 /** Why a user turn ended when it did, as the transcript stores it. */
 export type TurnEndReason =
@@ -65,6 +67,7 @@ export class TurnEndJudge {
     if (number.state === 'incomplete') return this.#extend(number.why)
     const unfinished = unfinishedPhrase(spoken)
     if (unfinished !== undefined) return this.#extend(unfinished)
+    if (unfinishedDate(spoken)) return this.#extend('incomplete_date')
     if (number.state === 'complete') return { waitMs: this.#t.minMs, reason: 'complete_number', vendorMayEnd: true }
     if (completeShortAnswer(spoken)) return { waitMs: this.#t.minMs, reason: 'complete_answer', vendorMayEnd: true }
     return { waitMs: this.#t.baseMs, reason: 'base_timeout', vendorMayEnd: true }

@@ -237,7 +237,7 @@ export class TurnTaking {
     const text = this.#user?.text(true) ?? ''
     const count = this.#user?.wordCount ?? 0
     if (count === 0) return { count, kind: 'nothing' }
-    return { count, kind: this.#d.words.backchannels?.matches(text) ? 'backchannel' : 'words' }
+    return { count, kind: this.#d.words.backchannels?.mayBe(text) ? 'backchannel' : 'words' }
   }
 
   /** One event of the session's STT stream. */

@@ -86,11 +86,10 @@ t.test('complete short answers, dates and amounts end sooner; anything else wait
   }
   t.equal(reason(us, 'I was wondering whether you could help me with my bill'), 'base_timeout')
   t.equal(reason(us, 'yes and'), 'extended: trailing_conjunction', 'a yes that goes on is not a complete answer')
-  t.equal(
-    reason(us, 'my date of birth is the fourteenth of march'),
-    'base_timeout',
-    'a month with more to come (a year) is not taken as complete',
-  )
+  t.equal(reason(us, 'my date of birth is the fourteenth of march'), 'extended: incomplete_date', 'a birth date waits for its year')
+  t.equal(reason(us, 'it expires in october'), 'extended: incomplete_date', 'an expiry too')
+  t.equal(reason(us, 'my date of birth is the fourteenth of march nineteen eighty two'), 'base_timeout')
+  t.equal(reason(us, 'the meeting is on march fifth'), 'complete_answer', 'a date that needs no year is complete')
   t.equal(reason(us, "that's the truth"), 'base_timeout', 'a word ending in -th is no day')
   t.same(us.judge('my name is smith s m'), { waitMs: 2000, reason: 'extended: spelling', vendorMayEnd: false }, 'spelling: the base wait')
 })
@@ -109,6 +108,10 @@ t.test('backchannels: only listener phrases, per language, with English by defau
   for (const text of ['uh-huh', 'Uh huh.', 'mm-hm', 'Yeah.', 'okay', 'right', 'yeah, okay', 'mhm mhm', 'All right.'])
     t.ok(en.matches(text), text)
   for (const text of ['no, wait', 'stop', 'yeah but what about my refund', 'what time do you close', '']) t.notOk(en.matches(text), text)
+  t.notOk(en.matches('i'), '"i" alone is no backchannel')
+  t.ok(en.mayBe('i'), 'but may be the start of "i see"')
+  t.ok(en.mayBe('yeah got'), 'or of "yeah, got it"')
+  t.notOk(en.mayBe('i want'), 'the next word decides')
   const lists = { en: ['yeah'], es: ['sí', 'vale', 'ajá'] }
   t.ok(BackchannelList.forLanguage(lists, 'es').matches('Vale, sí.'), 'the language own list')
   t.notOk(BackchannelList.forLanguage(lists, 'es').matches('yeah'), 'not the English one')
