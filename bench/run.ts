@@ -27,6 +27,7 @@ const benches: BenchEntry[] = [
   { name: 'tunnel-latency', load: () => import('./tunnel-latency.bench.js') },
   { name: 'transfer-bridge', load: () => import('./transfer-bridge.bench.js') },
   { name: 'stt-segments', load: () => import('./stt-segments.bench.js') },
+  { name: 'conversations', load: () => import('./conversations.bench.js') },
   { name: 'soak', load: () => import('./soak.bench.js'), onlyWhenNamed: true },
 ]
 

@@ -114,7 +114,7 @@ const SESSION_DETAILS_SCHEMA: Json = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['timestamp', 'user_message', 'assistant_message', 'latency_ms', 'latency_breakdown', 'failure'],
+        required: ['timestamp', 'user_message', 'assistant_message', 'latency_ms', 'latency_breakdown', 'failure', 'turn_end'],
         properties: {
           timestamp: { type: 'string' },
           user_message: nullable('string'),
@@ -122,6 +122,11 @@ const SESSION_DETAILS_SCHEMA: Json = {
           latency_ms: nullable('number'),
           latency_breakdown: { $ref: '#/components/schemas/LatencyBreakdown' },
           failure: { $ref: '#/components/schemas/TurnFailure' },
+          turn_end: {
+            ...nullable('string'),
+            description:
+              'Why the caller turn ended when it did (an addition): complete_answer, complete_number, base_timeout, vendor_end_of_turn, typed, or extended: <why> (incomplete_number, awaiting_number, open_number, trailing_conjunction, filler, open_list, spelling, incomplete_date)',
+          },
         },
       },
     },

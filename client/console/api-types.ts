@@ -71,6 +71,8 @@ export interface components {
         latency_ms: number | null
         latency_breakdown: components['schemas']['LatencyBreakdown']
         failure: components['schemas']['TurnFailure']
+        /** @description Why the caller turn ended when it did (an addition): complete_answer, complete_number, base_timeout, vendor_end_of_turn, typed, or extended: <why> (incomplete_number, awaiting_number, open_number, trailing_conjunction, filler, open_list, spelling, incomplete_date) */
+        turn_end: string | null
       }[]
       /** @enum {string} */
       recording_status: 'not_available' | 'in_progress' | 'completed'
@@ -318,6 +320,45 @@ export interface components {
               min_interruption_ms: number
               /** @default 0 */
               min_interruption_words: number
+              /** @default 300 */
+              min_timeout_ms: number
+              /** @default 4000 */
+              max_timeout_ms: number
+              /**
+               * @default {
+               *       "en": [
+               *         "uh-huh",
+               *         "uh huh",
+               *         "mm-hm",
+               *         "mm-hmm",
+               *         "mhm",
+               *         "mm",
+               *         "hmm",
+               *         "uh",
+               *         "um",
+               *         "oh",
+               *         "ah",
+               *         "yeah",
+               *         "yep",
+               *         "yes",
+               *         "okay",
+               *         "ok",
+               *         "right",
+               *         "sure",
+               *         "i see",
+               *         "got it",
+               *         "alright",
+               *         "all right",
+               *         "cool",
+               *         "great"
+               *       ]
+               *     }
+               */
+              backchannels: {
+                [key: string]: string[]
+              }
+              /** @default US */
+              default_country: string
             }
           }
         | {

@@ -6,6 +6,7 @@ import { renderDeliveries } from './deliveries.js'
 import { renderTransfers } from './transfers.js'
 import { axisRow, legend, sessionAxis, turnWaterfall } from './waterfall.js'
 import type { AgentDetails, SessionDetails, TranscriptEntry, WebhookDeliveryList } from './types.js'
+import { turnEndInWords } from './turn-end.js'
 
 const LIVE_POLL_MS = 1_000
 const DELIVERIES_POLL_MS = 2_000
@@ -20,6 +21,8 @@ function transcriptCell(t: TranscriptEntry): HTMLElement {
     { class: 'turn-text' },
     h('div', { class: 'turn-time muted small' }, formatTime(t.timestamp)),
     t.user_message !== null && h('div', { class: 'bubble user' }, h('b', {}, 'Caller '), t.user_message),
+    (t.turn_end ?? null) !== null &&
+      h('div', { class: 'turn-end muted small', title: `turn_end: ${t.turn_end}` }, `Turn ended: ${turnEndInWords(t.turn_end ?? '')}`),
     t.assistant_message !== null && h('div', { class: 'bubble agent' }, h('b', {}, 'Agent '), t.assistant_message),
   )
 }

@@ -1,6 +1,7 @@
 // The console's pure parts, run in Node: what a failed or unmeasured turn says, and the calls list's hash state.
 import t from 'tap'
 import { turnNote } from '../console/turn-notes.js'
+import { turnEndInWords } from '../console/turn-end.js'
 import { transferSteps } from '../console/transfers.js'
 import { callsHash, endedListPath, liveListPath, parseCallsFilter } from '../console/calls-filter.js'
 import { END_REASONS, type LatencyStage, type TranscriptEntry, type TurnFailure } from '../console/types.js'
@@ -156,4 +157,12 @@ t.test("a warm transfer's steps: answered and connected, failed with its reason 
   })
   t.same(declined.slice(1), ['answered after 1.0 s', 'failed after 9.0 s: declined (awaiting_acceptance)'])
   t.same(transferSteps({ mode: 'warm', to: 'sip:desk@pbx.example', started_at }).slice(1), ['under way'])
+})
+
+t.test("why a caller's turn ended, in words", async (t) => {
+  t.equal(turnEndInWords('complete_answer'), 'a complete short answer: ended soon after')
+  t.equal(turnEndInWords('extended: incomplete_number'), 'waited longer: the number was not complete yet')
+  t.equal(turnEndInWords('extended: filler'), 'waited longer: the caller stopped on "um" or "let me see"')
+  t.equal(turnEndInWords('extended: something_new'), 'waited longer: something_new', 'a reason the console does not know yet')
+  t.equal(turnEndInWords('vendor_end_of_turn'), "the speech recognizer's end of turn")
 })

@@ -13,6 +13,8 @@ export interface TranscriptEntry {
   latency_breakdown: StoredLatencyBreakdown | null
   /** An addition: why the turn failed (`cause`, `waited_ms`, `heard`, `detail`); null for a good turn. */
   failure: StoredTurnFailure | null
+  /** An addition: why the caller's turn ended when it did (`complete_answer`, `extended: incomplete_number`, ...). */
+  turn_end: string | null
 }
 
 /** The SPEC's session details record. */
@@ -110,6 +112,7 @@ export function sessionDetails(row: SessionRow, transcript: TranscriptEntryRow[]
       latency_ms: t.latency_ms,
       latency_breakdown: t.latency_breakdown,
       failure: t.failure ?? null,
+      turn_end: t.turn_end ?? null,
     })),
     recording_status: row.recording_status,
     ...(row.recording_status === 'completed' && options.recordingUrl !== undefined && { recording_url: options.recordingUrl }),

@@ -23,7 +23,7 @@ export interface HooksTarget {
 export function sessionPipelineHooks(s: HooksTarget): PipelineHooks {
   return {
     turnCompleted: (t) => {
-      s.log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted }, 'turn completed')
+      s.log.debug({ turn_id: t.turnId, latency: t.latency, interrupted: t.interrupted, turn_end: t.turnEnd }, 'turn completed')
       if (t.latencyMs !== null && t.latencyBreakdown !== null && t.latencyOrigin !== null) {
         const turn = { sessionId: s.row.id, turnId: t.turnId, origin: t.latencyOrigin, failureCause: t.failure?.cause }
         s.metrics.turnLatency(t.latencyMs, t.latencyBreakdown.stages, turn)
@@ -37,6 +37,7 @@ export function sessionPipelineHooks(s: HooksTarget): PipelineHooks {
           latencyMs: t.latencyMs,
           latencyBreakdown: t.latencyBreakdown,
           failure: storedFailure(t.failure),
+          turnEnd: t.turnEnd,
         },
         { userSpeechEndedAt: t.latencyOrigin },
       )

@@ -178,6 +178,8 @@ export interface TranscriptEntriesTable {
   latency_breakdown: NullableJson<StoredLatencyBreakdown>
   /** Why the turn failed and what the caller heard instead; null for a good turn. */
   failure: NullableJson<StoredTurnFailure>
+  /** Why the caller's turn ended when it did (`complete_answer`, `extended: incomplete_number`, ...); null without one. */
+  turn_end: string | null
 }
 
 /** A failed turn as stored: the session details' `failure`, field for field. */

@@ -26,6 +26,8 @@ export interface TranscriptTurn {
   latencyBreakdown?: StoredLatencyBreakdown | null | undefined
   /** Why the turn failed; absent or null for a good turn. */
   failure?: StoredTurnFailure | null | undefined
+  /** Why the caller's turn ended when it did; absent or null without one. */
+  turnEnd?: string | null | undefined
 }
 
 /** Appends a turn to a session's transcript. */
@@ -49,6 +51,7 @@ export async function appendTranscript(
       latency_ms: turn.latencyMs,
       latency_breakdown: turn.latencyBreakdown == null ? null : JSON.stringify(turn.latencyBreakdown),
       failure: turn.failure == null ? null : JSON.stringify(turn.failure),
+      turn_end: turn.turnEnd ?? null,
     })
     // A retry of a write whose answer was lost with the connection: the turn is there already.
     .onConflict((oc) => oc.columns(['session_id', 'seq']).doNothing())

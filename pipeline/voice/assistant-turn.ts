@@ -1,6 +1,7 @@
 import type { WarmTransferCommand } from '../agent/backend-event.js'
 import { breakdownTotalMs, type LatencyBreakdown, latencyBreakdown } from '../latency/latency-breakdown.js'
 import type { TurnFailure, TurnFailureCause } from '../agent/turn-failure.js'
+import type { TurnEndReason } from '../turn-rules/turn-end-judge.js'
 import type { TurnLatency } from './pipeline-io.js'
 import { Playback, heardText } from './playback.js'
 
@@ -26,8 +27,11 @@ export interface TurnTimings {
   firstHeardAt?: number
 }
 
-/** When the user's words this turn answers ended, and when they were committed (both absent for a welcome). */
-export type UserEnd = Pick<TurnTimings, 'userEndAt' | 'transcriptAt'>
+/**
+ * When the user's words this turn answers ended, when they were committed, and why then (all absent for a
+ * welcome).
+ */
+export type UserEnd = Pick<TurnTimings, 'userEndAt' | 'transcriptAt'> & { reason?: TurnEndReason | undefined }
 
 /** One assistant turn: the request it answers, what was said, and what the caller heard. */
 export class AssistantTurn {
@@ -55,6 +59,8 @@ export class AssistantTurn {
   failure: { cause: TurnFailureCause; detail: string | null; heard: string | null } | undefined
   /** When the turn opened (pipeline clock): a failed welcome's wait is counted from here. */
   openedAt = 0
+  /** Why the user turn this one answers ended when it did; undefined for a turn no user turn started. */
+  userEndReason: TurnEndReason | undefined
 
   constructor(
     readonly turnId: string,

@@ -1,6 +1,7 @@
 import type { WarmTransferCommand } from '../agent/backend-event.js'
 import type { TurnFailure } from '../agent/turn-failure.js'
 import type { LatencyBreakdown } from '../latency/latency-breakdown.js'
+import type { TurnEndReason } from '../turn-rules/turn-end-judge.js'
 
 /**
  * The contract between a voice pipeline and the transport that carries one call (browser WebSocket or carrier
@@ -150,6 +151,8 @@ export interface CompletedTurn {
   interrupted: boolean
   /** Why the turn failed and what the caller heard instead; null for a good turn. */
   failure: TurnFailure | null
+  /** Why the caller's turn ended when it did (`complete_answer`, `extended: incomplete_number`, ...); null without one. */
+  turnEnd: TurnEndReason | null
 }
 
 /** What the pipeline reports to its session. */

@@ -99,7 +99,9 @@ export class Replies {
 
   #open(turnId: string, kind: AssistantTurn['kind'], userText: string | null, userEnd: UserEnd): AssistantTurn {
     const a = new AssistantTurn(turnId, kind, userText, this.#hasSpeech, this.#d.output === 'ulaw_8000')
-    Object.assign(a.timings, userEnd)
+    const { reason, ...times } = userEnd
+    Object.assign(a.timings, times)
+    a.userEndReason = reason
     a.openedAt = this.#d.now()
     this.#turn = a
     this.#d.emit({ type: 'turn.start', role: 'assistant', turnId: a.turnId })
@@ -352,6 +354,7 @@ export class Replies {
           breakdown === null || a.timings.userEndAt === undefined ? null : new Date(Date.now() - (this.#d.now() - a.timings.userEndAt)),
         interrupted: a.interrupted,
         failure,
+        turnEnd: a.userEndReason ?? null,
       })
     if (this.#turn === a) this.#turn = undefined
     this.#d.onFinished(a)

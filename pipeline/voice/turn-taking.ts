@@ -1,8 +1,10 @@
 import type { TurnManagerOptions } from '../options/turn-manager-options.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import type { SttEvent, SttStream, SttWord } from '../stt/stt-stream.js'
+import type { BackchannelList } from '../turn-rules/backchannels.js'
+import type { TurnEndJudge, TurnEndJudgement, TurnEndReason } from '../turn-rules/turn-end-judge.js'
 import type { UserEnd } from './assistant-turn.js'
-import { BargeInGate } from './barge-in.js'
+import { BargeInGate, type HeardWords } from './barge-in.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 import { newTurnId } from './turn-ids.js'
 import { UserTurn } from './user-turn.js'
@@ -19,9 +21,17 @@ export interface ReplySide {
   committed(turn: UserTurn, text: string, userEnd: UserEnd): void
 }
 
+/** The rules that read the caller's words: when a turn is over, and what is only a backchannel. */
+export interface WordRules {
+  judge: TurnEndJudge
+  /** Undefined: nothing is a backchannel (an empty list, or no STT to read words from). */
+  backchannels: BackchannelList | undefined
+}
+
 /** What turn taking is built from. */
 export interface TurnTakingDeps {
   turnManager: TurnManagerOptions
+  words: WordRules
   /** VAD off (and no push-to-talk): the STT's speech events and end of turn delimit user turns. */
   sttTurns: boolean
   stt: SttStream | undefined
@@ -38,8 +48,10 @@ export interface TurnTakingDeps {
 /**
  * The user side of the conversation, the step between the caller's audio and the reply: it hears speech start and
  * end (from the VAD, the client's VAD, push-to-talk or the STT itself), collects the STT's words into the user turn
- * in progress, times barge-in, and commits the turn when the vendor's end of turn or `base_timeout_ms` of quiet
- * says it is over.
+ * in progress, times barge-in, and commits the turn when the vendor's end of turn or a wait after the end of speech
+ * says it is over. The words choose the wait (`TurnEndJudge`): longer while a number or a sentence is unfinished
+ * (and the vendor's end of turn is not taken then), shorter after a complete short answer. A backchannel said over
+ * the agent neither interrupts it nor becomes a turn.
  */
 export class TurnTaking {
   readonly #d: TurnTakingDeps
@@ -48,6 +60,8 @@ export class TurnTaking {
   readonly #bargeIn: BargeInGate
   #user: UserTurn | undefined
   #commitTimer: NodeJS.Timeout | undefined
+  /** The judgement the commit timer was set by (its reason is recorded if the timer ends the turn). */
+  #pending: TurnEndJudgement | undefined
   /** With `sttTurns`: fires `base_timeout_ms` after the STT last heard speech or words. */
   #quietTimer: NodeJS.Timeout | undefined
   #lastHeardAt = 0
@@ -65,12 +79,13 @@ export class TurnTaking {
         minInterruptionMs: this.#tm.min_interruption_ms,
         // An STT reports when speech starts but not when a cough is over: without a VAD, barge-in needs a word.
         minInterruptionWords: d.sttTurns ? Math.max(1, this.#tm.min_interruption_words) : this.#tm.min_interruption_words,
+        readWords: d.words.backchannels !== undefined,
       },
       // The reply may have become uninterruptible (a farewell) while the gate was timing the speech.
       () => {
         if (this.#d.replies.canInterrupt()) this.interrupt()
       },
-      () => this.#user?.wordCount ?? 0,
+      () => this.#heard(),
     )
   }
 
@@ -122,7 +137,7 @@ export class TurnTaking {
     this.#d.hooks.userActivity()
     const turn = this.#ensureUserTurn(!this.#d.replies.active() || this.#d.replies.canInterrupt())
     turn.addFinal(t)
-    this.#commitUserTurn(undefined)
+    this.#commitUserTurn(undefined, 'typed')
   }
 
   /** Barge-in: the reply stops and the user's turn is announced (which tells a browser to stop playing). */
@@ -133,7 +148,7 @@ export class TurnTaking {
   /** Stops the timers; the user turn in progress is handed back (its words are unanswered) and forgotten. */
   close(): UserTurn | undefined {
     this.#closed = true
-    clearTimeout(this.#commitTimer)
+    this.#clearCommit()
     clearTimeout(this.#quietTimer)
     this.#bargeIn.reset()
     const user = this.#user
@@ -154,7 +169,7 @@ export class TurnTaking {
   speechStarted(): void {
     if (this.#speaking || this.#closed) return
     this.#speaking = true
-    clearTimeout(this.#commitTimer)
+    this.#clearCommit()
     this.#d.hooks.userActivity()
     const active = this.#d.replies.active()
     // During an assistant turn the user turn is announced only once it counts as a barge-in.
@@ -185,11 +200,44 @@ export class TurnTaking {
     if (this.#user) this.#user.speechEndedAt = this.#d.now()
   }
 
-  /** Commits the user turn `base_timeout_ms` from now unless something commits it first. */
+  /**
+   * Commits the user turn after the wait its words call for (counted from the end of speech) unless something
+   * commits it first; called again as words come, so the latest words choose.
+   */
   #commitLater(): void {
     clearTimeout(this.#commitTimer)
-    this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined), this.#tm.base_timeout_ms)
+    const judgement = this.#judge()
+    this.#pending = judgement
+    const from = this.#user?.speechEndedAt ?? this.#d.now()
+    const wait = Math.max(0, from + judgement.waitMs - this.#d.now())
+    this.#commitTimer = setTimeout(() => this.#commitUserTurn(undefined, judgement.reason), wait)
     this.#commitTimer.unref()
+  }
+
+  #clearCommit(): void {
+    clearTimeout(this.#commitTimer)
+    this.#commitTimer = undefined
+    this.#pending = undefined
+  }
+
+  /** The words so far as the end-of-turn rules read them (push-to-talk: the release ends the turn, at the base wait). */
+  #judge(vendorText?: string): TurnEndJudgement {
+    if (this.#pushToTalkMode) return { waitMs: this.#tm.base_timeout_ms, reason: 'base_timeout', vendorMayEnd: true }
+    return this.#d.words.judge.judge(this.#user?.complete(vendorText) ?? vendorText ?? '')
+  }
+
+  /** New words came: barge-in may now decide, and a pending end of turn is timed again by them. */
+  #wordsChanged(): void {
+    this.#bargeIn.wordsChanged()
+    if (this.#pending !== undefined && !this.#speaking) this.#commitLater()
+  }
+
+  /** What the caller's words so far say, for the barge-in gate. */
+  #heard(): HeardWords {
+    const text = this.#user?.text(true) ?? ''
+    const count = this.#user?.wordCount ?? 0
+    if (count === 0) return { count, kind: 'nothing' }
+    return { count, kind: this.#d.words.backchannels?.mayBe(text) ? 'backchannel' : 'words' }
   }
 
   /** One event of the session's STT stream. */
@@ -201,7 +249,7 @@ export class TurnTaking {
       case 'interim':
         if (this.#d.sttTurns) this.#sttHeard()
         this.#ensureUserTurn(!this.#d.replies.active()).addInterim(e.text)
-        this.#bargeIn.wordsChanged()
+        this.#wordsChanged()
         break
       case 'final':
         if (this.#d.sttTurns) this.#sttHeard()
@@ -210,7 +258,7 @@ export class TurnTaking {
           if (e.words !== undefined && caller !== undefined) this.#d.hooks.sttWords?.(caller.callerWords(e.words))
         }
         this.#ensureUserTurn(!this.#d.replies.active()).addFinal(e.text)
-        this.#bargeIn.wordsChanged()
+        this.#wordsChanged()
         break
       case 'end_of_turn':
         if (this.#pushToTalkMode) {
@@ -220,7 +268,12 @@ export class TurnTaking {
         } else if (this.#speaking) {
           break // the VAD still hears speech: wait for it
         }
-        this.#commitUserTurn(e.text)
+        if (!this.#pushToTalkMode && !this.#judge(e.text).vendorMayEnd) {
+          // The words say more is coming (a number half read out, a trailing "and"): the wait decides, not the vendor.
+          this.#commitLater()
+          break
+        }
+        this.#commitUserTurn(e.text, 'vendor_end_of_turn')
         break
       case 'reconnected':
         this.#user?.restart()
@@ -261,9 +314,12 @@ export class TurnTaking {
     if (this.#speaking) this.#stopSpeaking()
   }
 
-  /** Ends the user turn with its text and hands it to the reply side (interrupting the reply when it may). */
-  #commitUserTurn(vendorText: string | undefined): void {
-    clearTimeout(this.#commitTimer)
+  /**
+   * Ends the user turn with its text and hands it to the reply side (interrupting the reply when it may); a
+   * backchannel said over the reply is dropped instead.
+   */
+  #commitUserTurn(vendorText: string | undefined, reason: TurnEndReason): void {
+    this.#clearCommit()
     if (this.#closed) return
     // Not the vendor's end of turn: its answer to the finalize may still come, late, and must not end this turn again.
     if (vendorText === undefined) this.#d.stt?.turnEnded?.()
@@ -272,8 +328,12 @@ export class TurnTaking {
     const text = turn.complete(vendorText)
     this.#user = undefined
     if (text === '') return
+    if (this.#d.replies.active() && this.#d.words.backchannels?.matches(text)) {
+      this.#d.logger.debug({ turn_id: turn.turnId }, 'backchannel over the reply: not a turn')
+      return
+    }
     const userEndAt = turn.speechEndedAt ?? this.#d.now()
-    const userEnd: UserEnd = { userEndAt, transcriptAt: this.#d.now() }
+    const userEnd: UserEnd = { userEndAt, transcriptAt: this.#d.now(), reason }
     this.#d.hooks.usage({ transcriptionSeconds: Math.max(0, userEndAt - turn.startedAt) / 1000 })
     if (this.#d.replies.active() && this.#d.replies.canInterrupt()) this.interrupt(turn)
     this.#d.replies.committed(turn, text, userEnd)

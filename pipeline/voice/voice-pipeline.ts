@@ -16,6 +16,7 @@ import { Replies } from './replies.js'
 import { ReplyQueue, type MachineVerdictRequest } from './reply-queue.js'
 import { replySafetyOf } from './reply-safety.js'
 import { TurnTaking } from './turn-taking.js'
+import { wordRulesOf } from './word-rules.js'
 import type { UserTurn } from './user-turn.js'
 
 /** Everything a pipeline is built from; the gateway creates the streams from the validated config. */
@@ -86,6 +87,7 @@ export class VoicePipeline implements PipelineInput {
     })
     this.#turns = new TurnTaking({
       turnManager: this.#tm,
+      words: wordRulesOf(deps.config, this.#tm, deps.context.fromPhoneNumber, deps.stt !== undefined),
       sttTurns: deps.config.vad.enabled === false && !pushToTalkMode,
       stt: deps.stt,
       replies: {
@@ -289,6 +291,7 @@ export class VoicePipeline implements PipelineInput {
         latencyOrigin: null,
         interrupted: false,
         failure: null,
+        turnEnd: null,
       })
     }
     this.#caller?.close()

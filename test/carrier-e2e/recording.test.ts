@@ -28,7 +28,11 @@ const { tenant, backend } = await newBackendTenant(t, c, 'rec-token', (config) =
 }
 
 const RATE = 8000
-const WELCOME = 'Welcome to the city library. Let me read you our opening hours for every single day of the week, one by one.'
+// Long enough to still be playing when the caller's words come: barge-in waits for them (a backchannel does not cut
+// the agent off), and the STT fake gives them only when asked to finalize, at the end of speech.
+const WELCOME =
+  'Welcome to the city library. Let me read you our opening hours for every single day of the week, one by one. ' +
+  'We open at nine in the morning and close at eight in the evening on weekdays, and at four on Saturdays.'
 
 /** Wall-clock ms of a performance.now() reading (the simulator's clock). */
 const wall = (perf: number) => performance.timeOrigin + perf

@@ -59,7 +59,9 @@ t.test('DTMF reaches the backend as a data event', async (t) => {
 
 t.test('barge-in clears playback', async (t) => {
   const callSid = newCallSid()
-  const long = 'Let me read you the whole list of our opening hours for every single day of the week, one by one.'
+  // Long enough to still be playing when the caller's words come: barge-in waits for them (a backchannel does not
+  // cut the agent off), and this STT fake gives them only when asked to finalize, at the end of speech.
+  const long = 'Let me read you the whole list of our opening hours for every single day of the week, one by one. '.repeat(3)
   backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? long : 'Sure.')
   const { call } = await connect(callSid, 1, ['stop please'])
   await eventually(async () => (call.earpiece.queuedMs() > 500 ? true : undefined), 10_000)

@@ -28,6 +28,8 @@ const BOUNDS: Bound[] = [
   { where: 'turn_manager', field: 'user_silence_timeout_minutes', min: 1, max: 60, step: 0.5 },
   { where: 'turn_manager', field: 'min_interruption_ms', min: 0, max: 3000, step: 1 },
   { where: 'turn_manager', field: 'min_interruption_words', min: 0, max: 10, step: 1 },
+  { where: 'turn_manager', field: 'min_timeout_ms', min: 0, max: 5000, step: 1 },
+  { where: 'turn_manager', field: 'max_timeout_ms', min: 500, max: 10000, step: 1 },
   { where: 'agent.llm', field: 'temperature', min: 0, max: 2, step: 0.01 },
   { where: 'agent.llm', field: 'max_history_turns', min: 1, max: 200, step: 1 },
   {

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { DEFAULT_BACKCHANNELS } from '../../pipeline/turn-rules/backchannels.js'
 import { DEFAULT_SYSTEM_PROMPT, DEFAULT_WELCOME_MESSAGE } from '../../pipeline/options/agent-options.js'
 import { baseConfig, configWithPlugin, validOf } from './fixtures/config-fixtures.js'
 
@@ -60,6 +61,10 @@ t.test('turn_manager defaults', async (t) => {
       allow_interruptions: true,
       min_interruption_ms: 400,
       min_interruption_words: 0,
+      min_timeout_ms: 300,
+      max_timeout_ms: 4000,
+      backchannels: { en: DEFAULT_BACKCHANNELS.en },
+      default_country: 'US',
     },
   })
 })

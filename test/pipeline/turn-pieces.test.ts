@@ -1,7 +1,7 @@
 import t from 'tap'
 import { UserTurn } from '../../pipeline/voice/user-turn.js'
 import { Playback, heardText } from '../../pipeline/voice/playback.js'
-import { BargeInGate } from '../../pipeline/voice/barge-in.js'
+import { BargeInGate, type HeardWords, NO_WORDS_GRACE_MS } from '../../pipeline/voice/barge-in.js'
 import type { PipelineEvent } from '../../pipeline/voice/pipeline-io.js'
 
 t.test('user transcript follows the delta_counter rules', async (t) => {
@@ -106,9 +106,9 @@ t.test('barge-in gate: short speech never interrupts, long enough speech does, w
   let interrupts = 0
   let words = 0
   const gate = new BargeInGate(
-    { allowInterruptions: true, minInterruptionMs: 40, minInterruptionWords: 0 },
+    { allowInterruptions: true, minInterruptionMs: 40, minInterruptionWords: 0, readWords: false },
     () => interrupts++,
-    () => words,
+    () => ({ count: words, kind: 'words' }),
   )
   gate.speechStarted(0, true)
   gate.speechEnded()
@@ -123,9 +123,9 @@ t.test('barge-in gate: short speech never interrupts, long enough speech does, w
   t.equal(interrupts, 1, 'not while interruptions are not allowed (e.g. the welcome)')
 
   const wordy = new BargeInGate(
-    { allowInterruptions: true, minInterruptionMs: 20, minInterruptionWords: 2 },
+    { allowInterruptions: true, minInterruptionMs: 20, minInterruptionWords: 2, readWords: false },
     () => interrupts++,
-    () => words,
+    () => ({ count: words, kind: 'words' }),
   )
   wordy.speechStarted(0, true)
   await new Promise((r) => setTimeout(r, 40))
@@ -134,11 +134,62 @@ t.test('barge-in gate: short speech never interrupts, long enough speech does, w
   wordy.wordsChanged()
   t.equal(interrupts, 2, 'the words arrived: interrupt')
   const off = new BargeInGate(
-    { allowInterruptions: false, minInterruptionMs: 0, minInterruptionWords: 0 },
+    { allowInterruptions: false, minInterruptionMs: 0, minInterruptionWords: 0, readWords: false },
     () => interrupts++,
-    () => 9,
+    () => ({ count: 9, kind: 'words' }),
   )
   off.speechStarted(0, true)
   await new Promise((r) => setTimeout(r, 20))
   t.equal(interrupts, 2, 'allow_interruptions false: never')
+})
+
+t.test('barge-in gate reading words: a backchannel holds, other words interrupt, late words still decide', async (t) => {
+  let interrupts = 0
+  let heard: HeardWords = { count: 0, kind: 'nothing' }
+  const gate = new BargeInGate(
+    { allowInterruptions: true, minInterruptionMs: 20, minInterruptionWords: 0, readWords: true },
+    () => interrupts++,
+    () => heard,
+  )
+  gate.speechStarted(0, true)
+  await new Promise((r) => setTimeout(r, 40))
+  t.equal(interrupts, 0, 'long enough, but no words yet: it waits for them')
+  heard = { count: 1, kind: 'backchannel' }
+  gate.wordsChanged()
+  t.equal(interrupts, 0, '"uh-huh" does not interrupt')
+  heard = { count: 3, kind: 'words' }
+  gate.wordsChanged()
+  t.equal(interrupts, 1, '"uh-huh, wait, no" does')
+
+  gate.reset()
+  heard = { count: 0, kind: 'nothing' }
+  gate.speechStarted(0, true)
+  await new Promise((r) => setTimeout(r, 40))
+  gate.speechEnded()
+  heard = { count: 1, kind: 'words' }
+  gate.wordsChanged()
+  t.equal(interrupts, 2, 'words of a long-enough segment that come after it ended still interrupt ("stop")')
+
+  gate.reset()
+  heard = { count: 0, kind: 'nothing' }
+  gate.speechStarted(0, true)
+  gate.speechEnded()
+  heard = { count: 1, kind: 'words' }
+  gate.wordsChanged()
+  t.equal(interrupts, 2, 'a segment shorter than min_interruption_ms never interrupts, whatever its words')
+  gate.reset()
+})
+
+t.test('barge-in gate reading words: speech with no words for long interrupts anyway', async (t) => {
+  let interrupts = 0
+  const gate = new BargeInGate(
+    { allowInterruptions: true, minInterruptionMs: 0, minInterruptionWords: 0, readWords: true },
+    () => interrupts++,
+    () => ({ count: 0, kind: 'nothing' }),
+  )
+  gate.speechStarted(0, true)
+  await new Promise((r) => setTimeout(r, NO_WORDS_GRACE_MS / 2))
+  t.equal(interrupts, 0, 'still waiting for words')
+  await new Promise((r) => setTimeout(r, NO_WORDS_GRACE_MS / 2 + 100))
+  t.equal(interrupts, 1, `after ${NO_WORDS_GRACE_MS} ms more of speech with no word: long speech is no backchannel`)
 })

@@ -54,6 +54,15 @@ t.test('a session live on this process reports duration, speech seconds and late
   t.ok(ended.body.tts_duration_seconds >= live.body.tts_duration_seconds)
   t.ok(ended.body.transcription_duration_seconds >= live.body.transcription_duration_seconds)
   t.same(ended.body.metadata, {})
+  const turnEnds = ended.body.transcript.map((e: { user_message: string | null; turn_end: string | null }) => [e.user_message, e.turn_end])
+  t.same(
+    turnEnds,
+    [
+      [null, null],
+      ['where is my parcel', 'vendor_end_of_turn'],
+    ],
+    'each stored turn says why the caller turn ended: the welcome had none, the vendor ended the question',
+  )
 })
 
 t.test('a session live on another process reports what its row has, duration counted to now', async (t) => {
