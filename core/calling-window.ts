@@ -57,17 +57,18 @@ export function windowOpen(window: CallingWindow, timeZone: string, at: Date): b
   return window.days.includes(local.isoDay) && local.minute >= window.startMinute && local.minute < window.endMinute
 }
 
-const STEP_MS = 15 * 60_000
 const MINUTE_MS = 60_000
 
 /**
  * When `window` next opens for a person in `timeZone`, to the minute: `at` itself when open now, undefined when
- * it never opens (no days). Looks up to eight days ahead in 15-minute steps, then back to the minute it opened.
+ * it never opens (no days). Looks up to eight days ahead in steps no longer than the window (15 minutes at most, so
+ * a short window is not stepped over), then back to the minute it opened.
  */
 export function nextWindowOpening(window: CallingWindow, timeZone: string, at: Date): Date | undefined {
   if (windowOpen(window, timeZone, at)) return at
   const start = Math.floor(at.getTime() / MINUTE_MS) * MINUTE_MS + MINUTE_MS
-  for (let t = start; t < start + 8 * 24 * 3_600_000; t += STEP_MS) {
+  const step = Math.max(1, Math.min(15, window.endMinute - window.startMinute)) * MINUTE_MS
+  for (let t = start; t < start + 8 * 24 * 3_600_000; t += step) {
     if (!windowOpen(window, timeZone, new Date(t))) continue
     let first = t
     while (first - MINUTE_MS >= start && windowOpen(window, timeZone, new Date(first - MINUTE_MS))) first -= MINUTE_MS
