@@ -1,5 +1,7 @@
+import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { eventually } from '../helpers/eventually.js'
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js'
 import {
   campaignBody,
   campaignTenant,
@@ -294,4 +296,38 @@ t.test('contacts: CSV import reports bad rows without failing the batch; the lis
   )
   const late = await c.gw.request('POST', `/v1/campaigns/${id}/contacts`, { key: tenant.apiKey, body: { contacts: [] } })
   t.equal(late.status, 409)
+})
+
+t.test('lifecycle webhooks, opt-in: campaign.started, campaign.paused, campaign.completed to the session webhook', async (t) => {
+  const receiver = await startWebhookReceiver()
+  t.teardown(() => receiver.close())
+  const { api } = await startScriptedApi(c, {})
+  t.teardown(() => api.close())
+  const tenant = await campaignTenant(c, api, {
+    config: (cfg) => ({ ...cfg, session_webhook: { url: `${receiver.url}/lifecycle`, events: ['session.end'] } }),
+  })
+  const quiet = await runCampaign(c, tenant, campaignBody(tenant, { name: 'quiet' }), [{ phone_number: '+14155550601' }])
+  await waitForStatus(c, tenant, quiet, 'completed')
+  const id = await runCampaign(c, tenant, campaignBody(tenant, { lifecycle_webhooks: true }), [{ phone_number: '+14155550602' }])
+  const started = await receiver.waitFor((r) => r.json?.type === 'campaign.started')
+  t.match(started.json, { type: 'campaign.started', campaign_id: id, status: 'running', contacts: 1 })
+  const sig = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(started.headers['service-signature']))
+  t.equal(
+    sig?.[2],
+    createHmac('sha256', tenant.webhookSecret).update(`${sig?.[1]}.${started.raw}`).digest('hex'),
+    "signed with the agent's secret",
+  )
+  const completed = await receiver.waitFor((r) => r.json?.type === 'campaign.completed', 15_000)
+  t.match(completed.json, { campaign_id: id, status: 'completed', pending: 0, dispositions: { no_answer: 1 } })
+  const campaignEvents = receiver.requests.filter((r) => String(r.json?.type).startsWith('campaign.'))
+  t.same(
+    campaignEvents.map((r) => [r.json.type, r.json.campaign_id]),
+    [
+      ['campaign.started', id],
+      ['campaign.completed', id],
+    ],
+    'only the campaign that opted in; one completed, though every replica tick looks',
+  )
+  const paused = await c.gw.request('POST', `/v1/campaigns/${quiet}/pause`, { key: tenant.apiKey })
+  t.equal(paused.status, 409, 'a completed campaign cannot pause')
 })
