@@ -25,6 +25,7 @@ const benches: BenchEntry[] = [
   { name: 'startup', load: () => import('./startup.bench.js') },
   { name: 'tunnel-latency', load: () => import('./tunnel-latency.bench.js') },
   { name: 'transfer-bridge', load: () => import('./transfer-bridge.bench.js') },
+  { name: 'campaign', load: () => import('./campaign.bench.js') },
   { name: 'soak', load: () => import('./soak.bench.js'), onlyWhenNamed: true },
 ]
 

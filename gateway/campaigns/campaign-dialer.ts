@@ -84,13 +84,16 @@ export class CampaignDialer {
 
   async #run(): Promise<void> {
     const signal = this.#stop.signal
+    const tickMs = this.#deps.tickMs ?? 500
     while (!signal.aborted) {
+      const started = performance.now()
       try {
         await this.tick()
       } catch (e) {
         this.#deps.log.warn({ err: e }, 'campaign dialer tick failed')
       }
-      await sleep(this.#deps.tickMs ?? 500, undefined, { signal }).catch(() => undefined)
+      // A tick every tickMs, however long the last took (a slow one is followed at once, never overlapped).
+      await sleep(Math.max(0, tickMs - (performance.now() - started)), undefined, { signal }).catch(() => undefined)
     }
   }
 
@@ -137,10 +140,11 @@ export class CampaignDialer {
   async #claimAndDial(campaign: CampaignRow): Promise<void> {
     const org = await getOrganizationRow(this.#deps.db, campaign.organization_id)
     if (org === undefined) return
-    // No more claims per tick than the organization's pacing dials meanwhile (and one more), so a claimed contact
-    // waits for its dial slot a moment at most.
+    // No more claims per tick than the organization's pacing dials in a second (two ticks at least): the dial queue
+    // stays about a second deep, full enough that pacing and not the tick sets the rate, short enough that a claimed
+    // contact is not left waiting near the queue's bound (OUTBOUND_QUEUE_MAX_WAIT_MS).
     const rate = org.outbound_calls_per_second ?? 1
-    const limit = Math.max(1, Math.ceil((rate * (this.#deps.tickMs ?? 500)) / 1000)) + 1
+    const limit = Math.max(1, Math.ceil(rate * Math.max(1, (2 * (this.#deps.tickMs ?? 500)) / 1000)))
     const claimed = await claimContacts(this.#deps.db, {
       campaignId: campaign.id,
       owner: this.#owner,

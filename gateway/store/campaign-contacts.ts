@@ -118,13 +118,15 @@ export async function claimContacts(
       .skipLocked()
       .executeTakeFirst()
     if (campaign === undefined) return []
-    const busy = await tx
-      .selectFrom('campaign_contacts')
-      .select(sql<string>`count(*)`.as('n'))
-      .where('campaign_id', '=', input.campaignId)
-      .where('status', '=', 'dialing')
-      .executeTakeFirstOrThrow()
-    const free = Math.min(input.limit, campaign.max_concurrency - Number(busy.n))
+    // On a line: claimed, and no session of it has ended yet (one that ended frees its line before it is settled).
+    const busy = await sql<{ n: string }>`
+      select count(*) as n from campaign_contacts c
+      where c.campaign_id = ${input.campaignId} and c.status = 'dialing'
+        and not exists (
+          select 1 from sessions s where s.campaign_contact_id = c.id and s.status = 'ended'
+            and not exists (select 1 from campaign_attempts a where a.session_id = s.id)
+        )`.execute(tx)
+    const free = Math.min(input.limit, campaign.max_concurrency - Number(busy.rows[0]?.n ?? 0))
     if (free <= 0) return []
     const local = sql`(${input.now.toISOString()}::timestamptz at time zone c.timezone)`
     const claimed = await sql<CampaignContactRow>`
