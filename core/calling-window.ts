@@ -60,6 +60,16 @@ export function windowOpen(window: CallingWindow, timeZone: string, at: Date): b
 const MINUTE_MS = 60_000
 
 /**
+ * Milliseconds from `at` until `window` closes for a person in `timeZone` (0 when it is closed now). Read from the
+ * local minute, so a clock change inside the window moves the end by its size at most.
+ */
+export function msUntilWindowCloses(window: CallingWindow, timeZone: string, at: Date): number {
+  if (!windowOpen(window, timeZone, at)) return 0
+  const local = localClock(at, timeZone)
+  return Math.max(0, (window.endMinute - local.minute) * MINUTE_MS - (at.getTime() % MINUTE_MS))
+}
+
+/**
  * When `window` next opens for a person in `timeZone`, to the minute: `at` itself when open now, undefined when
  * it never opens (no days). Looks up to eight days ahead in steps no longer than the window (15 minutes at most, so
  * a short window is not stepped over), then back to the minute it opened.

@@ -8,7 +8,7 @@
  */
 import type { Kysely } from 'kysely'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type CallingWindow, windowOpen } from '../../core/calling-window.js'
+import { type CallingWindow, msUntilWindowCloses, windowOpen } from '../../core/calling-window.js'
 import { isVoxgateError } from '../../core/errors.js'
 import type { Log } from '../../core/log.js'
 import type { CallDeps } from '../sessions/call-deps.js'
@@ -167,6 +167,13 @@ export class CampaignDialer {
       return
     }
     const hooks = this.#deps.hookUrls
+    // A call still waiting for its dial slot when the window closes is not placed (its session ends unplaced, the
+    // contact goes back in line for the next window); one already dialled goes on.
+    const closes = new AbortController()
+    const timer = setTimeout(
+      () => closes.abort(new Error('the calling window closed')),
+      msUntilWindowCloses(window, contact.timezone, this.#now()),
+    )
     try {
       await placeOutboundCall(this.#deps.calls, {
         organizationId: campaign.organization_id,
@@ -176,7 +183,7 @@ export class CampaignDialer {
         voiceHookUrl: hooks.voice,
         statusCallbackUrl: hooks.status,
         machineDetectionUrl: campaign.machine_detection ? hooks.machineDetection : undefined,
-        signal: this.#stop.signal,
+        signal: AbortSignal.any([this.#stop.signal, closes.signal]),
         campaign: {
           contactId: contact.id,
           metadata: {
@@ -199,9 +206,13 @@ export class CampaignDialer {
         log.warn({ campaign_id: campaign.id, code }, 'campaign paused: it cannot dial')
         if (paused !== undefined) await sendCampaignEvent(this.#deps.webhooks, paused, 'campaign.paused')
       } else {
-        if (code === undefined) log.warn({ err: e, campaign_id: campaign.id }, 'campaign call could not be placed')
+        if (closes.signal.aborted) log.info({ campaign_id: campaign.id }, 'the calling window closed before the call could dial')
+        else if (code === undefined && !this.#stop.signal.aborted)
+          log.warn({ err: e, campaign_id: campaign.id }, 'campaign call could not be placed')
         await releaseContact(db, contact.id, REFUSED_DELAY_MS)
       }
+    } finally {
+      clearTimeout(timer)
     }
   }
 

@@ -331,3 +331,40 @@ t.test('lifecycle webhooks, opt-in: campaign.started, campaign.paused, campaign.
   const paused = await c.gw.request('POST', `/v1/campaigns/${quiet}/pause`, { key: tenant.apiKey })
   t.equal(paused.status, 409, 'a completed campaign cannot pause')
 })
+
+t.test('the window closes while calls wait for their dial slots: those not yet dialled wait for the next window', async (t) => {
+  // 16:59:57 in London: the window (until 17:00) closes in 3 s; the organization dials one call every 2 s.
+  clock.now = new Date('2026-11-30T16:59:57Z')
+  t.teardown(() => {
+    clock.now = MONDAY_1500_UTC
+  })
+  const numbers = ['+442071838761', '+442071838762', '+442071838763']
+  const { api, dialled } = await startScriptedApi(c, {})
+  t.teardown(() => api.close())
+  const tenant = await campaignTenant(c, api)
+  await c.gw.request('PATCH', `/admin/v1/organizations/${tenant.orgId}`, { admin: true, body: { outbound_calls_per_second: 0.5 } })
+  const id = await runCampaign(
+    c,
+    tenant,
+    campaignBody(tenant, { calling_window: { days: ['mon'], start: '09:00', end: '17:00' } }),
+    numbers.map((phone_number) => ({ phone_number })),
+  )
+  await eventually(async () => {
+    const cs = await contactsOf(c, tenant, id)
+    return [...cs.values()].every((x) => x.status !== 'pending') ? true : undefined
+  }, 5_000)
+  // Everyone is claimed; from now on the campaign's clock says the window has closed.
+  clock.now = new Date('2026-11-30T17:00:30Z')
+  const cs = await eventually(async () => {
+    const all = await contactsOf(c, tenant, id)
+    return [...all.values()].every((x) => x.status !== 'dialing') ? all : undefined
+  }, 15_000)
+  t.equal(dialled.size, 2, 'two calls dialled before the window closed')
+  const left = [...cs.values()].filter((x) => x.status === 'pending')
+  t.equal(left.length, 1, 'the third waits for the next window')
+  t.match(left[0], { attempts: 0, last_outcome: 'not_dialled' })
+  t.notOk(dialled.has(left[0].phone_number), 'it never reached the carrier')
+  const progress = await c.gw.request('GET', `/v1/campaigns/${id}/progress`, { key: tenant.apiKey })
+  t.equal(progress.body.next_window_at, '2026-12-07T09:00:00.000Z', 'next Monday 09:00 in London')
+  await c.gw.request('POST', `/v1/campaigns/${id}/cancel`, { key: tenant.apiKey })
+})

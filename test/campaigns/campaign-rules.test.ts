@@ -1,5 +1,12 @@
 import t from 'tap'
-import { nextWindowOpening, parseClockTime, windowOpen, formatClockTime, isKnownTimeZone } from '../../core/calling-window.js'
+import {
+  nextWindowOpening,
+  parseClockTime,
+  windowOpen,
+  formatClockTime,
+  isKnownTimeZone,
+  msUntilWindowCloses,
+} from '../../core/calling-window.js'
 import { contactTimeZone } from '../../core/number-time-zone.js'
 import { csvLine, parseCsv } from '../../core/csv.js'
 import { attemptOutcome, nextStep } from '../../gateway/campaigns/attempt-outcome.js'
@@ -15,6 +22,8 @@ t.test("a window is open by the callee's local clock, start inclusive, end exclu
   t.notOk(windowOpen(WEEKDAYS_9_TO_8, 'America/New_York', new Date('2026-03-13T12:59:00Z')), 'a minute before 09:00')
   t.notOk(windowOpen(WEEKDAYS_9_TO_8, 'America/New_York', new Date('2026-03-14T00:00:00Z')), '20:00 is closed')
   t.notOk(windowOpen(WEEKDAYS_9_TO_8, 'Europe/London', new Date('2026-03-14T12:00:00Z')), 'Saturday')
+  t.equal(msUntilWindowCloses(WEEKDAYS_9_TO_8, 'America/New_York', new Date('2026-03-13T23:58:30.250Z')), 89_750, 'to 20:00 local')
+  t.equal(msUntilWindowCloses(WEEKDAYS_9_TO_8, 'America/Los_Angeles', at), 0, 'closed now')
 })
 
 t.test('the next opening, across a weekend and a daylight saving change', async (t) => {
