@@ -463,6 +463,7 @@ export interface components {
         recordings: boolean
         retention_days?: number
       }
+      voicemail_message?: string
     }
     AgentSummary: {
       id: string
