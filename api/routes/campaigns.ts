@@ -5,7 +5,7 @@
  */
 import type Router from '@koa/router'
 import type { Kysely } from 'kysely'
-import { type CallingWindow, isKnownTimeZone, nextWindowOpening } from '../../core/calling-window.js'
+import { type CallingWindow, DAY_NAMES, isKnownTimeZone, nextWindowOpening } from '../../core/calling-window.js'
 import { voxError } from '../../core/errors.js'
 import { normalisePhoneNumber } from '../../core/phone.js'
 import { type CampaignWebhookDeps, sendCampaignEvent } from '../../gateway/campaigns/campaign-webhooks.js'
@@ -29,7 +29,6 @@ import { readJsonObject } from '../http/body.js'
 import { newRouter } from '../http/router.js'
 import { parseOr400 } from '../http/validate.js'
 import { campaignView, createCampaignSchema, DEFAULT_RETRY } from './campaign-views.js'
-import { DAY_NAMES } from '../../core/calling-window.js'
 
 /** Most campaigns one list answers with. */
 const MAX_LISTED = 200

@@ -161,7 +161,8 @@ export async function renewClaims(db: Kysely<Database>, owner: string, claimTtlM
 
 /**
  * Puts a claimed contact back in line, due after `delayMs`, unless a session placed for it is not yet settled
- * (that session decides what follows). `outcome` says why, when something did.
+ * (that session decides what follows). `outcome` says why, when something did. A contact of a campaign canceled
+ * meanwhile ends `canceled` instead.
  */
 export async function releaseContact(
   db: Kysely<Database>,
@@ -170,9 +171,12 @@ export async function releaseContact(
   outcome?: AttemptOutcome | undefined,
 ): Promise<void> {
   await sql`
-    update campaign_contacts c set status = 'pending', claim_owner = null, claim_expires_at = null, updated_at = now(),
+    update campaign_contacts c set claim_owner = null, claim_expires_at = null, updated_at = now(),
+      status = case when k.status = 'canceled' then 'done' else 'pending' end,
+      disposition = case when k.status = 'canceled' then 'canceled' else c.disposition end,
       next_attempt_at = now() + ${`${delayMs} milliseconds`}::interval, last_outcome = coalesce(${outcome ?? null}, c.last_outcome)
-    where c.id = ${contactId} and c.status = 'dialing'
+    from campaigns k
+    where c.id = ${contactId} and c.status = 'dialing' and k.id = c.campaign_id
       and not exists (
         select 1 from sessions s where s.campaign_contact_id = c.id
           and not exists (select 1 from campaign_attempts a where a.session_id = s.id)
