@@ -97,7 +97,7 @@ export class CampaignDialer {
     }
   }
 
-  /** One round: settle, reclaim, claim and dial, complete. Exposed for tests that step it by hand. */
+  /** One round: settle, reclaim, claim and dial, complete. */
   async tick(): Promise<void> {
     const { db } = this.#deps
     await renewClaims(db, this.#owner, this.#claimTtlMs)
