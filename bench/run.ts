@@ -28,6 +28,7 @@ const benches: BenchEntry[] = [
   { name: 'transfer-bridge', load: () => import('./transfer-bridge.bench.js') },
   { name: 'stt-segments', load: () => import('./stt-segments.bench.js') },
   { name: 'conversations', load: () => import('./conversations.bench.js') },
+  { name: 'campaign', load: () => import('./campaign.bench.js') },
   { name: 'soak', load: () => import('./soak.bench.js'), onlyWhenNamed: true },
 ]
 

@@ -89,6 +89,7 @@ const NOT_TESTS = new Set(['fakes', 'fixtures', 'helpers', 'artifacts', 'node_mo
  */
 const DATABASE_SUITE = [
   'test/api/',
+  'test/campaigns/',
   'test/sessions/',
   'test/recording/',
   'test/gateway/store.test.ts',

@@ -63,6 +63,10 @@ export const ERRORS = {
   recording_in_progress: { status: 409, message: 'the recording is still being made: retry after the session.update webhook' },
   range_not_satisfiable: { status: 416, message: 'the requested byte range is not satisfiable' },
   method_not_allowed: { status: 405, message: 'method not allowed' },
+  campaign_not_found: { status: 404, message: 'campaign not found' },
+  campaign_state: { status: 409, message: 'the campaign cannot do this in its current state' },
+  campaign_full: { status: 409, message: 'a campaign holds at most 100000 contacts' },
+  do_not_call: { status: 403, message: "the number is on the organization's do-not-call list" },
   phone_number_taken: { status: 409, message: 'phone number is assigned to another agent' },
   phone_number_reserved_elsewhere: {
     status: 409,

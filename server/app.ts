@@ -19,7 +19,9 @@ import { observeSharedVad } from '../pipeline/index.js'
 import { tuneGarbageCollection } from './gc-tuning.js'
 import { PrometheusMetrics } from './prometheus-metrics.js'
 import { carrierPath, type CarrierPath } from './carrier-path.js'
-import { buildApp } from './routes.js'
+import { buildApp, campaignDelivery } from './routes.js'
+import { CampaignDialer } from '../gateway/campaigns/campaign-dialer.js'
+import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from '../api/routes/carrier-hooks.js'
 import { upgradeRoutes } from './upgrades.js'
 import { replicaAddress } from './replica-address.js'
 import { startSip } from './sip-wiring.js'
@@ -51,6 +53,8 @@ export interface Gateway {
   tunnels: TunnelHub
   /** The SIP endpoint (SIP_PORT set); it drains with the sessions and closes with the gateway. */
   sip: SipEndpoint | undefined
+  /** This replica's campaign dialer; it stops claiming as the gateway closes. */
+  campaigns: CampaignDialer
   /**
    * Stops taking new sessions at once, lets live ones go on for up to `graceMs` (default 0: ends them now),
    * ends the rest with `shutdown`, then closes the server. The server keeps answering meanwhile: `/readyz`
@@ -150,6 +154,20 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     })
   tunnels.start()
   const app = buildApp({ ...deps, tunnels }, sessions, { path, metrics, recordingObjects, egress })
+  const base = config.publicUrl.replace(/\/+$/, '')
+  const campaigns = new CampaignDialer({
+    db: store.db,
+    log,
+    calls: path.calls,
+    hookUrls: {
+      voice: `${base}${VOICE_HOOK_PATH}`,
+      status: `${base}${STATUS_CALLBACK_PATH}`,
+      machineDetection: `${base}${MACHINE_DETECTION_PATH}`,
+    },
+    webhooks: { db: store.db, log, webhookPolicy: config.webhookPolicy, webhookDelivery: campaignDelivery(deps, egress) },
+    now: deps.campaigns?.now,
+    tickMs: deps.campaigns?.tickMs,
+  })
   const server = createServer(app.callback())
   server.requestTimeout = 60_000
   server.headersTimeout = 15_000
@@ -179,11 +197,14 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     recordingMover: mover,
     recordingRetention: retention,
     tunnels,
+    campaigns,
     get sip() {
       return sip
     },
     close(graceMs = 0) {
       closing ??= (async () => {
+        // First: nothing new is claimed; its calls already placed end with the sessions, and any replica settles them.
+        await campaigns.close()
         tunnels.drain()
         await sessions.shutdown(graceMs)
         // After the sessions: OPTIONS health checks are answered (and INVITEs get 503) until the calls are gone.
@@ -229,5 +250,6 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     await gateway.close()
     throw e
   }
+  campaigns.start()
   return gateway
 }

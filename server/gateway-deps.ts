@@ -37,4 +37,6 @@ export interface GatewayDeps {
   metricsSource?: (own: PrometheusMetrics) => MetricsSource
   /** Wall clock in Unix ms of the organizations' request-rate buckets (default Date.now; tests move it by hand). */
   clock?: () => number
+  /** Campaign dialer tuning: the clock calling windows are read by, the pause between ticks (tests). */
+  campaigns?: { now?: () => Date; tickMs?: number }
 }

@@ -4,6 +4,7 @@ import { vendorAvailability } from './config.js'
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
 import type { RecordingObjectStore } from '../gateway/sessions/recording/object-store.js'
 import type { WebhookEgress } from '../gateway/webhooks/egress-policy.js'
+import type { DeliveryOptions } from '../gateway/webhooks/webhook-queue.js'
 import { staticClient } from '../transports/http/static-client.js'
 import { errorHandler } from '../api/http/error-handler.js'
 import { requireApiKey, type ApiState } from '../api/auth.js'
@@ -24,6 +25,9 @@ import { metricsRouter } from '../api/routes/metrics.js'
 import { docsRouter } from '../api/routes/docs.js'
 import { tunnelRequestsRouter } from '../api/routes/tunnel-requests.js'
 import { sipTrunksRouter } from '../api/routes/sip-trunks.js'
+import { campaignsRouter } from '../api/routes/campaigns.js'
+import { campaignContactsRouter } from '../api/routes/campaign-contacts.js'
+import { doNotCallRouter } from '../api/routes/do-not-call.js'
 import { openApiDocument } from '../api/openapi/openapi-document.js'
 import { storeRateLimit } from '../api/http/limits.js'
 import type { PrometheusMetrics } from './prometheus-metrics.js'
@@ -122,6 +126,21 @@ export function buildApp(
   v1.use(links.routes(), links.allowedMethods({ throw: true }))
   const sipTrunks = sipTrunksRouter({ db: store.db, credentialsKey: config.sipCredentialsKey, rateLimit })
   v1.use(sipTrunks.routes(), sipTrunks.allowedMethods({ throw: true }))
+  const campaignWebhooks = { db: store.db, log, webhookPolicy: config.webhookPolicy, webhookDelivery: campaignDelivery(deps, egress) }
+  const campaigns = campaignsRouter({ db: store.db, webhooks: campaignWebhooks, now: deps.campaigns?.now })
+  v1.use(campaigns.routes(), campaigns.allowedMethods({ throw: true }))
+  const contacts = campaignContactsRouter({ db: store.db })
+  v1.use(contacts.routes(), contacts.allowedMethods({ throw: true }))
+  const dnc = doNotCallRouter({ db: store.db })
+  v1.use(dnc.routes(), dnc.allowedMethods({ throw: true }))
   app.use(v1.routes())
   return app
+}
+
+/** How campaign webhooks are delivered: as session webhooks are (the egress policy, the tests' backoff). */
+export function campaignDelivery(deps: GatewayDeps, egress: WebhookEgress | undefined): DeliveryOptions {
+  return {
+    ...deps.sessionOverrides?.webhookDelivery,
+    ...(egress !== undefined && { fetch: egress.fetch, privateTarget: egress.privateTarget }),
+  }
 }

@@ -5,6 +5,7 @@ import { OPERATIONS } from './operations.js'
 import type { Auth, Operation } from './operation.js'
 import { PRIVACY_OPERATIONS } from './privacy-operations.js'
 import { SIP_OPERATIONS } from './sip-operations.js'
+import { CAMPAIGN_OPERATIONS } from './campaign-operations.js'
 import { responseSchemas } from './response-schemas.js'
 
 type Json = Record<string, unknown>
@@ -277,7 +278,7 @@ function operationObject(op: Operation): Json {
  */
 export function openApiDocument(serverUrl: string): Json {
   const paths: Record<string, Json> = {}
-  for (const op of [...OPERATIONS, ...PRIVACY_OPERATIONS, ...SIP_OPERATIONS]) {
+  for (const op of [...OPERATIONS, ...PRIVACY_OPERATIONS, ...SIP_OPERATIONS, ...CAMPAIGN_OPERATIONS]) {
     const path = openApiPath(op.path)
     paths[path] = { ...paths[path], [op.method]: operationObject(op) }
   }
@@ -292,7 +293,9 @@ export function openApiDocument(serverUrl: string): Json {
         'your backend are described in the README; additions to the SPEC are named there.',
     },
     servers: [{ url: serverUrl }],
-    tags: ['sessions', 'agents', 'calls', 'carrier', 'admin', 'health', 'observability', 'sip'].map((name) => ({ name })),
+    tags: ['sessions', 'agents', 'calls', 'carrier', 'admin', 'health', 'observability', 'sip', 'campaigns', 'dnc'].map((name) => ({
+      name,
+    })),
     paths,
     components: {
       securitySchemes: {

@@ -554,6 +554,7 @@ export interface components {
         recordings: boolean
         retention_days?: number
       }
+      voicemail_message?: string
     }
     AgentSummary: {
       id: string

@@ -8,6 +8,7 @@ import { sessionsView } from './sessions.js'
 import { sessionView } from './session.js'
 import { agentsView } from './agents.js'
 import { usageView } from './usage.js'
+import { campaignsView, campaignView } from './campaigns.js'
 
 /** A view draws into `el` and returns how to stop its timers when the route changes. */
 export type View = (el: HTMLElement, api: ConsoleApi, params: string[], query: URLSearchParams) => () => void
@@ -17,6 +18,8 @@ const VIEWS: Record<string, { title?: string; nav?: string; view: View }> = {
   sessions: { title: 'Calls', view: sessionsView },
   session: { nav: 'sessions', view: sessionView },
   agents: { title: 'Agents & numbers', view: agentsView },
+  campaigns: { title: 'Campaigns', view: campaignsView },
+  campaign: { nav: 'campaigns', view: campaignView },
   usage: { title: 'Usage & latency', view: usageView },
 }
 

@@ -13,6 +13,7 @@ import { setCallSid, setMachineDetection } from '../store/carrier-calls.js'
 import { balanceUsedUp, carrierCredentials, getOrganizationRow } from '../store/organizations.js'
 import { atConcurrencyLimit } from '../store/leases.js'
 import { findPhoneNumber } from '../store/phone-numbers.js'
+import { doNotCallEntry } from '../store/do-not-call.js'
 import { authorizeSession } from './authorize.js'
 import type { CallDeps } from './call-deps.js'
 import { endWaitingCall } from './waiting-calls.js'
@@ -35,6 +36,8 @@ export interface OutboundCallRequest {
   readonly machineDetectionUrl?: string | undefined
   /** Aborted when the client went away: a call still waiting for its dial slot is not placed. */
   readonly signal?: AbortSignal | undefined
+  /** A campaign's call: the contact it is for (stored on the session) and the session's metadata. */
+  readonly campaign?: { readonly contactId: string; readonly metadata: Record<string, unknown> } | undefined
 }
 
 /**
@@ -47,7 +50,7 @@ export type OutboundCallResult =
 
 /**
  * Places an outbound call. A request that cannot be placed throws a registered error, checked in this order:
- * the request (invalid_phone_number, invalid_agent_id, phone_number_not_assigned), the process
+ * the request (invalid_phone_number, invalid_agent_id, phone_number_not_assigned, do_not_call), the process
  * (shutting_down), the account (insufficient_balance, then concurrency_limit), its setup
  * (carrier_not_configured), then the agent's config at authorization (validation_failed, bad_request when
  * carrier clients are off). When the carrier refuses to dial, the session ends at once (`carrier_error`, its
@@ -79,6 +82,9 @@ export async function placeOutboundCall(
   const assignment = await findPhoneNumber(deps.db, from.e164)
   if (assignment === undefined || assignment.agent_id !== agent.id) {
     throw voxError('phone_number_not_assigned', `from_phone_number ${from.e164} is not assigned to agent ${agent.id}`)
+  }
+  if ((await doNotCallEntry(deps.db, request.organizationId, to.e164)) !== undefined) {
+    throw voxError('do_not_call', `${to.e164} is on the organization's do-not-call list`)
   }
   // Refused before anything is done, so the same request is safe to send again (another replica places it).
   if (deps.sessions.isDraining) throw voxError('shutting_down', undefined, { retryAfterSeconds: 1 })
@@ -113,7 +119,9 @@ export async function placeOutboundCall(
         toPhoneNumber: to.e164,
         toPhoneCountry: to.country ?? null,
         callStatus: 'queued',
+        campaignContactId: request.campaign?.contactId ?? null,
       },
+      metadata: request.campaign?.metadata,
       holdLease: { owner: deps.sessions.keeper.owner, ttlMs: deps.sessions.keeper.ttlMs },
     },
     { webhookPolicy: deps.webhookPolicy, egress: deps.egress },

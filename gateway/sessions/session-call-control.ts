@@ -11,6 +11,8 @@ import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { parseTransferTarget } from '../../core/transfer-target.js'
 import { BeepDetector, decodeMulaw, type PipelineEvent, type PipelineInput } from '../../pipeline/index.js'
 import { storeAnsweredBy } from '../store/carrier-calls.js'
+import { addToDoNotCall } from '../store/do-not-call.js'
+import { normalisePhoneNumber } from '../../core/phone.js'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { CallTransferer } from './call-transfer.js'
 import { parseWarmTransferRequest } from '../../core/warm-transfer-request.js'
@@ -83,8 +85,26 @@ export class SessionCallControl {
   /** Handles the pipeline's call-control events; the others are not its business. */
   onPipelineEvent(e: PipelineEvent): void {
     if (e.type === 'transfer') void this.#transfer(e)
+    else if (e.type === 'dnc') void this.#doNotCall()
     else if (e.type === 'call_control.rejected') {
       this.#failed({ dtmf_failed: { digits: e.digits, ...errorBody(voxError(e.code, e.message)) } }, undefined)
+    }
+  }
+
+  /**
+   * `response.dnc`: the person on the call (the callee of an outbound call, the caller of an inbound one) goes on
+   * the organization's do-not-call list; the call itself goes on. A browser session has no number to list.
+   */
+  async #doNotCall(): Promise<void> {
+    const row = this.#host.row
+    const number = row.direction === 'outbound-api' ? row.to_phone_number : row.from_phone_number
+    const e164 = number === null ? undefined : normalisePhoneNumber(number)?.e164
+    if (e164 === undefined) return this.#log.warn('response.dnc on a session without a phone number: ignored')
+    try {
+      await addToDoNotCall(this.#db, row.organization_id, [e164], 'call')
+      this.#log.info('response.dnc: the number is on the do-not-call list')
+    } catch (err) {
+      this.#log.error({ err }, 'response.dnc: could not store the number')
     }
   }
 

@@ -20,6 +20,8 @@ import { rateLimits } from './migrations/0018-rate-limits.js'
 import { tenantBoundaries } from './migrations/0019-tenant-boundaries.js'
 import { sipAuthFailures } from './migrations/0020-sip-auth-failures.js'
 import { sipMediaEncryption } from './migrations/0021-sip-media-encryption.js'
+import { campaigns } from './migrations/0022-campaigns.js'
+import { doNotCall } from './migrations/0023-do-not-call.js'
 import { turnEndReason } from './migrations/0026-turn-end-reason.js'
 
 /** Every migration, in order; names sort the way they must run. */
@@ -45,6 +47,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019-tenant-boundaries': tenantBoundaries,
   '0020-sip-auth-failures': sipAuthFailures,
   '0021-sip-media-encryption': sipMediaEncryption,
+  '0022-campaigns': campaigns,
+  '0023-do-not-call': doNotCall,
   '0026-turn-end-reason': turnEndReason,
 }
 

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { EndReason } from '../../core/end-reason.js'
+import type { CampaignTables } from './campaign-schema.js'
 
 /** A timestamptz column: Date when read, Date or ISO string when written, defaulted by the database. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -155,6 +156,7 @@ export interface SessionsTable {
   answered_by: string | null
   /** When the outbound pacing gate let the call dial (the database's clock); null for other calls. */
   dialed_at: NullableTimestamp
+  campaign_contact_id: Generated<string | null> // the outbound campaign contact it was placed for
   /** Concurrency lease: the process holding the slot and until when (renewed by heartbeat). */
   lease_owner: string | null
   lease_expires_at: NullableTimestamp
@@ -364,7 +366,7 @@ export interface SipAuthFailuresTable {
 }
 
 /** The whole database as Kysely sees it. */
-export interface Database {
+export interface Database extends CampaignTables {
   organizations: OrganizationsTable
   api_keys: ApiKeysTable
   agent_templates: AgentTemplatesTable

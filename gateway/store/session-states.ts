@@ -56,6 +56,8 @@ export interface SessionOrigin {
   toPhoneCountry?: string | null
   callSid?: string | null
   callStatus?: string | null
+  /** The campaign contact an outbound call is placed for: written with the session, so no crash splits them. */
+  campaignContactId?: string | null
 }
 
 /**
@@ -98,6 +100,7 @@ export async function createAuthorizedSession(
       metadata: input.metadata === undefined ? null : JSON.stringify(input.metadata),
       call_sid: o.callSid ?? null,
       call_status: o.callStatus ?? null,
+      campaign_contact_id: o.campaignContactId ?? null,
       from_phone_number: o.fromPhoneNumber ?? null,
       from_phone_country: o.fromPhoneCountry ?? null,
       to_phone_number: o.toPhoneNumber ?? null,

@@ -86,6 +86,8 @@ export type AgentEvent =
    * part of a call where the caller reads out payment details.
    */
   | { type: 'recording'; action: RecordingAction }
+  /** The person on the call asked not to be called again (`response.dnc`, an addition): the session lists their number. */
+  | { type: 'dnc' }
   /**
    * The turn failed (backend error, timeout, malformed reply); the turn ends, the session goes on. `cause` is the
    * failure's stored name when the step knows it better than its code says (see agentFailureCause). `message`

@@ -81,6 +81,8 @@ export function decodeBackendEvent(value: unknown, turnId: string): BackendEvent
       return decodeDtmf(event)
     case 'response.recording':
       return decodeRecording(event)
+    case 'response.dnc':
+      return { ok: true, event: { type: 'dnc' } }
     case 'response.error': {
       const error = event.error ?? content
       const text = typeof error === 'string' ? error : JSON.stringify(error ?? 'no details')

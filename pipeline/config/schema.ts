@@ -18,6 +18,9 @@ const clientsOverrideSchema = z.strictObject({
 
 const sessionDuration = numberBetween(1, 1440)
 
+/** What an answering machine is told after its beep on an outbound call with machine detection. */
+const voicemailMessage = z.string().trim().min(1).max(1000)
+
 /** The agent `config` (pipeline configuration), built per URL policy. */
 export function pipelineConfigSchema(policy: UrlPolicy) {
   return z
@@ -30,6 +33,8 @@ export function pipelineConfigSchema(policy: UrlPolicy) {
       session_duration_timeout_minutes: sessionDuration.default(30),
       vad: vadSchema,
       privacy: privacySchema.optional(),
+      // An addition: said by the gateway itself after an answering machine's beep, then the call hangs up.
+      voicemail_message: voicemailMessage.optional(),
     })
     .superRefine((config, ctx) => {
       if (!config.clients.carrier) return
@@ -69,6 +74,7 @@ export function configOverrideSchema(policy: UrlPolicy) {
     session_duration_timeout_minutes: sessionDuration.optional(),
     vad: vadOverrideSchema.optional(),
     privacy: privacyOverrideSchema.optional(),
+    voicemail_message: voicemailMessage.optional(),
   })
 }
 

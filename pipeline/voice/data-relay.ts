@@ -39,6 +39,7 @@ export async function relayData(
     for await (const e of agent.respond({ kind: 'data', turnId, data }, context, { signal: out.signal })) {
       if (e.type === 'data') out.emit({ type: 'data', turnId, content: e.content })
       else if (e.type === 'recording') out.emit({ type: 'recording', turnId, action: e.action })
+      else if (e.type === 'dnc') out.emit({ type: 'dnc', turnId })
       else if (e.type === 'tts' || e.type === 'hangup') {
         hangup ||= e.type === 'hangup'
         speech = joinSpeech(speech, e.text)

@@ -69,6 +69,8 @@ export type PipelineEvent =
    * data reply): the session acts on it at once.
    */
   | { type: 'recording'; turnId: string; action: 'pause' | 'resume' }
+  /** The agent asked that the person on the call be put on the do-not-call list (`response.dnc`). */
+  | { type: 'dnc'; turnId: string }
   /** A `response.dtmf` the pipeline could not play; the session reports it to the agent in the error registry's shape. */
   | {
       type: 'call_control.rejected'

@@ -161,6 +161,9 @@ export class Replies {
           case 'recording':
             this.#d.emit({ type: 'recording', turnId: a.turnId, action: e.action })
             break
+          case 'dnc':
+            this.#d.emit({ type: 'dnc', turnId: a.turnId })
+            break
           case 'data':
             this.#d.emit({ type: 'data', turnId: a.turnId, content: e.content })
             break

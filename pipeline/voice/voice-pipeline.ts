@@ -223,6 +223,8 @@ export class VoicePipeline implements PipelineInput {
     if (this.#closed) return
     const request = { kind: 'machine_detection' as const, turnId: newTurnId('assistant'), answeredBy: verdict }
     const machine = verdict === 'machine' || verdict === 'machine_beep'
+    const voicemail = this.#deps.config.voicemail_message
+    if (machine && voicemail !== undefined) return this.#dropVoicemail(voicemail, verdict === 'machine_beep')
     if (this.#isAssistantActive()) {
       if (!machine || this.#replies.active?.hangup) {
         this.#queue.holdVerdict(request)
@@ -233,6 +235,20 @@ export class VoicePipeline implements PipelineInput {
       this.#replies.interrupt(() => undefined)
     }
     this.#startAssistant(request, null, {})
+  }
+
+  /**
+   * The agent's `voicemail_message` instead of asking it: whatever is being said stops (it would talk over the
+   * greeting), and after the beep the message is said and the call hangs up. Before the beep, the pipeline waits.
+   */
+  #dropVoicemail(message: string, beep: boolean): void {
+    if (this.#isAssistantActive()) {
+      this.#queue.takeWords()
+      this.#replies.interrupt(() => undefined)
+    }
+    if (!beep) return
+    this.#turns.resetBargeIn()
+    this.#replies.speak(newTurnId('assistant'), message, true)
   }
 
   /**

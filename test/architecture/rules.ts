@@ -54,6 +54,11 @@ export const ARCHITECTURE: Architecture = {
       mayImport: ['core', 'gateway/store', 'gateway/webhooks', 'pipeline'],
       holds: 'CallSession, admission, leases',
     },
+    'gateway/campaigns': {
+      folder: 'gateway/campaigns/',
+      mayImport: ['core', 'gateway/store', 'gateway/sessions', 'gateway/webhooks', 'pipeline'],
+      holds: 'outbound campaigns: the dialer, outcomes, retries, lifecycle webhooks',
+    },
     'gateway/tunnels': {
       folder: 'gateway/tunnels/',
       mayImport: ['core', 'gateway/store', 'pipeline'],
@@ -108,7 +113,16 @@ export const ARCHITECTURE: Architecture = {
     carrier: { folder: 'carrier/', mayImport: ['core'], holds: 'the Carrier interface and one folder per carrier' },
     api: {
       folder: 'api/',
-      mayImport: ['core', 'gateway/store', 'gateway/sessions', 'gateway/webhooks', 'gateway/tunnels', 'pipeline', 'carrier/carrier.ts'],
+      mayImport: [
+        'core',
+        'gateway/store',
+        'gateway/sessions',
+        'gateway/campaigns',
+        'gateway/webhooks',
+        'gateway/tunnels',
+        'pipeline',
+        'carrier/carrier.ts',
+      ],
       holds: 'REST routes, auth, validation, error bodies',
     },
     server: { folder: 'server/', mayImport: 'any', holds: 'the wiring: app, bootstrap, config' },

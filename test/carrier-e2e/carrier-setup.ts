@@ -4,7 +4,7 @@
  * agent, an assigned number and (optionally) carrier credentials pointing at a fake Calls API.
  */
 import t from 'tap'
-import type { CarrierOptions } from '../../server/gateway-deps.js'
+import type { CarrierOptions, GatewayDeps } from '../../server/gateway-deps.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import type { TestDb } from '../helpers/db.js'
 import { sql, type Kysely } from 'kysely'
@@ -40,8 +40,13 @@ export interface CarrierGw {
 }
 
 /** Starts a gateway for carrier tests; `carrier` tunes its carrier path (deadlines); `db` is its database. */
-export async function startCarrierGateway(env: Record<string, string> = {}, carrier?: CarrierOptions, db?: TestDb): Promise<CarrierGw> {
-  const gw = await startTestGateway({ PUBLIC_URL, ...env }, { deps: { carrier }, ...(db !== undefined && { db }) })
+export async function startCarrierGateway(
+  env: Record<string, string> = {},
+  carrier?: CarrierOptions,
+  db?: TestDb,
+  campaigns?: GatewayDeps['campaigns'],
+): Promise<CarrierGw> {
+  const gw = await startTestGateway({ PUBLIC_URL, ...env }, { deps: { carrier, campaigns }, ...(db !== undefined && { db }) })
   const wsBase = gw.url.replace(/^http/, 'ws')
   const rewrite = (url: string) => url.replace(PUBLIC_URL, gw.url).replace(PUBLIC_URL.replace(/^https/, 'wss'), wsBase)
   return { gw, rewrite, hookUrl: `${PUBLIC_URL}/v1/agents/carrier/twiml`, statusUrl: `${PUBLIC_URL}/v1/agents/carrier/status` }

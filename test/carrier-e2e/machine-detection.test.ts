@@ -14,11 +14,11 @@ import { eventually, newBackendTenant, PUBLIC_URL, sessionOfCall, startCarrierGa
 
 const CALLEE = '+12025550143'
 
-async function world(t: { teardown(fn: () => unknown): void }, token: string) {
+async function world(t: { teardown(fn: () => unknown): void }, token: string, edit?: (config: any) => void) {
   const { c } = await startVoiceWorld(t)
   const api = await FakeCallsApi.start({ authToken: token, stepMs: 5, rewriteUrl: c.rewrite })
   t.teardown(() => api.close())
-  const { tenant, backend } = await newBackendTenant(t, c, token)
+  const { tenant, backend } = await newBackendTenant(t, c, token, edit)
   const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
     admin: true,
     body: { account_sid: api.accountSid, auth_token: token, api_base_url: api.baseUrl },
@@ -114,6 +114,40 @@ t.test('a voicemail with a beep: the gateway hears the beep, the backend leaves 
   t.ok(
     call.amdCallbacks.every((cb) => cb.at > verdicts[0]!.at),
     "the verdict was the gateway's own: the carrier's came later, if at all",
+  )
+})
+
+t.test("voicemail drop: the agent's voicemail_message is said by the gateway after the beep, then the call hangs up", async (t) => {
+  const w = await world(t, 'amd-token-vm', (config) => {
+    config.voicemail_message = 'This is Acme: your order is ready for pickup.'
+  })
+  const greeting = voicemailGreeting(3000)
+  w.api.outcome = { kind: 'answer', audio: greeting.audio, realtime: true, silenceWhenIdle: true, playbackSpeed: 1 }
+  const res = await w.initiate({ machine_detection: true })
+  t.equal(res.status, 200, res.text)
+  const call = w.api.calls.get(res.body.call_sid)!
+  const row = await eventually(async () => {
+    const s = await sessionOfCall(w.c, res.body.call_sid)
+    return s?.status === 'ended' ? s : undefined
+  }, 20_000)
+  const phone = call.phone
+  if (phone?.outcome !== 'connected') throw new Error('not connected')
+  const beepEndAt = phone.call.audioStarts[0]!.dueAt + Math.floor(greeting.beepEndMs / 20) * 20
+  t.equal(row.answered_by, 'machine_beep')
+  t.equal(row.end_reason, 'hangup', 'hung up after the message')
+  t.same(
+    w.arrivals.filter((a) => a.type === 'machine_detection'),
+    [],
+    'the backend was not asked: the gateway left the message',
+  )
+  const transcript = await w.c.gw.store.db.selectFrom('transcript_entries').selectAll().where('session_id', '=', row.id).execute()
+  t.ok(
+    transcript.some((e) => e.assistant_message === 'This is Acme: your order is ready for pickup.'),
+    'the message is in the transcript',
+  )
+  t.ok(
+    phone.call.messages.some((m) => m.event === 'media' && m.at > beepEndAt),
+    'the message reached the phone after the beep',
   )
 })
 

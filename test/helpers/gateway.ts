@@ -47,7 +47,7 @@ export async function startTestGateway(
   opts: {
     log?: Log
     db?: TestDb
-    deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier' | 'recordingSink' | 'clock'>>
+    deps?: Partial<Pick<GatewayDeps, 'sessionOverrides' | 'attachBrowser' | 'carrier' | 'recordingSink' | 'clock' | 'campaigns'>>
   } = {},
 ): Promise<TestGateway> {
   const db = opts.db ?? (await testDb())
@@ -69,6 +69,7 @@ export async function startTestGateway(
     carrier: opts.deps?.carrier,
     recordingSink: opts.deps?.recordingSink,
     clock: opts.deps?.clock,
+    campaigns: opts.deps?.campaigns,
   })
   // A second gateway on the same database (a restart, a replica) finds the organization already there.
   const firstStart = boot.firstStart

@@ -47,6 +47,7 @@ const row: SessionRow = {
   machine_detection: false,
   answered_by: null,
   dialed_at: null,
+  campaign_contact_id: null,
   lease_owner: null,
   lease_expires_at: null,
   charged: false,

@@ -92,6 +92,8 @@ export class FakeCallsApi {
   /** Runs before an accepted update is answered (tests use it to race the carrier's other reports). */
   beforeUpdateReply: ((update: CallUpdate) => Promise<void>) | undefined
   outcome: CallOutcome
+  /** The outcome for a call to `to`, when it differs from `outcome` (a campaign's mix of people). */
+  outcomeFor: ((to: string) => CallOutcome | undefined) | undefined
   readonly #server: Server
   readonly #options: FakeCallsApiOptions
   readonly #failures: FakeFailure[] = []
@@ -230,7 +232,7 @@ export class FakeCallsApi {
     this.calls.set(call.sid, call)
     send(res, 201, call.toJson())
     for (const resolve of this.#created.splice(0)) resolve(call)
-    const driving = call.drive(this.outcome)
+    const driving = call.drive(this.outcomeFor?.(one(form.To) ?? '') ?? this.outcome)
     this.#driving.add(driving)
     void driving.finally(() => this.#driving.delete(driving))
   }
