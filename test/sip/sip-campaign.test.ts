@@ -3,7 +3,7 @@
  * do, and the trunk's answers (486 busy, 480 after ringing) become the campaign's outcomes and retries.
  */
 import t from 'tap'
-import { getHeader } from '../../transports/sip/sip-message.js'
+import { getHeader } from '../../transports/sip/message/sip-message.js'
 import { eventually, newTenant } from '../carrier-e2e/carrier-setup.js'
 import { FakeSipTrunk } from '../fakes/sip-trunk/fake-sip-trunk.js'
 import { campaignBody, waitForStatus } from '../campaigns/campaign-setup.js'
