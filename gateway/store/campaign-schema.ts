@@ -1,10 +1,6 @@
-import type { ColumnType, Generated, Selectable } from 'kysely'
+import type { Generated, Selectable } from 'kysely'
 
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
-type Json<T> = ColumnType<T, string, string>
-type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>
+import type { CreatedAt, DefaultedTimestamp as Timestamp, Json, NullableJson, NullableTimestamp } from './column-types.js'
 
 /** Where a campaign is in its life. */
 export type CampaignStatus = 'draft' | 'running' | 'paused' | 'completed' | 'canceled'

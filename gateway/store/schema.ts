@@ -1,16 +1,8 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { CreatedAt, Json, NullableJson, NullableTimestamp, Numeric, Timestamp } from './column-types.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { CampaignTables } from './campaign-schema.js'
-
-/** A timestamptz column: Date when read, Date or ISO string when written, defaulted by the database. */
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>
-type Timestamp = ColumnType<Date, Date | string, Date | string>
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
-/** jsonb: an object when read; written as JSON text so `pg` and PGlite store the same thing. */
-type Json<T = unknown> = ColumnType<T, string, string>
-type NullableJson<T = unknown> = ColumnType<T | null, string | null | undefined, string | null>
-/** numeric comes back as a string from `pg` and PGlite alike; repositories convert it. */
-type Numeric = ColumnType<string | null, number | string | null | undefined, number | string | null>
+import type { SipTables, SipTrunksTable } from './sip-schema.js'
 
 /** organizations: a tenant, with its balance, limits and carrier credentials. */
 export interface OrganizationsTable {
@@ -323,27 +315,6 @@ export interface TunnelsTable {
   created_at: CreatedAt
 }
 
-/** sip_trunks: an organization's SIP peer; passwords sealed with AES-256-GCM (core/secret-box.ts), never in clear. */
-export interface SipTrunksTable {
-  id: string
-  organization_id: string
-  name: string
-  /** CIDR ranges as written (a bare address is one host); an INVITE from inside one may use the trunk. */
-  inbound_allowed_cidrs: Json<string[]>
-  inbound_username: string | null
-  inbound_password_sealed: string | null
-  /** `sip:` or `sips:` URI outbound calls go to; null: the trunk takes inbound calls only. */
-  outbound_uri: string | null
-  outbound_username: string | null
-  outbound_password_sealed: string | null
-  /** E.164. */
-  outbound_from_number: string | null
-  /** SRTP for the trunk's calls: `none`, `optional` or `required` (transports/sip/media/srtp/sdes-negotiation.ts). */
-  media_encryption: Generated<'none' | 'optional' | 'required'>
-  created_at: CreatedAt
-  updated_at: Timestamp
-}
-
 /** rate_limits: one token bucket per organization and action, shared by every replica (rate-limits.ts). */
 export interface RateLimitsTable {
   organization_id: string
@@ -355,18 +326,8 @@ export interface RateLimitsTable {
   granted: boolean
 }
 
-/** sip_auth_failures: failed SIP digest answers per source and trunk, shared by every replica (sip-auth-failures.ts). */
-export interface SipAuthFailuresTable {
-  source: string
-  trunk_id: string
-  credit: number
-  counted_at: Timestamp
-  strikes: ColumnType<number, number | undefined, number>
-  blocked_until: NullableTimestamp
-}
-
 /** The whole database as Kysely sees it. */
-export interface Database extends CampaignTables {
+export interface Database extends CampaignTables, SipTables {
   organizations: OrganizationsTable
   api_keys: ApiKeysTable
   agent_templates: AgentTemplatesTable
@@ -382,9 +343,7 @@ export interface Database extends CampaignTables {
   tunnels: TunnelsTable
   device_authorizations: DeviceAuthorizationsTable
   webhook_deliveries: WebhookDeliveriesTable
-  sip_trunks: SipTrunksTable
   rate_limits: RateLimitsTable
-  sip_auth_failures: SipAuthFailuresTable
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>

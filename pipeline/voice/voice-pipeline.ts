@@ -5,8 +5,6 @@ import type { TurnManagerOptions } from '../options/turn-manager-options.js'
 import type { SttStream } from '../stt/stt-stream.js'
 import type { TtsStream } from '../tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
-import { pump } from '../runtime/pump.js'
-import { sttSetupVariables } from '../vendor-streams/open-vendor.js'
 import { newTurnId } from './turn-ids.js'
 import type { AssistantTurn, UserEnd } from './assistant-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
@@ -18,6 +16,7 @@ import { replySafetyOf } from './reply-safety.js'
 import { TurnTaking } from './turn-taking.js'
 import { wordRulesOf } from './word-rules.js'
 import type { UserTurn } from './user-turn.js'
+import { startVendorLoops } from './vendor-loops.js'
 
 /** Everything a pipeline is built from; the gateway creates the streams from the validated config. */
 export interface VoicePipelineDeps {
@@ -122,35 +121,15 @@ export class VoicePipeline implements PipelineInput {
 
   /** Starts the STT and TTS loops and the welcome turn. */
   start(): void {
-    if (this.#deps.audio !== undefined && this.#deps.stt === undefined && this.#deps.config.plugins.some((p) => p.use.startsWith('stt.'))) {
-      this.#notice(
-        'stt_not_configured',
-        `speech recognition is not configured on this gateway (set ${sttSetupVariables().join(' or ')}): send text instead`,
-      )
-    }
-    const log = this.#deps.logger
-    if (this.#deps.stt)
-      void pump(
-        this.#deps.stt,
-        (e) => {
-          this.#turns.onSttEvent(e)
-          if (e.type === 'error' && e.turnFailed) this.#sttTurnFailed(`${e.code}${e.vendorCode === undefined ? '' : ` ${e.vendorCode}`}`)
-        },
-        () => this.#closed,
-        log,
-        'speech recognition',
-      )
-    const output = this.#deps.audio?.output
-    if (this.#deps.tts && output !== undefined) {
-      // When the TTS stream ends for good, an open turn can only finish text-wise.
-      void pump(
-        this.#deps.tts,
-        (e) => this.#replies.onTtsEvent(e),
-        () => this.#closed,
-        log,
-        'speech synthesis',
-      ).then(() => this.#replies.ttsEnded())
-    }
+    startVendorLoops({
+      ...this.#deps,
+      wantsStt: this.#deps.config.plugins.some((p) => p.use.startsWith('stt.')),
+      turns: this.#turns,
+      replies: this.#replies,
+      closed: () => this.#closed,
+      notice: (code, message) => this.#notice(code, message),
+      sttTurnFailed: (cause) => this.#sttTurnFailed(cause),
+    })
     if (this.#deps.agent.handles.has('welcome'))
       this.#startAssistant({ kind: 'welcome', turnId: this.#deps.welcomeTurnId ?? newTurnId('assistant') }, null, {})
   }
