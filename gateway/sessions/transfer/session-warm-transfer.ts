@@ -72,6 +72,8 @@ export class SessionWarmTransfer implements WarmTransferSlot {
   readonly #defaultLines: DefaultLines
   readonly #clock: DriverClock
   #driver: WarmTransferDriver | undefined
+  /** The running request's `forward_data`. */
+  #forwardData = false
   readonly #callerListeners = new Set<(audio: Uint8Array) => void>()
 
   constructor(host: WarmTransferHost, deps: () => WarmTransferDeps, defaultLines: DefaultLines, clock: DriverClock = REAL_CLOCK) {
@@ -132,6 +134,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       (step, err) => log.warn({ err, step }, 'warm transfer step failed'),
     )
     this.#driver = driver
+    this.#forwardData = request.forwardData
     log.info({ accept: request.accept, timeout_ms: request.timeoutMs }, 'warm transfer started')
     driver.start()
     return true
@@ -151,21 +154,37 @@ export class SessionWarmTransfer implements WarmTransferSlot {
     return bridged && callerLeft ? 'transfer_caller_hangup' : reason
   }
 
-  /** `input` with the caller's audio and keys kept from the agent while a transfer runs (they go to the transfer). */
+  /**
+   * `input` with everything of the caller kept from the agent while a transfer runs: audio goes to the transfer (the
+   * bridge, once connected); keys, VAD events, push-to-talk and typed text are dropped, so no user turn and no
+   * assistant turn can start over the hold or the bridge; `data` reaches the agent only when the request asked for it
+   * (`forward_data`). The acknowledgements of the agent's own audio pass, whatever the state.
+   */
   gate(input: PipelineInput): PipelineInput {
+    const open = () => !this.active
     return {
       pushAudio: (chunk, mediaTimestampMs) => {
-        if (!this.active) return input.pushAudio(chunk, mediaTimestampMs)
+        if (open()) return input.pushAudio(chunk, mediaTimestampMs)
         for (const listener of this.#callerListeners) listener(chunk)
       },
       dtmf: (digit) => {
-        if (!this.active) input.dtmf(digit)
+        if (open()) input.dtmf(digit)
       },
       markPlayed: (chunkId) => input.markPlayed(chunkId),
-      clientVad: (event) => input.clientVad(event),
-      pushToTalk: (pressed) => input.pushToTalk(pressed),
-      userText: (text) => input.userText(text),
-      userData: (data) => input.userData(data),
+      clientVad: (event) => {
+        if (open()) input.clientVad(event)
+      },
+      pushToTalk: (pressed) => {
+        if (open()) input.pushToTalk(pressed)
+      },
+      userText: (text) => {
+        if (open()) input.userText(text)
+      },
+      userData: (data, options) => {
+        if (open()) input.userData(data, options)
+        // Relayed, but whatever the reply says is not spoken over the hold or the bridge.
+        else if (this.#forwardData) input.userData(data, { speakReply: false })
+      },
       audioWritten: (chunkId) => input.audioWritten(chunkId),
       replayFinished: (turnId) => input.replayFinished(turnId),
       callControlFailed: (failure) => input.callControlFailed?.(failure),
