@@ -22,6 +22,7 @@ import { carrierPath, type CarrierPath } from './carrier-path.js'
 import { buildApp } from './routes.js'
 import { upgradeRoutes } from './upgrades.js'
 import { replicaAddress } from './replica-address.js'
+import { LegRelays } from '../transports/media-stream/transfer-leg-relay.js'
 import { startSip } from './sip-wiring.js'
 import { storeSipAdmission } from './sip-admission.js'
 import { sipAuthMetrics } from './sip-auth-metrics.js'
@@ -154,7 +155,9 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   server.requestTimeout = 60_000
   server.headersTimeout = 15_000
 
-  mountUpgrades(server, upgradeRoutes(deps, { sessions, path, tunnels }), log)
+  // Warm transfer legs the balancer sends here while another replica waits for them are relayed there.
+  const legRelays = new LegRelays()
+  mountUpgrades(server, upgradeRoutes(deps, { sessions, path, tunnels, legRelays }), log)
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -167,6 +170,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   listeningPort = addr.port
   const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address
   tunnels.directUrl = config.replicaUrl ?? replicaAddress(addr)
+  path.calls.transferLegs?.publishAt({ db: store.db, replicaUrl: tunnels.directUrl, log })
   let closing: Promise<void> | undefined
   let sip: SipEndpoint | undefined
   const gateway: Gateway = {
@@ -185,7 +189,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     close(graceMs = 0) {
       closing ??= (async () => {
         tunnels.drain()
-        await sessions.shutdown(graceMs)
+        // Relayed transfer legs are kept as long as sessions are: the bridge they carry runs on another replica.
+        await Promise.all([sessions.shutdown(graceMs), legRelays.drain(graceMs)])
         // After the sessions: OPTIONS health checks are answered (and INVITEs get 503) until the calls are gone.
         await sip?.close()
         // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect

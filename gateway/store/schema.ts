@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { EndReason } from '../../core/end-reason.js'
+import type { TransferLegsTable } from './transfer-legs-table.js'
 
 /** A timestamptz column: Date when read, Date or ISO string when written, defaulted by the database. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -381,6 +382,7 @@ export interface Database {
   sip_trunks: SipTrunksTable
   rate_limits: RateLimitsTable
   sip_auth_failures: SipAuthFailuresTable
+  transfer_legs: TransferLegsTable
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>

@@ -97,6 +97,9 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     const token = this.#deps.legs.register(this)
     if (token === undefined) throw new Error('too many transfer legs in this process')
     this.#token = token
+    // Before the carrier hears of the leg: its stream or callbacks may reach another replica at once.
+    await this.#deps.legs.publish(token, row.id)
+    signal.throwIfAborted()
     const carrier = this.#deps.carrier
     const streamUrl = carrier.mediaStream.streamUrl(this.#deps.publicUrl, token)
     const twiml = carrier.markup.connectStream(streamUrl, { transfer_of: row.id })
