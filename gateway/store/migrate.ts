@@ -20,7 +20,7 @@ import { rateLimits } from './migrations/0018-rate-limits.js'
 import { tenantBoundaries } from './migrations/0019-tenant-boundaries.js'
 import { sipAuthFailures } from './migrations/0020-sip-auth-failures.js'
 import { sipMediaEncryption } from './migrations/0021-sip-media-encryption.js'
-import { transferLegs } from './migrations/0024-transfer-legs.js'
+import { transferLegsHeldSpans } from './migrations/0024-transfer-legs-held-spans.js'
 
 /** Every migration, in order; names sort the way they must run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -45,7 +45,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019-tenant-boundaries': tenantBoundaries,
   '0020-sip-auth-failures': sipAuthFailures,
   '0021-sip-media-encryption': sipMediaEncryption,
-  '0024-transfer-legs': transferLegs,
+  '0024-transfer-legs-held-spans': transferLegsHeldSpans,
 }
 
 /** Serves the migrations from code, so a compiled build and tsx run the same set. */

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { EndReason } from '../../core/end-reason.js'
-import type { TransferLegsTable } from './transfer-legs-table.js'
+import type { RecordingHoldColumns, TransferLegsTable } from './schema-transfer.js'
 
 /** A timestamptz column: Date when read, Date or ISO string when written, defaulted by the database. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -223,7 +223,7 @@ export interface StoredLatencyBreakdown {
 }
 
 /** recordings: one per recorded session; `status` is `in_progress`, `completed` or `failed`. */
-export interface RecordingsTable {
+export interface RecordingsTable extends RecordingHoldColumns {
   session_id: string
   organization_id: string
   status: string

@@ -40,8 +40,13 @@ export interface CarrierGw {
 }
 
 /** Starts a gateway for carrier tests; `carrier` tunes its carrier path (deadlines); `db` is its database. */
-export async function startCarrierGateway(env: Record<string, string> = {}, carrier?: CarrierOptions, db?: TestDb): Promise<CarrierGw> {
-  const gw = await startTestGateway({ PUBLIC_URL, ...env }, { deps: { carrier }, ...(db !== undefined && { db }) })
+export async function startCarrierGateway(
+  env: Record<string, string> = {},
+  carrier?: CarrierOptions,
+  db?: TestDb,
+  sessionOverrides?: { minuteMs?: number },
+): Promise<CarrierGw> {
+  const gw = await startTestGateway({ PUBLIC_URL, ...env }, { deps: { carrier, sessionOverrides }, ...(db !== undefined && { db }) })
   const wsBase = gw.url.replace(/^http/, 'ws')
   const rewrite = (url: string) => url.replace(PUBLIC_URL, gw.url).replace(PUBLIC_URL.replace(/^https/, 'wss'), wsBase)
   return { gw, rewrite, hookUrl: `${PUBLIC_URL}/v1/agents/carrier/twiml`, statusUrl: `${PUBLIC_URL}/v1/agents/carrier/status` }
@@ -164,6 +169,7 @@ export async function startVoiceWorld(
   t: { teardown(fn: () => unknown): void },
   env: Record<string, string> = {},
   carrier?: CarrierOptions,
+  sessionOverrides?: { minuteMs?: number },
 ): Promise<VoiceWorld> {
   const transcripts: string[] = []
   const deepgram = await startFakeDeepgram({ apiKey: 'dg-key', script: transcriptsInTurn(transcripts) })
@@ -179,6 +185,8 @@ export async function startVoiceWorld(
       ...env,
     },
     carrier,
+    undefined,
+    sessionOverrides,
   )
   t.teardown(() => c.gw.close())
   return { c, deepgram, elevenlabs, transcripts }

@@ -191,6 +191,11 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
     'both legs transcribed for the record, in the transfer of the details',
   )
   t.match(await (await fetch(`${c.gw.url}/metrics`)).text(), /^voxgate_warm_transfers_total\{outcome="connected"\} 1$/m, 'counted')
+  // The recording lists the transfer's hold (dialling to acceptance): not speech time of the caller's.
+  const meta = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}/recording/metadata`, { key: tenant.apiKey })
+  t.equal(meta.body.held.length, 1, 'one held span in the recording metadata')
+  t.match(meta.body.held[0], { kind: 'transfer_hold', from_ms: Number, to_ms: Number })
+  t.ok(meta.body.held[0].to_ms > meta.body.held[0].from_ms, `held ${meta.body.held[0].to_ms - meta.body.held[0].from_ms} ms`)
   t.ok(pcmToneFrames(left, 440) >= 10, "the caller's tone is on the caller's channel")
   t.ok(pcmToneFrames(right, 1000) >= 10, "the human's tone is on the channel of what the caller heard")
   const events = await eventually(async () => {

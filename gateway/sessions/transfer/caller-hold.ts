@@ -23,6 +23,8 @@ export interface CallerHoldSide {
   clearCaller(): void
   /** The agent's voice for the caller, in the caller's output format. */
   speakToCaller(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
+  /** The caller is on hold (`on`) or not any more: the session's clocks and recording are told. */
+  held?(on: boolean): void
 }
 
 /** The hold of one transfer: `start` once, `stop` (idempotent) when the hold ends. */
@@ -38,6 +40,7 @@ export class CallerHold {
   /** Says `line` (if any), then plays hold audio until `stop`. */
   start(line: string | undefined, signal: AbortSignal): void {
     this.#holding = true
+    this.#side.held?.(true)
     const play = async () => {
       let leadMs = 0
       if (line !== undefined) {
@@ -80,6 +83,7 @@ export class CallerHold {
     this.#holding = false
     this.#stopAudio()
     this.#side.clearCaller()
+    this.#side.held?.(false)
   }
 
   /** Hold audio, paced: the caller's queue is topped up to `HOLD_LEAD_MS` ahead of real time. */

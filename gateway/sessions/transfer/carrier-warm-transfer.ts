@@ -47,6 +47,8 @@ export interface WarmTransferSessionSide {
   playToCaller(audio: Buffer): void
   /** Drops what the caller has queued and not heard (the end of hold audio). */
   clearCaller(): void
+  /** The caller is on the transfer's hold or not any more (the session's clocks and recording). */
+  held?(on: boolean): void
   /** The bridged human's audio, as the caller heard it (the recording). */
   recordHeard(audio: Buffer): void
   /** The agent's voice for the human: `text` as mu-law 8 kHz, whole at the end; `onAudio` gets each piece as it comes. */

@@ -54,6 +54,8 @@ export interface WarmTransferHost {
   /** The bridged human's audio, for the recording (what the caller heard). */
   recordHeard(audio: Buffer): void
   clearCaller(): void
+  /** The caller is on the transfer's hold (`on`) or not any more. */
+  held?(on: boolean): void
   /** The agent's voice in mu-law 8 kHz (for the human's leg). */
   speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   /** The agent's voice in the caller's output format (the hold line). */
@@ -107,6 +109,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       playToCaller: (audio) => host.playToCaller(audio),
       recordHeard: (audio) => host.recordHeard(audio),
       clearCaller: () => host.clearCaller(),
+      held: (on) => host.held?.(on),
       speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
       speakToCaller: (text, signal, onAudio) => host.speakToCaller(text, signal, onAudio),
       listenToCaller: (listener) => {
@@ -220,6 +223,7 @@ export function sessionWarmTransfer(
       playToCaller: (audio) => play.call(transport, audio),
       recordHeard: (audio) => s.recording()?.heardLive(audio),
       clearCaller: () => transport.deliver?.({ type: 'clear_playback', turnId: 'transfer' }),
+      held: (on) => s.held(on),
       callerAudio,
       speak: (text, signal, onAudio) => speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal, onAudio }),
       speakToCaller: (text, signal, onAudio) =>
