@@ -107,6 +107,7 @@ const DATABASE_SUITE = [
   'test/carrier-e2e/rolling-restart.test.ts',
   'test/carrier-e2e/warm-transfer-replicas.test.ts',
   'test/transfer/transfer-leg-directory.test.ts',
+  'test/sip/sip-hold-clock.test.ts',
   'test/carrier-e2e/tunnel-call.test.ts',
   'test/cli/serve-shutdown.test.ts',
   'test/cli/serve-workers.test.ts',

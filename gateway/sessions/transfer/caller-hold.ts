@@ -1,12 +1,14 @@
 /**
- * What the caller hears while a warm transfer dials and briefs the human (issue 28): the `hold` line in the agent's
- * voice, then the built-in hold audio, paced a little ahead of real time into the caller's transport and dropped
- * with a clear when the hold ends. Shared by every `WarmTransferIo` (carrier, SIP): only the caller's side is used.
+ * What the caller hears while a warm transfer dials and briefs the human: with a `hold` line, the line in the
+ * agent's voice, then the built-in hold audio; without one, the ringback tone of the caller's country, as on any
+ * call that rings (ringback-tone.ts). Paced a little ahead of real time into the caller's transport and dropped with
+ * a clear when the hold ends. Shared by every `WarmTransferIo` (carrier, SIP): only the caller's side is used.
  */
 import { encodeMulaw, int16ToBuffer, type OutputAudioFormat } from '../../../pipeline/index.js'
 import type { Log } from '../../../core/log.js'
 import { BRIDGE_FRAME_MS, frameBytes } from './frame-converter.js'
 import { HOLD_FRAME_MS, holdAudioFrame } from './hold-audio.js'
+import { RINGBACK_FRAME_MS, type RingbackPlan, ringbackFrame, ringbackPlanFor } from './ringback-tone.js'
 
 /** How far ahead of real time hold audio is sent (the transport queues it; a clear drops the rest). */
 const HOLD_LEAD_MS = 200
@@ -25,6 +27,8 @@ export interface CallerHoldSide {
   speakToCaller(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   /** The caller is on hold (`on`) or not any more: the session's clocks and recording are told. */
   held?(on: boolean): void
+  /** The caller's number (E.164), whose country's ringback is played; undefined: the ITU tone. */
+  readonly callerId?: string | undefined
 }
 
 /** The hold of one transfer: `start` once, `stop` (idempotent) when the hold ends. */
@@ -32,15 +36,18 @@ export class CallerHold {
   readonly #side: CallerHoldSide
   #timer: NodeJS.Timeout | undefined
   #holding = false
+  /** Without a hold line: the ringback played instead of the hold audio. */
+  #ringback: RingbackPlan | undefined
 
   constructor(side: CallerHoldSide) {
     this.#side = side
   }
 
-  /** Says `line` (if any), then plays hold audio until `stop`. */
+  /** Says `line` then plays hold audio until `stop`; without a line, plays the caller's ringback tone. */
   start(line: string | undefined, signal: AbortSignal): void {
     this.#holding = true
     this.#side.held?.(true)
+    this.#ringback = line === undefined ? ringbackPlanFor(this.#side.callerId) : undefined
     const play = async () => {
       let leadMs = 0
       if (line !== undefined) {
@@ -95,9 +102,11 @@ export class CallerHold {
       if (!this.#holding) return
       const due = performance.now() - started + HOLD_LEAD_MS
       const frames: Buffer[] = []
+      const ringback = this.#ringback
       while (sentMs < due) {
-        frames.push(holdFrameIn(this.#side.callerAudio.output, frame++))
-        sentMs += HOLD_FRAME_MS
+        const format = this.#side.callerAudio.output
+        frames.push(ringback === undefined ? holdFrameIn(format, frame++) : ringbackFrameIn(ringback, format, frame++))
+        sentMs += ringback === undefined ? HOLD_FRAME_MS : RINGBACK_FRAME_MS
       }
       if (frames.length > 0) this.#side.playToCaller(Buffer.concat(frames))
     }
@@ -110,6 +119,12 @@ export class CallerHold {
     clearInterval(this.#timer)
     this.#timer = undefined
   }
+}
+
+/** One 20 ms frame of ringback in the caller's output format. */
+function ringbackFrameIn(plan: RingbackPlan, format: OutputAudioFormat, index: number): Buffer {
+  if (format === 'ulaw_8000') return Buffer.from(encodeMulaw(ringbackFrame(plan, 8000, index)))
+  return Buffer.from(int16ToBuffer(ringbackFrame(plan, 16000, index)))
 }
 
 /** One 20 ms frame of hold audio in the caller's output format: mu-law 8 kHz, or PCM16 16 kHz (a browser). */
