@@ -23,6 +23,7 @@ import { buildApp } from './routes.js'
 import { upgradeRoutes } from './upgrades.js'
 import { replicaAddress } from './replica-address.js'
 import { LegRelays } from '../transports/media-stream/transfer-leg-relay.js'
+import { HoldMusicCache } from '../gateway/sessions/transfer/hold-music.js'
 import { startSip } from './sip-wiring.js'
 import { storeSipAdmission } from './sip-admission.js'
 import { sipAuthMetrics } from './sip-auth-metrics.js'
@@ -90,6 +91,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     onRefused: (why) => log.warn({ why }, 'webhook refused by the egress policy'),
   })
   const egress: WebhookEgress = { policy: egressPolicy, fetch: egressHttp.fetch, privateTarget: egressHttp.privateTarget }
+  // Agents' hold music files, fetched under the webhooks' egress rules, once per process.
+  const holdMusic = new HoldMusicCache(egress.fetch)
   // Loaded only when configured, like tracing: without RECORDING_S3_BUCKET no AWS SDK code is imported.
   const objectConfig = config.recordingObjectStore
   const recordingObjects =
@@ -124,7 +127,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
           session,
           () => {
             if (path === undefined) throw new Error('carrier path not built yet')
-            return warmTransferDeps(path, config.publicUrl)
+            return warmTransferDeps(path, config.publicUrl, holdMusic)
           },
           reported,
         ),

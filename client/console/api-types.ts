@@ -463,6 +463,9 @@ export interface components {
         recordings: boolean
         retention_days?: number
       }
+      transfer?: {
+        hold_audio_url?: string
+      }
     }
     AgentSummary: {
       id: string

@@ -3,6 +3,7 @@ import { pluginsSchema, pluginStage } from './plugins-schema.js'
 import { privacyOverrideSchema, privacySchema } from './privacy-schema.js'
 import { numberBetween, plainObject, toggle } from '../options/rules.js'
 import { sessionWebhookOverrideSchema, sessionWebhookSchema } from './session-webhook-schema.js'
+import { transferSchema } from './transfer-schema.js'
 import { vadOverrideSchema, vadSchema } from './vad-schema.js'
 import type { UrlPolicy } from '../options/webhook-url.js'
 
@@ -30,6 +31,7 @@ export function pipelineConfigSchema(policy: UrlPolicy) {
       session_duration_timeout_minutes: sessionDuration.default(30),
       vad: vadSchema,
       privacy: privacySchema.optional(),
+      transfer: transferSchema(policy).optional(),
     })
     .superRefine((config, ctx) => {
       if (!config.clients.carrier) return
@@ -69,6 +71,7 @@ export function configOverrideSchema(policy: UrlPolicy) {
     session_duration_timeout_minutes: sessionDuration.optional(),
     vad: vadOverrideSchema.optional(),
     privacy: privacyOverrideSchema.optional(),
+    transfer: transferSchema(policy).optional(),
   })
 }
 

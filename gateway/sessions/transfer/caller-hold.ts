@@ -1,6 +1,7 @@
 /**
  * What the caller hears while a warm transfer dials and briefs the human: with a `hold` line, the line in the
- * agent's voice, then the built-in hold audio; without one, the ringback tone of the caller's country, as on any
+ * agent's voice, then the agent's hold music (`transfer.hold_audio_url`, hold-music.ts) or the built-in hold
+ * audio; without one, the ringback tone of the caller's country, as on any
  * call that rings (ringback-tone.ts). Paced a little ahead of real time into the caller's transport and dropped with
  * a clear when the hold ends. Shared by every `WarmTransferIo` (carrier, SIP): only the caller's side is used.
  */
@@ -8,6 +9,7 @@ import { encodeMulaw, int16ToBuffer, type OutputAudioFormat } from '../../../pip
 import type { Log } from '../../../core/log.js'
 import { BRIDGE_FRAME_MS, frameBytes } from './frame-converter.js'
 import { HOLD_FRAME_MS, holdAudioFrame } from './hold-audio.js'
+import { type HoldMusic, holdMusicFrame } from './hold-music.js'
 import { RINGBACK_FRAME_MS, type RingbackPlan, ringbackFrame, ringbackPlanFor } from './ringback-tone.js'
 
 /** How far ahead of real time hold audio is sent (the transport queues it; a clear drops the rest). */
@@ -29,6 +31,8 @@ export interface CallerHoldSide {
   held?(on: boolean): void
   /** The caller's number (E.164), whose country's ringback is played; undefined: the ITU tone. */
   readonly callerId?: string | undefined
+  /** The agent's hold music once loaded (`transfer.hold_audio_url`); undefined: the built-in hold audio. */
+  holdMusic?(): HoldMusic | undefined
 }
 
 /** The hold of one transfer: `start` once, `stop` (idempotent) when the hold ends. */
@@ -103,9 +107,16 @@ export class CallerHold {
       const due = performance.now() - started + HOLD_LEAD_MS
       const frames: Buffer[] = []
       const ringback = this.#ringback
+      const music = this.#side.holdMusic?.()
       while (sentMs < due) {
         const format = this.#side.callerAudio.output
-        frames.push(ringback === undefined ? holdFrameIn(format, frame++) : ringbackFrameIn(ringback, format, frame++))
+        frames.push(
+          ringback !== undefined
+            ? ringbackFrameIn(ringback, format, frame++)
+            : music !== undefined
+              ? musicFrameIn(music, format, frame++)
+              : holdFrameIn(format, frame++),
+        )
         sentMs += ringback === undefined ? HOLD_FRAME_MS : RINGBACK_FRAME_MS
       }
       if (frames.length > 0) this.#side.playToCaller(Buffer.concat(frames))
@@ -119,6 +130,12 @@ export class CallerHold {
     clearInterval(this.#timer)
     this.#timer = undefined
   }
+}
+
+/** One 20 ms frame of the agent's hold music in the caller's output format. */
+function musicFrameIn(music: HoldMusic, format: OutputAudioFormat, index: number): Buffer {
+  if (format === 'ulaw_8000') return Buffer.from(encodeMulaw(holdMusicFrame(music, 8000, index)))
+  return Buffer.from(int16ToBuffer(holdMusicFrame(music, 16000, index)))
 }
 
 /** One 20 ms frame of ringback in the caller's output format. */

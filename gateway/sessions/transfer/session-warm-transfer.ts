@@ -21,6 +21,7 @@ import {
 import { NO_VENDORS } from '../no-input.js'
 import type { WarmTransferSession, WarmTransferSlot } from '../warm-transfer-port.js'
 import { speakOnce } from './speak-once.js'
+import type { HoldMusic, HoldMusicCache } from './hold-music.js'
 import { transferLifecycleEvent } from './transfer-events.js'
 import type { SessionRow } from '../../store/schema.js'
 import { recordTransferFact, recordTransferLine } from '../../store/session-transfers.js'
@@ -34,6 +35,8 @@ import { REAL_CLOCK, WarmTransferDriver, type DriverClock } from './warm-transfe
 export interface WarmTransferDeps extends CarrierWarmTransferDeps {
   /** The SIP side (a SIP caller's human is dialled through the organization's trunk); absent: SIP callers cannot. */
   readonly sip?: SipWarmTransferDeps | undefined
+  /** The process's hold music files (agents' `transfer.hold_audio_url`); absent: the built-in hold audio only. */
+  readonly holdMusic?: HoldMusicCache | undefined
 }
 
 /** What the caller hears when the backend's reply to `transfer.failed` says nothing (from the pipeline's table). */
@@ -65,6 +68,8 @@ export interface WarmTransferHost {
   report(fact: TransferFact, to: string): void
   /** Speech-to-text of the bridged legs (a request with `transcribe`), and where their finals go. */
   readonly bridgeTranscription?: Pick<BridgeTranscriberDeps, 'openStt' | 'heard'> | undefined
+  /** The agent's `transfer.hold_audio_url`, if any. */
+  readonly holdAudioUrl?: string | undefined
 }
 
 /** One session's warm transfer slot (one transfer at a time). */
@@ -99,6 +104,13 @@ export class SessionWarmTransfer implements WarmTransferSlot {
     const to = request.target.to
     const log = host.log.child({ transfer_to: to })
     let driver: WarmTransferDriver | undefined
+    const deps = this.#deps()
+    const url = host.holdAudioUrl
+    let music: HoldMusic | undefined = url === undefined ? undefined : deps.holdMusic?.ready(url)
+    // The first time, loaded while the human is dialled: the built-in hold audio plays until it is there.
+    if (url !== undefined && music === undefined && deps.holdMusic !== undefined) {
+      void deps.holdMusic.load(url, log).then((m) => (music = m))
+    }
     const side: WarmTransferSessionSide = {
       row,
       log,
@@ -110,6 +122,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       recordHeard: (audio) => host.recordHeard(audio),
       clearCaller: () => host.clearCaller(),
       held: (on) => host.held?.(on),
+      holdMusic: () => music,
       speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
       speakToCaller: (text, signal, onAudio) => host.speakToCaller(text, signal, onAudio),
       listenToCaller: (listener) => {
@@ -125,7 +138,6 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       input: (input) => driver?.input(input),
       bridgeTranscription: host.bridgeTranscription,
     }
-    const deps = this.#deps()
     const io =
       host.channel === 'sip'
         ? new SipWarmTransfer(deps.sip ?? { db: deps.db }, side, request)
@@ -224,6 +236,7 @@ export function sessionWarmTransfer(
       recordHeard: (audio) => s.recording()?.heardLive(audio),
       clearCaller: () => transport.deliver?.({ type: 'clear_playback', turnId: 'transfer' }),
       held: (on) => s.held(on),
+      holdAudioUrl: s.config.transfer?.hold_audio_url,
       callerAudio,
       speak: (text, signal, onAudio) => speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal, onAudio }),
       speakToCaller: (text, signal, onAudio) =>
