@@ -101,6 +101,7 @@ export const ERRORS = {
   tunnel_busy: { status: 503, message: 'the tunnel has too many requests in flight' },
   tunnel_unavailable: { status: 502, message: 'no tunnel is connected at this address' },
   tunnel_local_error: { status: 502, message: "the tunnel's local server did not answer" },
+  transfer_leg_unreachable: { status: 503, message: 'the replica running this transfer cannot be reached: retry later' },
   invalid_transfer_target: { status: 400, message: 'invalid transfer target' },
   transfer_not_supported: { status: 400, message: 'this session cannot be transferred: only phone calls can' },
   transfer_failed: { status: 502, message: 'the carrier could not transfer the call' },

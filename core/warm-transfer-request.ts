@@ -19,6 +19,8 @@ export interface WarmTransferRequest {
   readonly accept: WarmTransferAccept
   /** Both legs transcribed while bridged, for the record (the transfer's entry in the session details). */
   readonly transcribe: boolean
+  /** The caller's `data` events still reach the agent while the transfer runs; nothing else of the caller does. */
+  readonly forwardData: boolean
   /** From dialling to acceptance (ringing, whisper and the wait for a key all count). */
   readonly timeoutMs: number
 }
@@ -29,6 +31,7 @@ export interface WarmTransferInput extends TransferRequest {
   readonly hold?: string | undefined
   readonly accept?: string | undefined
   readonly transcribe?: boolean | undefined
+  readonly forwardData?: boolean | undefined
   readonly timeoutS?: number | undefined
 }
 
@@ -64,6 +67,7 @@ export function parseWarmTransferRequest(
       accept: accept as WarmTransferAccept,
       timeoutMs: Math.round(timeoutS * 1000),
       transcribe: input.transcribe === true,
+      forwardData: input.forwardData === true,
     },
   }
 }

@@ -24,6 +24,8 @@ import { CampaignDialer } from '../gateway/campaigns/campaign-dialer.js'
 import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from '../api/routes/carrier-hooks.js'
 import { upgradeRoutes } from './upgrades.js'
 import { replicaAddress } from './replica-address.js'
+import { LegRelays } from '../transports/media-stream/transfer-leg-relay.js'
+import { HoldMusicCache } from '../gateway/sessions/transfer/hold-music.js'
 import { startSip } from './sip-wiring.js'
 import { storeSipAdmission } from './sip-admission.js'
 import { sipAuthMetrics } from './sip-auth-metrics.js'
@@ -93,6 +95,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     onRefused: (why) => log.warn({ why }, 'webhook refused by the egress policy'),
   })
   const egress: WebhookEgress = { policy: egressPolicy, fetch: egressHttp.fetch, privateTarget: egressHttp.privateTarget }
+  // Agents' hold music files, fetched under the webhooks' egress rules, once per process.
+  const holdMusic = new HoldMusicCache(egress.fetch)
   // Loaded only when configured, like tracing: without RECORDING_S3_BUCKET no AWS SDK code is imported.
   const objectConfig = config.recordingObjectStore
   const recordingObjects =
@@ -127,7 +131,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
           session,
           () => {
             if (path === undefined) throw new Error('carrier path not built yet')
-            return warmTransferDeps(path, config.publicUrl)
+            return warmTransferDeps(path, config.publicUrl, holdMusic)
           },
           reported,
         ),
@@ -172,7 +176,9 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   server.requestTimeout = 60_000
   server.headersTimeout = 15_000
 
-  mountUpgrades(server, upgradeRoutes(deps, { sessions, path, tunnels }), log)
+  // Warm transfer legs the balancer sends here while another replica waits for them are relayed there.
+  const legRelays = new LegRelays()
+  mountUpgrades(server, upgradeRoutes(deps, { sessions, path, tunnels, legRelays }), log)
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -185,6 +191,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   listeningPort = addr.port
   const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address
   tunnels.directUrl = config.replicaUrl ?? replicaAddress(addr)
+  path.calls.transferLegs?.publishAt({ db: store.db, replicaUrl: tunnels.directUrl, log })
   let closing: Promise<void> | undefined
   let sip: SipEndpoint | undefined
   const gateway: Gateway = {
@@ -206,7 +213,8 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
         // First: nothing new is claimed; its calls already placed end with the sessions, and any replica settles them.
         await campaigns.close()
         tunnels.drain()
-        await sessions.shutdown(graceMs)
+        // Relayed transfer legs are kept as long as sessions are: the bridge they carry runs on another replica.
+        await Promise.all([sessions.shutdown(graceMs), legRelays.drain(graceMs)])
         // After the sessions: OPTIONS health checks are answered (and INVITEs get 503) until the calls are gone.
         await sip?.close()
         // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect

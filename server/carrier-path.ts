@@ -10,6 +10,7 @@ import type { GatewayDeps } from './gateway-deps.js'
 import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH } from '../api/routes/carrier-hooks.js'
 import type { WarmTransferDeps } from '../gateway/sessions/transfer/session-warm-transfer.js'
 import { TransferLegs } from '../gateway/sessions/transfer-legs.js'
+import type { HoldMusicCache } from '../gateway/sessions/transfer/hold-music.js'
 
 /** The process's carrier, and what its calls share with sessions. */
 export interface CarrierPath {
@@ -47,9 +48,10 @@ export function carrierPath(
  * What a warm transfer's human leg needs of the process: its Calls API, the legs it waits for, the callback URLs, and
  * the SIP endpoint and trunk key (a SIP caller's human is dialled through the organization's trunk).
  */
-export function warmTransferDeps(path: CarrierPath, publicUrl: string): WarmTransferDeps {
+export function warmTransferDeps(path: CarrierPath, publicUrl: string, holdMusic?: HoldMusicCache): WarmTransferDeps {
   const base = publicUrl.replace(/\/+$/, '')
   return {
+    holdMusic,
     db: path.calls.db,
     sip: { db: path.calls.db, sipDialer: path.calls.sipDialer, sipCredentialsKey: path.calls.sipCredentialsKey },
     carrier: path.carrier,

@@ -5,6 +5,7 @@ import type { UpgradeRoute } from '../transports/http/upgrade-routes.js'
 import { refuseUpgrade } from '../transports/http/upgrade-refusal.js'
 import { browserUpgradeRoute } from '../transports/browser/browser-upgrade.js'
 import { mediaStreamUpgradeRoute } from '../transports/media-stream/media-stream-upgrade.js'
+import type { LegRelays } from '../transports/media-stream/transfer-leg-relay.js'
 import type { CarrierPath } from './carrier-path.js'
 import type { GatewayDeps } from './gateway-deps.js'
 
@@ -14,7 +15,7 @@ import type { GatewayDeps } from './gateway-deps.js'
  */
 export function upgradeRoutes(
   deps: GatewayDeps,
-  parts: { sessions: SessionManager; path: CarrierPath; tunnels: TunnelHub },
+  parts: { sessions: SessionManager; path: CarrierPath; tunnels: TunnelHub; legRelays?: LegRelays | undefined },
 ): UpgradeRoute[] {
   const { config, log } = deps
   const { sessions, path } = parts
@@ -25,6 +26,7 @@ export function upgradeRoutes(
       carrier: path.carrier,
       calls: path.calls,
       trustProxy: config.trustProxy,
+      relays: parts.legRelays,
       frameTiming: deps.carrier?.frameTiming,
     }),
   ]

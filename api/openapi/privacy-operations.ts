@@ -12,7 +12,7 @@ export const PRIVACY_OPERATIONS: Operation[] = [
     ok: {
       status: 200,
       description:
-        '`{ session_id, status, sample_rate, duration_ms, silenced: [{ from_ms, to_ms, kind }], paused: [{ from_ms, to_ms }] }`, ms from the start of the file; `to_ms` null for a pause that lasted to the end',
+        '`{ session_id, status, sample_rate, duration_ms, silenced: [{ from_ms, to_ms, kind }], paused: [{ from_ms, to_ms }], held: [{ kind, from_ms, to_ms }] }`, ms from the start of the file; `to_ms` null for a pause or hold that lasted to the end; `held` lists when the caller was on hold (`sip_hold`: the SIP peer held the call; `transfer_hold`: a warm transfer held the caller until the human answered)',
     },
     errors: [400, 404],
   },

@@ -19,7 +19,8 @@ import {
 import type { CallDeps } from '../../gateway/sessions/call-deps.js'
 import { applyCallStatus, findReportedCall } from '../../gateway/sessions/call-progress.js'
 import { readCarrierRequest, requireSignature } from '../http/carrier-request.js'
-import type { TransferLegHandler } from '../../gateway/sessions/transfer-legs.js'
+import { LEG_RELAYED_HEADER, type TransferLegHandler } from '../../gateway/sessions/transfer-legs.js'
+import { relayLegCallback } from '../http/leg-callback-relay.js'
 import { applyMachineVerdict } from '../../gateway/sessions/machine-detection.js'
 import { isRetryableRefusal, REFUSAL_TEXT, RETRYABLE_REFUSALS } from './call-refusals.js'
 
@@ -98,14 +99,15 @@ async function statusCallback(deps: CarrierHooksDeps, ctx: Context): Promise<voi
   const request = await readCarrierRequest(ctx, carrier, deps.publicUrl)
   const parsed = carrier.parseStatusCallback(request.params)
   if (!parsed.ok) throw voxError('validation_failed', `status callback refused: ${parsed.reason.replace(/_/g, ' ')}`)
-  const leg = transferLegOf(deps, ctx)
+  const leg = await transferLegOf(deps, ctx, request.raw)
   if (leg !== undefined) {
     // A warm transfer's human leg: it has no session of its own.
-    if (leg.handler !== undefined) {
+    if (leg.relayedStatus !== undefined) ctx.status = leg.relayedStatus
+    else if (leg.handler !== undefined) {
       if (leg.handler.credentials !== undefined) requireSignature(ctx, carrier, request, leg.handler.credentials.authToken, calls.log)
       leg.handler.progress(parsed.update.status)
     }
-    ctx.status = 204
+    if (leg.relayedStatus === undefined) ctx.status = 204
     return
   }
   const reported = await findReportedCall(calls, parsed.update)
@@ -122,13 +124,14 @@ async function machineDetectionCallback(deps: CarrierHooksDeps, ctx: Context): P
   const request = await readCarrierRequest(ctx, carrier, deps.publicUrl)
   const parsed = carrier.parseMachineDetection(request.params)
   if (parsed === undefined) throw voxError('validation_failed', 'machine detection callback needs CallSid and AnsweredBy')
-  const leg = transferLegOf(deps, ctx)
+  const leg = await transferLegOf(deps, ctx, request.raw)
   if (leg !== undefined) {
-    if (leg.handler !== undefined) {
+    if (leg.relayedStatus !== undefined) ctx.status = leg.relayedStatus
+    else if (leg.handler !== undefined) {
       if (leg.handler.credentials !== undefined) requireSignature(ctx, carrier, request, leg.handler.credentials.authToken, calls.log)
       leg.handler.machineVerdict(parsed.verdict)
     }
-    ctx.status = 204
+    if (leg.relayedStatus === undefined) ctx.status = 204
     return
   }
   const reported = await findReportedCall(calls, { callSid: parsed.callSid, status: 'in-progress' })
@@ -142,10 +145,26 @@ async function machineDetectionCallback(deps: CarrierHooksDeps, ctx: Context): P
 
 /**
  * A callback about a warm transfer's human leg names it with `?leg=<token>` (transfer-legs.ts): the leg, or
- * `handler` undefined for a leg no longer waited for; undefined when the callback is about a session's call.
+ * `handler` undefined for a leg no longer waited for; undefined when the callback is about a session's call. A leg
+ * another replica waits for gets the callback passed on there (`relayedStatus`: what it answered).
  */
-function transferLegOf(deps: CarrierHooksDeps, ctx: Context): { handler: TransferLegHandler | undefined } | undefined {
+async function transferLegOf(
+  deps: CarrierHooksDeps,
+  ctx: Context,
+  raw: Buffer,
+): Promise<{ handler: TransferLegHandler | undefined; relayedStatus?: number } | undefined> {
   const token = ctx.query.leg
   if (typeof token !== 'string') return undefined
-  return { handler: deps.calls.transferLegs?.get(token) }
+  const legs = deps.calls.transferLegs
+  const handler = legs?.get(token)
+  if (handler !== undefined || legs === undefined || ctx.get(LEG_RELAYED_HEADER) !== '') return { handler }
+  const elsewhere = await legs.replicaOf(token)
+  if (elsewhere === undefined) return { handler: undefined }
+  try {
+    return { handler: undefined, relayedStatus: await relayLegCallback(ctx, raw, elsewhere) }
+  } catch (err) {
+    // The carrier retries a callback that failed; the waiting replica also hears the leg's stream end.
+    deps.calls.log.warn({ err }, 'transfer leg callback could not be passed to the replica running the transfer')
+    throw voxError('transfer_leg_unreachable')
+  }
 }

@@ -95,6 +95,7 @@ export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
       duration_ms: rec.totalSamples === null ? null : Math.round((rec.totalSamples * 1000) / rec.sampleRate),
       silenced: rec.silencedSpans,
       paused: rec.pausedSpans,
+      held: rec.heldSpans,
     }
   })
 

@@ -555,6 +555,9 @@ export interface components {
         retention_days?: number
       }
       voicemail_message?: string
+      transfer?: {
+        hold_audio_url?: string
+      }
     }
     AgentSummary: {
       id: string

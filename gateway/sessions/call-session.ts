@@ -27,6 +27,7 @@ import { SessionKeeping } from './session-keeping.js'
 import { NO_INPUT, NO_VENDORS } from './no-input.js'
 import { sessionPipelineHooks } from './session-hooks.js'
 import type { WarmTransferFactory, WarmTransferSlot } from './warm-transfer-port.js'
+import { type HoldKind, SessionClocks } from './session-clocks.js'
 
 /** How long a session's end is retried while the database is unavailable. */
 const SESSION_END_RETRY_MS = 60_000
@@ -66,8 +67,8 @@ export interface SessionUsage {
  */
 export class CallSession {
   readonly #abort = new AbortController()
-  readonly #timers: NodeJS.Timeout[] = []
-  #silenceTimer: NodeJS.Timeout | undefined
+  /** The duration limit (extended by time on hold), the user-silence timeout and the holds. */
+  readonly #clocks: SessionClocks
   /** Transcript, recording and the backend's pauses of both, under the agent's privacy block. */
   readonly #keeping: SessionKeeping
   #ending: Promise<void> | undefined
@@ -109,9 +110,14 @@ export class CallSession {
       transport,
     })
     this.ended = new Promise((r) => (this.#resolveEnded = r))
+    this.#clocks = new SessionClocks({
+      ...{ config, minuteMs: deps.minuteMs ?? 60_000, isTransferring: () => this.#warm?.active === true },
+      ...{ end: (r) => void this.end(r), recordingHeld: (kind, on) => this.#keeping.recording?.held(kind, on) },
+    })
     this.#warm = deps.warmTransfer?.({
       ...{ log: deps.log, vendors: deps.vendors, row, config, transport, signal: this.#abort.signal },
       ...{ input: () => this.#pipeline, end: (r) => this.end(r), recording: () => this.#keeping.recording },
+      held: (on) => this.held('transfer_hold', on),
       emit: (event, build) => this.#emitLifecycle(event as SessionWebhookEvent, build),
       customMetadata: () => this.#customMetadata,
     })
@@ -167,7 +173,7 @@ export class CallSession {
     s.#keeping.start()
     // Caller audio is recorded from the first frame, also while the pipeline is still starting.
     s.#pipeline = s.#keeping.tap(NO_INPUT)
-    s.#startTimers()
+    s.#clocks.start()
     s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
     if (transport.deliver !== undefined) await s.#startPipeline()
     return s
@@ -267,27 +273,14 @@ export class CallSession {
   get #customMetadata(): Record<string, unknown> | undefined {
     return this.config.session_webhook?.custom_metadata
   }
-  get #minuteMs(): number {
-    return this.#deps.minuteMs ?? 60_000
-  }
-
-  #startTimers(): void {
-    const limit = this.config.session_duration_timeout_minutes * this.#minuteMs
-    // Timers never keep the process alive on their own: the transport's socket does that.
-    this.#timers.push(setTimeout(() => void this.end('duration_timeout'), limit).unref())
-    this.noteUserActivity()
-  }
-
   /** The user spoke or typed: restarts the user-silence timeout when one is configured. */
   noteUserActivity(): void {
-    if (this.isEnded) return
-    const tm = this.config.plugins.find((p) => p.use === 'turn_manager')
-    const minutes = tm?.use === 'turn_manager' ? tm.options.user_silence_timeout_minutes : undefined
-    if (minutes === undefined || minutes === null) return
-    clearTimeout(this.#silenceTimer)
-    // A warm transfer keeps the caller away from the agent (talking to a human): it is not silence.
-    const expire = () => (this.#warm?.active === true ? this.noteUserActivity() : void this.end('silence_timeout'))
-    this.#silenceTimer = setTimeout(expire, minutes * this.#minuteMs).unref()
+    if (!this.isEnded) this.#clocks.noteUserActivity()
+  }
+
+  /** The caller was put on hold or taken off it: the duration limit does not count it, the recording lists it. */
+  held(kind: HoldKind, on: boolean): void {
+    if (!this.isEnded) this.#clocks.held(kind, on)
   }
 
   /**
@@ -329,8 +322,7 @@ export class CallSession {
   }
 
   async #finish(reason: EndReason): Promise<void> {
-    for (const t of this.#timers) clearTimeout(t)
-    clearTimeout(this.#silenceTimer)
+    this.#clocks.stop()
     this.#pipeline = NO_INPUT
     this.#closePipeline()
     this.#abort.abort(new Error(`session ended: ${reason}`))

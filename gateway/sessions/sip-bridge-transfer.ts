@@ -23,6 +23,7 @@ export function bridgeTransferRequest(target: TransferTarget): WarmTransferReque
     hold: undefined,
     accept: 'none',
     transcribe: false,
+    forwardData: false,
     timeoutMs: WARM_TRANSFER_TIMEOUT_S.default * 1000,
   }
 }

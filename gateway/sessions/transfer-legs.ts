@@ -1,13 +1,18 @@
 /**
- * The warm transfers' human legs this process is waiting for (issue 28). A leg is dialled through the carrier's
- * Calls API with markup whose media stream URL carries a one-time token (`tl_...`) instead of a session key, and
- * whose status and machine detection callbacks carry `?leg=<token>`: the media-stream upgrade and the carrier hooks
- * find the leg here, so a transfer leg is never admitted as an agent call.
+ * The warm transfers' human legs this process is waiting for. A leg is dialled through the carrier's Calls API with
+ * markup whose media stream URL carries a one-time token (`tl_...`) instead of a session key, and whose status and
+ * machine detection callbacks carry `?leg=<token>`: the media-stream upgrade and the carrier hooks find the leg
+ * here, so a transfer leg is never admitted as an agent call.
  *
- * In-process: the carrier must reach the replica that runs the session (its PUBLIC_URL routes there). A balancer
- * that spreads one call's requests over replicas would need these forwarded on the bus (not done yet).
+ * Behind a balancer they may land on any replica: each leg is also published in the database with this replica's
+ * direct address (`REPLICA_URL`), and a replica that does not hold the token relays the stream and the callbacks
+ * there (transports/media-stream/transfer-leg-relay.ts, api/routes/carrier-hooks.ts).
  */
 import { randomBytes } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Log } from '../../core/log.js'
+import type { Database } from '../store/schema.js'
+import { publishTransferLeg, transferLegReplica, withdrawTransferLeg } from '../store/transfer-leg-directory.js'
 import type { CallStatus } from '../../core/call-status.js'
 import type { CarrierCredentials } from '../../core/carrier-credentials.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
@@ -50,9 +55,46 @@ export interface TransferLegHandler {
   connect(out: LegMediaOut): LegMediaIn | undefined
 }
 
+/** Marks a leg's stream or callback one replica relays to another; the receiver never relays it again. */
+export const LEG_RELAYED_HEADER = 'x-voxgate-leg-relayed'
+
+/** Where the process publishes its legs for other replicas. */
+interface LegDirectory {
+  readonly db: Kysely<Database>
+  /** This replica's direct address. */
+  readonly replicaUrl: string
+  readonly log: Log
+}
+
 /** The legs of one process, by token. */
 export class TransferLegs {
   readonly #legs = new Map<string, TransferLegHandler>()
+  #directory: LegDirectory | undefined
+
+  /**
+   * Publishes legs from now on in `db` with this replica's address, so other replicas relay theirs here. Without
+   * it (a single process, unit tests) legs are only known in-process.
+   */
+  publishAt(directory: LegDirectory): void {
+    this.#directory = directory
+  }
+
+  /** Makes a registered leg known to the other replicas (before it is dialled). */
+  async publish(token: string, sessionId: string): Promise<void> {
+    const d = this.#directory
+    if (d !== undefined) await publishTransferLeg(d.db, token, sessionId, d.replicaUrl)
+  }
+
+  /**
+   * The direct address of the other replica waiting for `token`; undefined when this process holds it, nobody
+   * does, or legs are not published.
+   */
+  async replicaOf(token: string): Promise<string | undefined> {
+    const d = this.#directory
+    if (d === undefined || this.#legs.has(token)) return undefined
+    const url = await transferLegReplica(d.db, token)
+    return url === d.replicaUrl ? undefined : url
+  }
 
   /** Registers a leg; returns its token, or undefined when the process holds too many. */
   register(handler: TransferLegHandler): string | undefined {
@@ -67,9 +109,12 @@ export class TransferLegs {
     return this.#legs.get(token)
   }
 
-  /** Forgets a leg (its transfer is over). */
+  /** Forgets a leg (its transfer is over); its published row goes too. */
   unregister(token: string): void {
-    this.#legs.delete(token)
+    if (!this.#legs.delete(token)) return
+    const d = this.#directory
+    if (d === undefined) return
+    withdrawTransferLeg(d.db, token).catch((err: unknown) => d.log.warn({ err }, 'transfer leg row not removed (purged after a day)'))
   }
 
   /** How many legs are registered. */

@@ -38,6 +38,8 @@ export interface WarmTransferSession {
   /** Sends lifecycle webhook `event` (built lazily) when the agent's `session_webhook.events` lists it. */
   emit(event: string, build: () => { type: string } & Record<string, unknown>): void
   customMetadata(): Record<string, unknown> | undefined
+  /** The caller is on the transfer's hold or not any more (the duration limit does not count it). */
+  held(on: boolean): void
 }
 
 /** Builds a session's slot; undefined when the session cannot transfer warm (a browser, a test transport). */

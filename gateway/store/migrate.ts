@@ -22,6 +22,7 @@ import { sipAuthFailures } from './migrations/0020-sip-auth-failures.js'
 import { sipMediaEncryption } from './migrations/0021-sip-media-encryption.js'
 import { campaigns } from './migrations/0022-campaigns.js'
 import { doNotCall } from './migrations/0023-do-not-call.js'
+import { transferLegsHeldSpans } from './migrations/0024-transfer-legs-held-spans.js'
 import { turnEndReason } from './migrations/0026-turn-end-reason.js'
 
 /** Every migration, in order; names sort the way they must run. */
@@ -49,6 +50,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0021-sip-media-encryption': sipMediaEncryption,
   '0022-campaigns': campaigns,
   '0023-do-not-call': doNotCall,
+  '0024-transfer-legs-held-spans': transferLegsHeldSpans,
   '0026-turn-end-reason': turnEndReason,
 }
 

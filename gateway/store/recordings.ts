@@ -4,6 +4,7 @@
  */
 import { CompiledQuery, sql, type Kysely } from 'kysely'
 import type { Database, StoredPausedSpan, StoredSilencedSpan } from './schema.js'
+import type { StoredHeldSpan } from './schema-transfer.js'
 
 /** Channels of a recording: the caller left, the agent right. */
 export const CALLER_CHANNEL = 0
@@ -37,19 +38,22 @@ export interface RecordingInfo {
   /** Where the caller's redacted words were silenced, and where the backend paused the recording (issue 29). */
   silencedSpans: StoredSilencedSpan[]
   pausedSpans: StoredPausedSpan[]
+  /** When the caller was on hold (a SIP hold, a warm transfer's hold). */
+  heldSpans: StoredHeldSpan[]
 }
 
 /** Stores a recording's privacy spans (before it is completed, so a finished recording always lists them). */
 export async function setRecordingSpans(
   db: Kysely<Database>,
   sessionId: string,
-  spans: { silenced: readonly StoredSilencedSpan[]; paused: readonly StoredPausedSpan[] },
+  spans: { silenced: readonly StoredSilencedSpan[]; paused: readonly StoredPausedSpan[]; held?: readonly StoredHeldSpan[] },
 ): Promise<void> {
   await db
     .updateTable('recordings')
     .set({
       silenced_spans: spans.silenced.length === 0 ? null : JSON.stringify(spans.silenced),
       paused_spans: spans.paused.length === 0 ? null : JSON.stringify(spans.paused),
+      held_spans: spans.held === undefined || spans.held.length === 0 ? null : JSON.stringify(spans.held),
     })
     .where('session_id', '=', sessionId)
     .execute()
@@ -176,6 +180,7 @@ export async function findRecording(
       'recordings.object_key',
       'recordings.silenced_spans',
       'recordings.paused_spans',
+      'recordings.held_spans',
     ])
     .where('recordings.session_id', '=', sessionId)
     .where('sessions.agent_id', '=', agentId)
@@ -192,6 +197,7 @@ export async function findRecording(
     objectKey: row.object_key,
     silencedSpans: row.silenced_spans ?? [],
     pausedSpans: row.paused_spans ?? [],
+    heldSpans: row.held_spans ?? [],
   }
 }
 

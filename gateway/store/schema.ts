@@ -3,6 +3,7 @@ import type { CreatedAt, Json, NullableJson, NullableTimestamp, Numeric, Timesta
 import type { EndReason } from '../../core/end-reason.js'
 import type { CampaignTables } from './campaign-schema.js'
 import type { SipTables, SipTrunksTable } from './sip-schema.js'
+import type { RecordingHoldColumns, TransferLegsTable } from './schema-transfer.js'
 
 /** organizations: a tenant, with its balance, limits and carrier credentials. */
 export interface OrganizationsTable {
@@ -218,7 +219,7 @@ export interface StoredLatencyBreakdown {
 }
 
 /** recordings: one per recorded session; `status` is `in_progress`, `completed` or `failed`. */
-export interface RecordingsTable {
+export interface RecordingsTable extends RecordingHoldColumns {
   session_id: string
   organization_id: string
   status: string
@@ -344,6 +345,7 @@ export interface Database extends CampaignTables, SipTables {
   device_authorizations: DeviceAuthorizationsTable
   webhook_deliveries: WebhookDeliveriesTable
   rate_limits: RateLimitsTable
+  transfer_legs: TransferLegsTable
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>

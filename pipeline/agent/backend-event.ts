@@ -17,6 +17,8 @@ export interface WarmTransferCommand {
   readonly timeoutS?: number | undefined
   /** Keep transcribing both legs while they are bridged, for the record (the agent still says nothing). */
   readonly transcribe?: boolean | undefined
+  /** The caller's `data` events still reach the agent while the transfer runs (everything else of the caller does not). */
+  readonly forwardData?: boolean | undefined
 }
 
 /**
@@ -105,7 +107,7 @@ const MAX_FIELD_CHARS = 512
 export const MAX_TRANSFER_SPEECH_CHARS = 4096
 
 /**
- * `response.transfer` `{ to, content?, caller_id?, headers?, mode?, whisper?, hold?, accept?, timeout_s?, transcribe? }`. Only
+ * `response.transfer` `{ to, content?, caller_id?, headers?, mode?, whisper?, hold?, accept?, timeout_s?, transcribe?, forward_data? }`. Only
  * the shape is checked here: whether `to` is a valid target is the session's to judge (a bad one is reported back to
  * the backend and the call goes on). `mode` absent, null or `"cold"` is today's transfer, and then the warm fields
  * are ignored, as any unknown field always was.
@@ -130,7 +132,7 @@ function decodeTransfer(event: Record<string, unknown>): BackendEventResult {
 
 /** The warm fields of a `response.transfer` with `mode: "warm"`; absent and null fields are left out. */
 function decodeWarm(event: Record<string, unknown>): WarmTransferCommand | { problem: string } {
-  const { whisper, hold, accept, timeout_s: timeoutS, transcribe } = event
+  const { whisper, hold, accept, timeout_s: timeoutS, transcribe, forward_data: forwardData } = event
   for (const [name, v] of [
     ['whisper', whisper],
     ['hold', hold],
@@ -148,12 +150,16 @@ function decodeWarm(event: Record<string, unknown>): WarmTransferCommand | { pro
   if (transcribe !== undefined && transcribe !== null && typeof transcribe !== 'boolean') {
     return { problem: 'response.transfer transcribe must be true or false' }
   }
+  if (forwardData !== undefined && forwardData !== null && typeof forwardData !== 'boolean') {
+    return { problem: 'response.transfer forward_data must be true or false' }
+  }
   return {
     ...(typeof whisper === 'string' && { whisper }),
     ...(typeof hold === 'string' && { hold }),
     ...((accept === 'dtmf' || accept === 'none') && { accept }),
     ...(typeof timeoutS === 'number' && { timeoutS }),
     ...(typeof transcribe === 'boolean' && { transcribe }),
+    ...(typeof forwardData === 'boolean' && { forwardData }),
   }
 }
 

@@ -3,6 +3,7 @@ import { pluginsSchema, pluginStage } from './plugins-schema.js'
 import { privacyOverrideSchema, privacySchema } from './privacy-schema.js'
 import { numberBetween, plainObject, toggle } from '../options/rules.js'
 import { sessionWebhookOverrideSchema, sessionWebhookSchema } from './session-webhook-schema.js'
+import { transferSchema } from './transfer-schema.js'
 import { vadOverrideSchema, vadSchema } from './vad-schema.js'
 import type { UrlPolicy } from '../options/webhook-url.js'
 
@@ -35,6 +36,7 @@ export function pipelineConfigSchema(policy: UrlPolicy) {
       privacy: privacySchema.optional(),
       // An addition: said by the gateway itself after an answering machine's beep, then the call hangs up.
       voicemail_message: voicemailMessage.optional(),
+      transfer: transferSchema(policy).optional(),
     })
     .superRefine((config, ctx) => {
       if (!config.clients.carrier) return
@@ -75,6 +77,7 @@ export function configOverrideSchema(policy: UrlPolicy) {
     vad: vadOverrideSchema.optional(),
     privacy: privacyOverrideSchema.optional(),
     voicemail_message: voicemailMessage.optional(),
+    transfer: transferSchema(policy).optional(),
   })
 }
 

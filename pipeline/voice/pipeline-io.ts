@@ -95,8 +95,11 @@ export interface PipelineInput {
   pushToTalk(pressed: boolean): void
   /** Typed text from the user (blank text is ignored). */
   userText(text: string): void
-  /** Client data relayed to the agent as a `data` event, without touching the current turn. */
-  userData(data: unknown): void
+  /**
+   * Client data relayed to the agent as a `data` event, without touching the current turn. `speakReply: false`
+   * (a caller bridged to a human): text in the agent's reply is not spoken, only logged.
+   */
+  userData(data: unknown, options?: { readonly speakReply?: boolean }): void
   /** A telephone keypad digit (sent to the agent as data `{ dtmf: digit }`). */
   dtmf(digit: string): void
   /** The caller has heard every audio chunk up to and including `chunkId` (carrier mark echo). */

@@ -152,7 +152,7 @@ export class VoicePipeline implements PipelineInput {
     this.#turns.userText(text)
   }
 
-  userData(data: unknown): void {
+  userData(data: unknown, options?: { readonly speakReply?: boolean }): void {
     if (this.#closed) return
     if (!this.#deps.agent.handles.has('data')) {
       this.#deps.logger.debug({}, 'client data not relayed: the agent does not take data events')
@@ -161,7 +161,10 @@ export class VoicePipeline implements PipelineInput {
     const turnId = this.#replies.active?.turnId ?? this.#turns.user?.turnId ?? newTurnId('data')
     void relayData(this.#deps.agent, { ...this.#deps.context }, turnId, data, {
       emit: (e) => this.#deps.emit(e),
-      speak: (text, hangup) => this.#speakDataReply(text, hangup),
+      speak: (text, hangup) => {
+        if (options?.speakReply !== false) return this.#speakDataReply(text, hangup)
+        this.#deps.logger.info({ chars: text.length, hangup }, 'data reply not spoken: the caller is not with the agent')
+      },
       logger: this.#deps.logger,
       signal: this.#deps.signal,
     })

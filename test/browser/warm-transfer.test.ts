@@ -15,6 +15,7 @@ import { TRANSFER_FAILED_DEFAULT_LINES } from '../../pipeline/agent/transfer-fai
 import { eventually, newBackendTenant, sse, startVoiceWorld } from '../carrier-e2e/carrier-setup.js'
 import { toneFrames } from '../helpers/tones.js'
 import { type BrowserSession, closed, openBrowserSession } from '../helpers/ws-client.js'
+import { LayercodeClientModel } from '../fakes/layercode-sdk/layercode-client.js'
 
 const HUMAN = '+14155550100'
 const TOKEN = 'warm-transfer-browser-token'
@@ -54,9 +55,12 @@ async function visitor(t: Test): Promise<BrowserSession> {
   return b
 }
 
-/** PCM16 little-endian of every `response.audio` of the turn `transfer` from message `from` on (16 kHz). */
+/** A transfer's turn id (`transfer-1`, `transfer-2`, ...). */
+const isTransferTurn = (id: unknown): boolean => typeof id === 'string' && /^transfer-\d+$/.test(id)
+
+/** PCM16 little-endian of every `response.audio` of the transfer's turns from message `from` on (16 kHz). */
 function transferAudio(b: BrowserSession, from = 0): Int16Array {
-  const parts = b.messages.slice(from).filter((m) => m.type === 'response.audio' && m.turn_id === 'transfer')
+  const parts = b.messages.slice(from).filter((m) => m.type === 'response.audio' && isTransferTurn(m.turn_id))
   const bytes = Buffer.concat(parts.map((m) => Buffer.from(m.content as string, 'base64')))
   return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length >> 1)
 }
@@ -145,7 +149,7 @@ t.test('a decline brings the visitor back to the agent, which is told and speaks
   leg.sendDtmf('2')
   const failed = await eventually(async () => backend.requests.find((r) => r.json.type === 'transfer.failed'))
   t.equal(failed.json.reason, 'declined')
-  await b.waitFor((m) => m.type === 'response.text.delta' || (m.type === 'response.audio' && m.turn_id !== 'transfer'), 5000)
+  await b.waitFor((m) => m.type === 'response.text.delta' || (m.type === 'response.audio' && !isTransferTurn(m.turn_id)), 5000)
   t.pass('the agent speaks to the visitor again')
   t.equal(b.ws.readyState, b.ws.OPEN, 'the session goes on')
 })
@@ -170,4 +174,78 @@ t.test('no answer: the visitor hears the default line and the backend is told no
   const line = await b.waitFor((m) => m.type === 'response.text' && m.content === TRANSFER_FAILED_DEFAULT_LINES.no_answer, 5000)
   t.ok(line, 'the default line was said to the visitor')
   t.equal(b.ws.readyState, b.ws.OPEN, 'the session goes on')
+})
+
+t.test('bridged, the agent hears nothing of the visitor and the published SDK plays the human on', async (t) => {
+  api.outcome = { kind: 'answer', realtime: true, silenceWhenIdle: true, playbackSpeed: 4 }
+  script({ accept: 'none', timeout_s: 20, forward_data: true }, 'unexpected')
+  backend.requests.length = 0
+  const dialled = api.nextCall()
+  const auth = await c.gw.request('POST', '/v1/agents/web/authorize_session', { key: tenant.apiKey, body: { agent_id: tenant.agentId } })
+  if (auth.status !== 200) throw new Error(auth.text)
+  const sdk = new LayercodeClientModel(
+    `${c.gw.url.replace(/^http/, 'ws')}/v1/agents/web/websocket?client_session_key=${encodeURIComponent(auth.body.client_session_key)}`,
+  )
+  t.teardown(() => sdk.close())
+  await sdk.opened()
+  const human = await dialled
+  const leg = await eventually(async () => (human.phone?.outcome === 'connected' ? human.phone.call : undefined))
+  // accept "none": bridged on answer. The human talks for 3 s (a 1 kHz tone); the visitor speaks and types meanwhile.
+  const humanTone = leg.sendAudio(Buffer.from(encodeMulaw(tonePcm(1000, 3000))))
+  await sdk.waitFor((m) => m.type === 'response.audio' && isTransferTurn(m.turn_id))
+  await new Promise((r) => setTimeout(r, 500))
+  const typedAt = Date.now()
+  sdk._wsSend({ type: 'vad_events', event: 'vad_start' })
+  await sdk.sendClientResponseText('Can I also ask about my order?')
+  sdk._wsSend({ type: 'client.response.data', data: { page: 'checkout' } })
+  sdk._wsSend({ type: 'vad_events', event: 'vad_end' })
+  await humanTone
+  await new Promise((r) => setTimeout(r, 500))
+
+  const types = backend.requests.map((r) => r.json.type)
+  t.notOk(types.includes('message'), `no user message reached the agent (${types.join(', ')})`)
+  t.ok(types.includes('data'), 'the data event did (forward_data)')
+  const received = sdk.received.map((x) => x.m)
+  t.notOk(
+    received.some((m) => m.type === 'turn.start' && m.role === 'user'),
+    'no user turn was announced to the browser',
+  )
+  t.notOk(
+    received.some((m) => (m.type === 'response.audio' || m.type === 'response.text.delta') && !isTransferTurn(m.turn_id)),
+    'no assistant turn of the agent was spoken over the bridge',
+  )
+  // Every transfer turn is announced (role assistant) before its first audio.
+  const announced = new Set<string>()
+  for (const m of received) {
+    if (m.type === 'turn.start' && m.role === 'assistant') announced.add(m.turn_id)
+    if (m.type === 'response.audio' && !announced.has(m.turn_id)) t.fail(`audio of ${m.turn_id} before its turn.start`)
+  }
+  // The SDK stopped its player when the visitor typed; the human's audio went on in the next turn and played.
+  const after = sdk.wavPlayer.played.filter((s) => s.startedAt >= typedAt && !s.cut)
+  const playedMs = after.reduce((sum, s) => sum + (s.endedAt - s.startedAt), 0)
+  t.ok(playedMs >= 1500, `the human kept playing after the visitor typed (${playedMs.toFixed(0)} ms)`)
+  const gone = new Promise((r) => sdk.ws.once('close', r))
+  leg.hangup()
+  await gone
+  const starts = received.filter((m) => m.type === 'turn.start' && isTransferTurn(m.turn_id)).map((m) => m.turn_id)
+  const last = starts.at(-1)
+  t.ok(
+    sdk.received.some((x) => x.m.type === 'turn.end' && x.m.turn_id === last),
+    `the last transfer turn (${last}) ended before the socket closed`,
+  )
+})
+
+t.test("without forward_data, the visitor's data and text do not reach the agent during the transfer", async (t) => {
+  api.outcome = { kind: 'no-answer' }
+  script({ timeout_s: 20 }, 'Nobody answered.')
+  backend.requests.length = 0
+  const dialled = api.nextCall()
+  const b = await visitor(t)
+  await dialled
+  await eventually(async () => (backend.requests.some((r) => r.json.type === 'session.start') ? true : undefined))
+  b.send({ type: 'client.response.data', data: { page: 'checkout' } })
+  b.send({ type: 'client.response.text', content: 'hello?' })
+  const failed = await eventually(async () => backend.requests.find((r) => r.json.type === 'transfer.failed'))
+  const before = backend.requests.slice(0, backend.requests.indexOf(failed)).map((r) => r.json.type)
+  t.strictSame(before, ['session.start'], 'nothing of the visitor reached the agent while the human was rung')
 })

@@ -45,8 +45,12 @@ export async function startCarrierGateway(
   carrier?: CarrierOptions,
   db?: TestDb,
   campaigns?: GatewayDeps['campaigns'],
+  sessionOverrides?: { minuteMs?: number },
 ): Promise<CarrierGw> {
-  const gw = await startTestGateway({ PUBLIC_URL, ...env }, { deps: { carrier, campaigns }, ...(db !== undefined && { db }) })
+  const gw = await startTestGateway(
+    { PUBLIC_URL, ...env },
+    { deps: { carrier, campaigns, sessionOverrides }, ...(db !== undefined && { db }) },
+  )
   const wsBase = gw.url.replace(/^http/, 'ws')
   const rewrite = (url: string) => url.replace(PUBLIC_URL, gw.url).replace(PUBLIC_URL.replace(/^https/, 'wss'), wsBase)
   return { gw, rewrite, hookUrl: `${PUBLIC_URL}/v1/agents/carrier/twiml`, statusUrl: `${PUBLIC_URL}/v1/agents/carrier/status` }
@@ -169,6 +173,7 @@ export async function startVoiceWorld(
   t: { teardown(fn: () => unknown): void },
   env: Record<string, string> = {},
   carrier?: CarrierOptions,
+  sessionOverrides?: { minuteMs?: number },
 ): Promise<VoiceWorld> {
   const transcripts: string[] = []
   const deepgram = await startFakeDeepgram({ apiKey: 'dg-key', script: transcriptsInTurn(transcripts) })
@@ -184,6 +189,9 @@ export async function startVoiceWorld(
       ...env,
     },
     carrier,
+    undefined,
+    undefined,
+    sessionOverrides,
   )
   t.teardown(() => c.gw.close())
   return { c, deepgram, elevenlabs, transcripts }

@@ -16,7 +16,7 @@ import type { BackendReply } from '../fakes/backend/fake-backend.js'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { holdAudioFrame } from '../../gateway/sessions/transfer/hold-audio.js'
 import { TRANSFER_FAILED_DEFAULT_LINES } from '../../pipeline/agent/transfer-failed-body.js'
-import { toneFrames } from '../helpers/tones.js'
+import { dualToneFrames, toneFrames } from '../helpers/tones.js'
 import { callTenant, eventually, newBackendTenant, sessionOfCall, sse, startVoiceWorld } from './carrier-setup.js'
 
 const HUMAN = '+14155550100'
@@ -70,10 +70,10 @@ function script(fields: Record<string, unknown>, onFailed: (turnId: string) => B
 }
 
 /** An inbound call the fake carrier knows; the human's leg (the next call created) with it. */
-async function callAndHuman(): Promise<{ callSid: string; caller: SimulatedCall; human: Promise<FakeCall> }> {
+async function callAndHuman(from = CALLER): Promise<{ callSid: string; caller: SimulatedCall; human: Promise<FakeCall> }> {
   const human = api.nextCall()
   const callSid = newCallSid()
-  const r = await callTenant(c, tenant, { callSid, from: CALLER, realtime: true, silenceWhenIdle: true, playbackSpeed: 4 })
+  const r = await callTenant(c, tenant, { callSid, from, realtime: true, silenceWhenIdle: true, playbackSpeed: 4 })
   if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
   api.addInbound(callSid, r.call)
   return { callSid, caller: r.call, human }
@@ -191,6 +191,11 @@ t.test('accepted with 1: whisper to the human only, then tones cross the bridge 
     'both legs transcribed for the record, in the transfer of the details',
   )
   t.match(await (await fetch(`${c.gw.url}/metrics`)).text(), /^voxgate_warm_transfers_total\{outcome="connected"\} 1$/m, 'counted')
+  // The recording lists the transfer's hold (dialling to acceptance): not speech time of the caller's.
+  const meta = await c.gw.request('GET', `/v1/agents/${tenant.agentId}/sessions/${row.id}/recording/metadata`, { key: tenant.apiKey })
+  t.equal(meta.body.held.length, 1, 'one held span in the recording metadata')
+  t.match(meta.body.held[0], { kind: 'transfer_hold', from_ms: Number, to_ms: Number })
+  t.ok(meta.body.held[0].to_ms > meta.body.held[0].from_ms, `held ${meta.body.held[0].to_ms - meta.body.held[0].from_ms} ms`)
   t.ok(pcmToneFrames(left, 440) >= 10, "the caller's tone is on the caller's channel")
   t.ok(pcmToneFrames(right, 1000) >= 10, "the human's tone is on the channel of what the caller heard")
   const events = await eventually(async () => {
@@ -329,4 +334,34 @@ t.test('accept "none" without a whisper bridges on answer; the caller hanging up
   t.equal(await human.done, 'completed', "the caller's hang-up ended the human's leg")
   const ended = await endedRow(callSid)
   t.equal(ended.end_reason, 'transfer_caller_hangup', 'the end reason says the caller hung up')
+})
+
+t.test('without a hold line the caller hears the ringback of its country while the human rings', async (t) => {
+  // Frequencies, and the longest burst of the cadence in frames: the UK's 0.4 s, North America's 2 s.
+  for (const [from, hz, burst, name] of [
+    [CALLER, [400, 450], [15, 22], 'the UK double ring (400 + 450 Hz) for a +44 caller'],
+    ['+12025550143', [440, 480], [80, 101], 'the North American ring (440 + 480 Hz) for a +1 caller'],
+  ] as const) {
+    backend.requests.length = 0
+    api.outcome = { kind: 'manual' }
+    script({ timeout_s: 20 }, (id) => sse(id, 'unexpected'))
+    const { caller, human: dialled } = await callAndHuman(from)
+    const human = await dialled
+    await human.progress('ringing')
+    const from0 = caller.receivedAudio().length
+    // Three seconds of ringing (the gateway paces what it sends in real time).
+    await new Promise((r) => setTimeout(r, 3_200))
+    const audio = caller.receivedAudio().subarray(from0)
+    const pcm = decodeMulaw(audio, new Int16Array(audio.length))
+    const heard = dualToneFrames(pcm, hz)
+    t.ok(heard.tone >= 25, `${name}: ${heard.tone} frames of it`)
+    t.ok(heard.quiet >= 25, `with its cadence's silences (${heard.quiet} quiet frames)`)
+    t.ok(
+      heard.longestRun >= burst[0] && heard.longestRun <= burst[1],
+      `in its country's cadence (longest burst ${heard.longestRun} frames)`,
+    )
+    t.equal(muLawToneFrames(audio, 784), 0, 'no hold chime')
+    await caller.hangup()
+    await human.done
+  }
 })

@@ -46,3 +46,44 @@ export function quietMicrophone(test: { teardown(fn: () => void): void }, prefix
   writeFileSync(microphone, wav.toBuffer())
   return { dir, microphone }
 }
+
+/**
+ * Frames (20 ms) of `pcm` holding every one of `hzs` together (a dual tone: each frequency carries at least a fifth
+ * of the frame's energy, by Goertzel) and well above silence; `quiet` counts the near-silent frames and
+ * `longestRun` the longest stretch of consecutive tone frames (a cadence's burst).
+ */
+export function dualToneFrames(pcm: Int16Array, hzs: readonly number[], rate = 8000): { tone: number; quiet: number; longestRun: number } {
+  const n = (rate * 20) / 1000
+  let tone = 0
+  let quiet = 0
+  let run = 0
+  let longestRun = 0
+  for (let at = 0; at + n <= pcm.length; at += n) {
+    const frame = pcm.subarray(at, at + n)
+    let energy = 0
+    for (const s of frame) energy += s * s
+    if (Math.sqrt(energy / n) < 100) {
+      quiet++
+      run = 0
+      continue
+    }
+    const holds = hzs.every((hz) => {
+      const k = 2 * Math.cos((2 * Math.PI * hz) / rate)
+      let s1 = 0
+      let s2 = 0
+      for (const x of frame) {
+        const s0 = x + k * s1 - s2
+        s2 = s1
+        s1 = s0
+      }
+      const power = (s1 * s1 + s2 * s2 - k * s1 * s2) / (n / 2)
+      return power >= energy / 5
+    })
+    if (holds) {
+      tone++
+      run++
+      longestRun = Math.max(longestRun, run)
+    } else run = 0
+  }
+  return { tone, quiet, longestRun }
+}

@@ -78,6 +78,7 @@ t.test("the recording's privacy metadata is served to its organization", async (
     duration_ms: 1000,
     silenced: [{ from_ms: 100, to_ms: 900, kind: 'card' }],
     paused: [],
+    held: [],
   })
   const other = await gw.request('POST', '/admin/v1/organizations', { admin: true, body: { name: 'Other' } })
   const foreign = await gw.request('GET', path, { key: other.body.api_key })

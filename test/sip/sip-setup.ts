@@ -13,6 +13,7 @@ export async function startSipWorld(
   t: { teardown(fn: () => unknown): void },
   env: Record<string, string> = {},
   carrier?: Parameters<typeof startVoiceWorld>[2],
+  sessionOverrides?: Parameters<typeof startVoiceWorld>[3],
 ): Promise<SipWorld> {
   const rtpMin = 30_000 + 2 * Math.floor(Math.random() * 10_000)
   // SIP_PORT=0: the endpoint binds a free port itself (a port picked here and bound later was once taken between).
@@ -28,6 +29,7 @@ export async function startSipWorld(
       ...env,
     },
     carrier,
+    sessionOverrides,
   )
   const sipPort = world.c.gw.gateway.sip?.port
   if (sipPort === undefined) throw new Error('the gateway started without SIP')

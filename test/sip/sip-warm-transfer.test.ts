@@ -296,6 +296,20 @@ t.test('accept "none" bridges on answer; the caller hangs up and the human gets 
   t.equal((await ended(row.id)).end_reason, 'transfer_caller_hangup')
 })
 
+t.test('a sip: URI is a bridged target: the INVITE goes through the trunk with that Request-URI', async (t) => {
+  script({ mode: 'warm', to: 'sip:desk@pbx.example.test', accept: 'none', timeout_s: 20 })
+  const before = trunk.log.length
+  const p = await call(t)
+  const row = await sessionOf(p)
+  const invite = await humanInvite(before)
+  t.equal(invite.uri, 'sip:desk@pbx.example.test', 'the Request-URI is the target')
+  t.equal(getHeader(invite, 'To'), '<sip:desk@pbx.example.test>', 'and the To')
+  await eventually(async () => lifecycle(row.id).find((e) => e.type === 'transfer.connected'), 5_000, 'transfer.connected')
+  p.bye()
+  t.equal((await p.final()).status, 200)
+  t.equal((await ended(row.id)).end_reason, 'transfer_caller_hangup')
+})
+
 t.test(
   'a cold transfer of a caller whose Allow lacks REFER is bridged by the gateway (PCMU caller, PCMA human); one with REFER is not',
   async (t) => {

@@ -58,6 +58,7 @@ t.test('a warm command of the wrong shape is a bad event, with the field named',
     [{ mode: 'warm', timeout_s: '30' }, /timeout_s must be a number/],
     [{ mode: 'warm', timeout_s: Number.NaN }, /timeout_s must be a number/],
     [{ mode: 'warm', transcribe: 'yes' }, /transcribe must be true or false/],
+    [{ mode: 'warm', forward_data: 1 }, /forward_data must be true or false/],
     [{ mode: 'warm', to: 7 }, /needs "to" as a string/],
   ]
   for (const [fields, problem] of cases)
@@ -74,9 +75,11 @@ t.test('the warm request gets its defaults: keypad acceptance, 30 s, no whisper 
       accept: 'dtmf',
       timeoutMs: 30_000,
       transcribe: false,
+      forwardData: false,
     },
   })
   t.match(parseWarmTransferRequest({ to: '+14155550100', transcribe: true }), { ok: true, request: { transcribe: true } })
+  t.match(parseWarmTransferRequest({ to: '+14155550100', forwardData: true }), { ok: true, request: { forwardData: true } })
   const r = parseWarmTransferRequest({
     to: 'sip:desk@cc.example.com',
     headers: { Ticket: '42' },
@@ -94,6 +97,7 @@ t.test('the warm request gets its defaults: keypad acceptance, 30 s, no whisper 
     accept: 'none',
     timeoutMs: 7500,
     transcribe: false,
+    forwardData: false,
   })
 })
 

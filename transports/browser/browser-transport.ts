@@ -49,7 +49,11 @@ export const DEFAULT_BROWSER_LIMITS: BrowserTransportLimits = {
   readyTimeoutMs: 3_000,
 }
 
-/** The turn id of audio played outside the pipeline's turns (a warm transfer's). */
+/**
+ * The turn id a warm transfer clears its audio with, and the prefix of the turns its audio plays in (`transfer-1`,
+ * `transfer-2`, ...): each stretch of it (hold, hold line, bridged human) is an assistant turn announced with
+ * `turn.start` and closed with `turn.end`, as the browser SDK expects of any audio it plays.
+ */
 export const TRANSFER_TURN_ID = 'transfer'
 
 /** Cost floor of one audio frame, so a flood of tiny frames is throttled too. */
@@ -81,6 +85,9 @@ export class BrowserTransport implements SocketTransport {
   readonly #dropped = { audioIn: 0, audioOut: 0, errors: 0 }
   /** Audio messages `play()` sent (their delta ids). */
   #transferChunks = 0
+  /** The transfer turn `play()` audio goes in now (announced), and how many there were. */
+  #transferTurn: string | undefined
+  #transferTurns = 0
   #log: Log
 
   readonly #limits: BrowserTransportLimits
@@ -129,6 +136,8 @@ export class BrowserTransport implements SocketTransport {
 
   deliver(event: PipelineEvent): void {
     if (this.#closed !== undefined) return
+    // The transfer's audio stopped (its clear) or the pipeline speaks again (a failed transfer's reply): over.
+    if (event.type === 'clear_playback' || event.type === 'turn.start') this.#endTransferTurn()
     if (event.type === 'clear_playback') {
       // Browsers stop on the user `turn.start`; only audio not yet handed to the socket can still be dropped.
       this.#dropPendingAudio()
@@ -145,8 +154,9 @@ export class BrowserTransport implements SocketTransport {
 
   /**
    * Raw PCM16 16 kHz to the browser outside the pipeline's turns (a warm transfer's hold line, hold audio and the
-   * bridged human): `response.audio` messages of the turn `transfer` ("buffer and play immediately"), whose playback
-   * is not acknowledged. Dropped, and counted, while the browser does not read.
+   * bridged human): `response.audio` messages ("buffer and play immediately") of a transfer turn, announced by a
+   * `turn.start` role assistant before its first audio; playback is not acknowledged. Dropped, and counted, while
+   * the browser does not read.
    */
   play(audio: Buffer): void {
     if (this.#closed !== undefined) return
@@ -155,13 +165,33 @@ export class BrowserTransport implements SocketTransport {
       this.#dropped.audioOut++
       return
     }
+    let turnId = this.#transferTurn
+    if (turnId === undefined) {
+      this.#transferTurns += 1
+      turnId = `${TRANSFER_TURN_ID}-${this.#transferTurns}`
+      this.#transferTurn = turnId
+      this.#send({ type: 'turn.start', role: 'assistant', turn_id: turnId }, undefined)
+    }
     this.#transferChunks += 1
-    const delta = `${TRANSFER_TURN_ID}:${this.#transferChunks}`
-    this.#send({ type: 'response.audio', content: audio.toString('base64'), delta_id: delta, turn_id: TRANSFER_TURN_ID }, undefined)
+    const delta = `${turnId}:${this.#transferChunks}`
+    this.#send({ type: 'response.audio', content: audio.toString('base64'), delta_id: delta, turn_id: turnId }, undefined)
+  }
+
+  /**
+   * Closes the transfer turn, if one is open; the next `play()` opens another. Also when the visitor types or
+   * speaks: the SDK then stops its player and drops the rest of the turn it was playing, so the human's voice
+   * goes on in a turn of its own.
+   */
+  #endTransferTurn(): void {
+    const turnId = this.#transferTurn
+    if (turnId === undefined) return
+    this.#transferTurn = undefined
+    this.#send({ type: 'turn.end', role: 'assistant', turn_id: turnId }, undefined)
   }
 
   close(reason: EndReason): void {
     if (this.#closed !== undefined) return
+    this.#endTransferTurn()
     this.#closed = reason
     if (this.#ws !== undefined) this.#flushAndClose(reason)
   }
@@ -224,18 +254,21 @@ export class BrowserTransport implements SocketTransport {
         this.#onAudio(m.audio)
         return
       case 'vad_events':
+        if (m.event === 'vad_start') this.#endTransferTurn()
         input?.clientVad(m.event)
         return
       case 'trigger.response.audio.replay_finished':
         input?.replayFinished(m.turnId)
         return
       case 'trigger.turn.start':
+        this.#endTransferTurn()
         input?.pushToTalk(true)
         return
       case 'trigger.turn.end':
         input?.pushToTalk(false)
         return
       case 'client.response.text':
+        this.#endTransferTurn()
         if (m.content.trim().length > 0) input?.userText(m.content)
         return
       case 'client.response.data':

@@ -11,8 +11,9 @@ import { callStreamConnected, callStreamStarted } from '../../gateway/sessions/c
 import type { Carrier } from '../../carrier/carrier.js'
 import { MediaStreamTransport } from './media-stream-transport.js'
 import { WebSocketServer } from 'ws'
-import { TRANSFER_LEG_KEY_PREFIX } from '../../gateway/sessions/transfer-legs.js'
+import { LEG_RELAYED_HEADER, TRANSFER_LEG_KEY_PREFIX } from '../../gateway/sessions/transfer-legs.js'
 import { attachTransferLeg } from './transfer-leg-socket.js'
+import { type LegRelays, relayTransferLeg } from './transfer-leg-relay.js'
 
 /** What the media-stream upgrade needs. */
 export interface MediaStreamUpgradeDeps {
@@ -20,6 +21,8 @@ export interface MediaStreamUpgradeDeps {
   /** The process's carrier calls: its sessions and log, the waiting-call deadlines, how statuses move. */
   readonly calls: Pick<CallDeps, 'db' | 'log' | 'carrier' | 'sessions' | 'watchdog' | 'transferLegs'>
   readonly trustProxy: boolean
+  /** The legs this process relays to the replica waiting for them; absent: a leg held elsewhere is refused. */
+  readonly relays?: LegRelays | undefined
   /** Measures the synchronous handling of each inbound frame in ms (benchmarks). */
   readonly frameTiming?: ((ms: number) => void) | undefined
 }
@@ -49,7 +52,19 @@ export function mediaStreamUpgradeRoute(deps: MediaStreamUpgradeDeps): UpgradeRo
       if (key.startsWith(TRANSFER_LEG_KEY_PREFIX)) {
         // A warm transfer's human leg: no session is opened for it.
         const leg = calls.transferLegs?.get(key)
-        if (leg === undefined) return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
+        if (leg === undefined) {
+          // Another replica may be waiting for it (a balancer sent the carrier here): relayed there, once.
+          const relayed = req.headers[LEG_RELAYED_HEADER] !== undefined
+          const elsewhere =
+            relayed || deps.relays === undefined
+              ? undefined
+              : await calls.transferLegs?.replicaOf(key).catch((err: unknown) => {
+                  calls.log.warn({ err }, 'transfer leg lookup failed: its stream is refused')
+                  return undefined
+                })
+          if (elsewhere === undefined || deps.relays === undefined) return refuseUpgrade(socket, 401, OPEN_REFUSALS.unknown.message)
+          return relayTransferLeg({ sockets: legSockets, relays: deps.relays, log: calls.log }, elsewhere, url.pathname, req, socket, head)
+        }
         legSockets.handleUpgrade(req, socket, head, (ws) => {
           ws.on('error', (e) => calls.log.debug({ err: e }, 'transfer leg socket error'))
           attachTransferLeg(ws, leg, deps.carrier.newCodec(), calls.log)

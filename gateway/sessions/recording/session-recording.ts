@@ -9,6 +9,7 @@ import type { Log } from '../../../core/log.js'
 import type { Database, SessionRow } from '../../store/schema.js'
 import { completeRecording, createRecording, failRecording, setRecordingSpans, type RecordingToMove } from '../../store/recordings.js'
 import type { StoredPausedSpan, StoredSilencedSpan } from '../../store/schema.js'
+import type { StoredHeldSpan } from '../../store/schema-transfer.js'
 import { HeardAudio } from './heard-audio.js'
 import { sharedChunkBatches } from './chunk-batches.js'
 import {
@@ -102,6 +103,7 @@ export class SessionRecording {
   #lastMediaEnd = 0
   readonly #silenced: StoredSilencedSpan[] = []
   readonly #paused: StoredPausedSpan[] = []
+  readonly #held: StoredHeldSpan[] = []
   readonly #db: Kysely<Database>
   readonly #log: Log
 
@@ -248,6 +250,17 @@ export class SessionRecording {
   }
 
   /**
+   * The caller was put on hold or taken off it: listed in the metadata (the audio goes on being recorded: what a
+   * held caller hears is hold audio, and a SIP peer's music on hold reaches the recording as silence).
+   */
+  held(kind: StoredHeldSpan['kind'], on: boolean): void {
+    const at = Math.round(this.#now())
+    const open = this.#held.findLast((s) => s.kind === kind && s.to_ms === null)
+    if (on && open === undefined && this.#held.length < MAX_LISTED_SPANS) this.#held.push({ kind, from_ms: at, to_ms: null })
+    else if (!on && open !== undefined) open.to_ms = at
+  }
+
+  /**
    * Audio the caller hears as it is relayed to them, outside the pipeline (a warm transfer's bridged human): on the
    * agent channel as it plays. Frames play back to back, so one that arrives with jitter follows the previous one;
    * after a gap longer than `LIVE_GAP_MS` (the other party paused the stream) a new run starts where it arrived.
@@ -271,7 +284,7 @@ export class SessionRecording {
     const outcome = await this.#recorder.finish(durationMs)
     if (outcome.status === 'completed') {
       // Before session.update tells the backend the file is ready: its metadata lists what was silenced.
-      const spans = { silenced: this.#silenced, paused: this.#paused }
+      const spans = { silenced: this.#silenced, paused: this.#paused, held: this.#held }
       await setRecordingSpans(this.#db, this.#row.id, spans).catch((e: unknown) =>
         this.#log.error({ err: e }, 'recording privacy spans could not be stored'),
       )

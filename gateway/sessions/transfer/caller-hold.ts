@@ -1,12 +1,16 @@
 /**
- * What the caller hears while a warm transfer dials and briefs the human (issue 28): the `hold` line in the agent's
- * voice, then the built-in hold audio, paced a little ahead of real time into the caller's transport and dropped
- * with a clear when the hold ends. Shared by every `WarmTransferIo` (carrier, SIP): only the caller's side is used.
+ * What the caller hears while a warm transfer dials and briefs the human: with a `hold` line, the line in the
+ * agent's voice, then the agent's hold music (`transfer.hold_audio_url`, hold-music.ts) or the built-in hold
+ * audio; without one, the ringback tone of the caller's country, as on any
+ * call that rings (ringback-tone.ts). Paced a little ahead of real time into the caller's transport and dropped with
+ * a clear when the hold ends. Shared by every `WarmTransferIo` (carrier, SIP): only the caller's side is used.
  */
 import { encodeMulaw, int16ToBuffer, type OutputAudioFormat } from '../../../pipeline/index.js'
 import type { Log } from '../../../core/log.js'
 import { BRIDGE_FRAME_MS, frameBytes } from './frame-converter.js'
 import { HOLD_FRAME_MS, holdAudioFrame } from './hold-audio.js'
+import { type HoldMusic, holdMusicFrame } from './hold-music.js'
+import { RINGBACK_FRAME_MS, type RingbackPlan, ringbackFrame, ringbackPlanFor } from './ringback-tone.js'
 
 /** How far ahead of real time hold audio is sent (the transport queues it; a clear drops the rest). */
 const HOLD_LEAD_MS = 200
@@ -23,6 +27,12 @@ export interface CallerHoldSide {
   clearCaller(): void
   /** The agent's voice for the caller, in the caller's output format. */
   speakToCaller(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
+  /** The caller is on hold (`on`) or not any more: the session's clocks and recording are told. */
+  held?(on: boolean): void
+  /** The caller's number (E.164), whose country's ringback is played; undefined: the ITU tone. */
+  readonly callerId?: string | undefined
+  /** The agent's hold music once loaded (`transfer.hold_audio_url`); undefined: the built-in hold audio. */
+  holdMusic?(): HoldMusic | undefined
 }
 
 /** The hold of one transfer: `start` once, `stop` (idempotent) when the hold ends. */
@@ -30,14 +40,18 @@ export class CallerHold {
   readonly #side: CallerHoldSide
   #timer: NodeJS.Timeout | undefined
   #holding = false
+  /** Without a hold line: the ringback played instead of the hold audio. */
+  #ringback: RingbackPlan | undefined
 
   constructor(side: CallerHoldSide) {
     this.#side = side
   }
 
-  /** Says `line` (if any), then plays hold audio until `stop`. */
+  /** Says `line` then plays hold audio until `stop`; without a line, plays the caller's ringback tone. */
   start(line: string | undefined, signal: AbortSignal): void {
     this.#holding = true
+    this.#side.held?.(true)
+    this.#ringback = line === undefined ? ringbackPlanFor(this.#side.callerId) : undefined
     const play = async () => {
       let leadMs = 0
       if (line !== undefined) {
@@ -80,6 +94,7 @@ export class CallerHold {
     this.#holding = false
     this.#stopAudio()
     this.#side.clearCaller()
+    this.#side.held?.(false)
   }
 
   /** Hold audio, paced: the caller's queue is topped up to `HOLD_LEAD_MS` ahead of real time. */
@@ -91,9 +106,18 @@ export class CallerHold {
       if (!this.#holding) return
       const due = performance.now() - started + HOLD_LEAD_MS
       const frames: Buffer[] = []
+      const ringback = this.#ringback
+      const music = this.#side.holdMusic?.()
       while (sentMs < due) {
-        frames.push(holdFrameIn(this.#side.callerAudio.output, frame++))
-        sentMs += HOLD_FRAME_MS
+        const format = this.#side.callerAudio.output
+        frames.push(
+          ringback !== undefined
+            ? ringbackFrameIn(ringback, format, frame++)
+            : music !== undefined
+              ? musicFrameIn(music, format, frame++)
+              : holdFrameIn(format, frame++),
+        )
+        sentMs += ringback === undefined ? HOLD_FRAME_MS : RINGBACK_FRAME_MS
       }
       if (frames.length > 0) this.#side.playToCaller(Buffer.concat(frames))
     }
@@ -106,6 +130,18 @@ export class CallerHold {
     clearInterval(this.#timer)
     this.#timer = undefined
   }
+}
+
+/** One 20 ms frame of the agent's hold music in the caller's output format. */
+function musicFrameIn(music: HoldMusic, format: OutputAudioFormat, index: number): Buffer {
+  if (format === 'ulaw_8000') return Buffer.from(encodeMulaw(holdMusicFrame(music, 8000, index)))
+  return Buffer.from(int16ToBuffer(holdMusicFrame(music, 16000, index)))
+}
+
+/** One 20 ms frame of ringback in the caller's output format. */
+function ringbackFrameIn(plan: RingbackPlan, format: OutputAudioFormat, index: number): Buffer {
+  if (format === 'ulaw_8000') return Buffer.from(encodeMulaw(ringbackFrame(plan, 8000, index)))
+  return Buffer.from(int16ToBuffer(ringbackFrame(plan, 16000, index)))
 }
 
 /** One 20 ms frame of hold audio in the caller's output format: mu-law 8 kHz, or PCM16 16 kHz (a browser). */

@@ -17,6 +17,7 @@ import type { BridgeLeg } from './bridge-leg.js'
 import type { BridgeTranscriberDeps } from './bridge-transcriber.js'
 import { type CallerBridge, bridgeCaller } from './caller-bridge.js'
 import { CallerHold } from './caller-hold.js'
+import type { HoldMusic } from './hold-music.js'
 import type { LegMediaIn, LegMediaOut, TransferLegHandler, TransferLegs } from '../transfer-legs.js'
 import type { HumanLegProgress, TransferEndedBy, TransferFact, TransferFailureReason, TransferInput } from './transfer-steps.js'
 import type { WarmTransferIo } from './warm-transfer-driver.js'
@@ -47,6 +48,10 @@ export interface WarmTransferSessionSide {
   playToCaller(audio: Buffer): void
   /** Drops what the caller has queued and not heard (the end of hold audio). */
   clearCaller(): void
+  /** The caller is on the transfer's hold or not any more (the session's clocks and recording). */
+  held?(on: boolean): void
+  /** The agent's hold music once loaded; undefined: the built-in hold audio. */
+  holdMusic?(): HoldMusic | undefined
   /** The bridged human's audio, as the caller heard it (the recording). */
   recordHeard(audio: Buffer): void
   /** The agent's voice for the human: `text` as mu-law 8 kHz, whole at the end; `onAudio` gets each piece as it comes. */
@@ -97,6 +102,9 @@ export class CarrierWarmTransfer implements WarmTransferIo, TransferLegHandler {
     const token = this.#deps.legs.register(this)
     if (token === undefined) throw new Error('too many transfer legs in this process')
     this.#token = token
+    // Before the carrier hears of the leg: its stream or callbacks may reach another replica at once.
+    await this.#deps.legs.publish(token, row.id)
+    signal.throwIfAborted()
     const carrier = this.#deps.carrier
     const streamUrl = carrier.mediaStream.streamUrl(this.#deps.publicUrl, token)
     const twiml = carrier.markup.connectStream(streamUrl, { transfer_of: row.id })

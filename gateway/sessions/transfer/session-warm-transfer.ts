@@ -21,6 +21,7 @@ import {
 import { NO_VENDORS } from '../no-input.js'
 import type { WarmTransferSession, WarmTransferSlot } from '../warm-transfer-port.js'
 import { speakOnce } from './speak-once.js'
+import type { HoldMusic, HoldMusicCache } from './hold-music.js'
 import { transferLifecycleEvent } from './transfer-events.js'
 import type { SessionRow } from '../../store/schema.js'
 import { recordTransferFact, recordTransferLine } from '../../store/session-transfers.js'
@@ -34,6 +35,8 @@ import { REAL_CLOCK, WarmTransferDriver, type DriverClock } from './warm-transfe
 export interface WarmTransferDeps extends CarrierWarmTransferDeps {
   /** The SIP side (a SIP caller's human is dialled through the organization's trunk); absent: SIP callers cannot. */
   readonly sip?: SipWarmTransferDeps | undefined
+  /** The process's hold music files (agents' `transfer.hold_audio_url`); absent: the built-in hold audio only. */
+  readonly holdMusic?: HoldMusicCache | undefined
 }
 
 /** What the caller hears when the backend's reply to `transfer.failed` says nothing (from the pipeline's table). */
@@ -54,6 +57,8 @@ export interface WarmTransferHost {
   /** The bridged human's audio, for the recording (what the caller heard). */
   recordHeard(audio: Buffer): void
   clearCaller(): void
+  /** The caller is on the transfer's hold (`on`) or not any more. */
+  held?(on: boolean): void
   /** The agent's voice in mu-law 8 kHz (for the human's leg). */
   speak(text: string, signal: AbortSignal, onAudio?: (audio: Buffer) => void): Promise<Buffer>
   /** The agent's voice in the caller's output format (the hold line). */
@@ -63,6 +68,8 @@ export interface WarmTransferHost {
   report(fact: TransferFact, to: string): void
   /** Speech-to-text of the bridged legs (a request with `transcribe`), and where their finals go. */
   readonly bridgeTranscription?: Pick<BridgeTranscriberDeps, 'openStt' | 'heard'> | undefined
+  /** The agent's `transfer.hold_audio_url`, if any. */
+  readonly holdAudioUrl?: string | undefined
 }
 
 /** One session's warm transfer slot (one transfer at a time). */
@@ -72,6 +79,8 @@ export class SessionWarmTransfer implements WarmTransferSlot {
   readonly #defaultLines: DefaultLines
   readonly #clock: DriverClock
   #driver: WarmTransferDriver | undefined
+  /** The running request's `forward_data`. */
+  #forwardData = false
   readonly #callerListeners = new Set<(audio: Uint8Array) => void>()
 
   constructor(host: WarmTransferHost, deps: () => WarmTransferDeps, defaultLines: DefaultLines, clock: DriverClock = REAL_CLOCK) {
@@ -95,6 +104,13 @@ export class SessionWarmTransfer implements WarmTransferSlot {
     const to = request.target.to
     const log = host.log.child({ transfer_to: to })
     let driver: WarmTransferDriver | undefined
+    const deps = this.#deps()
+    const url = host.holdAudioUrl
+    let music: HoldMusic | undefined = url === undefined ? undefined : deps.holdMusic?.ready(url)
+    // The first time, loaded while the human is dialled: the built-in hold audio plays until it is there.
+    if (url !== undefined && music === undefined && deps.holdMusic !== undefined) {
+      void deps.holdMusic.load(url, log).then((m) => (music = m))
+    }
     const side: WarmTransferSessionSide = {
       row,
       log,
@@ -105,6 +121,8 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       playToCaller: (audio) => host.playToCaller(audio),
       recordHeard: (audio) => host.recordHeard(audio),
       clearCaller: () => host.clearCaller(),
+      held: (on) => host.held?.(on),
+      holdMusic: () => music,
       speak: (text, signal, onAudio) => host.speak(text, signal, onAudio),
       speakToCaller: (text, signal, onAudio) => host.speakToCaller(text, signal, onAudio),
       listenToCaller: (listener) => {
@@ -120,7 +138,6 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       input: (input) => driver?.input(input),
       bridgeTranscription: host.bridgeTranscription,
     }
-    const deps = this.#deps()
     const io =
       host.channel === 'sip'
         ? new SipWarmTransfer(deps.sip ?? { db: deps.db }, side, request)
@@ -132,6 +149,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       (step, err) => log.warn({ err, step }, 'warm transfer step failed'),
     )
     this.#driver = driver
+    this.#forwardData = request.forwardData
     log.info({ accept: request.accept, timeout_ms: request.timeoutMs }, 'warm transfer started')
     driver.start()
     return true
@@ -151,21 +169,37 @@ export class SessionWarmTransfer implements WarmTransferSlot {
     return bridged && callerLeft ? 'transfer_caller_hangup' : reason
   }
 
-  /** `input` with the caller's audio and keys kept from the agent while a transfer runs (they go to the transfer). */
+  /**
+   * `input` with everything of the caller kept from the agent while a transfer runs: audio goes to the transfer (the
+   * bridge, once connected); keys, VAD events, push-to-talk and typed text are dropped, so no user turn and no
+   * assistant turn can start over the hold or the bridge; `data` reaches the agent only when the request asked for it
+   * (`forward_data`). The acknowledgements of the agent's own audio pass, whatever the state.
+   */
   gate(input: PipelineInput): PipelineInput {
+    const open = () => !this.active
     return {
       pushAudio: (chunk, mediaTimestampMs) => {
-        if (!this.active) return input.pushAudio(chunk, mediaTimestampMs)
+        if (open()) return input.pushAudio(chunk, mediaTimestampMs)
         for (const listener of this.#callerListeners) listener(chunk)
       },
       dtmf: (digit) => {
-        if (!this.active) input.dtmf(digit)
+        if (open()) input.dtmf(digit)
       },
       markPlayed: (chunkId) => input.markPlayed(chunkId),
-      clientVad: (event) => input.clientVad(event),
-      pushToTalk: (pressed) => input.pushToTalk(pressed),
-      userText: (text) => input.userText(text),
-      userData: (data) => input.userData(data),
+      clientVad: (event) => {
+        if (open()) input.clientVad(event)
+      },
+      pushToTalk: (pressed) => {
+        if (open()) input.pushToTalk(pressed)
+      },
+      userText: (text) => {
+        if (open()) input.userText(text)
+      },
+      userData: (data, options) => {
+        if (open()) input.userData(data, options)
+        // Relayed, but whatever the reply says is not spoken over the hold or the bridge.
+        else if (this.#forwardData) input.userData(data, { speakReply: false })
+      },
       audioWritten: (chunkId) => input.audioWritten(chunkId),
       replayFinished: (turnId) => input.replayFinished(turnId),
       callControlFailed: (failure) => input.callControlFailed?.(failure),
@@ -201,6 +235,8 @@ export function sessionWarmTransfer(
       playToCaller: (audio) => play.call(transport, audio),
       recordHeard: (audio) => s.recording()?.heardLive(audio),
       clearCaller: () => transport.deliver?.({ type: 'clear_playback', turnId: 'transfer' }),
+      held: (on) => s.held(on),
+      holdAudioUrl: s.config.transfer?.hold_audio_url,
       callerAudio,
       speak: (text, signal, onAudio) => speakOnce(text, { config: s.config, vendors: s.vendors ?? NO_VENDORS, log, signal, onAudio }),
       speakToCaller: (text, signal, onAudio) =>

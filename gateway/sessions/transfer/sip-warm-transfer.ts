@@ -84,8 +84,8 @@ export class SipWarmTransfer implements WarmTransferIo {
     const { row, log } = this.#side
     const dialer = this.#deps.sipDialer?.()
     if (dialer === undefined) throw new Error('SIP is off in this process: the human cannot be dialled through a trunk')
+    // A number, or a SIP URI the trunk routes (it is the outbound proxy of the INVITE).
     const to = this.#request.target.to
-    if (!to.startsWith('+')) throw new Error('only a phone number can be dialled through a SIP trunk (the target is a SIP URI)')
     const from = this.#request.target.callerId ?? this.#side.callerId ?? (await agentNumber(this.#deps.db, row.agent_id))
     if (from === undefined) throw new Error('no caller id for the human leg: the caller has no number and the agent none assigned')
     const trunk = await transferTrunk(this.#deps.db, row.organization_id, from)

@@ -33,6 +33,8 @@ export interface SipSessionPort {
   transportClosed(reason?: EndReason): Promise<void>
   /** Restarts the user-silence timeout (a held caller is not a silent one). */
   noteUserActivity?(): void
+  /** The peer put the call on hold or took it off: the duration limit does not count it, the recording lists it. */
+  held?(kind: 'sip_hold', on: boolean): void
 }
 
 /** While the caller is held, how often the user-silence timeout is pushed back (it counts in minutes). */
@@ -112,6 +114,7 @@ export class SipCallTransport {
   setHeld(held: boolean): void {
     if (held === this.held || this.#closed) return
     this.#session?.noteUserActivity?.()
+    this.#session?.held?.('sip_hold', held)
     if (!held) {
       clearInterval(this.#hold)
       this.#hold = undefined

@@ -26,8 +26,12 @@ import type { MediaEncryption } from '../media/srtp/sdes-negotiation.js'
 export interface SipDialRequest {
   /** The trunk's outbound URI (`sip:host[:port][;transport=udp|tcp|tls]`, or `sips:host[:port]`). */
   readonly uri: string
-  /** E.164 numbers: ours (From) and the callee's (Request-URI and To). */
+  /** Our E.164 number (From). */
   readonly from: string
+  /**
+   * The callee (Request-URI and To): an E.164 number, at the trunk's host; or a `sip:`/`sips:` URI, sent as it is
+   * through the trunk (the trunk is the outbound proxy that routes it).
+   */
   readonly to: string
   readonly credentials?: { readonly username: string; readonly password: string } | undefined
   /** The trunk's SRTP setting: `optional` and `required` offer RTP/SAVP over TLS; absent: `none`. */
@@ -120,6 +124,8 @@ export class SipDialer {
     if (transport !== 'udp' && transport !== 'tcp' && transport !== 'tls') return { refused: 'unsupported_transport' }
     const stream = transport !== 'udp'
     if (request.mediaEncryption === 'required' && transport !== 'tls') return { refused: 'srtp_needs_tls' }
+    // A sips: callee is TLS all the way (RFC 3261 section 26.2), the hop to the trunk included.
+    if (request.to.startsWith('sips:') && transport !== 'tls') return { refused: 'unsupported_transport' }
     if (!this.#p.dialogs.hasRoom) return { refused: 'too_many_calls' }
     let address: string
     try {
@@ -149,12 +155,13 @@ export class SipDialer {
       srtp: { encryption: request.mediaEncryption ?? 'none', tls: transport === 'tls', keySalt: randomBytes(SDES_KEY_SALT_BYTES) },
     }
     const trunkHost = uri.host + (uri.port === undefined ? '' : `:${uri.port}`)
+    const target = calleeUri(request.to, uri.scheme, trunkHost)
     let media: RtpMedia | undefined
     let sipTransport: SipCallTransport | undefined
     const call: SipOutboundCall = new SipOutboundCall({
-      target: `${uri.scheme}:${request.to}@${trunkHost}`,
+      target,
       from: `<sip:${request.from}@${host}>`,
-      to: `<${uri.scheme}:${request.to}@${trunkHost}>`,
+      to: `<${target}>`,
       callId: `${randomBytes(12).toString('hex')}@${host}`,
       localTag: randomBytes(8).toString('hex'),
       contact: ourContact(uri.scheme, transport, host, transport === 'tls' ? (this.#p.tlsPort?.() ?? this.#p.port()) : this.#p.port()),
@@ -221,4 +228,9 @@ export class SipDialer {
 function ourContact(scheme: string, transport: 'udp' | 'tcp' | 'tls', host: string, port: number): string {
   if (scheme === 'sips') return `sips:${host}:${port}`
   return `sip:${host}:${port}${transport === 'udp' ? '' : `;transport=${transport}`}`
+}
+
+/** The Request-URI of the callee: a SIP URI as given, or the number at the trunk's host (the trunk's scheme). */
+function calleeUri(to: string, scheme: string, trunkHost: string): string {
+  return to.startsWith('sip:') || to.startsWith('sips:') ? to : `${scheme}:${to}@${trunkHost}`
 }

@@ -1,0 +1,233 @@
+/**
+ * Warm transfer behind a balancer: three gateway processes on one Postgres server behind nginx round-robin. The caller
+ * reaches them through nginx; the human's leg (its media stream and every callback about it) is sent to the replica
+ * that does NOT run the session, as a balancer that spreads requests may, and that replica relays them to the one
+ * that does. Accept (tones both ways), decline, the caller hanging up while the human rings, the relaying replica
+ * draining while bridged, and the session's replica draining while bridged (the bridge goes on through the grace
+ * period, then the call ends `shutdown`).
+ */
+import t, { type Test } from 'tap'
+import { toolSkip } from '../helpers/tool-required.js'
+import { postSignedForm } from '../fakes/carrier/sign.js'
+import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
+import type { FakeCall } from '../fakes/carrier/fake-call.js'
+import { newCallSid, placeCall, type SimulatedCall } from '../fakes/carrier/phone-simulator.js'
+import { type ChildGateway, spawnGateway } from '../helpers/spawn-gateway.js'
+import { freePort, hasNginx, startNginx } from '../helpers/nginx.js'
+import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
+import { toneFrames } from '../helpers/tones.js'
+import { eventually, newBackendTenant, sessionOfCall, sse, startVoiceWorld } from './carrier-setup.js'
+
+const onServer = process.env.DATABASE_URL !== undefined
+const skip = !onServer
+  ? 'needs DATABASE_URL: replicas share one Postgres server'
+  : toolSkip(hasNginx() ? false : 'needs nginx (/usr/sbin/nginx)')
+t.setTimeout(240_000)
+
+const HUMAN = '+14155550100'
+const CALLER = '+442071838750'
+const TOKEN = 'warm-transfer-replicas-token'
+const GRACE_MS = 4_000
+const ANSWER = { kind: 'answer', realtime: true, silenceWhenIdle: true, playbackSpeed: 4 } as const
+
+/** A tone as a phone sends it (mu-law 8 kHz). */
+function tone(hz: number, ms: number): Buffer {
+  const n = (8000 * ms) / 1000
+  const pcm = new Int16Array(n)
+  for (let i = 0; i < n; i++) pcm[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000))
+  return Buffer.from(encodeMulaw(pcm))
+}
+const heard = (audio: Buffer, hz: number) => toneFrames(decodeMulaw(audio, new Int16Array(audio.length)), hz, 8000)
+
+t.test('a warm transfer whose leg lands on the other replica', { skip }, async (t) => {
+  const port = await freePort()
+  const publicUrl = `http://127.0.0.1:${port}`
+  const { c, deepgram, elevenlabs } = await startVoiceWorld(t, { PUBLIC_URL: publicUrl })
+  const env = {
+    DATABASE_URL: c.gw.db.options.databaseUrl!,
+    PUBLIC_URL: publicUrl,
+    ADMIN_TOKEN: '',
+    ALLOW_INSECURE_WEBHOOKS: '1',
+    SHUTDOWN_GRACE_MS: String(GRACE_MS),
+    STT_VENDOR_A_URL: deepgram.url,
+    STT_VENDOR_A_API_KEY: 'dg-key',
+    TTS_VENDOR_A_URL: elevenlabs.url,
+    TTS_VENDOR_A_API_KEY: 'el-key',
+  }
+  // Three: after one drains, two are left for the next case.
+  const replicas = await Promise.all([spawnGateway(env), spawnGateway(env), spawnGateway(env)])
+  for (const r of replicas) t.teardown(() => r.kill('SIGKILL'))
+  const lb = await startNginx(
+    port,
+    replicas.map((r) => new URL(r.url).host),
+  )
+  t.teardown(() => lb.close())
+
+  // The leg's URLs go to `legReplica` (set per call: the replica that does not run the session).
+  let legReplica: ChildGateway | undefined
+  const rewrite = (url: string) =>
+    legReplica !== undefined && /tl_|[?&]leg=/.test(url) ? url.replace(`127.0.0.1:${port}`, new URL(legReplica.url).host) : url
+  const api = await FakeCallsApi.start({ authToken: TOKEN, stepMs: 5, rewriteUrl: rewrite })
+  t.teardown(() => api.close())
+  api.outcome = { kind: 'manual' }
+  const { tenant, backend } = await newBackendTenant(t, c, TOKEN)
+  {
+    const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
+      admin: true,
+      body: { account_sid: api.accountSid, auth_token: TOKEN, api_base_url: api.baseUrl },
+    })
+    if (r.status !== 200) throw new Error(r.text)
+  }
+
+  function script(fields: Record<string, unknown>, failedLine = 'unexpected'): void {
+    backend.reply = (req) => {
+      const turnId = req.json.turn_id as string
+      if (req.json.type === 'session.start') {
+        return { kind: 'sse', steps: [{ data: { type: 'response.transfer', turn_id: turnId, mode: 'warm', to: HUMAN, ...fields } }] }
+      }
+      return sse(turnId, req.json.type === 'transfer.failed' ? failedLine : 'ok')
+    }
+  }
+
+  /** A caller through nginx whose agent dials the human; the leg's URLs then point at the other replica. */
+  async function callAndHuman(t: Test) {
+    const dialled = api.nextCall()
+    const callSid = newCallSid()
+    const r = await placeCall({
+      voiceHookUrl: `${publicUrl}/v1/agents/carrier/twiml`,
+      authToken: TOKEN,
+      from: CALLER,
+      to: tenant.number,
+      callSid,
+      realtime: true,
+      silenceWhenIdle: true,
+      playbackSpeed: 4,
+    })
+    if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
+    api.addInbound(callSid, r.call)
+    const human = await dialled
+    const row = await eventually(async () => {
+      const s = await sessionOfCall(c, callSid)
+      return s?.status === 'connected' ? s : undefined
+    })
+    const owner = replicas.find((x) => x.leaseOwner === row.lease_owner)
+    const other = replicas.find((x) => x !== owner && x.proc.exitCode === null && x.proc.signalCode === null)
+    t.ok(owner !== undefined && other !== undefined, 'the session runs on a replica behind the balancer')
+    if (owner === undefined || other === undefined) throw new Error('no owner')
+    legReplica = other
+    return { callSid, caller: r.call, human, row, owner, other }
+  }
+
+  async function endedRow(callSid: string, timeoutMs = 15_000) {
+    return eventually(async () => {
+      const s = await sessionOfCall(c, callSid)
+      return s?.status === 'ended' ? s : undefined
+    }, timeoutMs)
+  }
+
+  /** Answers the human's leg (its stream opens at the other replica) and waits for the whisper to end. */
+  async function answer(human: FakeCall): Promise<SimulatedCall> {
+    void human.drive(ANSWER)
+    const leg = await eventually(async () => (human.phone?.outcome === 'connected' ? human.phone.call : undefined))
+    return leg
+  }
+
+  /** Tones cross the bridge both ways. */
+  async function bridged(t: Test, caller: SimulatedCall, leg: SimulatedCall, what: string): Promise<void> {
+    const callerFrom = caller.receivedAudio().length
+    const humanFrom = leg.receivedAudio().length
+    void caller.sendAudio(tone(440, 400))
+    void leg.sendAudio(tone(1000, 400))
+    await leg.waitFor(() => heard(leg.receivedAudio().subarray(humanFrom), 440) >= 10, 5000)
+    await caller.waitFor(() => heard(caller.receivedAudio().subarray(callerFrom), 1000) >= 10, 5000)
+    t.pass(`${what}: the caller's 440 Hz reached the human and the human's 1 kHz the caller`)
+  }
+
+  await t.test('accepted with 1: the leg relayed to the session, tones cross, callbacks answered', async (t) => {
+    script({ whisper: 'A caller about a refund.', timeout_s: 20 })
+    const { callSid, caller, human } = await callAndHuman(t)
+    const leg = await answer(human)
+    await leg.waitFor(() => leg.marks.some((m) => m.name.startsWith('whisper') && m.echoedAt !== undefined), 8000)
+    t.ok(heard(leg.receivedAudio(), 440) >= 60, 'the human heard the whisper through the relay')
+    leg.sendDtmf('1')
+    await bridged(t, caller, leg, 'accepted')
+    await leg.hangup()
+    const row = await endedRow(callSid)
+    t.equal(row.end_reason, 'transfer_human_hangup')
+    await human.done
+    t.ok(human.callbacks.length >= 3, 'the leg had its status callbacks')
+    t.ok(
+      human.callbacks.every((cb) => cb.reply === 204),
+      `each callback, posted to the other replica, was answered by the session's (${human.callbacks.map((cb) => `${cb.callStatus}: ${cb.reply}`).join(', ')})`,
+    )
+  })
+
+  await t.test('declined with 2: the caller is back with the agent', async (t) => {
+    backend.requests.length = 0
+    script({ whisper: 'A caller.', timeout_s: 20 }, 'Nobody is free right now.')
+    const { caller, human } = await callAndHuman(t)
+    const leg = await answer(human)
+    await leg.waitFor(() => leg.marks.some((m) => m.name.startsWith('whisper') && m.echoedAt !== undefined), 8000)
+    leg.sendDtmf('2')
+    const failed = await eventually(async () => backend.requests.find((r) => r.json.type === 'transfer.failed'))
+    t.equal(failed.json.reason, 'declined')
+    t.equal(await human.done, 'completed', "the human's leg ended")
+    t.ok(caller.isOpen, 'the call goes on with the agent')
+    await caller.hangup()
+  })
+
+  await t.test('the caller hangs up while the human rings: the leg is cancelled', async (t) => {
+    script({ timeout_s: 20 })
+    const { callSid, caller, human, other } = await callAndHuman(t)
+    await human.progress('ringing')
+    t.equal(human.callbacks.at(-1)?.reply, 204, `the ringing callback, posted to ${other.url}, was answered`)
+    const statusUrl = human.params.statusCallback ?? ''
+    const forged = await postSignedForm({
+      postTo: rewrite(statusUrl),
+      signedUrl: statusUrl,
+      form: { AccountSid: api.accountSid, CallSid: human.sid, CallStatus: 'busy' },
+      authToken: 'not-the-token',
+    })
+    t.equal(forged.status, 403, "a forged callback posted there is relayed and refused by the session's replica")
+    await caller.hangup()
+    t.equal(await human.done, 'canceled', 'the human leg was cancelled through the Calls API')
+    const row = await endedRow(callSid)
+    t.equal(row.end_reason, 'caller_hangup')
+  })
+
+  await t.test('the relaying replica drains while bridged: the relay lasts its grace period, then the human leg ends', async (t) => {
+    script({ accept: 'none', timeout_s: 20 })
+    const { callSid, caller, human, other } = await callAndHuman(t)
+    const leg = await answer(human)
+    await bridged(t, caller, leg, 'before the drain')
+    const drainedAt = Date.now()
+    void other.kill('SIGTERM')
+    await new Promise((r) => setTimeout(r, 500))
+    await bridged(t, caller, leg, 'while the relaying replica drains')
+    await leg.ended
+    const after = Date.now() - drainedAt
+    t.ok(after >= GRACE_MS - 500, `the relay lasted the grace period (${after} ms after SIGTERM)`)
+    const row = await endedRow(callSid)
+    t.equal(row.end_reason, 'transfer_human_hangup', "the session's replica ended the call as the human's leg ended")
+    t.equal((await caller.ended).by, 'server')
+    await other.exited
+  })
+
+  await t.test("the session's replica drains while bridged: the bridge lasts the grace period, then ends shutdown", async (t) => {
+    script({ accept: 'none', timeout_s: 20 })
+    const { callSid, caller, human, owner } = await callAndHuman(t)
+    const leg = await answer(human)
+    await bridged(t, caller, leg, 'before the drain')
+    const drainedAt = Date.now()
+    void owner.kill('SIGTERM')
+    await new Promise((r) => setTimeout(r, 500))
+    await bridged(t, caller, leg, 'while the replica drains')
+    const end = await caller.ended
+    const after = Date.now() - drainedAt
+    t.ok(after >= GRACE_MS - 500, `the call lasted the grace period (${after} ms after SIGTERM)`)
+    t.equal(end.by, 'server', 'then the gateway ended it')
+    t.equal(await human.done, 'completed', "and the human's leg")
+    const row = await endedRow(callSid)
+    t.equal(row.end_reason, 'shutdown', 'the end says why (session.end carries it)')
+  })
+})
