@@ -210,11 +210,13 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
     },
     close(graceMs = 0) {
       closing ??= (async () => {
-        // First: nothing new is claimed; its calls already placed end with the sessions, and any replica settles them.
-        await campaigns.close()
-        tunnels.drain()
+        // At once (before any await): no new session or call is admitted (the SIP endpoint answers 503 from here).
         // Relayed transfer legs are kept as long as sessions are: the bridge they carry runs on another replica.
-        await Promise.all([sessions.shutdown(graceMs), legRelays.drain(graceMs)])
+        const drained = Promise.all([sessions.shutdown(graceMs), legRelays.drain(graceMs)])
+        tunnels.drain()
+        // Nothing new is claimed; a campaign's calls already placed end with the sessions, and any replica settles them.
+        await campaigns.close()
+        await drained
         // After the sessions: OPTIONS health checks are answered (and INVITEs get 503) until the calls are gone.
         await sip?.close()
         // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect
