@@ -9,7 +9,6 @@
  * Env: CAMPAIGN_BENCH_CONTACTS, CAMPAIGN_BENCH_RATE (dials per second, default 20), CAMPAIGN_BENCH_CONCURRENCY
  * (default 10).
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -19,7 +18,7 @@ import { openStore } from '../gateway/store/database.js'
 import { startGateway } from '../server/app.js'
 import { bootstrap } from '../server/bootstrap.js'
 import { loadConfig, vendorAvailability } from '../server/config.js'
-import { nodeScript } from '../test/helpers/node-script.js'
+import { startCallsApiProcess } from '../test/fakes/carrier/calls-api-child.js'
 import { spawnGateway, type ChildGateway } from '../test/helpers/spawn-gateway.js'
 import { apiClient, benchDatabase } from './carrier-bench-setup.js'
 import { cpuMs, fmt, type BenchRow } from './bench-util.js'
@@ -59,7 +58,7 @@ export async function bench(): Promise<BenchRow[]> {
   })
   const boot = await bootstrap(store.db, { vendors: vendorAvailability(config), publicUrl })
   const gateway = await startGateway({ config, store, log: silentLogger() })
-  const carrier = await carrierProcess()
+  const carrier = await startCallsApiProcess({ FAKE_AUTH_TOKEN: 'campaign-bench-token', FAKE_OUTCOME: 'mix', FAKE_STEP_MS: '100' })
   let second: ChildGateway | undefined
   try {
     const orgId = boot.firstStart?.organizationId as string
@@ -174,27 +173,4 @@ async function freePort(): Promise<number> {
   const port = (server.address() as { port: number }).port
   await new Promise((resolve) => server.close(resolve))
   return port
-}
-
-async function carrierProcess() {
-  const script = new URL('../test/fakes/carrier/calls-api-process.ts', import.meta.url)
-  const proc = spawn(process.execPath, nodeScript(script), {
-    env: { ...process.env, FAKE_AUTH_TOKEN: 'campaign-bench-token', FAKE_OUTCOME: 'mix', FAKE_STEP_MS: '100' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const [baseUrl, accountSid, controlUrl] = await new Promise<string[]>((resolve, reject) => {
-    let out = ''
-    proc.stdout.on('data', (c: Buffer) => {
-      out += c.toString()
-      const m = /LISTENING (\S+) (\S+) (\S+)/.exec(out)
-      if (m) resolve([m[1] as string, m[2] as string, m[3] as string])
-    })
-    proc.once('exit', (code) => reject(new Error(`fake carrier exited with ${code}`)))
-  })
-  return {
-    baseUrl: baseUrl as string,
-    accountSid: accountSid as string,
-    controlUrl: controlUrl as string,
-    kill: () => proc.kill('SIGTERM'),
-  }
 }

@@ -7,9 +7,8 @@ import t from 'tap'
 import { type Kysely, sql } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { FakeCallsApi } from '../fakes/carrier/fake-calls-api.js'
-import { spawn } from 'node:child_process'
 import { spawnGateway } from '../helpers/spawn-gateway.js'
-import { nodeScript } from '../helpers/node-script.js'
+import { startCallsApiProcess } from '../fakes/carrier/calls-api-child.js'
 import { eventually, newTenant, PUBLIC_URL, startCarrierGateway } from './carrier-setup.js'
 
 const CALLEE = '+12025550143'
@@ -25,7 +24,7 @@ t.test('50 initiate_outbound at once at 2 calls per second reach the Calls API 5
   for (const r of replicas) t.teardown(() => r.kill('SIGKILL'))
   const urls = replicas.length > 0 ? replicas.map((r) => r.url) : [b.gw.url]
   // The carrier in a process of its own: its clock and event loop are not the gateway's.
-  const api = await carrierProcess('pacing-token-1')
+  const api = await startCallsApiProcess({ FAKE_AUTH_TOKEN: 'pacing-token-1', FAKE_OUTCOME: 'busy' })
   t.teardown(() => api.kill())
   const tenant = await newTenant(b, { carrier: { authToken: 'pacing-token-1' }, limit: null })
   const creds = await b.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
@@ -93,25 +92,6 @@ async function dialTimes(db: Kysely<Database>, agentId: string): Promise<number[
     .orderBy('dialed_at')
     .execute()
   return rows.map((r) => new Date(r.dialed_at!).getTime())
-}
-
-/** The fake Calls API in a child process (test/fakes/carrier/calls-api-process.ts). */
-async function carrierProcess(authToken: string) {
-  const script = new URL('../fakes/carrier/calls-api-process.ts', import.meta.url)
-  const proc = spawn(process.execPath, nodeScript(script), {
-    env: { ...process.env, FAKE_AUTH_TOKEN: authToken, FAKE_OUTCOME: 'busy' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const [baseUrl, accountSid, controlUrl] = await new Promise<string[]>((resolve, reject) => {
-    let out = ''
-    proc.stdout.on('data', (c: Buffer) => {
-      out += c.toString()
-      const m = /LISTENING (\S+) (\S+) (\S+)/.exec(out)
-      if (m) resolve([m[1]!, m[2]!, m[3]!])
-    })
-    proc.once('exit', (code) => reject(new Error(`fake carrier exited with ${code}`)))
-  })
-  return { baseUrl: baseUrl!, accountSid: accountSid!, controlUrl: controlUrl!, kill: () => proc.kill('SIGTERM') }
 }
 
 t.test('beyond the queue bound initiate_outbound gets 503 outbound_queue_full with Retry-After', async (t) => {
