@@ -34,12 +34,7 @@ async function tenantWithApi(
 ): Promise<{ tenant: CarrierTenant; backend: FakeBackend; api: FakeCallsApi }> {
   const api = await FakeCallsApi.start({ authToken: token })
   t.teardown(() => api.close())
-  const { tenant, backend } = await newBackendTenant(t, c, token)
-  const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
-    admin: true,
-    body: { account_sid: api.accountSid, auth_token: token, api_base_url: api.baseUrl },
-  })
-  if (r.status !== 200) throw new Error(r.text)
+  const { tenant, backend } = await newBackendTenant(t, c, token, undefined, api)
   return { tenant, backend, api }
 }
 

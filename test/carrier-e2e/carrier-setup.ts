@@ -207,8 +207,10 @@ export async function newBackendTenant(
   c: CarrierGw,
   authToken: string,
   edit: (config: any) => void = () => undefined,
+  /** A fake Calls API the organization's carrier credentials point at (for outbound calls and transfer legs). */
+  api?: FakeCallsApi,
 ): Promise<{ tenant: CarrierTenant; backend: FakeBackend }> {
-  const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken } })
+  const tenant = await newTenant(c, { template: 'voice-agent-webhook', carrier: { authToken, api } })
   const backend = await startFakeBackend({ secret: tenant.webhookSecret })
   t.teardown(() => backend.close())
   const agent = (await c.gw.request('GET', `/v1/agents/${tenant.agentId}`, { key: tenant.apiKey })).body

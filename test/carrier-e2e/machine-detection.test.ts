@@ -18,12 +18,7 @@ async function world(t: { teardown(fn: () => unknown): void }, token: string, ed
   const { c } = await startVoiceWorld(t)
   const api = await FakeCallsApi.start({ authToken: token, stepMs: 5, rewriteUrl: c.rewrite })
   t.teardown(() => api.close())
-  const { tenant, backend } = await newBackendTenant(t, c, token, edit)
-  const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
-    admin: true,
-    body: { account_sid: api.accountSid, auth_token: token, api_base_url: api.baseUrl },
-  })
-  if (r.status !== 200) throw new Error(r.text)
+  const { tenant, backend } = await newBackendTenant(t, c, token, edit, api)
   const arrivals: { type: string; at: number; body: any }[] = []
   const said = (turnId: string, ...steps: object[]): BackendReply => ({
     kind: 'sse',

@@ -48,14 +48,7 @@ const { c } = await startVoiceWorld(t, { ALLOW_INSECURE_WEBHOOKS: '1' })
 const api = await FakeCallsApi.start({ authToken: TOKEN, stepMs: 5, rewriteUrl: c.rewrite })
 t.teardown(() => api.close())
 api.outcome = { kind: 'manual' }
-const { tenant, backend } = await newBackendTenant(t, c, TOKEN)
-{
-  const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
-    admin: true,
-    body: { account_sid: api.accountSid, auth_token: TOKEN, api_base_url: api.baseUrl },
-  })
-  if (r.status !== 200) throw new Error(r.text)
-}
+const { tenant, backend } = await newBackendTenant(t, c, TOKEN, undefined, api)
 backend.reply = (req) => {
   const turnId = req.json.turn_id as string
   if (req.json.type === 'session.start') {

@@ -70,14 +70,7 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
   const api = await FakeCallsApi.start({ authToken: TOKEN, stepMs: 5, rewriteUrl: rewrite })
   t.teardown(() => api.close())
   api.outcome = { kind: 'manual' }
-  const { tenant, backend } = await newBackendTenant(t, c, TOKEN)
-  {
-    const r = await c.gw.request('PUT', `/admin/v1/organizations/${tenant.orgId}/carrier`, {
-      admin: true,
-      body: { account_sid: api.accountSid, auth_token: TOKEN, api_base_url: api.baseUrl },
-    })
-    if (r.status !== 200) throw new Error(r.text)
-  }
+  const { tenant, backend } = await newBackendTenant(t, c, TOKEN, undefined, api)
 
   function script(fields: Record<string, unknown>, failedLine = 'unexpected'): void {
     backend.reply = (req) => {
