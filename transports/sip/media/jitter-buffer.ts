@@ -128,16 +128,6 @@ export class JitterBuffer {
       this.#playing = true
       this.#next = Math.min(...this.#packets.keys())
     }
-    // The usual case, one whole frame per packet and nothing left over: that packet, not a copy of it.
-    const whole = this.#pending.length === 0 ? this.#packets.get(this.#next!) : undefined
-    if (whole?.length === this.#frameBytes) {
-      this.#packets.delete(this.#next!)
-      this.#markPlayed(this.#next!)
-      this.stats.played++
-      this.#lastSize = whole.length
-      this.#next!++
-      return Buffer.from(whole.buffer, whole.byteOffset, whole.length)
-    }
     const parts: Uint8Array[] = [this.#pending]
     let have = this.#pending.length
     while (have < this.#frameBytes) {
@@ -163,6 +153,11 @@ export class JitterBuffer {
         break
       }
       this.#next!++
+    }
+    // The usual case, one packet that is exactly a frame and nothing pending: that packet, not a copy of it.
+    if (parts.length === 2 && parts[0]!.length === 0 && have === this.#frameBytes) {
+      const only = parts[1]!
+      return Buffer.from(only.buffer, only.byteOffset, only.length)
     }
     const all = Buffer.concat(parts)
     this.#pending = all.subarray(this.#frameBytes)
