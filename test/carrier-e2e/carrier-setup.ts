@@ -156,6 +156,32 @@ export async function sessionOfCall(c: CarrierGw, callSid: string) {
   return c.gw.store.db.selectFrom('sessions').selectAll().where('call_sid', '=', callSid).orderBy('created_at', 'desc').executeTakeFirst()
 }
 
+/**
+ * A real-time phone call to `tenant` (1x playback, silence sent between phrases, as a phone does) that connected,
+ * and the session row it made.
+ */
+export async function startRealtimeCall(c: CarrierGw, tenant: CarrierTenant) {
+  const callSid = newCallSid()
+  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 1 })
+  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
+  const row = await eventually(async () => sessionOfCall(c, callSid))
+  return { call: r.call, callSid, row }
+}
+
+/**
+ * The test card (4111 1111 1111 1111)'s digits inside a string value (a transcript, a log message), for checks that
+ * nothing of it was stored or logged: a number such as `duration_ms: 14111` is no card.
+ */
+export const CARD_DIGITS = /"[^"]*(?:4111|1111)[^"]*"/
+
+/** The phone end of a connected call. */
+export type RealtimeCall = Awaited<ReturnType<typeof startRealtimeCall>>['call']
+
+/** Waits until everything the agent sent has played (marks echoed), after at least `marks` marks. */
+export async function heardAll(call: RealtimeCall, marks = 1): Promise<void> {
+  await eventually(async () => (call.marks.length >= marks && call.earpiece.pendingMarks().length === 0 ? true : undefined), 20_000)
+}
+
 /** A carrier gateway wired to an STT and a TTS vendor fake: the world of the voice-call tests. */
 export interface VoiceWorld {
   c: CarrierGw

@@ -14,11 +14,19 @@ import { startTestGateway } from '../helpers/gateway.js'
 import { startFakeDeepgram, transcriptsInTurn, VOICED_LEVEL } from '../fakes/deepgram/fake-deepgram.js'
 import { startFakeElevenLabs } from '../fakes/elevenlabs/fake-elevenlabs.js'
 import type { BackendReply } from '../fakes/backend/fake-backend.js'
-import { newCallSid } from '../fakes/carrier/phone-simulator.js'
-import { callTenant, eventually, newBackendTenant, PUBLIC_URL, sessionOfCall, speech, sse, type CarrierGw } from './carrier-setup.js'
-
-/** The card's digits inside a string value (text, a log message): a number such as `duration_ms: 14111` is no card. */
-const CARD_DIGITS = /"[^"]*(?:4111|1111)[^"]*"/
+import {
+  eventually,
+  heardAll,
+  newBackendTenant,
+  PUBLIC_URL,
+  sessionOfCall,
+  speech,
+  sse,
+  startRealtimeCall,
+  CARD_DIGITS,
+  type RealtimeCall,
+  type CarrierGw,
+} from './carrier-setup.js'
 
 const RATE = 8000
 /** The issue's tolerance for where the silence starts and ends. */
@@ -82,26 +90,11 @@ function withRecording(turnId: string, action: 'pause' | 'resume', text: string)
   }
 }
 
-async function startCall(to = tenant) {
-  const callSid = newCallSid()
-  const r = await callTenant(c, to, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 1 })
-  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
-  const row = await eventually(async () => sessionOfCall(c, callSid))
-  return { call: r.call, callSid, row }
-}
-
-type Call = Awaited<ReturnType<typeof startCall>>['call']
-
-/** Waits until everything the agent sent has played (marks echoed), after at least `marks` marks. */
-async function heardAll(call: Call, marks = 1): Promise<void> {
-  await eventually(async () => (call.marks.length >= marks && call.earpiece.pendingMarks().length === 0 ? true : undefined), 20_000)
-}
-
 /** The message requests the backend got for a session, in order. */
 const messages = (sessionId: string, from = backend) =>
   from.requests.filter((q) => q.json?.session_id === sessionId && q.json?.type === 'message')
 
-async function hangUpAndWaitForRecording(call: Call, callSid: string, sessionId: string, of = tenant) {
+async function hangUpAndWaitForRecording(call: RealtimeCall, callSid: string, sessionId: string, of = tenant) {
   await call.hangup()
   await eventually(async () => ((await sessionOfCall(c, callSid))?.status === 'ended' ? true : undefined), 30_000)
   const base = `/v1/agents/${of.agentId}/sessions/${sessionId}/recording`
@@ -166,7 +159,7 @@ t.test('a card number said on a phone call: a marker stored, silence over its wo
   transcripts.length = 0
   transcripts.push(said)
   logLines.length = 0
-  const { call, callSid, row } = await startCall()
+  const { call, callSid, row } = await startRealtimeCall(c, tenant)
   await heardAll(call)
   const marksBefore = call.marks.length
   await call.sendAudio(speech('phrase.wav', 1500))
@@ -195,7 +188,7 @@ t.test('flux: a card number said on a phone call is silenced over its words, tim
   transcripts.length = 0
   transcripts.push(said)
   const sttBefore = deepgram.connections.length
-  const { call, callSid, row } = await startCall(flux.tenant)
+  const { call, callSid, row } = await startRealtimeCall(c, flux.tenant)
   await heardAll(call)
   const marksBefore = call.marks.length
   await call.sendAudio(speech('phrase.wav', 1500))
@@ -219,7 +212,7 @@ t.test('response.recording pauses and resumes the recording and the transcript o
   }
   transcripts.length = 0
   transcripts.push('I want to pay', 'my card is 4111 1111 1111 1111', 'goodbye')
-  const { call, callSid, row } = await startCall()
+  const { call, callSid, row } = await startRealtimeCall(c, tenant)
   await heardAll(call)
   for (let turn = 1; turn <= 3; turn++) {
     const marks = call.marks.length

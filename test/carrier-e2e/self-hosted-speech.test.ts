@@ -7,12 +7,18 @@
  */
 import t from 'tap'
 import wavefile from 'wavefile'
-import { newCallSid } from '../fakes/carrier/phone-simulator.js'
 import { startFakeOpenAiSpeech, VOICED_LEVEL } from '../fakes/openai-speech/fake-openai-speech.js'
-import { callTenant, eventually, newBackendTenant, sessionOfCall, speech, sse, startCarrierGateway } from './carrier-setup.js'
-
-/** The card's digits inside a string value (text, a log message): a number such as `duration_ms: 14111` is no card. */
-const CARD_DIGITS = /"[^"]*(?:4111|1111)[^"]*"/
+import {
+  eventually,
+  heardAll,
+  newBackendTenant,
+  sessionOfCall,
+  speech,
+  sse,
+  startCarrierGateway,
+  startRealtimeCall,
+  CARD_DIGITS,
+} from './carrier-setup.js'
 
 const fake = await startFakeOpenAiSpeech({ msPerChar: 20, chunkMs: 100, chunkIntervalMs: 0 })
 t.teardown(() => fake.close())
@@ -38,20 +44,6 @@ async function tenantWith(token: string, stt: Record<string, unknown> = {}) {
   return { ...made, chosen }
 }
 
-async function startCall(tenant: Awaited<ReturnType<typeof tenantWith>>['tenant']) {
-  const callSid = newCallSid()
-  const r = await callTenant(c, tenant, { callSid, realtime: true, silenceWhenIdle: true, playbackSpeed: 1 })
-  if (r.outcome !== 'connected') throw new Error(`call not connected: ${JSON.stringify(r)}`)
-  const row = await eventually(async () => sessionOfCall(c, callSid))
-  return { call: r.call, callSid, row }
-}
-
-type Call = Awaited<ReturnType<typeof startCall>>['call']
-
-async function heardAll(call: Call, marks = 1): Promise<void> {
-  await eventually(async () => (call.marks.length >= marks && call.earpiece.pendingMarks().length === 0 ? true : undefined), 20_000)
-}
-
 /** Whether the segment the server got holds speech (the fixture), not the phone's silence. */
 const voiced = (samples: Int16Array) => samples.some((x) => Math.abs(x) > VOICED_LEVEL)
 
@@ -65,7 +57,7 @@ t.test('segments: the caller is transcribed by the server of our own, answered, 
   fake.transcribe = (r) => ({ text: voiced(r.wav.samples) ? CARD : '' })
   backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hello.' : 'Thank you.')
   const speechBefore = fake.speech.length
-  const { call, callSid, row } = await startCall(tenant)
+  const { call, callSid, row } = await startRealtimeCall(c, tenant)
   await heardAll(call)
   t.equal(fake.speech[speechBefore]?.json.input, 'Hello.', 'the welcome was spoken by the speech server')
   const marks = call.marks.length
@@ -131,7 +123,7 @@ t.test('realtime: the caller is transcribed over the Realtime socket, mu-law as 
   fake.realtimeText = (audio) => (audio.some((b) => b < 0x30 || (b >= 0x80 && b < 0xb0)) ? 'what are your opening hours' : '')
   backend.reply = (req) => sse(req.json.turn_id, req.json.type === 'session.start' ? 'Hi.' : 'We open at nine.')
   const before = fake.realtime.length
-  const { call, row } = await startCall(tenant)
+  const { call, row } = await startRealtimeCall(c, tenant)
   await heardAll(call)
   const marks = call.marks.length
   await call.sendAudio(speech('phrase.wav', 1500))
@@ -163,7 +155,7 @@ t.test('a recognizer that fails the turn (5xx, or no answer in time) is not sile
   ] as const) {
     fake.transcribe = (r) => (voiced(r.wav.samples) ? failure : { text: '' })
     const speechBefore = fake.speech.length
-    const { call, row } = await startCall(tenant)
+    const { call, row } = await startRealtimeCall(c, tenant)
     await heardAll(call)
     const marks = call.marks.length
     await call.sendAudio(speech('phrase.wav', 1500))
