@@ -1,4 +1,4 @@
-import { BeepDetector } from '../pipeline/amd/beep-detector.js'
+import { BeepDetector } from '../pipeline/tones/beep-detector.js'
 import { decodeMulaw, encodeMulaw } from '../pipeline/audio/g711-mulaw.js'
 import { loadFixture } from '../test/fixtures/audio/signals.js'
 import { fmt, throughput, type BenchOptions, type BenchRow } from './bench-util.js'

@@ -11,9 +11,9 @@ import { WebSocketServer } from 'ws'
 import type { BenchFn, BenchRow } from './bench-util.js'
 import { VoicePipeline } from '../pipeline/index.js'
 import { WebhookAgentStep } from '../pipeline/agent/webhook-agent.js'
-import { createVendorATtsStream } from '../pipeline/tts/vendor-a-tts.js'
+import { createVendorATtsStream } from '../pipeline/vendors/tts/vendor-a-tts.js'
 import { validatePipelineConfig } from '../pipeline/config/validate.js'
-import type { SttEvent, SttStream } from '../pipeline/stt/stt-stream.js'
+import type { SttEvent, SttStream } from '../pipeline/vendors/stt/stt-stream.js'
 import type { PipelineEvent } from '../pipeline/index.js'
 
 /** An in-memory STT stream: the benchmark decides when a turn ends. */

@@ -6,9 +6,9 @@
 // the fake still shares this process's event loop, so the figures are an upper bound.
 import { encodeMulaw } from '../pipeline/audio/g711-mulaw.js'
 import { sttOpenAiCompatibleOptionsSchema, ttsOpenAiCompatibleOptionsSchema } from '../pipeline/options/openai-compatible-options.js'
-import type { SttEvent } from '../pipeline/stt/stt-stream.js'
-import type { TtsEvent } from '../pipeline/tts/tts-stream.js'
-import { createSttStream, createTtsStream } from '../pipeline/vendor-streams/open-vendor.js'
+import type { SttEvent } from '../pipeline/vendors/stt/stt-stream.js'
+import type { TtsEvent } from '../pipeline/vendors/tts/tts-stream.js'
+import { createSttStream, createTtsStream } from '../pipeline/vendors/open-vendor.js'
 import { startFakeOpenAiSpeech } from '../test/fakes/openai-speech/fake-openai-speech.js'
 import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 

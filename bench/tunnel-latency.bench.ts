@@ -10,7 +10,7 @@ import type { BenchFn, BenchRow } from './bench-util.js'
 import { startTestGateway } from '../test/helpers/gateway.js'
 import { spawnCli } from '../test/helpers/run-cli.js'
 import { freePort } from '../test/helpers/nginx.js'
-import { signWebhook } from '../pipeline/webhook/signature.js'
+import { signWebhook } from '../pipeline/agent/signature.js'
 
 const SAMPLES = 1_000
 const WARMUP = 40

@@ -23,26 +23,26 @@ export { VoicePipeline, type VoicePipelineDeps } from './voice/voice-pipeline.js
 export { newTurnId } from './voice/turn-ids.js'
 export { observeSharedVad, type VadObserver } from './vad/vad-batcher.js'
 export type { HistoryItem } from './agent/agent-step.js'
-export { BeepDetector } from './amd/beep-detector.js'
+export { BeepDetector } from './tones/beep-detector.js'
 export { TRANSFER_FAILED_DEFAULT_LINES } from './agent/transfer-failed-body.js'
 
 // ---- vendors: one table keyed by plugin id; the session opens a call's steps through it ----------------------
-export type { VendorSetting } from './vendor/vendor-transport.js'
-export { VENDOR_TABLE, type VendorId } from './vendors/vendor-table.js'
-export type { VendorRow } from './vendors/vendor-row.js'
+export type { VendorSetting } from './vendors/socket/vendor-transport.js'
+export { VENDOR_TABLE, type VendorId } from './vendors/table/vendor-table.js'
+export type { VendorRow } from './vendors/table/vendor-row.js'
 export {
   availableVendors,
   openAgentStep,
   openSessionStt,
   openSessionTts,
   type VendorSettings,
-} from './vendor-streams/open-vendor.js'
+} from './vendors/open-vendor.js'
 export { globalFetch, type FetchLike } from './agent/http-exchange.js'
 export { connectionFailureWords, type ConnectionFailureWords } from './agent/connection-failure.js'
 
 // ---- warming up what the first call needs ------------------------------------------------------------------
 export { sharedSileroModel } from './vad/silero-model.js'
-export { sharedEspeakEngine } from './tts/espeak-engine.js'
+export { sharedEspeakEngine } from './vendors/tts/espeak-engine.js'
 export { ttsLocalOptionsSchema } from './options/tts-options.js'
 
 // ---- agent configuration: validation, resolution, templates ------------------------------------------------
@@ -77,14 +77,14 @@ export type { RedactionSwitches } from './privacy/redaction-options.js'
 
 // ---- audio for recordings, the warm transfer's bridge and SIP's G.711 ------------------------------------
 export { AUDIO_FORMATS } from './audio/audio-format.js'
-export type { SttStream } from './stt/stt-stream.js'
+export type { SttStream } from './vendors/stt/stt-stream.js'
 export { decodeMulaw, encodeMulaw } from './audio/g711-mulaw.js'
 export { decodeAlaw, encodeAlaw } from './audio/g711-alaw.js'
-export { DTMF_PAUSE_MS } from './dtmf/dtmf-tones.js'
+export { DTMF_PAUSE_MS } from './tones/dtmf-tones.js'
 export { bufferToInt16, int16ToBuffer } from './audio/pcm16.js'
 export { Resampler } from './audio/resampler.js'
 export { wavHeader } from './audio/wav.js'
-export { OffsetMap } from './stt/offset-map.js'
+export { OffsetMap } from './vendors/stt/offset-map.js'
 
 // ---- webhooks: request signing -----------------------------------------------------------------------------
-export { signedHeaders } from './webhook/signed-request.js'
+export { signedHeaders } from './agent/signed-request.js'

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net'
 import type Koa from 'koa'
 import { fanOutMetrics } from '../core/metrics.js'
 import { SessionManager } from '../gateway/sessions/session-manager.js'
-import { carrierTransferer } from '../gateway/sessions/call-transfer.js'
+import { carrierTransferer } from '../gateway/sessions/carrier/call-transfer.js'
 import { warmTransferDeps } from './carrier-path.js'
-import { sessionWarmTransfer } from '../gateway/sessions/transfer/session-warm-transfer.js'
-import { RecordingRetention } from '../gateway/sessions/recording/retention.js'
-import { RecordingMover } from '../gateway/sessions/recording/recording-mover.js'
+import { sessionWarmTransfer } from '../gateway/transfer/session-warm-transfer.js'
+import { RecordingRetention } from '../gateway/recording/retention.js'
+import { RecordingMover } from '../gateway/recording/recording-mover.js'
 import { EgressPolicy, type WebhookEgress } from '../gateway/webhooks/egress-policy.js'
 import { egressFetch } from '../gateway/webhooks/egress-fetch.js'
 import { TunnelHub } from '../gateway/tunnels/tunnel-hub.js'
@@ -25,7 +25,7 @@ import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH, VOICE_HOOK_PATH } from '.
 import { upgradeRoutes } from './upgrades.js'
 import { replicaAddress } from './replica-address.js'
 import { LegRelays } from '../transports/media-stream/transfer-leg-relay.js'
-import { HoldMusicCache } from '../gateway/sessions/transfer/hold-music.js'
+import { HoldMusicCache } from '../gateway/transfer/hold-music.js'
 import { startSip } from './sip-wiring.js'
 import { storeSipAdmission } from './sip-admission.js'
 import { sipAuthMetrics } from './sip-auth-metrics.js'
@@ -100,7 +100,7 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
   // Loaded only when configured, like tracing: without RECORDING_S3_BUCKET no AWS SDK code is imported.
   const objectConfig = config.recordingObjectStore
   const recordingObjects =
-    objectConfig === undefined ? undefined : (await import('../gateway/sessions/recording/s3-object-store.js')).s3ObjectStore(objectConfig)
+    objectConfig === undefined ? undefined : (await import('../gateway/recording/s3-object-store.js')).s3ObjectStore(objectConfig)
   const mover =
     recordingObjects === undefined || objectConfig === undefined
       ? undefined

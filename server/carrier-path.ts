@@ -1,16 +1,16 @@
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
-import type { CallDeps } from '../gateway/sessions/call-deps.js'
-import type { SipTrunkDialer } from '../gateway/sessions/sip-trunk-dialer.js'
-import { createCallDeps } from '../gateway/sessions/create-call-deps.js'
+import type { CallDeps } from '../gateway/admission/call-deps.js'
+import type { SipTrunkDialer } from '../gateway/sessions/sip/sip-trunk-dialer.js'
+import { createCallDeps } from '../gateway/admission/create-call-deps.js'
 import type { WebhookEgress } from '../gateway/webhooks/egress-policy.js'
 import type { Carrier } from '../carrier/carrier.js'
 import { createTwilioCarrier } from '../carrier/twilio/twilio-carrier.js'
 import { withCarrierMetrics } from './carrier-metrics.js'
 import type { GatewayDeps } from './gateway-deps.js'
 import { MACHINE_DETECTION_PATH, STATUS_CALLBACK_PATH } from '../api/routes/carrier-hooks.js'
-import type { WarmTransferDeps } from '../gateway/sessions/transfer/session-warm-transfer.js'
-import { TransferLegs } from '../gateway/sessions/transfer-legs.js'
-import type { HoldMusicCache } from '../gateway/sessions/transfer/hold-music.js'
+import type { WarmTransferDeps } from '../gateway/transfer/session-warm-transfer.js'
+import { TransferLegs } from '../gateway/transfer/transfer-legs.js'
+import type { HoldMusicCache } from '../gateway/transfer/hold-music.js'
 
 /** The process's carrier, and what its calls share with sessions. */
 export interface CarrierPath {

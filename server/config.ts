@@ -3,7 +3,7 @@ import { parseCidr } from '../core/cidr.js'
 import { parseSecretKey } from '../core/secret-box.js'
 import { bool, ConfigError, type Env, int, num, optionalInt, str } from './config-env.js'
 import { type SipSettings, sipSettings } from './sip-config.js'
-import type { RecordingObjectStoreConfig } from '../gateway/sessions/recording/object-store.js'
+import type { RecordingObjectStoreConfig } from '../gateway/recording/object-store.js'
 import {
   VENDOR_TABLE,
   availableVendors,

@@ -3,7 +3,7 @@
  * (prometheus-metrics.ts): refused digest answers by reason, and sources blocked.
  */
 import { Counter, type Registry } from 'prom-client'
-import type { SipAuthMetrics } from './sip-auth-lockout.js'
+import type { SipAuthMetrics } from '../gateway/admission/sip-auth-lockout.js'
 
 /** Reasons always reported, so a dashboard sees 0 rather than no series. */
 const REASONS = ['bad_response', 'unknown_user', 'bad_nonce', 'replayed', 'stale_nonce', 'malformed'] as const

@@ -6,7 +6,7 @@
  */
 import { Agent, request } from 'undici'
 import type { Context } from 'koa'
-import { LEG_RELAYED_HEADER } from '../../gateway/sessions/transfer-legs.js'
+import { LEG_RELAYED_HEADER } from '../../gateway/transfer/transfer-legs.js'
 
 /** Replicas are on one network: a connection that does not open at once means the other one is not there. */
 const dispatcher = new Agent({ connect: { timeout: 2_000 }, keepAliveTimeout: 30_000 })

@@ -15,13 +15,13 @@ import {
   findAnsweredCall,
   findDialledNumber,
   type CallAdmission,
-} from '../../gateway/sessions/call-admission.js'
-import type { CallDeps } from '../../gateway/sessions/call-deps.js'
-import { applyCallStatus, findReportedCall } from '../../gateway/sessions/call-progress.js'
+} from '../../gateway/admission/call-admission.js'
+import type { CallDeps } from '../../gateway/admission/call-deps.js'
+import { applyCallStatus, findReportedCall } from '../../gateway/admission/call-progress.js'
 import { readCarrierRequest, requireSignature } from '../http/carrier-request.js'
-import { LEG_RELAYED_HEADER, type TransferLegHandler } from '../../gateway/sessions/transfer-legs.js'
+import { LEG_RELAYED_HEADER, type TransferLegHandler } from '../../gateway/transfer/transfer-legs.js'
 import { relayLegCallback } from '../http/leg-callback-relay.js'
-import { applyMachineVerdict } from '../../gateway/sessions/machine-detection.js'
+import { applyMachineVerdict } from '../../gateway/outbound/machine-detection.js'
 import { isRetryableRefusal, REFUSAL_TEXT, RETRYABLE_REFUSALS } from './call-refusals.js'
 
 /** Path of the voice hook (SPEC). */

@@ -7,10 +7,10 @@ import { voxError } from '../../core/errors.js'
 import { deleteRecording, findRecording, type RecordingInfo } from '../../gateway/store/recordings.js'
 import { getSessionRow } from '../../gateway/store/sessions.js'
 import { purgeSessionText } from '../../gateway/store/session-purge.js'
-import { wavBytes, wavSize, type WavFile } from '../../gateway/sessions/recording/wav-stream.js'
+import { wavBytes, wavSize, type WavFile } from '../../gateway/recording/wav-stream.js'
 import type { ApiState } from '../auth.js'
 import { parseByteRange } from '../http/byte-range.js'
-import { recordingObjectKeys, type RecordingObjectStore } from '../../gateway/sessions/recording/object-store.js'
+import { recordingObjectKeys, type RecordingObjectStore } from '../../gateway/recording/object-store.js'
 
 /** What the recording routes need. */
 export interface RecordingsRouterDeps {

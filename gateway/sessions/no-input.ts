@@ -1,5 +1,5 @@
 import type { PipelineInput } from '../../pipeline/index.js'
-import type { VendorEndpoints } from './pipeline-factory.js'
+import type { VendorEndpoints } from './ports/pipeline-factory.js'
 
 /** Input of a session whose pipeline is not running (ended, or failed to start): everything is dropped. */
 export const NO_INPUT: PipelineInput = {

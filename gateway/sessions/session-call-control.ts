@@ -14,10 +14,10 @@ import { storeAnsweredBy } from '../store/carrier-calls.js'
 import { addToDoNotCall } from '../store/do-not-call.js'
 import { normalisePhoneNumber } from '../../core/phone.js'
 import type { Database, SessionRow } from '../store/schema.js'
-import type { CallTransferer } from './call-transfer.js'
+import type { CallTransferer } from './carrier/call-transfer.js'
 import { parseWarmTransferRequest } from '../../core/warm-transfer-request.js'
-import type { WarmTransferSlot } from './warm-transfer-port.js'
-import { peerTakesRefer, sipBridgeTransfer } from './sip-bridge-transfer.js'
+import type { WarmTransferSlot } from './ports/warm-transfer-port.js'
+import { peerTakesRefer, sipBridgeTransfer } from './sip/sip-bridge-transfer.js'
 
 /** What the caller hears when a transfer fails (the call goes on with the agent). */
 export const TRANSFER_APOLOGY = 'I am sorry, I could not transfer your call.'

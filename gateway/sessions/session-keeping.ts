@@ -16,11 +16,11 @@ import {
 } from '../../pipeline/index.js'
 import type { Database, SessionRow } from '../store/schema.js'
 import type { TranscriptTurn } from '../store/sessions.js'
-import { SessionRecording, type RecordingSettings } from './recording/session-recording.js'
-import type { RecordingOutcome } from './recording/recorder.js'
-import { WordSilencer } from './recording/word-silencer.js'
-import { SessionTranscript } from './session-transcript.js'
-import type { TurnToStore } from './turn-redactor.js'
+import { SessionRecording, type RecordingSettings } from '../recording/session-recording.js'
+import type { RecordingOutcome } from '../recording/recorder.js'
+import { WordSilencer } from '../recording/word-silencer.js'
+import { SessionTranscript } from './transcript/session-transcript.js'
+import type { TurnToStore } from './transcript/turn-redactor.js'
 
 /** What a session's keeping is built from. */
 export interface SessionKeepingDeps {

@@ -1,5 +1,5 @@
 import type { WebhookStepOptions } from '../options/agent-options.js'
-import { signedHeaders } from '../webhook/signed-request.js'
+import { signedHeaders } from './signed-request.js'
 import { AgentErrorCode, snippet, type AgentErrorCodeValue } from './agent-errors.js'
 import type { AgentContext, AgentEvent, AgentRequest } from './agent-step.js'
 import { decodeBackendEvent, decodeBackendEventText, isTerminal, type BackendEventResult } from './backend-event.js'

@@ -3,8 +3,8 @@ import { agentWebhookOptionsSchema } from '../options/agent-options.js'
 import { ttsLocalOptionsSchema } from '../options/tts-options.js'
 import { turnManagerOptionsSchema } from '../options/turn-manager-options.js'
 import type { UrlPolicy } from '../options/webhook-url.js'
-import type { VendorRow } from '../vendors/vendor-row.js'
-import { VENDOR_TABLE } from '../vendors/vendor-table.js'
+import type { VendorRow } from '../vendors/table/vendor-row.js'
+import { VENDOR_TABLE } from '../vendors/table/vendor-table.js'
 
 type Table = typeof VENDOR_TABLE
 type Row = Table[number]

@@ -1,7 +1,7 @@
 import type { WarmTransferCommand } from '../agent/backend-event.js'
 import type { OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
-import type { TtsEvent, TtsStream } from '../tts/tts-stream.js'
+import type { TtsEvent, TtsStream } from '../vendors/tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { breakdownTotalMs, type PreviousTurnLatency } from '../latency/latency-breakdown.js'
 import { AssistantTurn, type UserEnd } from './assistant-turn.js'

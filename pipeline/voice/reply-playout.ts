@@ -1,7 +1,7 @@
 import type { OutputAudioFormat } from '../audio/audio-format.js'
 import { encodeMulaw } from '../audio/g711-mulaw.js'
 import { int16ToBuffer } from '../audio/pcm16.js'
-import { dtmfDuration, dtmfTones, MAX_DTMF_DIGITS, parseDtmfDigits } from '../dtmf/dtmf-tones.js'
+import { dtmfDuration, dtmfTones, MAX_DTMF_DIGITS, parseDtmfDigits } from '../tones/dtmf-tones.js'
 import type { AssistantTurn } from './assistant-turn.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 

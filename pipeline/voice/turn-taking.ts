@@ -1,6 +1,6 @@
 import type { TurnManagerOptions } from '../options/turn-manager-options.js'
 import type { PipelineLogger } from '../runtime/logger.js'
-import type { SttEvent, SttStream, SttWord } from '../stt/stt-stream.js'
+import type { SttEvent, SttStream, SttWord } from '../vendors/stt/stt-stream.js'
 import type { BackchannelList } from '../turn-rules/backchannels.js'
 import type { TurnEndJudge, TurnEndJudgement, TurnEndReason } from '../turn-rules/turn-end-judge.js'
 import type { UserEnd } from './assistant-turn.js'

@@ -6,9 +6,9 @@
  */
 import type { PipelineLogger } from '../runtime/logger.js'
 import { pump } from '../runtime/pump.js'
-import type { SttStream } from '../stt/stt-stream.js'
-import type { TtsStream } from '../tts/tts-stream.js'
-import { sttSetupVariables } from '../vendor-streams/open-vendor.js'
+import type { SttStream } from '../vendors/stt/stt-stream.js'
+import type { TtsStream } from '../vendors/tts/tts-stream.js'
+import { sttSetupVariables } from '../vendors/open-vendor.js'
 import type { Replies } from './replies.js'
 import type { TurnTaking } from './turn-taking.js'
 

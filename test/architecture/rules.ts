@@ -49,14 +49,34 @@ export const ARCHITECTURE: Architecture = {
     pipeline: { folder: 'pipeline/', mayImport: [], holds: 'the transport-agnostic voice pipeline' },
     'gateway/store': { folder: 'gateway/store/', mayImport: ['core'], holds: 'Postgres tables and queries' },
     'gateway/webhooks': { folder: 'gateway/webhooks/', mayImport: ['core', 'pipeline'], holds: 'webhook delivery and the egress policy' },
+    'gateway/recording': {
+      folder: 'gateway/recording/',
+      mayImport: ['core', 'gateway/store', 'pipeline'],
+      holds: 'session recordings: the recorder, chunks, the object store, retention',
+    },
     'gateway/sessions': {
       folder: 'gateway/sessions/',
-      mayImport: ['core', 'gateway/store', 'gateway/webhooks', 'pipeline'],
-      holds: 'CallSession, admission, leases',
+      mayImport: ['core', 'gateway/store', 'gateway/webhooks', 'gateway/recording', 'pipeline'],
+      holds: 'CallSession and the session manager, its taps, its ports (the two sides of a transport) and transcripts',
+    },
+    'gateway/transfer': {
+      folder: 'gateway/transfer/',
+      mayImport: ['core', 'gateway/store', 'gateway/webhooks', 'gateway/sessions', 'pipeline'],
+      holds: "warm transfers: the machine, the hold line, the bridge, each channel's legs",
+    },
+    'gateway/admission': {
+      folder: 'gateway/admission/',
+      mayImport: ['core', 'gateway/store', 'gateway/webhooks', 'gateway/sessions', 'gateway/transfer', 'pipeline'],
+      holds: 'call admission: authorize, the voice hook, SIP trunks, waiting calls, call progress, the watchdog',
+    },
+    'gateway/outbound': {
+      folder: 'gateway/outbound/',
+      mayImport: ['core', 'gateway/store', 'gateway/webhooks', 'gateway/sessions', 'gateway/admission', 'pipeline'],
+      holds: 'outbound calls: the carrier and SIP trunk dials, pacing, machine detection',
     },
     'gateway/campaigns': {
       folder: 'gateway/campaigns/',
-      mayImport: ['core', 'gateway/store', 'gateway/sessions', 'gateway/webhooks', 'pipeline'],
+      mayImport: ['core', 'gateway/store', 'gateway/sessions', 'gateway/admission', 'gateway/outbound', 'gateway/webhooks', 'pipeline'],
       holds: 'outbound campaigns: the dialer, outcomes, retries, lifecycle webhooks',
     },
     'gateway/tunnels': {
@@ -72,7 +92,7 @@ export const ARCHITECTURE: Architecture = {
     },
     'transports/media-stream': {
       folder: 'transports/media-stream/',
-      mayImport: ['core', 'gateway/sessions', 'transports/http', 'pipeline', 'carrier/carrier.ts'],
+      mayImport: ['core', 'gateway/sessions', 'gateway/admission', 'gateway/transfer', 'transports/http', 'pipeline', 'carrier/carrier.ts'],
       holds: 'the media-stream transport every carrier shares',
     },
     // The SIP transport, in five parts from the floor up (each folder's README says what lives there).
@@ -110,13 +130,30 @@ export const ARCHITECTURE: Architecture = {
       ],
       holds: 'the SIP port: UDP, TCP and TLS listeners, flood limits, the request handler',
     },
+    'transports/sip/admission': {
+      folder: 'transports/sip/admission/',
+      mayImport: [
+        'core',
+        'pipeline',
+        'gateway/sessions',
+        'gateway/admission',
+        'transports/sip',
+        'transports/sip/message',
+        'transports/sip/calls',
+      ],
+      holds: 'an INVITE admitted by the gateway: the INVITE as plain values, the trunk digest, refusals as SIP answers',
+    },
     carrier: { folder: 'carrier/', mayImport: ['core'], holds: 'the Carrier interface and one folder per carrier' },
     api: {
       folder: 'api/',
       mayImport: [
         'core',
         'gateway/store',
+        'gateway/recording',
         'gateway/sessions',
+        'gateway/transfer',
+        'gateway/admission',
+        'gateway/outbound',
         'gateway/campaigns',
         'gateway/webhooks',
         'gateway/tunnels',

@@ -7,7 +7,7 @@ import { BrowserTransport, DEFAULT_BROWSER_LIMITS, type BrowserTransportLimits }
 import { MAX_BROWSER_FRAME_BYTES } from '../../transports/browser/browser-upgrade.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { PipelineInput } from '../../pipeline/index.js'
-import type { SessionPort } from '../../gateway/sessions/session-port.js'
+import type { SessionPort } from '../../gateway/sessions/ports/session-port.js'
 
 /** Records every PipelineInput call in order. */
 class RecordingInput implements PipelineInput {

@@ -7,7 +7,7 @@ import { MediaStreamTransport } from '../../transports/media-stream/media-stream
 import type { EndReason } from '../../core/end-reason.js'
 import type { PipelineInput } from '../../pipeline/index.js'
 import { silentLogger } from '../../core/log.js'
-import type { SessionPort } from '../../gateway/sessions/session-port.js'
+import type { SessionPort } from '../../gateway/sessions/ports/session-port.js'
 
 const SID = `MZ${'a'.repeat(32)}`
 

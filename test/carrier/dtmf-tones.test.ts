@@ -3,7 +3,7 @@
  * for as long as configured; speech-like single tones are not digits.
  */
 import t from 'tap'
-import { dtmfTones, parseDtmfDigits } from '../../pipeline/dtmf/dtmf-tones.js'
+import { dtmfTones, parseDtmfDigits } from '../../pipeline/tones/dtmf-tones.js'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { detectDtmf } from '../fakes/carrier/dtmf-decoder.js'
 

@@ -2,7 +2,7 @@
  * `voxgate init` end to end: the command run as a user runs it (bin/voxgate.js) against a real gateway; the
  * generated project installed offline (its one dependency, the CLI, a link to this checkout), its own test run
  * (`npm test`), `npx voxgate` resolved inside it, the talk link it prints, and the project started and sent a
- * request signed the way the gateway signs (pipeline/webhook/signature.ts) and an unsigned one. Then every target
+ * request signed the way the gateway signs (pipeline/agent/signature.ts) and an unsigned one. Then every target
  * that cannot hold a project: one line on stderr, exit 1, no agent created, nothing left behind, no busy loop.
  */
 import t from 'tap'
@@ -16,7 +16,7 @@ import { startTestGateway } from '../helpers/gateway.js'
 import { runCli } from '../helpers/run-cli.js'
 import { freePort } from '../helpers/nginx.js'
 import { parseDotEnv } from '../../cli/common/agent-id.js'
-import { signWebhook } from '../../pipeline/webhook/signature.js'
+import { signWebhook } from '../../pipeline/agent/signature.js'
 
 const execRaw = promisify(execFile)
 /** npm as a user runs it: without the npm_* variables of the npm that may have started this test run. */

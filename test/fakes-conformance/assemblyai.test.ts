@@ -1,8 +1,8 @@
 // AssemblyAI Universal-Streaming v3: the documented example messages, replayed to our stt.vendor_b adapter.
 import t, { type Test } from 'tap'
 import { sttVendorBOptionsSchema } from '../../pipeline/options/stt-options.js'
-import type { SttEvent } from '../../pipeline/stt/stt-stream.js'
-import { createSttStream } from '../../pipeline/vendor-streams/open-vendor.js'
+import type { SttEvent } from '../../pipeline/vendors/stt/stt-stream.js'
+import { createSttStream } from '../../pipeline/vendors/open-vendor.js'
 import { EventReader, FAST_TRANSPORT } from '../stt/stream-helpers.js'
 import { readFixture, startReplaySocket } from './replay-socket.js'
 

@@ -1,8 +1,8 @@
 // ElevenLabs multi-context text-to-speech: the documented response messages, replayed to our tts.vendor_a adapter.
 import t from 'tap'
 import { ttsVendorAOptionsSchema } from '../../pipeline/options/tts-options.js'
-import type { TtsEvent } from '../../pipeline/tts/tts-stream.js'
-import { createTtsStream } from '../../pipeline/vendor-streams/open-vendor.js'
+import type { TtsEvent } from '../../pipeline/vendors/tts/tts-stream.js'
+import { createTtsStream } from '../../pipeline/vendors/open-vendor.js'
 import { EventReader, FAST_TRANSPORT } from '../stt/stream-helpers.js'
 import { readFixture, startReplaySocket } from './replay-socket.js'
 

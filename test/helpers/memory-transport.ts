@@ -1,5 +1,5 @@
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionTransport } from '../../gateway/sessions/session-port.js'
+import type { SessionTransport } from '../../gateway/sessions/ports/session-port.js'
 import type { InputAudioFormat, OutputAudioFormat, PipelineEvent } from '../../pipeline/index.js'
 
 /**

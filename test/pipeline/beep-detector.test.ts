@@ -3,8 +3,8 @@
  * end to 10 ms; speech, keypad tones and short chirps are not beeps.
  */
 import t from 'tap'
-import { BeepDetector } from '../../pipeline/amd/beep-detector.js'
-import { dtmfTones } from '../../pipeline/dtmf/dtmf-tones.js'
+import { BeepDetector } from '../../pipeline/tones/beep-detector.js'
+import { dtmfTones } from '../../pipeline/tones/dtmf-tones.js'
 import { decodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { loadFixture } from '../fixtures/audio/signals.js'
 import { voicemailGreeting } from '../fakes/carrier/voicemail.js'

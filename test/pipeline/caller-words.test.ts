@@ -1,7 +1,7 @@
 import t from 'tap'
 import { decodeMulaw, encodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
 import { CallerAudio, type VadFactory } from '../../pipeline/voice/caller-audio.js'
-import type { SttStream } from '../../pipeline/stt/stt-stream.js'
+import type { SttStream } from '../../pipeline/vendors/stt/stt-stream.js'
 import { vadSchema } from '../../pipeline/config/vad-schema.js'
 import { silentLogger } from '../../pipeline/runtime/logger.js'
 

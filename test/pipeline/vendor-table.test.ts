@@ -6,17 +6,17 @@ import { PLUGIN_USES, pluginsSchema } from '../../pipeline/config/plugins-schema
 import type { PipelineConfig } from '../../pipeline/config/schema.js'
 import { findTemplate } from '../../pipeline/config/templates.js'
 import { validatePipelineConfig } from '../../pipeline/config/validate.js'
-import type { SttEvent, SttStream, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
-import { LocalTtsStream } from '../../pipeline/tts/local-tts.js'
+import type { SttEvent, SttStream, SttStreamOptions } from '../../pipeline/vendors/stt/stt-stream.js'
+import { LocalTtsStream } from '../../pipeline/vendors/tts/local-tts.js'
 import {
   availableVendors,
   createSttStream,
   openSessionStt,
   openSessionTts,
   type VendorSettings,
-} from '../../pipeline/vendor-streams/open-vendor.js'
-import type { SttVendorRow, VendorRow } from '../../pipeline/vendors/vendor-row.js'
-import { VENDOR_TABLE } from '../../pipeline/vendors/vendor-table.js'
+} from '../../pipeline/vendors/open-vendor.js'
+import type { SttVendorRow, VendorRow } from '../../pipeline/vendors/table/vendor-row.js'
+import { VENDOR_TABLE } from '../../pipeline/vendors/table/vendor-table.js'
 
 // The vendor table is the one place a vendor is registered: the gateway reads its variables from the rows, the
 // session opens a call's streams through them. These tests tie the rows to the agent configuration and the docs,

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { privacySchema } from '../../pipeline/config/privacy-schema.js'
 import type { RedactedWord } from '../../pipeline/privacy/timed-words.js'
-import { TurnRedactor, type TurnToStore } from '../../gateway/sessions/turn-redactor.js'
+import { TurnRedactor, type TurnToStore } from '../../gateway/sessions/transcript/turn-redactor.js'
 
 type TranscriptTurn = TurnToStore['turn']
 

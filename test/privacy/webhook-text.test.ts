@@ -1,6 +1,6 @@
 import t from 'tap'
 import { webhookRequestBody } from '../../pipeline/agent/webhook-body.js'
-import { webhookRedaction } from '../../gateway/sessions/pipeline-factory.js'
+import { webhookRedaction } from '../../gateway/sessions/ports/pipeline-factory.js'
 import { baseConfig, validOf } from '../config/fixtures/config-fixtures.js'
 
 const SAID = 'my card is 4111 1111 1111 1111 and my email is jo@example.com'

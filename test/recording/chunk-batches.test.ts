@@ -7,7 +7,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { authorizedSessionRow, startTestGateway } from '../helpers/gateway.js'
-import { ChunkBatches } from '../../gateway/sessions/recording/chunk-batches.js'
+import { ChunkBatches } from '../../gateway/recording/chunk-batches.js'
 import { appendRecordingChunkRows, createRecording, type RecordingChunk, type RecordingChunkRow } from '../../gateway/store/recordings.js'
 
 const gw = await startTestGateway()

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { giveBackChunkBuffer, pooledChunkBytes, takeChunkBuffer } from '../../gateway/sessions/recording/chunk-buffers.js'
+import { giveBackChunkBuffer, pooledChunkBytes, takeChunkBuffer } from '../../gateway/recording/chunk-buffers.js'
 
 t.test('a buffer given back is the next one taken of its size, once', async (t) => {
   const a = takeChunkBuffer(8000)

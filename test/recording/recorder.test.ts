@@ -8,10 +8,10 @@ import wavefile from 'wavefile'
 import { authorizedSessionRow, startTestGateway } from '../helpers/gateway.js'
 import { silentLogger } from '../../core/log.js'
 import { decodeMulaw } from '../../pipeline/audio/g711-mulaw.js'
-import { ChunkRecorder, type RecordingSink } from '../../gateway/sessions/recording/recorder.js'
-import { databaseSink } from '../../gateway/sessions/recording/session-recording.js'
-import { EstimatedPlayout, MarkedPlayout } from '../../gateway/sessions/recording/agent-playout.js'
-import { wavBytes, wavSize } from '../../gateway/sessions/recording/wav-stream.js'
+import { ChunkRecorder, type RecordingSink } from '../../gateway/recording/recorder.js'
+import { databaseSink } from '../../gateway/recording/session-recording.js'
+import { EstimatedPlayout, MarkedPlayout } from '../../gateway/recording/agent-playout.js'
+import { wavBytes, wavSize } from '../../gateway/recording/wav-stream.js'
 import { findRecording } from '../../gateway/store/recordings.js'
 import { isDatabaseUnavailable } from '../../gateway/store/database-errors.js'
 
@@ -226,7 +226,7 @@ t.test('retention deletes finished recordings older than the limit, and only tho
   recorder(databaseSink(db, live, 8000, 'u'))
   while ((await findRecording(db, gw.orgId, agent.id, live.id)) === undefined) await new Promise((res) => setTimeout(res, 10))
   await sql`update recordings set created_at = now() - interval '40 days' where session_id in (${old.id}, ${live.id})`.execute(db)
-  const { RecordingRetention } = await import('../../gateway/sessions/recording/retention.js')
+  const { RecordingRetention } = await import('../../gateway/recording/retention.js')
   const deleted = await new RecordingRetention(db, silentLogger(), 30).sweep()
   t.equal(deleted, 1, 'the old finished one; one still in progress stays')
   t.equal(await findRecording(db, gw.orgId, agent.id, old.id), undefined)

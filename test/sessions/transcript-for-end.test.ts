@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import { createLogger } from '../../core/log.js'
-import { transcriptForEnd } from '../../gateway/sessions/session-transcript.js'
+import { transcriptForEnd } from '../../gateway/sessions/transcript/session-transcript.js'
 import type { Database } from '../../gateway/store/schema.js'
 
 t.test('an unreadable transcript is logged and comes back empty', async (t) => {

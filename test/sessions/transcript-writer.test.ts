@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { silentLogger } from '../../core/log.js'
-import { TranscriptWriter, type PendingTurn } from '../../gateway/sessions/transcript-writer.js'
+import { TranscriptWriter, type PendingTurn } from '../../gateway/sessions/transcript/transcript-writer.js'
 import { isDatabaseUnavailable, retryWhileUnavailable } from '../../gateway/store/database-errors.js'
 
 const down = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })

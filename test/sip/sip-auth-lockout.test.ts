@@ -1,11 +1,11 @@
 /**
- * The lockout of password guessers (server/sip-auth-lockout.ts) on a real store and an injected clock: the budget
+ * The lockout of password guessers (gateway/admission/sip-auth-lockout.ts) on a real store and an injected clock: the budget
  * of 5 failures a minute, blocks that double up to the cap, a success that resets, the block seen by a second
  * replica on the same database, one log line per block, and what is not counted.
  */
 import t from 'tap'
 import { createLogger } from '../../core/log.js'
-import { afterFailure, DEFAULT_LOCKOUT_POLICY, SipAuthLockout, sourceKey } from '../../server/sip-auth-lockout.js'
+import { afterFailure, DEFAULT_LOCKOUT_POLICY, SipAuthLockout, sourceKey } from '../../gateway/admission/sip-auth-lockout.js'
 import { testDb } from '../helpers/db.js'
 
 const db = await testDb()

@@ -3,7 +3,7 @@
  * to the session's `call_<status>` end reason and its session.end webhook).
  */
 import t from 'tap'
-import { sipFailureStatus } from '../../gateway/sessions/sip-outbound-calls.js'
+import { sipFailureStatus } from '../../gateway/outbound/sip-outbound-calls.js'
 
 t.test('final responses, timeouts and cancels map to carrier call statuses', async (t) => {
   const rejected = (status: number) => sipFailureStatus({ kind: 'rejected', status, reason: 'x' }, false)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SIP_REFUSALS, sipRefusal } from '../../server/sip-refusals.js'
+import { SIP_REFUSALS, sipRefusal } from '../../transports/sip/admission/sip-refusals.js'
 import { dialledNumber } from '../../server/sip-admission.js'
 import type { SipRequest } from '../../transports/sip/message/sip-message.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MAX_OFFSET_SEGMENTS, OffsetMap } from '../../pipeline/stt/offset-map.js'
+import { MAX_OFFSET_SEGMENTS, OffsetMap } from '../../pipeline/vendors/stt/offset-map.js'
 
 t.test('contiguous pieces merge; a gap maps to the end of the piece before it', async (t) => {
   const m = new OffsetMap()

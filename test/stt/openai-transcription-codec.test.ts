@@ -4,7 +4,7 @@ import {
   openAiErrorMessage,
   parseTranscription,
   parseTranscriptionEvent,
-} from '../../pipeline/stt/openai-transcription-codec.js'
+} from '../../pipeline/vendors/stt/openai-transcription-codec.js'
 import { parseMultipart } from '../fakes/openai-speech/multipart.js'
 
 t.test('the multipart body is RFC 7578 byte for byte, and a strict reader reads it back', async (t) => {

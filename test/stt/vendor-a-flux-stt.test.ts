@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { sttVendorAOptionsSchema } from '../../pipeline/options/stt-options.js'
-import { createSttStream } from '../../pipeline/vendor-streams/open-vendor.js'
-import type { SttEvent } from '../../pipeline/stt/stt-stream.js'
+import { createSttStream } from '../../pipeline/vendors/open-vendor.js'
+import type { SttEvent } from '../../pipeline/vendors/stt/stt-stream.js'
 import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js'
 import { EventReader, FAST_TRANSPORT, audioBytes, withoutWords } from './stream-helpers.js'
 

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import { sttVendorAOptionsSchema } from '../../pipeline/options/stt-options.js'
-import { createSttStream } from '../../pipeline/vendor-streams/open-vendor.js'
-import type { SttEvent, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
-import { webSocketBase } from '../../pipeline/vendor/ws-url.js'
+import { createSttStream } from '../../pipeline/vendors/open-vendor.js'
+import type { SttEvent, SttStreamOptions } from '../../pipeline/vendors/stt/stt-stream.js'
+import { webSocketBase } from '../../pipeline/vendors/socket/ws-url.js'
 import { startFakeDeepgram } from '../fakes/deepgram/fake-deepgram.js'
 import { EventReader, FAST_TRANSPORT, audioBytes, delay, withoutWords } from './stream-helpers.js'
 

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { sttVendorBOptionsSchema } from '../../pipeline/options/stt-options.js'
-import { createSttStream } from '../../pipeline/vendor-streams/open-vendor.js'
-import type { SttEvent, SttStreamOptions } from '../../pipeline/stt/stt-stream.js'
+import { createSttStream } from '../../pipeline/vendors/open-vendor.js'
+import type { SttEvent, SttStreamOptions } from '../../pipeline/vendors/stt/stt-stream.js'
 import { startFakeAssemblyAi } from '../fakes/assemblyai/fake-assemblyai.js'
 import { EventReader, FAST_TRANSPORT, audioBytes, delay, withoutWords } from './stream-helpers.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { AudioBridge } from '../../gateway/sessions/transfer/audio-bridge.js'
-import { legFromAsyncSource, type BridgeLeg } from '../../gateway/sessions/transfer/bridge-leg.js'
+import { AudioBridge } from '../../gateway/transfer/audio-bridge.js'
+import { legFromAsyncSource, type BridgeLeg } from '../../gateway/transfer/bridge-leg.js'
 import type { AudioFormat } from '../../pipeline/audio/audio-format.js'
 import { concat, decode, measure, toneFrames } from './bridge-audio-helpers.js'
 

@@ -1,5 +1,5 @@
 /**
- * The transferer per channel (gateway/sessions/call-transfer.ts): a carrier session gets the carrier's, a SIP
+ * The transferer per channel (gateway/sessions/carrier/call-transfer.ts): a carrier session gets the carrier's, a SIP
  * session its call's own REFER when the peer accepts it, else `transfer_not_supported` naming why (session call
  * control bridges such a call itself before it asks: test/sip/sip-warm-transfer.test.ts); browser and test sessions
  * get none.
@@ -7,8 +7,8 @@
 import t from 'tap'
 import { isVoxgateError } from '../../core/errors.js'
 import type { TransferTarget } from '../../core/transfer-target.js'
-import { type CallTransferer, transfererFor } from '../../gateway/sessions/call-transfer.js'
-import type { CallReferral } from '../../gateway/sessions/session-port.js'
+import { type CallTransferer, transfererFor } from '../../gateway/sessions/carrier/call-transfer.js'
+import type { CallReferral } from '../../gateway/sessions/ports/session-port.js'
 
 const row = { id: 'sess_1' } as Parameters<CallTransferer['transfer']>[0]
 const target: TransferTarget = { kind: 'number', to: '+14155550100', callerId: undefined }

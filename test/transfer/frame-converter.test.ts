@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createFrameConverter, frameBytes } from '../../gateway/sessions/transfer/frame-converter.js'
+import { createFrameConverter, frameBytes } from '../../gateway/transfer/frame-converter.js'
 import type { AudioFormat } from '../../pipeline/audio/audio-format.js'
 import { concat, decode, measure, tone, toneFrames } from './bridge-audio-helpers.js'
 

@@ -7,7 +7,7 @@ import {
   holdAudioLoop,
   holdFrameSamples,
   type HoldSampleRate,
-} from '../../gateway/sessions/transfer/hold-audio.js'
+} from '../../gateway/transfer/hold-audio.js'
 
 const RATES: HoldSampleRate[] = [8000, 16000]
 const dbfs = (x: number): number => 20 * Math.log10(x / 32767)

@@ -3,7 +3,7 @@
  * says), the level, and ramps that start each burst at zero (no click).
  */
 import t from 'tap'
-import { RINGBACK_PLANS, ringbackFrame, ringbackPlanFor } from '../../gateway/sessions/transfer/ringback-tone.js'
+import { RINGBACK_PLANS, ringbackFrame, ringbackPlanFor } from '../../gateway/transfer/ringback-tone.js'
 import { dualToneFrames } from '../helpers/tones.js'
 
 const peak = (f: Int16Array) => f.reduce((m, s) => Math.max(m, Math.abs(s)), 0)

@@ -3,7 +3,7 @@
  * 408/480/487 no answer, anything else (and timer B, an unusable answer) failed; our own CANCEL is no news.
  */
 import t from 'tap'
-import { sipLegFailure } from '../../gateway/sessions/transfer/sip-warm-transfer.js'
+import { sipLegFailure } from '../../gateway/transfer/sip-warm-transfer.js'
 
 t.test('each final answer maps to its reason', async (t) => {
   const rejected = (status: number) => sipLegFailure({ kind: 'rejected', status, reason: 'x' })

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { transferLifecycleEvent } from '../../gateway/sessions/transfer/transfer-events.js'
-import { TRANSFER_FAILURE_REASONS, type TransferFailureReason } from '../../gateway/sessions/transfer/transfer-steps.js'
+import { transferLifecycleEvent } from '../../gateway/transfer/transfer-events.js'
+import { TRANSFER_FAILURE_REASONS, type TransferFailureReason } from '../../gateway/transfer/transfer-steps.js'
 import type { AgentContext } from '../../pipeline/agent/agent-step.js'
 import {
   TRANSFER_FAILED_DEFAULT_LINES,

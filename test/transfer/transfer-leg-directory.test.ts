@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { silentLogger } from '../../core/log.js'
-import { TransferLegs, type TransferLegHandler } from '../../gateway/sessions/transfer-legs.js'
+import { TransferLegs, type TransferLegHandler } from '../../gateway/transfer/transfer-legs.js'
 import { transferLegKey } from '../../gateway/store/transfer-leg-directory.js'
 import { testDb } from '../helpers/db.js'
 

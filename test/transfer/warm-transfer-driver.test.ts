@@ -4,9 +4,9 @@
  * inputs, and `abort()` (the session ended) stops the work in flight and hangs up the human's leg once.
  */
 import t from 'tap'
-import type { TransferEndedBy, TransferFact, TransferFailureReason } from '../../gateway/sessions/transfer/transfer-steps.js'
-import { type DriverClock, WarmTransferDriver, type WarmTransferIo } from '../../gateway/sessions/transfer/warm-transfer-driver.js'
-import type { WarmTransferPlan } from '../../gateway/sessions/transfer/warm-transfer-machine.js'
+import type { TransferEndedBy, TransferFact, TransferFailureReason } from '../../gateway/transfer/transfer-steps.js'
+import { type DriverClock, WarmTransferDriver, type WarmTransferIo } from '../../gateway/transfer/warm-transfer-driver.js'
+import type { WarmTransferPlan } from '../../gateway/transfer/warm-transfer-machine.js'
 
 /** A clock whose timers fire only when the test moves time. */
 function fakeClock() {

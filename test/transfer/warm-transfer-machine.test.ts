@@ -1,6 +1,6 @@
 import t from 'tap'
-import { TRANSFER_FAILURE_REASONS, type TransferAction, type TransferInput } from '../../gateway/sessions/transfer/transfer-steps.js'
-import { ACCEPT_PROMPT, WarmTransferMachine, type WarmTransferPlan } from '../../gateway/sessions/transfer/warm-transfer-machine.js'
+import { TRANSFER_FAILURE_REASONS, type TransferAction, type TransferInput } from '../../gateway/transfer/transfer-steps.js'
+import { ACCEPT_PROMPT, WarmTransferMachine, type WarmTransferPlan } from '../../gateway/transfer/warm-transfer-machine.js'
 
 const PLAN: WarmTransferPlan = { whisper: 'Refund for order 1234.', hold: 'Please hold.', accept: 'dtmf', timeoutMs: 30_000 }
 

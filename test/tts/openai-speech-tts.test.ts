@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import type { OutputAudioFormat } from '../../pipeline/audio/audio-format.js'
 import { ttsOpenAiCompatibleOptionsSchema } from '../../pipeline/options/openai-compatible-options.js'
-import type { TtsEvent } from '../../pipeline/tts/tts-stream.js'
-import { createTtsStream } from '../../pipeline/vendor-streams/open-vendor.js'
+import type { TtsEvent } from '../../pipeline/vendors/tts/tts-stream.js'
+import { createTtsStream } from '../../pipeline/vendors/open-vendor.js'
 import { type FakeSpeechOptions, startFakeOpenAiSpeech } from '../fakes/openai-speech/fake-openai-speech.js'
 import { EventReader } from '../stt/stream-helpers.js'
 

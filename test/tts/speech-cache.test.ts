@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SpeechCache } from '../../pipeline/tts/speech-cache.js'
+import { SpeechCache } from '../../pipeline/vendors/tts/speech-cache.js'
 
 const voice = { voice: 'en-us', rate: 175 }
 

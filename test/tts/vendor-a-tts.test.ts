@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { ttsVendorAOptionsSchema } from '../../pipeline/options/tts-options.js'
-import { createTtsStream } from '../../pipeline/vendor-streams/open-vendor.js'
-import type { TtsEvent, TtsStreamOptions } from '../../pipeline/tts/tts-stream.js'
+import { createTtsStream } from '../../pipeline/vendors/open-vendor.js'
+import type { TtsEvent, TtsStreamOptions } from '../../pipeline/vendors/tts/tts-stream.js'
 import { fakeSampleCount, fakeToneAudio, startFakeElevenLabs, type FakeElevenLabsOptions } from '../fakes/elevenlabs/fake-elevenlabs.js'
 import { EventReader, FAST_TRANSPORT, delay } from '../stt/stream-helpers.js'
 

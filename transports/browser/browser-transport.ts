@@ -1,6 +1,6 @@
 import type { RawData, WebSocket } from 'ws'
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionPort } from '../../gateway/sessions/session-port.js'
+import type { SessionPort } from '../../gateway/sessions/ports/session-port.js'
 import type { SocketTransport } from '../http/upgrade-session.js'
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan, type PipelineEvent } from '../../pipeline/index.js'
 import type { Log } from '../../core/log.js'

@@ -7,7 +7,7 @@
 import type { WebSocket } from 'ws'
 import type { CarrierMediaCodec, CarrierStartEvent } from '../../carrier/carrier.js'
 import type { EndReason } from '../../core/end-reason.js'
-import type { SessionPort } from '../../gateway/sessions/session-port.js'
+import type { SessionPort } from '../../gateway/sessions/ports/session-port.js'
 import type { SocketTransport } from '../http/upgrade-session.js'
 import type { Log } from '../../core/log.js'
 import type { PipelineEvent } from '../../pipeline/index.js'

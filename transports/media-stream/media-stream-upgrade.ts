@@ -4,14 +4,14 @@
  */
 import { attachSocket, sessionUpgrade } from '../http/upgrade-session.js'
 import type { UpgradeRoute } from '../http/upgrade-routes.js'
-import { OPEN_REFUSALS } from '../../gateway/sessions/refusals.js'
+import { OPEN_REFUSALS } from '../http/open-refusals.js'
 import { refuseUpgrade } from '../http/upgrade-refusal.js'
-import type { CallDeps } from '../../gateway/sessions/call-deps.js'
-import { callStreamConnected, callStreamStarted } from '../../gateway/sessions/call-progress.js'
+import type { CallDeps } from '../../gateway/admission/call-deps.js'
+import { callStreamConnected, callStreamStarted } from '../../gateway/admission/call-progress.js'
 import type { Carrier } from '../../carrier/carrier.js'
 import { MediaStreamTransport } from './media-stream-transport.js'
 import { WebSocketServer } from 'ws'
-import { LEG_RELAYED_HEADER, TRANSFER_LEG_KEY_PREFIX } from '../../gateway/sessions/transfer-legs.js'
+import { LEG_RELAYED_HEADER, TRANSFER_LEG_KEY_PREFIX } from '../../gateway/transfer/transfer-legs.js'
 import { attachTransferLeg } from './transfer-leg-socket.js'
 import { type LegRelays, relayTransferLeg } from './transfer-leg-relay.js'
 

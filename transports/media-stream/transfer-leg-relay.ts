@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket, type WebSocketServer } from 'ws'
 import type { Log } from '../../core/log.js'
-import { LEG_RELAYED_HEADER } from '../../gateway/sessions/transfer-legs.js'
+import { LEG_RELAYED_HEADER } from '../../gateway/transfer/transfer-legs.js'
 import { refuseUpgrade } from '../http/upgrade-refusal.js'
 import { MAX_BUFFERED_BYTES } from './media-stream-transport.js'
 

@@ -6,7 +6,7 @@
 import type { WebSocket } from 'ws'
 import type { CarrierMediaCodec } from '../../carrier/carrier.js'
 import type { Log } from '../../core/log.js'
-import type { LegMediaIn, LegMediaOut, TransferLegHandler } from '../../gateway/sessions/transfer-legs.js'
+import type { LegMediaIn, LegMediaOut, TransferLegHandler } from '../../gateway/transfer/transfer-legs.js'
 import { LogLimiter } from './log-limiter.js'
 import { MAX_BUFFERED_BYTES, MAX_MEDIA_PAYLOAD_BYTES, START_TIMEOUT_MS } from './media-stream-transport.js'
 

@@ -1,0 +1,400 @@
+/**
+ * The recorder: two channels (caller, agent) placed on one timeline from the moment the session connected, written
+ * as chunks while the call runs. Every method is synchronous and cheap, so the audio path never waits for it;
+ * storage happens on a bounded queue behind it, and a store that fails or falls behind fails the recording, never
+ * the call.
+ */
+import { giveBackChunkBuffers, takeChunkBuffer } from './chunk-buffers.js'
+import { endianness } from 'node:os'
+import { retryWhileUnavailable } from '../store/database-errors.js'
+import type { Log } from '../../core/log.js'
+import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../store/recordings.js'
+
+/** Audio a recorder is given: PCM16 samples, or G.711 mu-law bytes for a recorder made with `mulaw`. */
+export type RecordedAudio = Int16Array | Uint8Array
+
+/** What the session tells a recorder; times are ms since the session connected. */
+export interface Recorder {
+  /**
+   * Caller audio that ended at `atMs` (the session works out when from arrival or carrier timestamps). The samples
+   * are copied before this returns: the caller may reuse their buffer.
+   */
+  caller(samples: RecordedAudio, atMs: number): void
+  /** Agent audio the caller heard from `atMs` on (copied before this returns, as `caller`). */
+  agent(samples: RecordedAudio, atMs: number): void
+  /** A barge-in cleared playback at `atMs`: the agent channel is silent from there on (until new agent audio). */
+  clearAgentAfter(atMs: number): void
+  /** Silences the caller channel over [fromMs, toMs) (keypad digits, redacted words). */
+  maskCaller(fromMs: number, toMs: number): void
+  /** Both channels are silent from `atMs` until `resume` (`response.recording` pause). */
+  pause(atMs: number): void
+  resume(atMs: number): void
+  /** Ends the recording at `durationMs`: waits for the queued writes, then completes (or fails) it in the store. */
+  finish(durationMs: number | undefined): Promise<RecordingOutcome>
+}
+
+/** How a recording ended. */
+export type RecordingOutcome = { status: 'completed'; durationMs: number } | { status: 'failed'; error: string }
+
+/** Where a recorder's chunks go: the database today, an object store later. */
+export interface RecordingSink {
+  start(): Promise<void>
+  /** Each chunk's `pcm` is reused once the returned promise settles: a sink that keeps the bytes copies them. */
+  append(chunks: readonly RecordingChunk[]): Promise<void>
+  complete(totalSamples: number): Promise<void>
+  fail(error: string): Promise<void>
+}
+
+/** Options of a `ChunkRecorder`; every bound has a default. */
+export interface ChunkRecorderOptions {
+  sink: RecordingSink
+  sampleRate: number
+  log: Log
+  /** How often buffered audio is handed to the sink. Default 1000 ms. */
+  flushIntervalMs?: number
+  /** Bytes waiting for the sink above which the recording fails (the store fell behind). Default 1 MiB. */
+  maxQueuedBytes?: number
+  /**
+   * True for a sink failure worth retrying (the database restarting): the batch is kept and written again,
+   * while the queue stays within `maxQueuedBytes` (about 30 s of a call) and for at most `retryForMs`.
+   */
+  isTransient?: (e: unknown) => boolean
+  /** How long transient failures are retried before the recording fails. Default 60 s. */
+  retryForMs?: number
+  /**
+   * The recorder is given G.711 mu-law bytes (`Uint8Array`), not PCM16, and stores them as they are, one byte a
+   * sample (issue 30): for a call that is mu-law both ways (carrier, SIP at 8 kHz) nothing is decoded to be recorded
+   * and nothing encoded again, and half the bytes are written and kept. Silence (masks, pauses) is 0xFF, mu-law's 0.
+   * Readers tell the two apart by size (`RecordingChunk.pcm`).
+   */
+  mulaw?: boolean
+}
+
+/** Waits between retries of a batch the sink could not take for a transient reason. */
+const RETRY_BACKOFF_MS = [100, 250, 500, 1000, 2000] as const
+
+/** Pauses a recording keeps (a session pausing more often forgets the oldest, long written by then). */
+const MAX_PAUSES = 200
+
+/** Caller audio this close to where the previous chunk ended continues it. */
+const SNAP_MS = 3
+
+/** Chunks are little-endian PCM: on such a machine the samples' bytes are copied as they are. */
+const LITTLE_ENDIAN = endianness() === 'LE'
+
+/** The mu-law byte of a zero sample. */
+const MULAW_SILENCE = 0xff
+
+/** One channel's unflushed audio: a contiguous run of samples starting at `start`. */
+class Track {
+  readonly channel: number
+  readonly buf: RecordedAudio
+  start = 0
+  length = 0
+  /** End of the furthest sample handed to the sink. */
+  writtenEnd = 0
+  /** Where the next contiguous sample goes (caller continuity). */
+  cursor = 0
+  constructor(channel: number, mulaw: boolean) {
+    this.channel = channel
+    this.buf = mulaw ? new Uint8Array(MAX_CHUNK_SAMPLES) : new Int16Array(MAX_CHUNK_SAMPLES)
+  }
+  get end(): number {
+    return this.start + this.length
+  }
+}
+
+/** `Recorder` buffering about a second per channel and writing chunks through a `RecordingSink`. */
+export class ChunkRecorder implements Recorder {
+  readonly #opts: ChunkRecorderOptions
+  readonly #rate: number
+  readonly #mulaw: boolean
+  readonly #caller: Track
+  readonly #agent: Track
+  /** Caller masks still ahead of the caller audio received (a digit masks a little of what comes next). */
+  #masks: { from: number; to: number }[] = []
+  /** Pauses, in samples; the last one's `to` is Infinity while it lasts. Both channels are silent over them. */
+  #pauses: { from: number; to: number }[] = []
+  #seq = 0
+  #queue: RecordingChunk[] = []
+  #queuedBytes = 0
+  #writing: Promise<void> | undefined
+  #started: Promise<void> | undefined
+  #timer: NodeJS.Timeout | undefined
+  #error: string | undefined
+  #finished = false
+
+  constructor(options: ChunkRecorderOptions) {
+    this.#opts = options
+    this.#rate = options.sampleRate
+    this.#mulaw = options.mulaw === true
+    this.#caller = new Track(CALLER_CHANNEL, this.#mulaw)
+    this.#agent = new Track(AGENT_CHANNEL, this.#mulaw)
+  }
+
+  /** Creates the recording in the sink and starts the flush timer. */
+  start(): void {
+    if (this.#started !== undefined) return
+    this.#started = this.#opts.sink.start().catch((e: unknown) => this.#fail(`recording could not start: ${message(e)}`))
+    // A random phase: calls that connected together (a campaign, a restart) must not all write in the same tick.
+    const every = this.#opts.flushIntervalMs ?? 1000
+    this.#timer = setTimeout(() => {
+      this.#flushAll(false)
+      this.#timer = setInterval(() => this.#flushAll(false), every)
+      this.#timer.unref()
+    }, Math.random() * every)
+    this.#timer.unref()
+  }
+
+  /** True once the recording failed; later audio is ignored. */
+  get failed(): boolean {
+    return this.#error !== undefined
+  }
+
+  #sample(ms: number): number {
+    return Math.max(0, Math.round((ms * this.#rate) / 1000))
+  }
+
+  caller(samples: RecordedAudio, atMs: number): void {
+    if (!this.#live || samples.length === 0 || !this.#fits(samples)) return
+    const t = this.#caller
+    let start = Math.max(0, this.#sample(atMs) - samples.length)
+    if (Math.abs(start - t.cursor) <= this.#sample(SNAP_MS)) {
+      // Rounding (and a resampler's varying output) must not split a continuous voice into a chunk per frame.
+      start = t.cursor
+    } else if (start < t.cursor) {
+      // Earlier than the audio before it ended: that audio arrived late and was placed late. The part not yet
+      // written moves back with it, so the voice stays continuous and every sample from here on sits at its time.
+      // Where it lands over audio already written (placed late by the same amount), it wins: the recording loses
+      // that late-placed tail, never its timing against the agent channel.
+      if (t.length > 0 && t.end === t.cursor) {
+        t.start = Math.max(0, t.start - (t.cursor - start))
+        start = t.end
+        // Pauses are times, not audio: what moved into a paused stretch is silent there.
+        for (const p of this.#pauses) zeroRange(t.buf.subarray(0, t.length), t.start, p.from, p.to)
+      }
+    }
+    t.cursor = start + samples.length
+    let data = this.#unpaused(samples, start)
+    if (this.#masks.length > 0) {
+      if (data === samples) data = copyOf(samples)
+      for (const m of this.#masks) zeroRange(data, start, m.from, m.to)
+      this.#masks = this.#masks.filter((m) => m.to > t.cursor)
+    }
+    this.#place(t, data, start)
+  }
+
+  agent(samples: RecordedAudio, atMs: number): void {
+    if (!this.#live || samples.length === 0 || !this.#fits(samples)) return
+    const start = this.#sample(atMs)
+    this.#place(this.#agent, this.#unpaused(samples, start), start)
+  }
+
+  pause(atMs: number): void {
+    if (!this.#live || this.#pauses.at(-1)?.to === Number.POSITIVE_INFINITY) return
+    this.#pauses.push({ from: this.#sample(atMs), to: Number.POSITIVE_INFINITY })
+    if (this.#pauses.length > MAX_PAUSES) this.#pauses.shift()
+  }
+
+  resume(atMs: number): void {
+    const last = this.#pauses.at(-1)
+    if (last === undefined || last.to !== Number.POSITIVE_INFINITY) return
+    last.to = Math.max(last.from, this.#sample(atMs))
+    // Audio placed in the pause before it began (agent audio is placed ahead when its playout is estimated).
+    this.#silenceBoth(last.from, last.to)
+  }
+
+  /** Silences both channels over [from, to) samples: what is buffered and what is written. */
+  #silenceBoth(from: number, to: number): void {
+    for (const t of [this.#caller, this.#agent]) {
+      zeroRange(t.buf.subarray(0, t.length), t.start, from, to)
+      if (from < t.writtenEnd) this.#silence(t.channel, from, Math.min(to, t.writtenEnd))
+    }
+  }
+
+  /** Audio in the encoding this recorder stores; otherwise the recording fails (a bug, not a caller's fault). */
+  #fits(samples: RecordedAudio): boolean {
+    if (samples instanceof Uint8Array === this.#mulaw) return true
+    this.#fail(`recording was given ${this.#mulaw ? 'PCM16' : 'mu-law'} audio to store as ${this.#mulaw ? 'mu-law' : 'PCM16'}`)
+    return false
+  }
+
+  /** `samples` placed at `start` with the paused parts silent (a copy when any is). */
+  #unpaused(samples: RecordedAudio, start: number): RecordedAudio {
+    const end = start + samples.length
+    let data = samples
+    for (const p of this.#pauses) {
+      if (p.to <= start || p.from >= end) continue
+      if (data === samples) data = copyOf(samples)
+      zeroRange(data, start, p.from, p.to)
+    }
+    return data
+  }
+
+  clearAgentAfter(atMs: number): void {
+    if (!this.#live) return
+    const at = this.#sample(atMs)
+    const t = this.#agent
+    if (t.length > 0 && t.end > at) t.length = Math.max(0, at - t.start)
+    if (t.length === 0) t.start = at
+    // Audio already written past the clear is overwritten with silence (later chunks win).
+    if (t.writtenEnd > at) this.#silence(t.channel, at, t.writtenEnd)
+  }
+
+  maskCaller(fromMs: number, toMs: number): void {
+    if (!this.#live) return
+    const from = this.#sample(fromMs)
+    const to = this.#sample(toMs)
+    if (to <= from) return
+    const t = this.#caller
+    zeroRange(t.buf.subarray(0, t.length), t.start, from, to)
+    if (from < t.writtenEnd) this.#silence(t.channel, from, Math.min(to, t.writtenEnd))
+    if (to > t.end) this.#masks.push({ from, to })
+  }
+
+  async finish(durationMs: number | undefined): Promise<RecordingOutcome> {
+    if (this.#finished) throw new Error('recording already finished')
+    // A pause that lasts to the end covers everything placed after it began.
+    const open = this.#pauses.at(-1)
+    if (open !== undefined && open.to === Number.POSITIVE_INFINITY && this.#live) {
+      this.#silenceBoth(open.from, Math.max(this.#caller.end, this.#agent.end, this.#caller.writtenEnd, this.#agent.writtenEnd))
+    }
+    this.#flushAll(true)
+    this.#finished = true
+    clearInterval(this.#timer)
+    await this.#started
+    await this.#writing
+    const sink = this.#opts.sink
+    if (this.#error === undefined && durationMs === undefined) this.#error = 'the session end was not stored'
+    if (this.#error === undefined && durationMs !== undefined) {
+      try {
+        await sink.complete(this.#sample(durationMs))
+        return { status: 'completed', durationMs }
+      } catch (e) {
+        this.#error = `recording could not be completed: ${message(e)}`
+      }
+    }
+    const error = this.#error ?? 'recording failed'
+    await sink.fail(error).catch((e: unknown) => this.#opts.log.error({ err: e }, 'could not mark the recording failed'))
+    return { status: 'failed', error }
+  }
+
+  get #live(): boolean {
+    return !this.#finished && this.#error === undefined
+  }
+
+  #place(t: Track, samples: RecordedAudio, start: number): void {
+    if (t.length > 0 && start !== t.end) this.#flush(t)
+    if (t.length === 0) t.start = start
+    if (samples.length < t.buf.length - t.length) {
+      // The usual case, a frame into a buffer with room: no view of it (an allocation per frame per call).
+      t.buf.set(samples, t.length)
+      t.length += samples.length
+      return
+    }
+    let at = 0
+    while (at < samples.length) {
+      const n = Math.min(samples.length - at, t.buf.length - t.length)
+      t.buf.set(samples.subarray(at, at + n), t.length)
+      t.length += n
+      at += n
+      if (t.length === t.buf.length) this.#flush(t)
+    }
+  }
+
+  /**
+   * Hands buffered audio to the sink. The caller's run waits until it holds a second (or the end): until written
+   * it can still move back when a less delayed arrival shows it was placed late (see `caller`).
+   */
+  #flushAll(all: boolean): void {
+    if (!this.#live) return
+    if (all || this.#caller.length >= this.#rate) this.#flush(this.#caller)
+    this.#flush(this.#agent)
+  }
+
+  #flush(t: Track): void {
+    if (t.length === 0) return
+    const pcm = takeChunkBuffer(t.length * t.buf.BYTES_PER_ELEMENT) // every byte of it is set below
+    if (t.buf instanceof Uint8Array) {
+      pcm.set(t.buf.subarray(0, t.length))
+    } else if (LITTLE_ENDIAN) {
+      // One copy of the samples' bytes (an Int16Array is in the machine's byte order, little-endian here).
+      pcm.set(new Uint8Array(t.buf.buffer, t.buf.byteOffset, t.length * 2))
+    } else {
+      for (let i = 0; i < t.length; i++) pcm.writeInt16LE(t.buf[i] as number, i * 2)
+    }
+    this.#enqueue({ seq: ++this.#seq, channel: t.channel, startSample: t.start, sampleCount: t.length, pcm })
+    t.writtenEnd = Math.max(t.writtenEnd, t.end)
+    t.start = t.end
+    t.length = 0
+  }
+
+  #silence(channel: number, from: number, to: number): void {
+    for (let at = from; at < to; at += MAX_CHUNK_SAMPLES) {
+      this.#enqueue({ seq: ++this.#seq, channel, startSample: at, sampleCount: Math.min(MAX_CHUNK_SAMPLES, to - at), pcm: null })
+    }
+  }
+
+  #enqueue(chunk: RecordingChunk): void {
+    const bytes = (chunk.pcm?.length ?? 0) + 64
+    if (this.#queuedBytes + bytes > (this.#opts.maxQueuedBytes ?? 1024 * 1024)) {
+      this.#fail('recording storage fell behind: audio was dropped')
+      return
+    }
+    this.#queue.push(chunk)
+    this.#queuedBytes += bytes
+    this.#writing ??= this.#drain()
+  }
+
+  /** Writes queued chunks in batches, one statement at a time, until the queue is empty. */
+  async #drain(): Promise<void> {
+    try {
+      await this.#started
+      const isTransient = this.#opts.isTransient ?? (() => false)
+      while (this.#queue.length > 0 && this.#error === undefined) {
+        const batch = this.#queue
+        this.#queue = []
+        try {
+          // What comes meanwhile waits in the queue behind it, still counted against the queue's bound.
+          await retryWhileUnavailable(() => this.#opts.sink.append(batch), {
+            forMs: this.#opts.retryForMs ?? 60_000,
+            isTransient,
+            backoffMs: RETRY_BACKOFF_MS,
+          })
+        } catch (e) {
+          this.#fail(`recording storage failed: ${message(e)}`)
+        }
+        for (const c of batch) this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)
+        giveBackChunkBuffers(batch) // the sink has settled: nothing reads them any more
+      }
+    } finally {
+      this.#writing = undefined
+    }
+  }
+
+  #fail(error: string): void {
+    if (this.#error !== undefined) return
+    this.#error = error
+    this.#opts.log.warn({ error }, 'recording failed; the call goes on')
+    this.#queue = []
+    this.#queuedBytes = 0
+    this.#caller.length = 0
+    this.#agent.length = 0
+  }
+}
+
+/** A copy (a Buffer's `slice` is a view of the same memory, and a caller's frame must not be changed). */
+function copyOf(samples: RecordedAudio): RecordedAudio {
+  return samples instanceof Uint8Array ? new Uint8Array(samples) : samples.slice()
+}
+
+/** Silences the part of `data` (placed at sample `start`) that falls in [from, to). */
+function zeroRange(data: RecordedAudio, start: number, from: number, to: number): void {
+  const a = Math.max(0, from - start)
+  const b = Math.min(data.length, to - start)
+  if (b > a) data.fill(data instanceof Uint8Array ? MULAW_SILENCE : 0, a, b)
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e)
+}
