@@ -1,7 +1,7 @@
 /**
  * The SIP endpoint as the gateway runs it: started after the HTTP server listens when SIP_PORT is set, draining
  * with the sessions (new INVITEs get 503 while OPTIONS health checks still get 200), closed with the gateway.
- * INVITEs are admitted through the store (sip-admission.ts): trunks, digest, the dialled number's agent.
+ * INVITEs are admitted through the store (transports/sip/admission/sip-trunk-invites.ts): trunks, digest, the dialled number's agent.
  */
 import type { Log } from '../core/log.js'
 import { refuseEveryInvite, type SipAdmission } from '../transports/sip/calls/sip-admission.js'

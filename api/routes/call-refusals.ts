@@ -7,7 +7,7 @@
  * state (balance, limits).
  */
 import type { ErrorCode } from '../../core/errors.js'
-import type { CallRefusal } from '../../gateway/admission/call-admission.js'
+import type { CallRefusal } from '../../gateway/admission/phone-call.js'
 
 /**
  * Refusals answered with the SPEC's error body and `Retry-After` instead of words. `shutting_down`: this replica

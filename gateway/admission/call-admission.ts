@@ -11,7 +11,6 @@
  */
 import type { CallStatus } from '../../core/call-status.js'
 import type { CarrierCredentials } from '../../core/carrier-credentials.js'
-import { isVoxgateError } from '../../core/errors.js'
 import type { Log } from '../../core/log.js'
 import { normalisePhoneNumber, type NormalisedNumber } from '../../core/phone.js'
 import { findSessionByCallSid } from '../store/carrier-calls.js'
@@ -19,24 +18,9 @@ import { carrierCredentials, getCarrierCredentials, getOrganizationRow } from '.
 import { findPhoneNumber } from '../store/phone-numbers.js'
 import type { SessionRow } from '../store/schema.js'
 import { rekeyWaitingSession } from '../store/session-states.js'
-import { authorizeSession } from './authorize.js'
+import { authorizePhoneCall, type CallRefusal } from './phone-call.js'
 import type { CallDeps } from './call-deps.js'
 import { isDatabaseUnavailable } from '../store/database-errors.js'
-
-/** Why a call was refused at the voice hook. */
-export type CallRefusal =
-  /** No agent holds the dialled number (or its agent was deleted). */
-  | 'not_in_service'
-  /** The agent's config has `clients.carrier` off. */
-  | 'clients_disabled'
-  | 'insufficient_balance'
-  | 'concurrency_limit'
-  /** This gateway process is draining for a restart: retryable, another replica takes the call. */
-  | 'shutting_down'
-  /** An outbound call answered after voxgate gave up on it (ended, timed out), or one it never placed. */
-  | 'call_not_waiting'
-  /** Anything unexpected (invalid agent config, database trouble). */
-  | 'error'
 
 /** A refused call. */
 export interface RefusedCall {
@@ -110,34 +94,26 @@ export async function admitInboundCall(
   }
 
   const from = normalisePhoneNumber(call.from)
-  try {
-    const auth = await authorizeSession(
-      deps.db,
-      {
-        organizationId: dialled.organizationId,
-        agentId: dialled.agentId,
-        origin: {
-          channel: 'carrier',
-          direction: call.direction,
-          // Withheld or malformed caller ids ("anonymous") are kept as the carrier sent them.
-          fromPhoneNumber: from?.e164 ?? call.from.slice(0, 64),
-          fromPhoneCountry: call.fromCountry ?? from?.country ?? null,
-          toPhoneNumber: dialled.to.e164,
-          toPhoneCountry: call.toCountry ?? dialled.to.country ?? null,
-          callSid: call.callSid ?? null,
-          callStatus: call.status ?? null,
-        },
-        holdLease: { owner: deps.sessions.keeper.owner, ttlMs: deps.sessions.keeper.ttlMs },
-      },
-      { webhookPolicy: deps.webhookPolicy },
-    )
-    deps.log.info({ ...logFields, session_id: auth.sessionId, direction: call.direction }, 'carrier call authorized')
-    return awaitStream(deps, auth.sessionId, auth.clientSessionKey)
-  } catch (e) {
-    // The database away (a restart): the voice hook answers 503, which a balancer or the carrier retries.
-    if (isDatabaseUnavailable(e)) throw e
-    return refuse(deps.log, refusalFor(e), logFields, e)
-  }
+  const auth = await authorizePhoneCall(deps, {
+    organizationId: dialled.organizationId,
+    agentId: dialled.agentId,
+    origin: {
+      channel: 'carrier',
+      direction: call.direction,
+      // Withheld or malformed caller ids ("anonymous") are kept as the carrier sent them.
+      fromPhoneNumber: from?.e164 ?? call.from.slice(0, 64),
+      fromPhoneCountry: call.fromCountry ?? from?.country ?? null,
+      toPhoneNumber: dialled.to.e164,
+      toPhoneCountry: call.toCountry ?? dialled.to.country ?? null,
+      callSid: call.callSid ?? null,
+      callStatus: call.status ?? null,
+    },
+  })
+  // The database away (a restart): the voice hook answers 503, which a balancer or the carrier retries.
+  if (!auth.ok && isDatabaseUnavailable(auth.err)) throw auth.err
+  if (!auth.ok) return refuse(deps.log, auth.refusal, logFields, auth.err)
+  deps.log.info({ ...logFields, session_id: auth.sessionId, direction: call.direction }, 'carrier call authorized')
+  return awaitStream(deps, auth.sessionId, auth.key)
 }
 
 /** The session of an answered outbound call; `call_not_waiting` for a call voxgate did not place. */
@@ -191,21 +167,4 @@ function refuse(log: Log, refusal: CallRefusal, fields: Record<string, unknown>,
   if (refusal === 'error') log.error({ ...fields, reason: refusal, err }, 'carrier call refused')
   else log.info({ ...fields, reason: refusal }, 'carrier call refused')
   return { ok: false, refusal }
-}
-
-/** The refusal an error thrown while authorizing a call stands for (the carrier's voice hook and SIP read it alike). */
-export function refusalFor(e: unknown): Exclude<CallRefusal, 'shutting_down' | 'call_not_waiting'> {
-  if (!isVoxgateError(e)) return 'error'
-  switch (e.code) {
-    case 'invalid_agent_id':
-      return 'not_in_service'
-    case 'bad_request':
-      return 'clients_disabled'
-    case 'insufficient_balance':
-      return 'insufficient_balance'
-    case 'concurrency_limit':
-      return 'concurrency_limit'
-    default:
-      return 'error'
-  }
 }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { SIP_REFUSALS, sipRefusal } from '../../transports/sip/admission/sip-refusals.js'
-import { dialledNumber } from '../../server/sip-admission.js'
+import { dialledNumber } from '../../transports/sip/admission/sip-trunk-invites.js'
 import type { SipRequest } from '../../transports/sip/message/sip-message.js'
 
 t.test('each refusal has one SIP status and reason, as docs/sip.md lists them', async (t) => {

@@ -1,24 +1,10 @@
 /**
  * The one table from why a SIP call is refused to the status and reason phrase the caller's INVITE gets
- * (docs/sip.md, "Refusals"). The reasons are the carrier path's (`CallRefusal`, decided when a call is
- * admitted) and the session manager's (`OpenRefusal`, when its key opens the session), plus SIP's own.
+ * (docs/sip.md, "Refusals"). The reasons are the gateway's admission's (`SipCallRefusal`,
+ * gateway/admission/sip-trunk-admission.ts); the answers on the wire are SIP's own.
  */
-import type { CallRefusal } from '../../../gateway/admission/call-admission.js'
-import type { OpenRefusal } from '../../../gateway/sessions/session-manager.js'
+import type { SipCallRefusal } from '../../../gateway/admission/sip-trunk-admission.js'
 import type { SipRefusal } from '../calls/sip-admission.js'
-
-/** Why a SIP INVITE is refused. */
-export type SipCallRefusal =
-  | Exclude<CallRefusal, 'call_not_waiting'>
-  | Exclude<OpenRefusal, 'unknown' | 'used' | 'expired'>
-  /** No trunk allows the source address. */
-  | 'unknown_source'
-  /** The trunk asks for digest and the INVITE carried none (or a stale nonce): a challenge. */
-  | 'auth_required'
-  /** The INVITE's digest credentials are wrong. */
-  | 'auth_failed'
-  /** The source gave too many wrong digest answers and is blocked for a while (gateway/admission/sip-auth-lockout.ts). */
-  | 'auth_blocked'
 
 /** Seconds a caller refused by a draining replica waits before it tries again (the balancer tries another). */
 export const SIP_RETRY_AFTER_S = 30
