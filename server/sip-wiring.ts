@@ -7,6 +7,12 @@ import type { Log } from '../core/log.js'
 import { refuseEveryInvite, type SipAdmission } from '../transports/sip/calls/sip-admission.js'
 import { SipEndpoint, type SipEndpointMetrics } from '../transports/sip/endpoint/sip-endpoint.js'
 import type { SipSettings } from './config.js'
+import type { SessionManager } from '../gateway/sessions/session-manager.js'
+import type { EgressPolicy } from '../gateway/webhooks/egress-policy.js'
+import { storeSipAdmission } from '../transports/sip/admission/sip-trunk-invites.js'
+import type { GatewayDeps } from './gateway-deps.js'
+import type { PrometheusMetrics } from './prometheus-metrics.js'
+import { sipAuthMetrics } from './sip-auth-metrics.js'
 
 /** What the SIP wiring needs of the gateway. */
 export interface SipWiringDeps {
@@ -49,4 +55,29 @@ export async function startSip(deps: SipWiringDeps): Promise<SipEndpoint | undef
     'SIP endpoint listening',
   )
   return endpoint
+}
+
+/** The gateway's SIP endpoint (SIP_PORT set): INVITEs admitted through the store, outbound trunks under the egress rules. */
+export function startGatewaySip(
+  deps: GatewayDeps,
+  parts: { sessions: SessionManager; metrics: PrometheusMetrics; egressPolicy: EgressPolicy },
+): Promise<SipEndpoint | undefined> {
+  const { config, store, log } = deps
+  const { sessions, metrics, egressPolicy } = parts
+  return startSip({
+    settings: config.sip,
+    log,
+    metrics: metrics.sip,
+    isDraining: () => sessions.isDraining,
+    addressRefusal: (ip, port) => egressPolicy.addressRefusal(ip, port),
+    admission: storeSipAdmission({
+      db: store.db,
+      log,
+      sessions,
+      credentialsKey: config.sipCredentialsKey,
+      webhookPolicy: config.webhookPolicy,
+      realm: config.sip?.publicHost ?? 'voxgate',
+      authMetrics: sipAuthMetrics(metrics.registry),
+    }),
+  })
 }

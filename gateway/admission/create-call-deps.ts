@@ -7,7 +7,16 @@ import { TransferLegs } from '../transfer/transfer-legs.js'
 export function createCallDeps(
   base: Pick<
     CallDeps,
-    'db' | 'log' | 'carrier' | 'sessions' | 'webhookPolicy' | 'webhookDelivery' | 'egress' | 'sipDialer' | 'sipCredentialsKey'
+    | 'db'
+    | 'log'
+    | 'carrier'
+    | 'sessions'
+    | 'webhookPolicy'
+    | 'webhookDelivery'
+    | 'egress'
+    | 'sipDialer'
+    | 'sipCredentialsKey'
+    | 'transferLegs'
   >,
   timeouts: CallTimeouts = {},
 ): CallDeps {
@@ -24,7 +33,7 @@ export function createCallDeps(
     ringTimeoutSec: timeouts.ringTimeoutSec ?? 60,
     statusGraceMs: timeouts.statusGraceMs ?? 120_000,
     outboundQueueMaxWaitMs: timeouts.outboundQueueMaxWaitMs ?? 30_000,
-    transferLegs: new TransferLegs(),
+    transferLegs: base.transferLegs ?? new TransferLegs(),
   }
   return deps
 }

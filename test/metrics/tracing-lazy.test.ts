@@ -33,5 +33,5 @@ t.test('only server/otel-turn-traces.ts imports the OpenTelemetry SDK, and nothi
   }
   t.same(sdkUsers, ['server/otel-turn-traces.ts'])
   t.same(staticUsers, [], 'loaded with a dynamic import() only')
-  t.match(readFileSync(join(ROOT, 'server/app.ts'), 'utf8'), /await import\('\.\/otel-turn-traces\.js'\)/)
+  t.match(readFileSync(join(ROOT, 'server/observability.ts'), 'utf8'), /await import\('\.\/otel-turn-traces\.js'\)/)
 })
