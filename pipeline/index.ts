@@ -11,6 +11,7 @@
 
 // ---- driving one call: what a transport and its session use ------------------------------------------------
 export type { CompletedTurn, PipelineEvent, PipelineHooks, PipelineInput, TurnLatency } from './voice/pipeline-io.js'
+export { type InputTap, onlyInput, tapInput } from './voice/input-tap.js'
 export {
   LATENCY_STAGES,
   type LatencyBreakdown,

@@ -20,6 +20,7 @@ import {
   decodeMulaw,
   bufferToInt16,
   Resampler,
+  tapInput,
 } from '../../pipeline/index.js'
 import { ChunkRecorder, type RecordedAudio, type RecordingOutcome, type RecordingSink } from './recorder.js'
 import { isDatabaseUnavailable } from '../store/database-errors.js'
@@ -181,8 +182,7 @@ export class SessionRecording {
     // The input's own clock of caller audio starts at this tap (a pipeline counts what it is given).
     const heard = new HeardAudio()
     this.#heard = heard
-    // Every method delegated by name: the input may be a class instance, whose methods a spread would not copy.
-    return {
+    return tapInput(input, {
       pushAudio: (chunk, mediaTimestampMs) => {
         input.pushAudio(chunk, mediaTimestampMs)
         const samples = this.#inputSamples(chunk)
@@ -191,13 +191,6 @@ export class SessionRecording {
         this.#lastCallerEnd = end
         this.#recorder.caller(this.#decodeIn(chunk), end)
       },
-      clientVad: (event) => input.clientVad(event),
-      pushToTalk: (pressed) => input.pushToTalk(pressed),
-      userText: (text) => input.userText(text),
-      userData: (data) => input.userData(data),
-      callControlFailed: (failure) => input.callControlFailed?.(failure),
-      machineVerdict: (verdict) => input.machineVerdict?.(verdict),
-      transferFailed: (failure) => input.transferFailed?.(failure),
       dtmf: (digit) => {
         input.dtmf(digit)
         if (!this.#maskDtmf) return
@@ -209,9 +202,7 @@ export class SessionRecording {
         input.markPlayed(chunkId)
         this.#playout.played(chunkId, this.#now())
       },
-      audioWritten: (chunkId) => input.audioWritten(chunkId),
-      replayFinished: (turnId) => input.replayFinished(turnId),
-    }
+    })
   }
 
   /**

@@ -24,6 +24,7 @@ import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript/transcript-writer.js'
 import { retryWhileUnavailable } from '../store/database-errors.js'
 import type { TurnToStore } from './transcript/turn-redactor.js'
 import { SessionKeeping } from './session-keeping.js'
+import { callerInput, type CallerInputLinks } from './caller-input.js'
 import { NO_INPUT, NO_VENDORS } from './no-input.js'
 import { sessionPipelineHooks } from './session-hooks.js'
 import type { WarmTransferFactory, WarmTransferSlot } from './ports/warm-transfer-port.js'
@@ -172,7 +173,7 @@ export class CallSession {
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
     s.#keeping.start()
     // Caller audio is recorded from the first frame, also while the pipeline is still starting.
-    s.#pipeline = s.#keeping.tap(NO_INPUT)
+    s.#pipeline = callerInput(s.#links())
     s.#clocks.start()
     s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
     if (transport.deliver !== undefined) await s.#startPipeline()
@@ -186,6 +187,11 @@ export class CallSession {
   /** The kind of transport carrying the session (`browser`, `carrier`; `test` for in-memory ones). */
   get channel(): SessionTransport['kind'] {
     return this.#transport.kind
+  }
+
+  /** The links of the caller's input chain (caller-input.ts). */
+  #links(): CallerInputLinks {
+    return { control: this.#control, keeping: this.#keeping, warm: this.#warm }
   }
 
   /** What the transport feeds the voice pipeline (caller audio, text, data, playback reports). */
@@ -225,8 +231,7 @@ export class CallSession {
         p.close()
         return
       }
-      const input = this.#keeping.tap(this.#warm?.gate(p) ?? p)
-      this.#pipeline = this.#control.tap(input)
+      this.#pipeline = callerInput(this.#links(), p)
       this.#closePipeline = () => p.close()
       this.#control.pipelineStarted()
     } catch (e) {

@@ -9,7 +9,7 @@ import { isVoxgateError, voxError, type VoxgateError } from '../../core/errors.j
 import type { Log } from '../../core/log.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { parseTransferTarget } from '../../core/transfer-target.js'
-import { BeepDetector, decodeMulaw, type PipelineEvent, type PipelineInput } from '../../pipeline/index.js'
+import { BeepDetector, decodeMulaw, type PipelineEvent, type PipelineInput, tapInput } from '../../pipeline/index.js'
 import { storeAnsweredBy } from '../store/carrier-calls.js'
 import { addToDoNotCall } from '../store/do-not-call.js'
 import { normalisePhoneNumber } from '../../core/phone.js'
@@ -199,7 +199,7 @@ export class SessionCallControl {
   /** `input`, with caller audio also going through the beep detector (calls with machine detection, until a verdict). */
   tap(input: PipelineInput): PipelineInput {
     if (this.#beeps === undefined) return input
-    return {
+    return tapInput(input, {
       pushAudio: (chunk, mediaTimestampMs) => {
         input.pushAudio(chunk, mediaTimestampMs)
         const detector = this.#beeps
@@ -208,18 +208,7 @@ export class SessionCallControl {
         const beep = detector.push(decodeMulaw(chunk, this.#beepPcm).subarray(0, chunk.length))
         if (beep !== undefined) void this.#heardBeep(beep.endMs)
       },
-      clientVad: (event) => input.clientVad(event),
-      pushToTalk: (pressed) => input.pushToTalk(pressed),
-      userText: (text) => input.userText(text),
-      userData: (data) => input.userData(data),
-      dtmf: (digit) => input.dtmf(digit),
-      markPlayed: (chunkId) => input.markPlayed(chunkId),
-      audioWritten: (chunkId) => input.audioWritten(chunkId),
-      replayFinished: (turnId) => input.replayFinished(turnId),
-      callControlFailed: (failure) => input.callControlFailed?.(failure),
-      machineVerdict: (verdict) => input.machineVerdict?.(verdict),
-      transferFailed: (failure) => input.transferFailed?.(failure),
-    }
+    })
   }
 
   async #heardBeep(endMs: number): Promise<void> {

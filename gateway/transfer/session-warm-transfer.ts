@@ -17,6 +17,7 @@ import {
   redact,
   resolvePrivacy,
   TRANSFER_FAILED_DEFAULT_LINES,
+  tapInput,
 } from '../../pipeline/index.js'
 import { NO_VENDORS } from '../sessions/no-input.js'
 import type { WarmTransferSession, WarmTransferSlot } from '../sessions/ports/warm-transfer-port.js'
@@ -177,7 +178,8 @@ export class SessionWarmTransfer implements WarmTransferSlot {
    */
   gate(input: PipelineInput): PipelineInput {
     const open = () => !this.active
-    return {
+    // The acknowledgements of the agent's own audio (marks, writes, replays) and the pipeline's own calls pass as they are.
+    return tapInput(input, {
       pushAudio: (chunk, mediaTimestampMs) => {
         if (open()) return input.pushAudio(chunk, mediaTimestampMs)
         for (const listener of this.#callerListeners) listener(chunk)
@@ -185,7 +187,6 @@ export class SessionWarmTransfer implements WarmTransferSlot {
       dtmf: (digit) => {
         if (open()) input.dtmf(digit)
       },
-      markPlayed: (chunkId) => input.markPlayed(chunkId),
       clientVad: (event) => {
         if (open()) input.clientVad(event)
       },
@@ -200,12 +201,7 @@ export class SessionWarmTransfer implements WarmTransferSlot {
         // Relayed, but whatever the reply says is not spoken over the hold or the bridge.
         else if (this.#forwardData) input.userData(data, { speakReply: false })
       },
-      audioWritten: (chunkId) => input.audioWritten(chunkId),
-      replayFinished: (turnId) => input.replayFinished(turnId),
-      callControlFailed: (failure) => input.callControlFailed?.(failure),
-      machineVerdict: (verdict) => input.machineVerdict?.(verdict),
-      transferFailed: (failure) => input.transferFailed?.(failure),
-    }
+    })
   }
 }
 

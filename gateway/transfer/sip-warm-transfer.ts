@@ -7,7 +7,7 @@
  * hang-up. Hold and bridge are the shared `CallerHold` and `bridgeCaller` (the caller's SIP transport plays them).
  */
 import type { Kysely } from 'kysely'
-import type { PipelineInput } from '../../pipeline/index.js'
+import { onlyInput } from '../../pipeline/index.js'
 import { listSipTrunks, sipTrunkPasswords } from '../store/sip-trunks.js'
 import type { Database, SipTrunkRow } from '../store/schema.js'
 import type { SessionPort } from '../sessions/ports/session-port.js'
@@ -219,19 +219,12 @@ export class SipWarmTransfer implements WarmTransferIo {
   /** The human's leg as a session port: its audio and digits go to the transfer, its BYE is the human's hang-up. */
   #port(): SessionPort {
     const gone = async () => this.#legGone()
-    const input: PipelineInput = {
+    const input = onlyInput({
       pushAudio: (chunk) => {
         for (const listener of this.#humanListeners) listener(chunk)
       },
       dtmf: (digit) => this.#side.input({ type: 'dtmf', digits: digit }),
-      clientVad: () => undefined,
-      pushToTalk: () => undefined,
-      userText: () => undefined,
-      userData: () => undefined,
-      markPlayed: () => undefined,
-      audioWritten: () => undefined,
-      replayFinished: () => undefined,
-    }
+    })
     const leg = this
     return {
       id: `transfer-leg:${this.#side.row.id}`,
