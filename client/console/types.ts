@@ -15,31 +15,8 @@ export type SessionListItem = Required<Schemas['SessionList']['sessions'][number
 /** A page of GET /v1/sessions; `next_cursor` is null on the last page. */
 export type SessionListPage = Omit<Schemas['SessionList'], 'sessions'> & { sessions: SessionListItem[] }
 
-/** Why a session ended (core/end-reason.ts; client/test checks the two lists agree). */
-export const END_REASONS = [
-  'client_disconnected',
-  'hangup',
-  'caller_hangup',
-  'duration_timeout',
-  'silence_timeout',
-  'shutdown',
-  'error',
-  'media_timeout',
-  'transferred',
-  'transfer_caller_hangup',
-  'transfer_human_hangup',
-  'lease_expired',
-  'superseded',
-  'stream_not_connected',
-  'call_status_timeout',
-  'carrier_error',
-  'dial_queue_full',
-  'call_completed',
-  'call_busy',
-  'call_no_answer',
-  'call_canceled',
-  'call_failed',
-] as const
+/** Why a session ended: the gateway's own list, bundled into the console. */
+export { END_REASONS } from '../../core/end-reason.js'
 
 /** GET /v1/agents/{agent_id}/sessions/{session_id}. */
 export type SessionDetails = Schemas['SessionDetails']
