@@ -13,12 +13,8 @@ import type { Database, SipTrunkRow } from '../store/schema.js'
 import type { SessionPort } from '../sessions/ports/session-port.js'
 import type { SipTrunkDialer, SipTrunkDialFailure, SipTrunkTransport } from '../sessions/sip/sip-trunk-dialer.js'
 import type { WarmTransferRequest } from '../../core/warm-transfer-request.js'
-import type { BridgeLeg } from './bridge-leg.js'
-import { type CallerBridge, bridgeCaller } from './caller-bridge.js'
-import { CallerHold } from './caller-hold.js'
-import { agentNumber, type WarmTransferSessionSide } from './carrier-warm-transfer.js'
-import type { HumanLegProgress, TransferEndedBy, TransferFailureReason, TransferFact } from './transfer-steps.js'
-import type { WarmTransferIo } from './warm-transfer-driver.js'
+import { HumanLegTransfer, type WarmTransferSessionSide } from './human-leg-transfer.js'
+import type { HumanLegProgress } from './transfer-steps.js'
 
 /** The whisper goes to the human's pacer 5 s at a time (mu-law 8 kHz: 8 bytes a ms), well within its queue. */
 const WHISPER_PIECE_BYTES = 5000 * 8
@@ -58,36 +54,24 @@ export async function transferTrunk(db: Kysely<Database>, organizationId: string
 }
 
 /** The SIP `WarmTransferIo` of one transfer. */
-export class SipWarmTransfer implements WarmTransferIo {
+export class SipWarmTransfer extends HumanLegTransfer {
   readonly #deps: SipWarmTransferDeps
-  readonly #side: WarmTransferSessionSide
-  readonly #request: WarmTransferRequest
-  readonly #hold: CallerHold
-  readonly #humanListeners = new Set<(audio: Uint8Array) => void>()
   #placed: { readonly callId: string; cancel(): void } | undefined
   #leg: SipTrunkTransport | undefined
-  #bridge: CallerBridge | undefined
   #whisperSeq = 0
-  /** We hung the leg up (or gave the attempt up): an answer that crosses it is ended at once. */
-  #hungUp = false
-  /** The leg ended by itself (the human's BYE, or the attempt failed). */
-  #legEnded = false
 
   constructor(deps: SipWarmTransferDeps, side: WarmTransferSessionSide, request: WarmTransferRequest) {
+    super(side, request)
     this.#deps = deps
-    this.#side = side
-    this.#request = request
-    this.#hold = new CallerHold(side)
   }
 
   async dialHuman(signal: AbortSignal): Promise<void> {
-    const { row, log } = this.#side
+    const { row, log } = this.side
     const dialer = this.#deps.sipDialer?.()
     if (dialer === undefined) throw new Error('SIP is off in this process: the human cannot be dialled through a trunk')
     // A number, or a SIP URI the trunk routes (it is the outbound proxy of the INVITE).
-    const to = this.#request.target.to
-    const from = this.#request.target.callerId ?? this.#side.callerId ?? (await agentNumber(this.#deps.db, row.agent_id))
-    if (from === undefined) throw new Error('no caller id for the human leg: the caller has no number and the agent none assigned')
+    const to = this.request.target.to
+    const from = await this.legCallerId(this.#deps.db)
     const trunk = await transferTrunk(this.#deps.db, row.organization_id, from)
     if (trunk === undefined || trunk.outbound_uri === null) throw new Error('the organization has no SIP trunk with an outbound URI')
     signal.throwIfAborted()
@@ -109,15 +93,15 @@ export class SipWarmTransfer implements WarmTransferIo {
       },
       {
         onProgress: (status) => {
-          if (status === 180 || status === 183) this.#side.input({ type: 'progress', progress: 'ringing' })
+          if (status === 180 || status === 183) this.side.input({ type: 'progress', progress: 'ringing' })
         },
         onAnswered: (transport) => this.#answered(transport),
         onFailed: (failure) => {
-          this.#legEnded = true
+          this.legEnded = true
           const progress = sipLegFailure(failure)
           const detail = failure.kind === 'rejected' ? `${failure.status} ${failure.reason.slice(0, 100)}` : failure.kind
           log.info({ sip_failure: detail }, 'warm transfer: the human leg was not answered')
-          if (progress !== undefined) this.#side.input({ type: 'progress', progress })
+          if (progress !== undefined) this.side.input({ type: 'progress', progress })
         },
       },
     )
@@ -125,22 +109,14 @@ export class SipWarmTransfer implements WarmTransferIo {
     this.#placed = placed
     log.info({ trunk_id: trunk.id, transfer_sip_call_id: placed.callId }, 'warm transfer: human leg dialled through the SIP trunk')
     // The transfer ended while the INVITE was being placed: give it up now.
-    if (signal.aborted || this.#hungUp) placed.cancel()
-  }
-
-  startHold(line: string | undefined, signal: AbortSignal): void {
-    this.#hold.start(line, signal)
-  }
-
-  stopHold(): void {
-    this.#hold.stop()
+    if (signal.aborted || this.hungUp) placed.cancel()
   }
 
   speakWhisper(text: string, signal: AbortSignal, done: (error?: unknown) => void): void {
-    this.#side.speak(text, signal).then(
+    this.side.speak(text, signal).then(
       (audio) => {
         const leg = this.#leg
-        if (leg === undefined || signal.aborted || this.#legEnded) return done(new Error('the human leg is gone'))
+        if (leg === undefined || signal.aborted || this.legEnded) return done(new Error('the human leg is gone'))
         const seq = ++this.#whisperSeq
         // Fed to the pacer a piece at a time (its queue is bounded, a long whisper is not): each next piece is queued
         // as the last packet of the one before leaves. Done as the whisper's last packet leaves (a key pressed right
@@ -153,7 +129,7 @@ export class SipWarmTransfer implements WarmTransferIo {
             if (last) done()
             else feed(next)
           })
-          if (!queued) this.#side.log.warn('warm transfer: the human leg could not queue the whisper')
+          if (!queued) this.side.log.warn('warm transfer: the human leg could not queue the whisper')
         }
         feed(0)
       },
@@ -161,91 +137,55 @@ export class SipWarmTransfer implements WarmTransferIo {
     )
   }
 
-  bridge(): void {
+  protected bridgeSend(): ((frame: Uint8Array) => void) | undefined {
     const leg = this.#leg
-    if (leg === undefined) return
+    if (leg === undefined) return undefined
     // What is left of the whisper is dropped: the caller is heard from now on.
     leg.deliver?.({ type: 'clear_playback', turnId: 'transfer' })
-    const human: BridgeLeg = {
-      inputFormat: 'ulaw_8000',
-      outputFormat: 'ulaw_8000',
-      listen: (listener) => {
-        this.#humanListeners.add(listener)
-        return () => this.#humanListeners.delete(listener)
-      },
-      send: (frame) => void leg.play(Buffer.from(frame)),
-    }
-    this.#bridge = bridgeCaller(this.#side, human, this.#request.transcribe)
+    return (frame) => void leg.play(Buffer.from(frame))
   }
 
   stopHumanLeg(): void {
-    this.#hungUp = true
-    this.#stopBridge()
+    this.hungUp = true
+    this.stopBridge()
     const leg = this.#leg
     if (leg !== undefined) {
       this.#leg = undefined
       // BYE to the human (the transport tells its call); nothing if the human already hung up.
-      if (!this.#legEnded) leg.close('hangup')
+      if (!this.legEnded) leg.close('hangup')
       return
     }
     // Still ringing: CANCEL (sent once a provisional came, as RFC 3261 section 9.1 wants).
-    if (!this.#legEnded) this.#placed?.cancel()
-  }
-
-  returnToAgent(reason: TransferFailureReason): void {
-    this.#side.returnToAgent(reason)
-  }
-
-  endSession(endedBy: TransferEndedBy): void {
-    this.#stopBridge()
-    this.#side.endSession(endedBy)
-  }
-
-  report(fact: TransferFact): void {
-    this.#side.report(fact)
+    if (!this.legEnded) this.#placed?.cancel()
   }
 
   #answered(transport: SipTrunkTransport): void {
-    if (this.#hungUp) {
+    if (this.hungUp) {
       // The transfer was over before the 200 came: the dialog is ended at once.
       transport.close('hangup')
       return
     }
     this.#leg = transport
     transport.attach(this.#port())
-    this.#side.input({ type: 'progress', progress: 'answered' })
+    this.side.input({ type: 'progress', progress: 'answered' })
   }
 
   /** The human's leg as a session port: its audio and digits go to the transfer, its BYE is the human's hang-up. */
   #port(): SessionPort {
-    const gone = async () => this.#legGone()
+    const gone = async () => this.legGone()
     const input = onlyInput({
-      pushAudio: (chunk) => {
-        for (const listener of this.#humanListeners) listener(chunk)
-      },
-      dtmf: (digit) => this.#side.input({ type: 'dtmf', digits: digit }),
+      pushAudio: (chunk) => this.heardHuman(chunk),
+      dtmf: (digit) => this.side.input({ type: 'dtmf', digits: digit }),
     })
     const leg = this
     return {
-      id: `transfer-leg:${this.#side.row.id}`,
+      id: `transfer-leg:${this.side.row.id}`,
       get isEnded() {
-        return leg.#legEnded || leg.#hungUp
+        return leg.legEnded || leg.hungUp
       },
       input,
       end: gone,
       transportClosed: gone,
     }
-  }
-
-  #legGone(): void {
-    if (this.#legEnded) return
-    this.#legEnded = true
-    this.#stopBridge()
-    this.#side.input({ type: 'human_hangup' })
-  }
-
-  #stopBridge(): void {
-    this.#bridge?.stop()
-    this.#bridge = undefined
   }
 }
