@@ -14,7 +14,8 @@ import { agentLinkGrant, createAgentLink, listAgentLinks, revokeAgentLink } from
 import { bearer, type ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
-import { authorizeBrowserSession, type RefusalCounter } from './sessions.js'
+import { authorizeBrowserSession, type RefusalCounter } from '../../gateway/admission/browser-session.js'
+import { authorizationBody } from './sessions.js'
 import type { EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
 import { capError, storeRateLimit, type RateLimit } from '../http/limits.js'
 import { createWithinCap, isCapReached } from '../../gateway/store/organization-caps.js'
@@ -100,12 +101,14 @@ export function agentLinkSessionsRouter(deps: AgentLinkDeps): Router {
     // The link's organization pays: links are public, so a flood through one of them is that organization's to bound.
     await rateLimit(grant.organizationId, 'agent_link_session')
     const body = parseOr400(linkAuthorizeSchema, await readJsonObject(ctx))
-    ctx.body = await authorizeBrowserSession(deps, {
-      organizationId: grant.organizationId,
-      agentId: grant.agentId,
-      conversationId: body.conversation_id,
-      agentLinkId: grant.linkId,
-    })
+    ctx.body = authorizationBody(
+      await authorizeBrowserSession(deps, {
+        organizationId: grant.organizationId,
+        agentId: grant.agentId,
+        conversationId: body.conversation_id,
+        agentLinkId: grant.linkId,
+      }),
+    )
   })
   return r
 }

@@ -5,7 +5,8 @@ import { z } from 'zod'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
-import { type AuthorizeInput, authorizeSession, type Authorization } from '../../gateway/admission/authorize.js'
+import type { Authorization } from '../../gateway/admission/authorize.js'
+import { authorizeBrowserSession, type RefusalCounter } from '../../gateway/admission/browser-session.js'
 import { getSessionRow, sessionTranscript } from '../../gateway/store/sessions.js'
 import { sessionDetails, type LiveUsage } from '../../gateway/sessions/session-details.js'
 import type { ApiState } from '../auth.js'
@@ -31,26 +32,6 @@ export function authorizationBody(auth: Authorization) {
   return { client_session_key: auth.clientSessionKey, conversation_id: auth.conversationId, config: auth.config }
 }
 
-/** What authorizing a browser session needs besides the request (both authorize_session routes have it). */
-export type BrowserAuthorizeDeps = Pick<SessionsRouterDeps, 'db' | 'webhookPolicy' | 'metrics' | 'egress'>
-
-/**
- * A browser session authorized for an organization's agent, as both authorize_session routes (API key, agent link)
- * answer it: refusals counted on the browser channel, override URLs held to the webhook and egress policies.
- */
-export async function authorizeBrowserSession(deps: BrowserAuthorizeDeps, input: Omit<AuthorizeInput, 'origin'>) {
-  const auth = await authorizeSession(
-    deps.db,
-    { ...input, origin: { channel: 'browser' } },
-    {
-      webhookPolicy: deps.webhookPolicy,
-      refused: (reason) => deps.metrics?.sessionRefused('browser', reason),
-      egress: deps.egress,
-    },
-  )
-  return authorizationBody(auth)
-}
-
 /** Largest authorization metadata, serialised; it travels in every webhook. */
 const MAX_METADATA_BYTES = 16 * 1024
 
@@ -69,10 +50,6 @@ export interface SessionsRouterDeps {
   rateLimit?: RateLimit | undefined
 }
 
-/** What counts refused sessions, by channel and reason. */
-export interface RefusalCounter {
-  sessionRefused(channel: string, reason: string): void
-}
 
 /** authorize_session, session details and ending a session (an addition to the SPEC). */
 export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
@@ -88,13 +65,15 @@ export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
     if (body.metadata !== undefined && JSON.stringify(body.metadata).length > MAX_METADATA_BYTES) {
       throw voxError('validation_failed', `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
     }
-    ctx.body = await authorizeBrowserSession(deps, {
-      organizationId: ctx.state.organizationId,
-      agentId: body.agent_id,
-      conversationId: body.conversation_id,
-      configOverride: body.config,
-      metadata: body.metadata,
-    })
+    ctx.body = authorizationBody(
+      await authorizeBrowserSession(deps, {
+        organizationId: ctx.state.organizationId,
+        agentId: body.agent_id,
+        conversationId: body.conversation_id,
+        configOverride: body.config,
+        metadata: body.metadata,
+      }),
+    )
   })
 
   r.get('/v1/agents/:agent_id/sessions/:session_id', async (ctx) => {
