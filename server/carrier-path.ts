@@ -1,6 +1,6 @@
 import type { Metrics } from '../core/metrics.js'
 import type { SessionManager } from '../gateway/sessions/session-manager.js'
-import type { SessionDeps } from '../gateway/sessions/call-session.js'
+import type { SessionDeps } from '../gateway/sessions/session-deps.js'
 import type { CallDeps } from '../gateway/admission/call-deps.js'
 import type { SipTrunkDialer } from '../gateway/sessions/sip/sip-trunk-dialer.js'
 import { carrierTransferer } from '../gateway/sessions/carrier/call-transfer.js'

@@ -1,8 +1,6 @@
 import { newTurnId, resolveSessionConfig } from '../../pipeline/index.js'
-import type { PipelineConfig, PipelineEvent, PipelineInput, SessionWebhookEvent, UrlPolicy, VadFactory } from '../../pipeline/index.js'
-import type { Kysely } from 'kysely'
-import type { Database, SessionRow } from '../store/schema.js'
-import type { Log } from '../../core/log.js'
+import type { PipelineConfig, PipelineEvent, PipelineInput, SessionWebhookEvent } from '../../pipeline/index.js'
+import type { SessionRow } from '../store/schema.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
@@ -10,14 +8,13 @@ import type { TranscriptTurn } from '../store/sessions.js'
 import { transcriptForEnd } from './transcript/session-transcript.js'
 import { endSession } from '../store/session-states.js'
 import type { SessionTransport } from './ports/session-port.js'
-import { startPipeline, type VendorEndpoints } from './ports/pipeline-factory.js'
-import { WebhookQueue, deliveryOutcome, type DeliveryOptions } from '../webhooks/webhook-queue.js'
-import { sessionDeliveryJournal } from './delivery-journal.js'
+import { startPipeline } from './ports/pipeline-factory.js'
+import { LifecycleWebhooks } from './lifecycle-webhooks.js'
+import type { SessionDeps, SessionUsage } from './session-deps.js'
 import { sessionEndEvent, sessionStartEvent, sessionUpdateEvent } from './lifecycle-events.js'
-import type { RecordingSettings } from '../recording/session-recording.js'
 import { liveUsage, type LiveUsage } from './session-details.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
-import { type ChannelTransferers, transfererFor } from './carrier/call-transfer.js'
+import { transfererFor } from './carrier/call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
 import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript/transcript-writer.js'
@@ -27,39 +24,11 @@ import { SessionKeeping } from './session-keeping.js'
 import { callerInput, type CallerInputLinks } from './caller-input.js'
 import { NO_INPUT, NO_VENDORS } from './no-input.js'
 import { sessionPipelineHooks } from './session-hooks.js'
-import type { WarmTransferFactory, WarmTransferSlot } from './ports/warm-transfer-port.js'
+import type { WarmTransferSlot } from './ports/warm-transfer-port.js'
 import { type HoldKind, SessionClocks } from './session-clocks.js'
 
 /** How long a session's end is retried while the database is unavailable. */
 const SESSION_END_RETRY_MS = 60_000
-
-/** What every session of this process shares. */
-export interface SessionDeps extends ChannelTransferers {
-  db: Kysely<Database>
-  log: Log
-  webhookPolicy: UrlPolicy
-  usageRatePerMinute: number
-  webhookDelivery?: DeliveryOptions
-  /** Length of a "minute" for the SPEC's minute-based timeouts; tests shorten it. */
-  minuteMs?: number
-  /** Speech vendors and LLM; without them sessions run with what needs no key. */
-  vendors?: VendorEndpoints
-  /** VAD override (tests); the default is Silero v5, batched per process. */
-  createVad?: VadFactory
-  /** Where sessions, turns and webhook deliveries are counted; default: nowhere. */
-  metrics?: Metrics
-  /** How sessions of organizations with `recording_enabled` are recorded; without it nothing is. */
-  recording?: RecordingSettings | undefined
-  /** Dials warm transfers' human legs (`mode: "warm"`, phone calls); without it a warm transfer is refused. */
-  warmTransfer?: WarmTransferFactory | undefined
-}
-
-/** Usage figures a pipeline reports during the call. */
-export interface SessionUsage {
-  transcriptionSeconds: number
-  ttsSeconds: number
-  latencySamples: number[]
-}
 
 /**
  * One connected session: owns its row, lease release, timeouts, transcript, lifecycle webhooks and (with the
@@ -75,7 +44,7 @@ export class CallSession {
   #ending: Promise<void> | undefined
   /** The transport closed itself: it is not told to close again. */
   #transportGone = false
-  readonly #webhooks: WebhookQueue | undefined
+  readonly #webhooks: LifecycleWebhooks
   #pipeline: PipelineInput = NO_INPUT
   #closePipeline: () => void = () => undefined
   readonly usage: SessionUsage = { transcriptionSeconds: 0, ttsSeconds: 0, latencySamples: [] }
@@ -136,19 +105,7 @@ export class CallSession {
       { ...deps, callTransfer: transfererFor(transport, deps), warm: this.#warm },
       transport.audio?.input === 'ulaw_8000',
     )
-    const hook = config.session_webhook
-    if (hook !== undefined && hook.events.length > 0) {
-      this.#webhooks = new WebhookQueue(
-        { url: hook.url, secret: webhookSecret, customHeaders: hook.custom_headers },
-        deps.log.child({ session_id: row.id }),
-        {
-          policy: deps.webhookPolicy,
-          ...deps.webhookDelivery,
-          onResult: (r) => this.#metrics.webhookDelivery('lifecycle', deliveryOutcome(r)),
-          journal: sessionDeliveryJournal(deps.db, deps.log, row),
-        },
-      )
-    }
+    this.#webhooks = new LifecycleWebhooks(deps, row, config, webhookSecret)
   }
 
   /**
@@ -381,17 +338,16 @@ export class CallSession {
   }
 
   #emitLifecycle(event: SessionWebhookEvent, build: () => { type: string } & Record<string, unknown>): void {
-    if (this.#webhooks === undefined || !this.config.session_webhook?.events.includes(event)) return
-    this.#webhooks.send(build())
+    this.#webhooks.emit(event, build)
   }
 
   /** Waits until queued lifecycle webhooks are delivered or given up (shutdown uses it). */
-  async drainWebhooks(timeoutMs: number): Promise<void> {
-    await this.#webhooks?.drain(timeoutMs)
+  drainWebhooks(timeoutMs: number): Promise<void> {
+    return this.#webhooks.drain(timeoutMs)
   }
 
   /** Delivery results so far (tests and diagnostics). */
   get webhookResults() {
-    return this.#webhooks?.results ?? []
+    return this.#webhooks.results
   }
 }
