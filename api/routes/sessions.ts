@@ -50,7 +50,6 @@ export interface SessionsRouterDeps {
   rateLimit?: RateLimit | undefined
 }
 
-
 /** authorize_session, session details and ending a session (an addition to the SPEC). */
 export function sessionsRouter(deps: SessionsRouterDeps): Router<ApiState> {
   const { db } = deps
