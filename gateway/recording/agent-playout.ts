@@ -3,7 +3,7 @@
  * the carrier's mark echoes; browsers from a real-time estimate (each chunk plays after the previous one, and not
  * before it was sent). A clear (barge-in) cuts the agent channel at the moment it happened.
  */
-import type { RecordedAudio, Recorder } from './recorder.js'
+import type { RecordedAudio, Recorder } from './recording-port.js'
 
 /** Agent audio as the transport sent it and what became of it; times are ms since the session connected. */
 export interface AgentPlayout {

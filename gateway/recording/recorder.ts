@@ -1,49 +1,15 @@
 /**
- * The recorder: two channels (caller, agent) placed on one timeline from the moment the session connected, written
- * as chunks while the call runs. Every method is synchronous and cheap, so the audio path never waits for it;
- * storage happens on a bounded queue behind it, and a store that fails or falls behind fails the recording, never
- * the call.
+ * The recorder of a session (recording-port.ts says what one is): two channels (caller, agent) placed on one timeline from
+ * the moment the session connected, written as chunks while the call runs. Every method is synchronous and cheap, so
+ * the audio path never waits for it; storage happens on a bounded queue behind it, and a store that fails or falls
+ * behind fails the recording, never the call.
  */
 import { giveBackChunkBuffers, takeChunkBuffer } from './chunk-buffers.js'
 import { endianness } from 'node:os'
 import { retryWhileUnavailable } from '../store/database-errors.js'
 import type { Log } from '../../core/log.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../store/recordings.js'
-
-/** Audio a recorder is given: PCM16 samples, or G.711 mu-law bytes for a recorder made with `mulaw`. */
-export type RecordedAudio = Int16Array | Uint8Array
-
-/** What the session tells a recorder; times are ms since the session connected. */
-export interface Recorder {
-  /**
-   * Caller audio that ended at `atMs` (the session works out when from arrival or carrier timestamps). The samples
-   * are copied before this returns: the caller may reuse their buffer.
-   */
-  caller(samples: RecordedAudio, atMs: number): void
-  /** Agent audio the caller heard from `atMs` on (copied before this returns, as `caller`). */
-  agent(samples: RecordedAudio, atMs: number): void
-  /** A barge-in cleared playback at `atMs`: the agent channel is silent from there on (until new agent audio). */
-  clearAgentAfter(atMs: number): void
-  /** Silences the caller channel over [fromMs, toMs) (keypad digits, redacted words). */
-  maskCaller(fromMs: number, toMs: number): void
-  /** Both channels are silent from `atMs` until `resume` (`response.recording` pause). */
-  pause(atMs: number): void
-  resume(atMs: number): void
-  /** Ends the recording at `durationMs`: waits for the queued writes, then completes (or fails) it in the store. */
-  finish(durationMs: number | undefined): Promise<RecordingOutcome>
-}
-
-/** How a recording ended. */
-export type RecordingOutcome = { status: 'completed'; durationMs: number } | { status: 'failed'; error: string }
-
-/** Where a recorder's chunks go: the database today, an object store later. */
-export interface RecordingSink {
-  start(): Promise<void>
-  /** Each chunk's `pcm` is reused once the returned promise settles: a sink that keeps the bytes copies them. */
-  append(chunks: readonly RecordingChunk[]): Promise<void>
-  complete(totalSamples: number): Promise<void>
-  fail(error: string): Promise<void>
-}
+import type { RecordedAudio, Recorder, RecordingOutcome, RecordingSink } from './recording-port.js'
 
 /** Options of a `ChunkRecorder`; every bound has a default. */
 export interface ChunkRecorderOptions {

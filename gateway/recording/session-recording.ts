@@ -22,7 +22,8 @@ import {
   Resampler,
   tapInput,
 } from '../../pipeline/index.js'
-import { ChunkRecorder, type RecordedAudio, type RecordingOutcome, type RecordingSink } from './recorder.js'
+import { ChunkRecorder } from './recorder.js'
+import type { RecordedAudio, RecordingOutcome, RecordingSink } from './recording-port.js'
 import { isDatabaseUnavailable } from '../store/database-errors.js'
 import { EstimatedPlayout, MarkedPlayout, type AgentPlayout } from './agent-playout.js'
 

@@ -17,7 +17,7 @@ import {
 import type { Database, SessionRow } from '../store/schema.js'
 import type { TranscriptTurn } from '../store/sessions.js'
 import { SessionRecording, type RecordingSettings } from '../recording/session-recording.js'
-import type { RecordingOutcome } from '../recording/recorder.js'
+import type { RecordingOutcome } from '../recording/recording-port.js'
 import { WordSilencer } from '../recording/word-silencer.js'
 import { SessionTranscript } from './transcript/session-transcript.js'
 import type { TurnToStore } from './transcript/turn-redactor.js'
