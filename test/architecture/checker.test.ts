@@ -297,3 +297,46 @@ t.test('the SIP folders: each imports only the folders below it', async (t) => {
     'each upward import (and one into the sessions layer) is refused',
   )
 })
+
+t.test('the session parts of gateway/ and SIP admission: each imports only the parts below it', async (t) => {
+  const parts = {
+    'gateway/recording/recorder.ts': `import '../store/schema.js'\nimport '../../pipeline/index.js'`,
+    'gateway/sessions/call-session.ts': `import '../store/schema.js'\nimport '../recording/recorder.js'\nimport '../../pipeline/index.js'`,
+    'gateway/sessions/ports/session-port.ts': `export interface SessionPort { id: string }`,
+    'gateway/transfer/human-leg-transfer.ts': `import '../sessions/ports/session-port.js'`,
+    'gateway/admission/phone-call.ts': `import '../sessions/call-session.js'\nimport '../transfer/human-leg-transfer.js'`,
+    'gateway/outbound/outbound-calls.ts': `import '../admission/phone-call.js'\nimport '../sessions/call-session.js'`,
+    'transports/sip/calls/sip-admission.ts': `export type SipAdmission = () => void`,
+    'transports/sip/admission/sip-trunk-invites.ts': `import '../calls/sip-admission.js'\nimport '../../../gateway/admission/phone-call.js'`,
+  }
+  t.equal(partOf('gateway/sessions/transcript/turn-redactor.ts'), 'gateway/sessions', 'a sub-folder belongs to its part')
+  t.same(checkImports(tree({ ...clean, ...parts })), [], 'downward imports pass')
+  const upward = checkImports(
+    tree({
+      ...clean,
+      ...parts,
+      'gateway/recording/session-recording.ts': `import '../sessions/call-session.js'`,
+      'gateway/sessions/session-call-control.ts': `import '../transfer/human-leg-transfer.js'`,
+      'gateway/sessions/session-manager.ts': `import '../admission/phone-call.js'`,
+      'gateway/transfer/transfer-legs.ts': `import '../admission/phone-call.js'`,
+      'gateway/admission/call-deps.ts': `import '../outbound/outbound-calls.js'`,
+      'gateway/outbound/sip-outbound-calls.ts': `import '../transfer/human-leg-transfer.js'`,
+      'transports/sip/admission/trunk-digest.ts': `import '../../../gateway/store/schema.js'`,
+      'transports/sip/endpoint/sip-endpoint.ts': `import '../admission/sip-trunk-invites.js'`,
+    }),
+  )
+  t.same(
+    of(upward, 'parts').map((m) => m.split(':')[0]),
+    [
+      `gateway/recording/session-recording.ts imports '../sessions/call-session.js' (gateway/sessions/call-session.ts)`,
+      `gateway/sessions/session-call-control.ts imports '../transfer/human-leg-transfer.js' (gateway/transfer/human-leg-transfer.ts)`,
+      `gateway/sessions/session-manager.ts imports '../admission/phone-call.js' (gateway/admission/phone-call.ts)`,
+      `gateway/transfer/transfer-legs.ts imports '../admission/phone-call.js' (gateway/admission/phone-call.ts)`,
+      `gateway/admission/call-deps.ts imports '../outbound/outbound-calls.js' (gateway/outbound/outbound-calls.ts)`,
+      `gateway/outbound/sip-outbound-calls.ts imports '../transfer/human-leg-transfer.js' (gateway/transfer/human-leg-transfer.ts)`,
+      `transports/sip/admission/trunk-digest.ts imports '../../../gateway/store/schema.js' (gateway/store/schema.ts)`,
+      `transports/sip/endpoint/sip-endpoint.ts imports '../admission/sip-trunk-invites.js' (transports/sip/admission/sip-trunk-invites.ts)`,
+    ].sort(),
+    'each upward import is refused',
+  )
+})
