@@ -10,23 +10,20 @@
 import type { EndReason } from '../../../core/end-reason.js'
 import { voxError } from '../../../core/errors.js'
 import type { TransferTarget } from '../../../core/transfer-target.js'
-import { type ClientTransactionTable, type ClientWire, newBranch } from '../transactions/client-transaction-table.js'
+import type { ClientTransactionTable, ClientWire } from '../transactions/client-transaction-table.js'
 import type { InviteServerTransaction } from '../transactions/invite-transactions.js'
 import type { RtpMedia } from '../media/rtp-media.js'
 import { answerWithRtcp } from '../media/rtcp-sdp.js'
 import { type LocalMedia, readAnswer } from '../media/sdp-offer-answer.js'
 import { sdpOf } from '../message/sdp-body.js'
 import type { SipCallTransport } from './sip-call-transport.js'
-import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from '../message/sip-message.js'
+import { allowedMethods, getHeader, type SipHeader, type SipRequest, type SipResponse } from '../message/sip-message.js'
 import { buildResponse } from '../message/sip-response.js'
 import { CallSessionTimer, planAfterRefresh } from './call-session-timer.js'
 import { nextSdpVersion, REFRESH_RETRY_MS, sendRefresh } from './session-refresh.js'
 import type { TimerScheduler } from '../timer-scheduler.js'
-import { parseCSeq, parseUri } from '../message/sip-uri-codec.js'
 import { REFER_NOTIFY_TIMEOUT_MS, ReferSubscription, referTo } from './sip-refer.js'
-
-/** Most Record-Route entries a dialog keeps (a proxy chain longer than this is not one a trunk sends). */
-const MAX_ROUTES = 16
+import { cseqNumber, nameAddrUri, uasPeerHost, uasRequest, uasRouteSet } from './uas-dialog.js'
 
 /** Where a call is. */
 export type SipCallState = 'ringing' | 'answered' | 'confirmed' | 'ended'
@@ -190,7 +187,7 @@ export class SipCall {
       this.#refer = subscription
       signal.addEventListener('abort', onAbort, { once: true })
       const { request, branch } = this.#inDialog('REFER', [
-        { name: 'Refer-To', value: referTo(target, this.#peerHost()) },
+        { name: 'Refer-To', value: referTo(target, uasPeerHost(this.#o.invite, this.#o.via.host)) },
         { name: 'Referred-By', value: `<${nameAddrUri(getHeader(this.#o.invite, 'To') ?? '') || this.#o.contact}>` },
         { name: 'Contact', value: `<${this.#o.contact}>` },
       ])
@@ -255,17 +252,9 @@ export class SipCall {
     return buildResponse(request, 200, { headers: [...(body.length > 0 ? this.#sdpHeaders() : []), ...timer.headers], body })
   }
 
-  /**
-   * Section 12.1.1: the 2xx that makes the dialog copies the INVITE's Record-Route, so the caller's requests in it
-   * go through the same proxies (a balancer such as Kamailio that record-routes); it is our route set too.
-   */
+  /** Section 12.1.1: the 2xx that makes the dialog copies the INVITE's Record-Route (uas-dialog.ts). */
   #recordRoutes(): SipHeader[] {
-    return this.#routeSet().map((value) => ({ name: 'Record-Route', value }))
-  }
-
-  /** The dialog's route set as the UAS keeps it: the INVITE's Record-Route values, in order (section 12.1.1). */
-  #routeSet(): string[] {
-    return (getHeaderValues(this.#o.invite, 'Record-Route') ?? []).slice(0, MAX_ROUTES)
+    return uasRouteSet(this.#o.invite).map((value) => ({ name: 'Record-Route', value }))
   }
 
   #sdpHeaders(): SipHeader[] {
@@ -319,48 +308,19 @@ export class SipCall {
     this.#teardown()
   }
 
-  /**
-   * Our request within the dialog (section 12.2.1.1): to the remote target, From the INVITE's To with our tag, To
-   * its From, the next CSeq of ours.
-   */
+  /** Our request within the dialog (uas-dialog.ts); an ACK takes its INVITE's number, every other the next of ours. */
   #inDialog(
     method: 'BYE' | 'REFER' | 'INVITE' | 'UPDATE' | 'ACK',
     extra: readonly SipHeader[] = [],
     body: Buffer = Buffer.alloc(0),
     ackOf?: number,
   ): { request: SipRequest; branch: string; cseq: number } {
-    const inv = this.#o.invite
-    const branch = newBranch()
-    // An ACK takes its INVITE's number; every other request the next of ours.
     const cseq = ackOf ?? ++this.#cseq
-    const { host, port, transport } = this.#o.via
-    const headers: SipHeader[] = [
-      { name: 'Via', value: `SIP/2.0/${transport} ${host.includes(':') ? `[${host}]` : host}:${port};branch=${branch};rport` },
-      { name: 'Max-Forwards', value: '70' },
-      { name: 'From', value: `${getHeader(inv, 'To') ?? ''};tag=${this.localTag}` },
-      { name: 'To', value: getHeader(inv, 'From') ?? '' },
-      { name: 'Call-ID', value: this.callId },
-      { name: 'CSeq', value: `${cseq} ${method}` },
-      // Loose routing (section 16.12): the proxies in the route set are named in Route; the wire is the one the
-      // INVITE came on (its last hop, which is the first route), so no look-up of a route's host is needed.
-      ...this.#routeSet().map((value) => ({ name: 'Route', value })),
-      ...extra,
-    ]
-    return { request: { kind: 'request', method, uri: this.#remoteTarget(), headers, body }, branch, cseq }
-  }
-
-  /** The remote target: the INVITE's Contact (section 12.1.1); without a usable one, its Request-URI. */
-  #remoteTarget(): string {
-    const contact = getHeader(this.#o.invite, 'Contact')
-    return (contact === undefined ? '' : contactUri(contact)) || this.#o.invite.uri
-  }
-
-  /** The host a number is transferred to: the peer's, as its Contact names it (else its From). */
-  #peerHost(): string {
-    const contact = getHeader(this.#o.invite, 'Contact')
-    const uri = parseUri(contact === undefined ? '' : contactUri(contact)) ?? parseUri(nameAddrUri(getHeader(this.#o.invite, 'From') ?? ''))
-    if (uri === null) return this.#o.via.host
-    return uri.port === undefined ? uri.host : `${uri.host}:${uri.port}`
+    const o = this.#o
+    return {
+      ...uasRequest({ invite: o.invite, localTag: this.localTag, callId: this.callId, via: o.via }, method, cseq, extra, body),
+      cseq,
+    }
   }
 
   #respond(response: SipResponse): void {
@@ -380,21 +340,4 @@ export class SipCall {
     this.#state = 'ended'
     this.#o.onEnded()
   }
-}
-
-/** A request's CSeq number. */
-function cseqNumber(request: SipRequest): number | undefined {
-  return parseCSeq(getHeader(request, 'CSeq') ?? '')?.seq
-}
-
-/** The URI of a name-addr (`"Name" <sip:...>;tag=x`), or '' when it has none. */
-function nameAddrUri(value: string): string {
-  return /<([^>]*)>/.exec(value)?.[1]?.trim() ?? ''
-}
-
-/** The URI inside a Contact value (`<sip:...>;params` or a bare addr-spec). */
-function contactUri(value: string): string {
-  const m = /<([^>]*)>/.exec(value)
-  const uri = (m?.[1] ?? value.split(';')[0] ?? '').trim()
-  return /^sips?:/i.test(uri) ? uri : ''
 }
