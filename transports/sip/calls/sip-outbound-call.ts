@@ -18,17 +18,16 @@ import { sdpOf } from '../message/sdp-body.js'
 import type { SipCallTransport } from './sip-call-transport.js'
 import { allowedMethods, getHeader, getHeaderValues, type SipHeader, type SipRequest, type SipResponse } from '../message/sip-message.js'
 import { buildResponse } from '../message/sip-response.js'
-import { parseCSeq, parseNameAddr } from '../message/sip-uri-codec.js'
+import { parseCSeq } from '../message/sip-uri-codec.js'
 import { CallSessionTimer, planAfterRefresh } from './call-session-timer.js'
 import { nextSdpVersion, REFRESH_RETRY_MS, sendRefresh } from './session-refresh.js'
 import { MIN_SESSION_EXPIRES } from './session-timer.js'
 import type { TimerScheduler } from '../timer-scheduler.js'
+import { toTagOf, uacRequest, uacRouteSet, viaBranch } from './uac-dialog.js'
+import { contactUri } from './uas-dialog.js'
 
 /** How long after our CANCEL an INVITE still unanswered is given up (64*T1). */
 const CANCEL_GIVE_UP_MS = 32_000
-
-/** Most Record-Route entries kept for the route set. */
-const MAX_ROUTES = 16
 
 /** Why an attempt ended without an answer. */
 export type SipDialFailure =
@@ -273,10 +272,8 @@ export class SipOutboundCall {
       return
     }
     this.#remoteTag = tag
-    this.#remoteTarget = contactUri(getHeader(r, 'Contact')) || this.#o.target
-    // Section 12.1.2: the route set is the 2xx's Record-Route in reverse; our requests in the dialog carry it.
-    // They still go to the trunk's address (its SBC is the usual record-routing proxy), not to the first route.
-    this.#routes = (getHeaderValues(r, 'Record-Route') ?? []).slice(0, MAX_ROUTES).reverse()
+    this.#remoteTarget = contactUri(getHeader(r, 'Contact') ?? '') || this.#o.target
+    this.#routes = uacRouteSet(r)
     const allows = allowedMethods(r)
     this.#peerAllowsUpdate = allows?.includes('UPDATE') === true
     this.#ack = this.#request('ACK', this.#remoteTarget, newBranch(), this.#cseq)
@@ -344,19 +341,17 @@ export class SipOutboundCall {
   }
 
   #request(method: string, uri: string, branch: string, cseq: number, extra: SipHeader[] = []): SipRequest {
-    const { host, port, transport } = this.#o.via
-    const to = this.#remoteTag === undefined || method === 'CANCEL' ? this.#o.to : `${this.#o.to};tag=${this.#remoteTag}`
-    const headers: SipHeader[] = [
-      { name: 'Via', value: `SIP/2.0/${transport} ${host.includes(':') ? `[${host}]` : host}:${port};branch=${branch};rport` },
-      { name: 'Max-Forwards', value: '70' },
-      { name: 'From', value: `${this.#o.from};tag=${this.localTag}` },
-      { name: 'To', value: to },
-      { name: 'Call-ID', value: this.callId },
-      { name: 'CSeq', value: `${cseq} ${method}` },
-      ...(this.#remoteTag !== undefined && method !== 'CANCEL' ? this.#routes.map((value) => ({ name: 'Route', value })) : []),
-      ...extra,
-    ]
-    return { kind: 'request', method, uri, headers, body: Buffer.alloc(0) }
+    const o = this.#o
+    const dialog = {
+      from: o.from,
+      to: o.to,
+      localTag: this.localTag,
+      callId: this.callId,
+      via: o.via,
+      remoteTag: this.#remoteTag,
+      routes: this.#routes,
+    }
+    return uacRequest(dialog, method, uri, branch, cseq, extra)
   }
 
   #fail(failure: SipDialFailure): void {
@@ -376,22 +371,4 @@ export class SipOutboundCall {
     this.#media?.close()
     this.#o.events.onEnded()
   }
-}
-
-function toTagOf(r: SipResponse): string | undefined {
-  const to = getHeader(r, 'To')
-  const tag = to === undefined ? undefined : parseNameAddr(to)?.params.get('tag')
-  return typeof tag === 'string' && tag !== '' ? tag : undefined
-}
-
-function viaBranch(request: SipRequest): string {
-  return /branch=([^;,\s]+)/.exec(getHeader(request, 'Via') ?? '')?.[1] ?? ''
-}
-
-/** The URI inside a Contact value (`<sip:...>;params` or a bare addr-spec). */
-function contactUri(value: string | undefined): string {
-  if (value === undefined) return ''
-  const m = /<([^>]*)>/.exec(value)
-  const uri = (m?.[1] ?? value.split(';')[0] ?? '').trim()
-  return /^sips?:/i.test(uri) ? uri : ''
 }

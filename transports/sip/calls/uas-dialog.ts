@@ -75,7 +75,7 @@ export function nameAddrUri(value: string): string {
 }
 
 /** The URI inside a Contact value (`<sip:...>;params` or a bare addr-spec). */
-function contactUri(value: string): string {
+export function contactUri(value: string): string {
   const m = /<([^>]*)>/.exec(value)
   const uri = (m?.[1] ?? value.split(';')[0] ?? '').trim()
   return /^sips?:/i.test(uri) ? uri : ''
