@@ -1,22 +1,14 @@
-/**
- * Agent links (an addition to the SPEC): a link opens the demo page at `/` talking to one agent, with no API key
- * in the page or the URL. The link's token sits in the URL fragment, which browsers never send to a server.
- */
-import type { UrlPolicy } from '../../pipeline/index.js'
 import type Router from '@koa/router'
 import { newRouter } from '../http/router.js'
 import { z } from 'zod'
-import type { Kysely } from 'kysely'
-import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
 import { getAgentRow } from '../../gateway/store/agents.js'
 import { agentLinkGrant, createAgentLink, listAgentLinks, revokeAgentLink } from '../../gateway/store/agent-links.js'
 import { bearer, type ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
-import { authorizeBrowserSession, type RefusalCounter } from '../../gateway/admission/browser-session.js'
+import { authorizeBrowserSession, type BrowserAuthorizeDeps } from '../../gateway/admission/browser-session.js'
 import { authorizationBody } from './sessions.js'
-import type { EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
 import { capError, storeRateLimit, type RateLimit } from '../http/limits.js'
 import { createWithinCap, isCapReached } from '../../gateway/store/organization-caps.js'
 
@@ -34,14 +26,9 @@ export const linkAuthorizeSchema = z.strictObject({
 /** Body of POST /v1/agents/{agent_id}/links: nothing (yet). */
 export const createLinkSchema = z.strictObject({})
 
-interface AgentLinkDeps {
-  db: Kysely<Database>
+/** What the agent-link routes need: a browser session's admission, and where links point. */
+interface AgentLinkDeps extends BrowserAuthorizeDeps {
   publicUrl: string
-  webhookPolicy: UrlPolicy
-  /** Counts sessions refused at authorization. */
-  metrics?: RefusalCounter | undefined
-  /** Refuses override webhook URLs pointing where webhooks may not go. */
-  egress?: EgressPolicy | undefined
   /** The organization's request rates (default: the store's shared buckets on the wall clock). */
   rateLimit?: RateLimit | undefined
 }

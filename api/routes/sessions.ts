@@ -1,18 +1,14 @@
-import type { UrlPolicy } from '../../pipeline/index.js'
 import type Router from '@koa/router'
 import { newRouter } from '../http/router.js'
 import { z } from 'zod'
-import type { Kysely } from 'kysely'
-import type { Database } from '../../gateway/store/schema.js'
 import { voxError } from '../../core/errors.js'
 import type { Authorization } from '../../gateway/admission/authorize.js'
-import { authorizeBrowserSession, type RefusalCounter } from '../../gateway/admission/browser-session.js'
+import { authorizeBrowserSession, type BrowserAuthorizeDeps } from '../../gateway/admission/browser-session.js'
 import { getSessionRow, sessionTranscript } from '../../gateway/store/sessions.js'
 import { sessionDetails, type LiveUsage } from '../../gateway/sessions/session-details.js'
 import type { ApiState } from '../auth.js'
 import { readJsonObject } from '../http/body.js'
 import { parseOr400 } from '../http/validate.js'
-import type { EgressPolicy } from '../../gateway/webhooks/egress-policy.js'
 import { storeRateLimit, type RateLimit } from '../http/limits.js'
 
 /** Body of POST /v1/agents/web/authorize_session (also the API reference's schema). */
@@ -36,16 +32,10 @@ export function authorizationBody(auth: Authorization) {
 const MAX_METADATA_BYTES = 16 * 1024
 
 /** What the sessions routes need; `liveUsage` reads a session running on this process (undefined otherwise). */
-export interface SessionsRouterDeps {
-  db: Kysely<Database>
-  webhookPolicy: UrlPolicy
+export interface SessionsRouterDeps extends BrowserAuthorizeDeps {
   liveUsage?: ((sessionId: string) => LiveUsage | undefined) | undefined
   /** Ends a connected session wherever it runs (this process or another replica). */
   endSession?: ((sessionId: string) => Promise<void>) | undefined
-  /** Counts sessions refused at authorization (the organization's balance). */
-  metrics?: RefusalCounter | undefined
-  /** Refuses override webhook URLs pointing where webhooks may not go. */
-  egress?: EgressPolicy | undefined
   /** The organization's request rate (default: the store's shared buckets on the wall clock). */
   rateLimit?: RateLimit | undefined
 }
