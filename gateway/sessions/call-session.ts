@@ -6,7 +6,7 @@ import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
 import type { TranscriptTurn } from '../store/sessions.js'
 import { transcriptForEnd } from './transcript/session-transcript.js'
-import { endSession } from '../store/session-states.js'
+import { endUnstartedSession, persistSessionEnd, recordingUpdate } from './session-end.js'
 import type { SessionTransport } from './ports/session-port.js'
 import { startPipeline } from './ports/pipeline-factory.js'
 import { LifecycleWebhooks } from './lifecycle-webhooks.js'
@@ -18,7 +18,6 @@ import { transfererFor } from './carrier/call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
 import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript/transcript-writer.js'
-import { retryWhileUnavailable } from '../store/database-errors.js'
 import type { TurnToStore } from './transcript/turn-redactor.js'
 import { SessionKeeping } from './session-keeping.js'
 import { callerInput, type CallerInputLinks } from './caller-input.js'
@@ -26,9 +25,6 @@ import { NO_INPUT, NO_VENDORS } from './no-input.js'
 import { sessionPipelineHooks } from './session-hooks.js'
 import type { WarmTransferSlot } from './ports/warm-transfer-port.js'
 import { type HoldKind, SessionClocks } from './session-clocks.js'
-
-/** How long a session's end is retried while the database is unavailable. */
-const SESSION_END_RETRY_MS = 60_000
 
 /**
  * One connected session: owns its row, lease release, timeouts, transcript, lifecycle webhooks and (with the
@@ -119,12 +115,7 @@ export class CallSession {
       agent === undefined ? undefined : resolveSessionConfig(agent.config, row.config_override ?? undefined, deps.webhookPolicy)
     if (agent === undefined || resolved === undefined || !resolved.ok) {
       deps.log.error({ session_id: row.id }, 'session cannot start: agent or config no longer valid')
-      await endSession(
-        deps.db,
-        row.id,
-        { endReason: 'error', transcriptionDurationSeconds: null, ttsDurationSeconds: null, latencyMs: null },
-        deps.usageRatePerMinute,
-      )
+      await endUnstartedSession(deps, row.id)
       throw new Error('session configuration is no longer valid')
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
@@ -299,21 +290,11 @@ export class CallSession {
     if (!(await this.#keeping.transcriptFlushed(TRANSCRIPT_FLUSH_AT_END_MS))) {
       this.#deps.log.warn({ session_id: this.row.id, pending: this.#keeping.pendingTurns }, 'ending with transcript turns unwritten')
     }
-    let row: SessionRow | undefined
-    try {
-      const end = {
-        endReason: reason,
-        ...this.usageSoFar(),
-        transferredTo: reason === 'transferred' ? this.#control.transferredTo : undefined,
-      }
-      // A database that is away (a restart) gets a minute: this process's heartbeat keeps renewing the row's
-      // lease, so no other replica would end it meanwhile.
-      row = await retryWhileUnavailable(() => endSession(this.#deps.db, this.row.id, end, this.#deps.usageRatePerMinute), {
-        forMs: SESSION_END_RETRY_MS,
-      })
-    } catch (e) {
-      this.#deps.log.error({ err: e, session_id: this.row.id }, 'could not persist session end')
-    }
+    const row = await persistSessionEnd(this.#deps, this.row.id, {
+      endReason: reason,
+      ...this.usageSoFar(),
+      transferredTo: reason === 'transferred' ? this.#control.transferredTo : undefined,
+    })
     this.#deps.log.info({ session_id: this.row.id, reason, duration_ms: row?.duration_ms }, 'session ended')
     if (row !== undefined) {
       const ended = row
@@ -330,10 +311,7 @@ export class CallSession {
     const outcome = await this.#keeping.finishRecording(row?.duration_ms ?? undefined)
     if (recording === undefined || outcome === undefined) return
     this.#deps.log.info({ session_id: this.row.id, recording_status: outcome.status }, 'recording finished')
-    const update =
-      outcome.status === 'completed'
-        ? { recordingStatus: 'completed' as const, recordingUrl: recording.url, recordingDuration: outcome.durationMs / 1000 }
-        : { recordingStatus: 'failed' as const, errorMessage: outcome.error }
+    const update = recordingUpdate(outcome, recording.url)
     this.#emitLifecycle('session.update', () => sessionUpdateEvent(row ?? this.row, update, this.#customMetadata))
   }
 
