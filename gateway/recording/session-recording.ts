@@ -7,21 +7,13 @@
 import type { Kysely } from 'kysely'
 import type { Log } from '../../core/log.js'
 import type { Database, SessionRow } from '../store/schema.js'
-import { completeRecording, createRecording, failRecording, setRecordingSpans, type RecordingToMove } from '../store/recordings.js'
+import { setRecordingSpans, type RecordingToMove } from '../store/recordings.js'
 import type { StoredPausedSpan, StoredSilencedSpan } from '../store/schema.js'
 import type { StoredHeldSpan } from '../store/schema-transfer.js'
 import { HeardAudio } from './heard-audio.js'
-import { sharedChunkBatches } from './chunk-batches.js'
-import {
-  type InputAudioFormat,
-  type OutputAudioFormat,
-  type PipelineEvent,
-  type PipelineInput,
-  decodeMulaw,
-  bufferToInt16,
-  Resampler,
-  tapInput,
-} from '../../pipeline/index.js'
+import { databaseSink } from './database-sink.js'
+import { decoder } from './wire-decoder.js'
+import { type InputAudioFormat, type OutputAudioFormat, type PipelineEvent, type PipelineInput, tapInput } from '../../pipeline/index.js'
 import { ChunkRecorder } from './recorder.js'
 import type { RecordedAudio, RecordingOutcome, RecordingSink } from './recording-port.js'
 import { isDatabaseUnavailable } from '../store/database-errors.js'
@@ -51,26 +43,6 @@ export interface RecordingSettings {
 /** The API URL of a session's recording. */
 export function recordingUrl(publicUrl: string, row: Pick<SessionRow, 'agent_id' | 'id'>): string {
   return `${publicUrl}/v1/agents/${encodeURIComponent(row.agent_id)}/sessions/${encodeURIComponent(row.id)}/recording`
-}
-
-/**
- * The default sink: chunks in the database, so every replica serves the file; written in batches with the other
- * calls' chunks (chunk-batches.ts).
- */
-export function databaseSink(
-  db: Kysely<Database>,
-  row: SessionRow,
-  sampleRate: number,
-  url: string,
-  retentionDays?: number | undefined,
-): RecordingSink {
-  const batches = sharedChunkBatches(db)
-  return {
-    start: () => createRecording(db, { sessionId: row.id, organizationId: row.organization_id, sampleRate, retentionDays }),
-    append: (chunks) => batches.append(row.id, chunks),
-    complete: (totalSamples) => completeRecording(db, row.id, totalSamples, url),
-    fail: (error) => failRecording(db, row.id, error),
-  }
 }
 
 /** One session's recording; `finish` once the session's end is stored. */
@@ -325,21 +297,4 @@ function timelineZero(row: SessionRow): number {
   if (row.started_at === null) return now
   const lag = Date.now() - row.started_at.getTime()
   return lag >= 0 && lag <= MAX_START_LAG_MS ? now - lag : now
-}
-
-/** PCM16 at `rate` from a wire format (a copy: the agent's playout keeps what it is given). */
-function decoder(format: InputAudioFormat | OutputAudioFormat, rate: number): (chunk: Buffer) => Int16Array {
-  switch (format) {
-    case 'ulaw_8000':
-      return (chunk) => decodeMulaw(chunk)
-    case 'pcm_16000':
-      return (chunk) => Int16Array.from(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1)))
-    case 'pcm_8000': {
-      if (rate === 8000)
-        return (chunk) => Int16Array.from(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1)))
-      const resampler = new Resampler({ from: 8000, to: rate })
-      return (chunk) =>
-        Int16Array.from(resampler.processInt16(bufferToInt16(chunk.length % 2 === 0 ? chunk : chunk.subarray(0, chunk.length - 1))))
-    }
-  }
 }
