@@ -4,9 +4,9 @@
  * the audio path never waits for it; storage happens on a bounded queue behind it, and a store that fails or falls
  * behind fails the recording, never the call.
  */
-import { giveBackChunkBuffers, takeChunkBuffer } from './chunk-buffers.js'
+import { takeChunkBuffer } from './chunk-buffers.js'
 import { endianness } from 'node:os'
-import { retryWhileUnavailable } from '../store/database-errors.js'
+import { ChunkWrites } from './chunk-writes.js'
 import type { Log } from '../../core/log.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../store/recordings.js'
 import type { RecordedAudio, Recorder, RecordingOutcome, RecordingSink } from './recording-port.js'
@@ -35,9 +35,6 @@ export interface ChunkRecorderOptions {
    */
   mulaw?: boolean
 }
-
-/** Waits between retries of a batch the sink could not take for a transient reason. */
-const RETRY_BACKOFF_MS = [100, 250, 500, 1000, 2000] as const
 
 /** Pauses a recording keeps (a session pausing more often forgets the oldest, long written by then). */
 const MAX_PAUSES = 200
@@ -82,9 +79,7 @@ export class ChunkRecorder implements Recorder {
   /** Pauses, in samples; the last one's `to` is Infinity while it lasts. Both channels are silent over them. */
   #pauses: { from: number; to: number }[] = []
   #seq = 0
-  #queue: RecordingChunk[] = []
-  #queuedBytes = 0
-  #writing: Promise<void> | undefined
+  readonly #writes: ChunkWrites
   #started: Promise<void> | undefined
   #timer: NodeJS.Timeout | undefined
   #error: string | undefined
@@ -96,6 +91,11 @@ export class ChunkRecorder implements Recorder {
     this.#mulaw = options.mulaw === true
     this.#caller = new Track(CALLER_CHANNEL, this.#mulaw)
     this.#agent = new Track(AGENT_CHANNEL, this.#mulaw)
+    this.#writes = new ChunkWrites(options, {
+      started: () => this.#started,
+      failed: () => this.#error !== undefined,
+      fail: (error) => this.#fail(error),
+    })
   }
 
   /** Creates the recording in the sink and starts the flush timer. */
@@ -229,7 +229,7 @@ export class ChunkRecorder implements Recorder {
     this.#finished = true
     clearInterval(this.#timer)
     await this.#started
-    await this.#writing
+    await this.#writes.written
     const sink = this.#opts.sink
     if (this.#error === undefined && durationMs === undefined) this.#error = 'the session end was not stored'
     if (this.#error === undefined && durationMs !== undefined) {
@@ -302,48 +302,14 @@ export class ChunkRecorder implements Recorder {
   }
 
   #enqueue(chunk: RecordingChunk): void {
-    const bytes = (chunk.pcm?.length ?? 0) + 64
-    if (this.#queuedBytes + bytes > (this.#opts.maxQueuedBytes ?? 1024 * 1024)) {
-      this.#fail('recording storage fell behind: audio was dropped')
-      return
-    }
-    this.#queue.push(chunk)
-    this.#queuedBytes += bytes
-    this.#writing ??= this.#drain()
-  }
-
-  /** Writes queued chunks in batches, one statement at a time, until the queue is empty. */
-  async #drain(): Promise<void> {
-    try {
-      await this.#started
-      const isTransient = this.#opts.isTransient ?? (() => false)
-      while (this.#queue.length > 0 && this.#error === undefined) {
-        const batch = this.#queue
-        this.#queue = []
-        try {
-          // What comes meanwhile waits in the queue behind it, still counted against the queue's bound.
-          await retryWhileUnavailable(() => this.#opts.sink.append(batch), {
-            forMs: this.#opts.retryForMs ?? 60_000,
-            isTransient,
-            backoffMs: RETRY_BACKOFF_MS,
-          })
-        } catch (e) {
-          this.#fail(`recording storage failed: ${message(e)}`)
-        }
-        for (const c of batch) this.#queuedBytes = Math.max(0, this.#queuedBytes - (c.pcm?.length ?? 0) - 64)
-        giveBackChunkBuffers(batch) // the sink has settled: nothing reads them any more
-      }
-    } finally {
-      this.#writing = undefined
-    }
+    this.#writes.enqueue(chunk)
   }
 
   #fail(error: string): void {
     if (this.#error !== undefined) return
     this.#error = error
     this.#opts.log.warn({ error }, 'recording failed; the call goes on')
-    this.#queue = []
-    this.#queuedBytes = 0
+    this.#writes.clear()
     this.#caller.length = 0
     this.#agent.length = 0
   }
