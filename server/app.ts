@@ -16,7 +16,7 @@ import { carrierPath, type CarrierPath, phoneLines, sessionTransfers } from './c
 import type { GatewayDeps } from './gateway-deps.js'
 import { tuneGarbageCollection } from './gc-tuning.js'
 import { closeHttp, httpServer, listen } from './http-listener.js'
-import { startObservability } from './observability.js'
+import { type Observability, startObservability } from './observability.js'
 import type { PrometheusMetrics } from './prometheus-metrics.js'
 import { recordingStorage, type RecordingStorage } from './recording-storage.js'
 import { replicaAddress } from './replica-address.js'
@@ -110,27 +110,18 @@ export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
       return sip
     },
     close(graceMs = 0) {
-      closing ??= (async () => {
-        // At once (before any await): no new session or call is admitted (the SIP endpoint answers 503 from here).
-        // Relayed transfer legs are kept as long as sessions are: the bridge they carry runs on another replica.
-        const drained = Promise.all([live.shutdown(graceMs), legRelays.drain(graceMs)])
-        tunnels.drain()
-        // Nothing new is claimed; a campaign's calls already placed end with the sessions, and any replica settles them.
-        await campaigns.close()
-        await drained
-        // After the sessions: OPTIONS health checks are answered (and INVITEs get 503) until the calls are gone.
-        await sip?.close()
-        // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect
-        // and take them back; the lease sweep restores the agents of those that do not.
-        await tunnels.stop()
-        path.calls.watchdog.stop()
-        recordings.retention.stop()
-        await recordings.mover?.close()
-        await egress.close()
-        observed.stop()
-        await closeHttp(server)
-        await observed.shutdown()
-      })()
+      closing ??= closeGateway(graceMs, {
+        sessions: live,
+        legRelays,
+        tunnels,
+        campaigns,
+        sip: () => sip,
+        path,
+        recordings,
+        egress,
+        observed,
+        server,
+      })
       return closing
     },
   }
@@ -210,4 +201,41 @@ function campaignDialer(deps: GatewayDeps, path: CarrierPath, egress: GatewayEgr
     now: deps.campaigns?.now,
     tickMs: deps.campaigns?.tickMs,
   })
+}
+
+/** What closing stops, in its order. */
+interface ClosingParts {
+  readonly sessions: SessionManager
+  readonly legRelays: LegRelays
+  readonly tunnels: TunnelHub
+  readonly campaigns: CampaignDialer
+  readonly sip: () => SipEndpoint | undefined
+  readonly path: CarrierPath
+  readonly recordings: RecordingStorage
+  readonly egress: GatewayEgress
+  readonly observed: Observability
+  readonly server: Server
+}
+
+/** Drains and stops the gateway (Gateway.close): sessions first, then what their last moments still use. */
+async function closeGateway(graceMs: number, p: ClosingParts): Promise<void> {
+  // At once (before any await): no new session or call is admitted (the SIP endpoint answers 503 from here).
+  // Relayed transfer legs are kept as long as sessions are: the bridge they carry runs on another replica.
+  const drained = Promise.all([p.sessions.shutdown(graceMs), p.legRelays.drain(graceMs)])
+  p.tunnels.drain()
+  // Nothing new is claimed; a campaign's calls already placed end with the sessions, and any replica settles them.
+  await p.campaigns.close()
+  await drained
+  // After the sessions: OPTIONS health checks are answered (and INVITEs get 503) until the calls are gone.
+  await p.sip()?.close()
+  // After the sessions: their last webhooks may still go through a tunnel. The tunnels' CLIs reconnect
+  // and take them back; the lease sweep restores the agents of those that do not.
+  await p.tunnels.stop()
+  p.path.calls.watchdog.stop()
+  p.recordings.retention.stop()
+  await p.recordings.mover?.close()
+  await p.egress.close()
+  p.observed.stop()
+  await closeHttp(p.server)
+  await p.observed.shutdown()
 }
