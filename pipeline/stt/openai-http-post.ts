@@ -1,0 +1,36 @@
+import { type IncomingMessage, request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+
+/** The answer to a {@link postToSpeechServer}: its status, content type, and body as it streams in. */
+export interface SpeechServerAnswer {
+  status: number
+  contentType: string
+  /** Async-iterable Buffers; reading stops (and the connection is dropped) when the signal aborts. */
+  body: IncomingMessage
+}
+
+/**
+ * One `POST` to a speech server through node:http (keep-alive through the global agent, which Node enables by
+ * default) rather than fetch: per request, fetch's WHATWG layers (Request, body extraction, web streams) cost ~1 ms
+ * more CPU and latency on loopback than the plain request (0.5 vs 1.5 ms per request measured side by side), and
+ * that was most of what a turn added on top of the server's own time. No redirect is followed and no compression is
+ * asked for. The signal aborts the request and its body. Rejects with the connection's error (ECONNREFUSED, ...).
+ */
+export function postToSpeechServer(
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  signal: AbortSignal,
+): Promise<SpeechServerAnswer> {
+  const target = new URL(url)
+  const send = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : undefined
+  if (send === undefined) return Promise.reject(new Error(`unsupported protocol ${target.protocol}`))
+  return new Promise((resolve, reject) => {
+    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) }, signal }, (response) =>
+      resolve({ status: response.statusCode ?? 0, contentType: String(response.headers['content-type'] ?? ''), body: response }),
+    )
+    // Later errors (the connection lost while the body streams) reach the body's reader; this only settles the start.
+    request.on('error', reject)
+    request.end(body)
+  })
+}
