@@ -42,9 +42,12 @@ export interface TranscriptionRecord {
   fileType: string
   wav: { sampleRate: number; samples: Int16Array }
   at: number
-  /** performance.now() when the whole body was in, and when the answer was ready: the server's own time. */
+  /**
+   * performance.now() of the fake's process when the whole body was in, and when the last byte of the answer was
+   * handed to the socket: the server's own time is the span between them.
+   */
   receivedAt: number
-  answeredAt?: number
+  writtenAt?: number
 }
 
 /** How the fake answers one transcription request. */
@@ -69,7 +72,8 @@ export interface SpeechRecord {
   headers: IncomingHttpHeaders
   json: Record<string, unknown>
   at: number
-  /** When the first audio byte was written. */
+  /** performance.now() of the fake's process when the whole body was in, and when the first audio was written. */
+  receivedAt: number
   firstByteAt?: number
   aborted: boolean
 }
@@ -145,7 +149,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
       return send(res, 200, JSON.stringify({ object: 'list', data: [{ id: 'whisper-1', object: 'model', created: 0, owned_by: 'fake' }] }))
     }
     if (req.method === 'POST' && req.url === '/v1/audio/transcriptions') return transcription(req, res, body, receivedAt)
-    if (req.method === 'POST' && req.url === '/v1/audio/speech') return speech(req, res, body)
+    if (req.method === 'POST' && req.url === '/v1/audio/speech') return speech(req, res, body, receivedAt)
     send(res, 404, errorBody(`Unknown request URL: ${req.method} ${req.url}`))
   }
 
@@ -183,13 +187,15 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
       return send(res, 400, errorBody(`could not read the form: ${(error as Error).message}`))
     }
     fake.transcriptions.push(record)
+    res.once('finish', () => {
+      record.writtenAt = performance.now()
+    })
     const script = fake.transcribe(record)
     if (script.hang) return
     if (script.delayMs) await sleep(script.delayMs)
     if (script.status !== undefined) return send(res, script.status, errorBody(`scripted failure ${script.status}`, 'server_error'))
     if (script.raw !== undefined) return send(res, 200, script.raw, 'text/html')
     const text = script.text ?? ''
-    record.answeredAt = performance.now()
     if (record.fields.stream === 'true') {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
       const deltas = script.deltas ?? text.split(/(?<= )/)
@@ -234,7 +240,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     send(res, 200, JSON.stringify({ text }))
   }
 
-  async function speech(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+  async function speech(req: IncomingMessage, res: ServerResponse, body: Buffer, receivedAt: number): Promise<void> {
     let json: Record<string, unknown>
     try {
       json = JSON.parse(body.toString('utf8')) as Record<string, unknown>
@@ -246,7 +252,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     }
     const format = json.response_format ?? 'mp3'
     if (format !== 'pcm' && format !== 'wav') return send(res, 400, errorBody(`this fake speaks pcm and wav, not ${String(format)}`))
-    const record: SpeechRecord = { headers: req.headers, json, at: Date.now(), aborted: false }
+    const record: SpeechRecord = { headers: req.headers, json, at: Date.now(), receivedAt, aborted: false }
     fake.speech.push(record)
     if (fake.speechStatus !== undefined) return send(res, fake.speechStatus, errorBody('scripted speech failure', 'server_error'))
     res.on('close', () => {
@@ -259,8 +265,8 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     if (format === 'wav') res.write(streamingWavHeader(24000))
     const chunk = Math.round(((options.chunkMs ?? 100) * 24000) / 1000) * 2
     for (let at = 0; at < audio.length && !record.aborted; at += chunk) {
-      record.firstByteAt ??= Date.now()
       res.write(audio.subarray(at, at + chunk))
+      record.firstByteAt ??= performance.now()
       await sleep(options.chunkIntervalMs ?? 5)
     }
     res.end()
