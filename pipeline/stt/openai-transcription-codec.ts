@@ -1,13 +1,20 @@
 import type { SttWord } from './stt-stream.js'
 
-/** A form field of a `multipart/form-data` body: text, or a file with its name and content type. */
-export type FormField = { name: string; value: string } | { name: string; filename: string; contentType: string; data: Buffer }
+/** A form field of a `multipart/form-data` body: text, or a file (its bytes in one or more pieces) with its name and content type. */
+export type FormField =
+  | { name: string; value: string }
+  | { name: string; filename: string; contentType: string; data: Buffer | readonly Buffer[] }
 
 /**
  * A `multipart/form-data` body (RFC 7578) with CRLF line ends, each part's `Content-Disposition` and, for files,
  * its `Content-Type`; the boundary must not occur in the data (a random one of 24+ characters does not, in practice).
  */
 export function multipartBody(fields: readonly FormField[], boundary: string): Buffer {
+  return Buffer.concat(multipartPieces(fields, boundary))
+}
+
+/** {@link multipartBody} as the pieces to write one after the other: a file's bytes are not copied. */
+export function multipartPieces(fields: readonly FormField[], boundary: string): Buffer[] {
   const parts: Buffer[] = []
   for (const field of fields) {
     const name = field.name.replace(/["\r\n]/g, '')
@@ -18,7 +25,7 @@ export function multipartBody(fields: readonly FormField[], boundary: string): B
           `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\n` +
             `Content-Type: ${field.contentType}\r\n\r\n`,
         ),
-        field.data,
+        ...(Buffer.isBuffer(field.data) ? [field.data] : (field.data as readonly Buffer[])),
         Buffer.from('\r\n'),
       )
     } else {
@@ -26,7 +33,7 @@ export function multipartBody(fields: readonly FormField[], boundary: string): B
     }
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`))
-  return Buffer.concat(parts)
+  return parts
 }
 
 /** A transcription as the server returned it: its text and, from `verbose_json`, its words in seconds of the file. */

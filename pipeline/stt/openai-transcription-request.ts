@@ -4,7 +4,7 @@ import { VendorErrorCode, type VendorErrorCodeValue } from '../vendor/vendor-err
 import { postToSpeechServer } from './openai-http-post.js'
 import {
   type FormField,
-  multipartBody,
+  multipartPieces,
   openAiErrorMessage,
   parseTranscription,
   parseTranscriptionEvent,
@@ -21,8 +21,8 @@ export interface TranscriptionRequest {
   baseUrl: string
   /** Sent as `Authorization: Bearer ...` when not empty. */
   apiKey: string
-  /** The segment as a WAV file. */
-  wav: Buffer
+  /** The segment as a WAV file (its header and its samples may be separate pieces). */
+  wav: Buffer | readonly Buffer[]
   model: string
   language?: string | undefined
   prompt?: string | undefined
@@ -71,7 +71,7 @@ export async function requestTranscription(r: TranscriptionRequest): Promise<Tra
   const timeout = AbortSignal.timeout(r.timeoutMs)
   const signal = AbortSignal.any([r.signal, timeout])
   try {
-    const response = await postToSpeechServer(`${r.baseUrl}/audio/transcriptions`, headers, multipartBody(fields, boundary), signal)
+    const response = await postToSpeechServer(`${r.baseUrl}/audio/transcriptions`, headers, multipartPieces(fields, boundary), signal)
     if (response.status < 200 || response.status > 299) {
       const body = await boundedText(response.body)
       const detail = openAiErrorMessage(body) ?? body.slice(0, 200)
