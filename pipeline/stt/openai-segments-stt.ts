@@ -202,10 +202,11 @@ export class OpenAiSegmentsSttStream implements SttStream {
       result = await ask(words)
     } catch (error) {
       // A server (or model) without verbose_json refuses it with a 400: plain json from then on, the words given up.
+      // Only when plain json then works: whisper-server answers every unreadable request with the same bare 400.
       if (!(words && !this.#o.stream && error instanceof TranscriptionError && error.status === 400)) throw error
+      result = await ask(false)
       if (this.#words) this.#logger.warn({ stream: LABEL }, `verbose_json refused (${error.message}): asking for json from now on`)
       this.#words = false
-      result = await ask(false)
     }
     if (result.text === '') {
       this.#error(VendorErrorCode.EmptyTranscript, 'the server heard speech but returned no text', false)
