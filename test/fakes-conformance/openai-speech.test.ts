@@ -186,4 +186,17 @@ t.test("the fake's whisper.cpp flavour answers as the real whisper-server did, a
     ['one', 'sourdough', 'loaf'],
     'the tokens (" sour", "doug", "h") joined into words',
   )
+
+  // Its bare 400 is the turn's error; it does not cost the next turns their word timings.
+  fake.transcribe = () => ({ status: 400 })
+  stream.pushAudio(phone(1000))
+  stream.finalize()
+  const error = await reader.waitForType('error')
+  t.match(error, { code: 'vendor_rejected', message: /HTTP 400: Invalid request/ })
+  fake.transcribe = () => ({ text: 'thanks' })
+  const before = fake.transcriptions.length
+  stream.pushAudio(phone(1000))
+  stream.finalize()
+  await reader.waitFor((e) => e.type === 'final' && e.text === 'thanks')
+  t.equal(fake.transcriptions[before]?.fields.response_format, 'verbose_json', 'word timings still asked for')
 })
