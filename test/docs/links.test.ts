@@ -62,14 +62,19 @@ function brokenLink(file: string, target: string): string | undefined {
   return headingAnchors(readFileSync(dest, 'utf8')).has(anchor.toLowerCase()) ? undefined : `no heading #${anchor}`
 }
 
+/** The README, the pages of docs/ and those of its folders (docs/reference/). */
 function pages(): string[] {
   const docs = join(ROOT, 'docs')
-  return [
-    join(ROOT, 'README.md'),
-    ...readdirSync(docs)
-      .filter((f) => f.endsWith('.md'))
-      .map((f) => join(docs, f)),
-  ]
+  const folders = readdirSync(docs, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => join(docs, e.name))
+  return [join(ROOT, 'README.md'), ...[docs, ...folders].flatMap(mdFiles)]
+}
+
+function mdFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(dir, f))
 }
 
 t.test('the README is a front door of at most 20 KB', async (t) => {
@@ -89,10 +94,21 @@ t.test('every relative link in the README and docs/ resolves, anchors included',
   t.ok(links > 20, `${links} links checked`)
 })
 
-t.test('the README links every page in docs/', async (t) => {
+t.test('the README links every page in docs/, and each folder of docs/ has an index linking its pages', async (t) => {
   const readme = linkTargets(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((l) => l.split('#')[0])
   for (const page of pages().slice(1)) {
-    t.ok(readme.includes(relative(ROOT, page)), `README links ${relative(ROOT, page)}`)
+    const folder = dirname(page)
+    if (folder === join(ROOT, 'docs')) {
+      t.ok(readme.includes(relative(ROOT, page)), `README links ${relative(ROOT, page)}`)
+      continue
+    }
+    const index = join(folder, 'README.md')
+    if (page === index) {
+      t.ok(readme.includes(relative(ROOT, index)), `README links ${relative(ROOT, index)}`)
+      continue
+    }
+    const links = existsSync(index) ? linkTargets(readFileSync(index, 'utf8')).map((l) => resolve(folder, l.split('#')[0] ?? '')) : []
+    t.ok(links.includes(page), `${relative(ROOT, index)} links ${relative(ROOT, page)}`)
   }
 })
 
