@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -94,8 +95,23 @@ function authText(security: Json[] | undefined): string {
   return names.length === 0 ? 'none' : names.join(' or ')
 }
 
-/** The page, from the document the gateway serves. */
+/** Markdown as the project's formatter (Biome, `npm run lint`) writes it: tables padded. */
+function formatted(markdown: string): string {
+  const biome = spawnSync(join(ROOT, 'node_modules', '.bin', 'biome'), ['format', `--stdin-file-path=${REST_API_PAGE}`], {
+    cwd: ROOT,
+    input: markdown,
+    encoding: 'utf8',
+  })
+  if (biome.status !== 0) throw new Error(`biome format failed: ${biome.stderr}`)
+  return biome.stdout
+}
+
+/** The page, from the document the gateway serves, formatted as the committed page is. */
 export function restApiPage(): string {
+  return formatted(unformattedPage())
+}
+
+function unformattedPage(): string {
   const doc = openApiDocument('http://localhost:8080') as {
     paths: Record<string, Record<string, Json>>
     tags: { name: string }[]
