@@ -123,3 +123,25 @@ t.test('each check fails when a row is taken out', async (t) => {
   const internal = errors.split('\n').find((line) => line.startsWith('| `internal`')) ?? ''
   t.ok(compare(Object.keys(ERRORS), tableNames(section(errors.replace(internal, ''), /^## Error codes/))).missing.includes('internal'))
 })
+
+t.test('agent-config.md gives each field the default the schema fills', async (t) => {
+  const doc = page('agent-config.md')
+  for (const field of agentConfigFields()) {
+    const value = field.default
+    // Objects and lists are described in words; so are texts too long for a table cell (a prompt, a farewell).
+    if (field.path === '' || value === undefined || (value !== null && typeof value === 'object')) continue
+    if (typeof value === 'string' && value.length > 60) continue
+    const body = section(doc, new RegExp(`\`${field.section.replace('.', '\\.')}\``))
+    const row = body.split('\n').find((line) => line.startsWith(`| \`${field.path}\``)) ?? ''
+    const cell = (row.split('|')[2] ?? '').replace(/[`",]/g, '').trim()
+    t.ok(cell.includes(String(value)), `${field.section} ${field.path}: default ${JSON.stringify(value)} in "${cell}"`)
+  }
+})
+
+t.test('configuration.md gives every variable a default', async (t) => {
+  for (const line of page('configuration.md').split('\n')) {
+    const cells = line.split('|').map((c) => c.trim())
+    if (!/^`[A-Z]/.test(cells[1] ?? '')) continue
+    t.not(cells[2], '', `${cells[1]} has a default (or says unset)`)
+  }
+})
