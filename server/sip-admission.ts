@@ -1,5 +1,5 @@
 /**
- * The SIP endpoint's admission over the store, in the order docs/sip.md gives ("Order of checks"): a blocked
+ * The SIP endpoint's admission over the store, in the order docs/reference/sip.md gives ("Order of checks"): a blocked
  * source is refused at once; the packet's source address finds the trunks that allow it (`trunksForSource`, any
  * organization), and trunks without an allow-list take digest from anywhere; an allow-list without a password
  * trusts the address, so the dialled number (Request-URI user part, else To's) is looked up and a number of such a

@@ -1,6 +1,6 @@
 /**
  * The one table from why a SIP call is refused to the status and reason phrase the caller's INVITE gets
- * (docs/sip.md, "Refusals"). The reasons are the carrier path's (`CallRefusal`, decided when a call is
+ * (docs/reference/sip.md, "Refusals"). The reasons are the carrier path's (`CallRefusal`, decided when a call is
  * admitted) and the session manager's (`OpenRefusal`, when its key opens the session), plus SIP's own.
  */
 import type { CallRefusal } from '../gateway/sessions/call-admission.js'

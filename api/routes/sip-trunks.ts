@@ -87,7 +87,7 @@ const outbound = z.strictObject({
   from_number: fromNumber.nullable().optional(),
 })
 
-/** SRTP for the trunk's calls (docs/sip.md, SRTP): `none` by default. */
+/** SRTP for the trunk's calls (docs/guides/sip-trunk.md, SRTP): `none` by default. */
 const mediaEncryption = z.enum(SIP_MEDIA_ENCRYPTIONS)
 
 /** Body of POST /v1/sip/trunks. */

@@ -4,7 +4,7 @@
  * `initiate_outbound` (digest on 401/407, CANCEL when given up), but as a bare leg: no session, no admission slot.
  * The leg's answered call is a `SipTrunkTransport` whose "session" is this object: the human's RTP audio and RFC 4733
  * digits come in through it, the whisper and bridged audio go out through its pacer, and its BYE is the human's
- * hang-up. Hold and bridge are the shared `CallerHold` and `bridgeCaller` (the caller's SIP transport plays them).
+ * hang-up. Early media on the leg (a 180/183 with SDP) is played to the caller in place of the ringback. Hold and bridge are the shared `CallerHold` and `bridgeCaller` (the caller's SIP transport plays them).
  */
 import type { Kysely } from 'kysely'
 import type { PipelineInput } from '../../../pipeline/index.js'
@@ -110,6 +110,10 @@ export class SipWarmTransfer implements WarmTransferIo {
       {
         onProgress: (status) => {
           if (status === 180 || status === 183) this.#side.input({ type: 'progress', progress: 'ringing' })
+        },
+        // An announcement or a queue's ringback before the answer: the caller hears it instead of our ringback.
+        onEarlyAudio: (frame) => {
+          if (!this.#hungUp && this.#leg === undefined) this.#hold.earlyMedia(frame)
         },
         onAnswered: (transport) => this.#answered(transport),
         onFailed: (failure) => {
