@@ -15,6 +15,7 @@ import {
   runnableBlocks,
 } from '../helpers/docs/doc-commands.js'
 import { tableNames } from '../helpers/docs/markdown-tables.js'
+import { envReadsIn, read, sourceFiles } from '../helpers/docs/source-scan.js'
 
 // Shell blocks a page marks with <!-- docs:check --> are checked against the project itself: each `voxgate ...`
 // command against the CLI's own flag parser, each `npm run ...` against package.json's scripts, each curl against
@@ -59,6 +60,7 @@ function world(commands: ShellCommand[]): CommandWorld {
   const doc = openApiDocument('http://localhost:8080') as { paths: Record<string, Record<string, unknown>> }
   const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => ({ method: m.toUpperCase(), path })))
   const documentedEnv = tableNames(readFileSync(join(ROOT, 'docs', 'reference', 'configuration.md'), 'utf8'))
+  for (const file of sourceFiles(ROOT, ['bench'])) for (const name of envReadsIn(read(ROOT, file))) documentedEnv.add(name)
   return { scripts: new Set(Object.keys(pkg.scripts)), routes, cliFlagsParse, documentedEnv }
 }
 
@@ -107,6 +109,12 @@ t.test('the checker fails a renamed flag, script, route or variable', async (t) 
   t.strictSame(await problems('npm start && npm test'), [])
   t.strictSame(await problems('curl -H "Authorization: Bearer $KEY" http://localhost:8080/v1/agents/$AGENT_ID'), [])
   t.match((await problems('curl -X POST $GATEWAY/v1/agentz -d {}'))[0], /no route POST \/v1\/agentz/)
-  t.match((await problems('NO_SUCH_VARIABLE=1 voxgate serve'))[0], /NO_SUCH_VARIABLE is not in/)
+  t.match((await problems('NO_SUCH_VARIABLE=1 voxgate serve'))[0], /NO_SUCH_VARIABLE is read by no code/)
+  t.strictSame(await problems('KEY=vgk_1'), [], 'a shell variable alone is no command')
+  t.match((await problems('ORG=$(curl -s localhost:8080/v1/whoamii | jq -r .id)'))[0], /no route GET \/v1\/whoamii/)
+  t.strictSame(
+    commandsOf(["curl -d '{", '  "a": 1', "}' localhost:8080/v1/agents # make one"]).map((c) => c.words[0]),
+    ['curl'],
+  )
   t.strictSame(runnableBlocks(`${RUNNABLE_MARKER}\n\n\`\`\`sh\nvoxgate whoami\n\`\`\`\n`), [['voxgate whoami']])
 })

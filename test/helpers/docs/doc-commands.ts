@@ -41,22 +41,95 @@ export interface ShellCommand {
 /** Splits words the way a shell would for these simple commands: quotes kept together, quotes dropped. */
 function words(text: string): string[] {
   const out: string[] = []
-  for (const m of text.matchAll(/'([^']*)'|"((?:\\.|[^"\\])*)"|(\S+)/g)) out.push(m[1] ?? m[2] ?? m[3] ?? '')
+  for (const m of text.matchAll(/(?:'[^']*'|"(?:\\.|[^"\\])*"|\$\([^)]*\)|[^\s'"])+/g)) {
+    out.push(m[0].replace(/'([^']*)'|"((?:\\.|[^"\\])*)"/g, (_, a: string | undefined, b: string | undefined) => a ?? b ?? ''))
+  }
   return out
 }
 
-/** The commands of a block: continuation lines joined, comments dropped, split at `&&`, `||` and `;`. */
+/** The text of a block as logical lines: continuations joined, a quote left open carried to the next line. */
+function logicalLines(block: string[]): string[] {
+  const out: string[] = []
+  let pending = ''
+  for (const raw of block) {
+    const line = pending === '' ? raw : `${pending} ${raw.trim()}`
+    if (/\\\s*$/.test(line)) {
+      pending = line.replace(/\\\s*$/, '')
+      continue
+    }
+    const quotes = (line.replace(/"(?:\\.|[^"\\])*"/g, '').match(/'/g) ?? []).length
+    if (quotes % 2 === 1) {
+      pending = line
+      continue
+    }
+    pending = ''
+    out.push(line)
+  }
+  if (pending !== '') out.push(pending)
+  return out
+}
+
+/** A line without its `# comment` (a `#` inside quotes or a word is not one). */
+function withoutComment(line: string): string {
+  let quote: string | undefined
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined
+    } else if (c === "'" || c === '"') quote = c
+    else if (c === '#' && (i === 0 || /\s/.test(line[i - 1] as string))) return line.slice(0, i)
+  }
+  return line
+}
+
+/** Splits a line at `&&`, `||`, `|` and `;` outside quotes. */
+function splitCommands(line: string): string[] {
+  const parts: string[] = []
+  let current = ''
+  let quote: string | undefined
+  let depth = 0
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined
+      current += c
+      continue
+    }
+    if (c === "'" || c === '"') quote = c
+    else if (c === '(' && line[i - 1] === '$') depth++
+    else if (c === ')' && depth > 0) depth--
+    else if (depth === 0 && (c === '|' || c === ';' || (c === '&' && line[i + 1] === '&'))) {
+      parts.push(current)
+      current = ''
+      if (line[i + 1] === c) i++
+      continue
+    }
+    current += c
+  }
+  parts.push(current)
+  return parts.map((p) => p.trim()).filter((p) => p !== '')
+}
+
+/**
+ * The commands of a block: continuation lines and quotes over several lines joined, comments dropped, split at
+ * `&&`, `||`, `|` and `;`; a command substituted into a variable (`ORG=$(curl ...)`) is a command of its own.
+ */
 export function commandsOf(block: string[]): ShellCommand[] {
-  const joined = block.join('\n').replace(/\\\n\s*/g, ' ')
   const out: ShellCommand[] = []
-  for (const line of joined.split('\n')) {
-    const code = line.replace(/(^|\s)#.*$/, '').trim()
+  for (const line of logicalLines(block)) {
+    const code = withoutComment(line).trim()
     if (code === '') continue
-    for (const part of code.split(/\s*(?:&&|\|\||;)\s*/)) {
+    for (const part of splitCommands(code)) {
       const w = words(part)
       const env: string[] = []
-      while (w.length > 0 && /^[A-Z_][A-Z0-9_]*=/.test(w[0] as string)) env.push((w.shift() as string).split('=')[0] as string)
-      if (w.length > 0 || env.length > 0) out.push({ env, words: w, text: part })
+      while (w.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0] as string)) {
+        const assignment = w.shift() as string
+        env.push(assignment.split('=')[0] as string)
+        const inner = /^[^=]*=\$\((.*)\)$/.exec(assignment)?.[1]
+        if (inner !== undefined) out.push(...commandsOf([inner]))
+      }
+      // Assignments alone set shell variables for later lines, not a program's environment.
+      if (w.length > 0) out.push({ env, words: w, text: part })
     }
   }
   return out
@@ -69,7 +142,7 @@ export interface CommandWorld {
   routes: { method: string; path: string }[]
   /** Exit code of `voxgate <args>` checked for its flags only (never run): 0 when the flags parse. */
   cliFlagsParse: (args: string[]) => Promise<{ code: number; output: string }>
-  /** Environment variables documented in the configuration reference. */
+  /** Environment variables something reads: the configuration reference's, and the benchmarks' knobs. */
   documentedEnv: Set<string>
 }
 
@@ -101,7 +174,8 @@ export function curlRequest(w: string[]): { method: string; path: string } | str
     else if (!a.startsWith('-') && url === undefined) url = a
   }
   if (url === undefined) return 'no URL'
-  const path = url.replace(/^(https?:\/\/[^/]+|\$\{?[A-Z_]+\}?)/, '').split(/[?#]/)[0] as string
+  // http://host:port/path, $GATEWAY/path, or curl's scheme-less localhost:8080/path.
+  const path = url.replace(/^(https?:\/\/[^/]+|\$\{?[A-Za-z_]+\}?|[\w.-]+(:\d+)?(?=\/))/, '').split(/[?#]/)[0] as string
   return { method: (method ?? (hasBody ? 'POST' : 'GET')).toUpperCase(), path: path === '' ? '/' : path }
 }
 
@@ -109,7 +183,7 @@ export function curlRequest(w: string[]): { method: string; path: string } | str
 export async function commandProblems(cmd: ShellCommand, world: CommandWorld): Promise<string[]> {
   const problems = cmd.env
     .filter((name) => !world.documentedEnv.has(name))
-    .map((name) => `${name} is not in docs/reference/configuration.md`)
+    .map((name) => `${name} is read by no code of the gateway, the CLI or the benchmarks`)
   let w = cmd.words
   if (w[0] === 'npx' && w[1] === 'voxgate') w = w.slice(1)
   if (w[0] === 'node' && w[1] === 'bin/voxgate.js') w = w.slice(1)
