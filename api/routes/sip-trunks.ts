@@ -1,5 +1,5 @@
 /**
- * /v1/sip/trunks (issue 27): an organization's SIP trunks. Passwords are sealed with the gateway's
+ * /v1/sip/trunks: an organization's SIP trunks. Passwords are sealed with the gateway's
  * `SIP_CREDENTIALS_KEY` before they reach the store and never come back out: answers say `has_password`.
  */
 import type Router from '@koa/router'

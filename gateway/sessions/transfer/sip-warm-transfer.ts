@@ -1,5 +1,5 @@
 /**
- * A warm transfer of a SIP caller (issues 27 and 28): the `WarmTransferIo` the driver uses when the session's call is
+ * A warm transfer of a SIP caller: the `WarmTransferIo` the driver uses when the session's call is
  * a SIP call. The human is dialled through the organization's outbound SIP trunk with the same INVITE path as
  * `initiate_outbound` (digest on 401/407, CANCEL when given up), but as a bare leg: no session, no admission slot.
  * The leg's answered call is a `SipTrunkTransport` whose "session" is this object: the human's RTP audio and RFC 4733
