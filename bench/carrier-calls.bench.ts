@@ -21,7 +21,7 @@ import { measureLoad, usedMemory } from './load-window.js'
 
 const SECONDS = Number(process.env.CARRIER_BENCH_SECONDS ?? 10)
 const COUNTS = (process.env.CARRIER_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
-/** `1`: the organization records its calls (issue 14's cost per call: run with and without). */
+/** `1`: the organization records its calls (the cost of recording a call: run with and without). */
 const RECORDING = process.env.CARRIER_BENCH_RECORDING === '1'
 /** A folder: a CPU profile of each measurement window is written there and its stages printed. */
 const PROFILE_DIR = process.env.CARRIER_BENCH_PROFILE

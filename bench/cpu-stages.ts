@@ -1,4 +1,4 @@
-// Where a gateway's CPU goes, by stage of a call (issue 30): a V8 CPU profile of this process over a benchmark's
+// Where a gateway's CPU goes, by stage of a call: a V8 CPU profile of this process over a benchmark's
 // measurement window (node:inspector, 1 ms samples), each busy sample given to the stage of the nearest frame
 // that names one, walking from the sampled function up its stack (so a socket write under the STT sender is "STT
 // send", the same write under the Postgres driver "database"). `CARRIER_BENCH_PROFILE=DIR` turns it on in

@@ -60,7 +60,7 @@ export async function measureLoad(
   // Frames the model actually ran (a VAD that falls behind skips frames as silence): should be ~100%.
   const vadFrames = sharedVadBatcher().stats.frames - vad0
   const vadShare = (100 * vadFrames) / (((calls * 8000) / sileroFrameSamples(8000)) * (wall / 1000))
-  // Frames per model call: alone, the model took ~49 us a frame in calls of 4 and ~34 in calls of 32 (issue 30).
+  // Frames per model call: alone, the model took ~49 us a frame in calls of 4 and ~34 in calls of 32.
   const vadBatch = vadFrames / Math.max(1, sharedVadBatcher().stats.batches - batches0)
   loop.disable()
   gcWatch.disconnect()

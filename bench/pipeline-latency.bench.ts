@@ -4,7 +4,7 @@
 //   end of turn (STT end_of_turn yielded)   -> webhook request received by the backend
 //   first SSE text written by the backend  -> TTS text message received by the TTS fake
 //   first TTS audio sent by the TTS fake    -> audio frame handed to the transport
-// Target (issue 5): p99 under 5 ms for each.
+// Target: p99 under 5 ms for each.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer } from 'ws'

@@ -7,7 +7,7 @@
 //   codecs build its messages; one Node timer per call paces its RTP). Its RTP receive gaps are reported too.
 // - `SIP_BENCH_DRIVER=sipp`: sipp (Debian's sip-tester) plays test/sip/fixtures/sipp/uac-rtp.xml, the phrase as a
 //   PCMU WAV through rtp_stream, each call lasting the whole measured stretch; sipp's own statistics count the
-//   failed calls (issue 27's load run: 100 calls, 0 failed).
+//   failed calls (the SIP load run: 100 calls, 0 failed).
 //
 // SIP_BENCH_SRTP says with which media each call count runs: `off` (plain RTP over UDP signalling), `on` (a secure
 // trunk: `media_encryption: required`, SIP over TLS, SDES-keyed SRTP both ways; Node phones only, sipp has no

@@ -1,16 +1,32 @@
-// Self-hosted speech latency through the adapters, against the local speech fake answering after a set delay:
-// end of speech (finalize) to the final transcript for `stt.openai_compatible` segments, and text to the first audio
-// byte for `tts.openai_compatible`. "Overhead" is what the gateway adds on top of the server's own time (the set
-// delay): WAV building, resampling to 16 kHz, the multipart body, loopback HTTP both ways, parsing, the event queue.
-// For recognition the fake's own time (reading the form and the WAV, then the delay) is measured and taken out;
-// the fake still shares this process's event loop, so the figures are an upper bound.
+// Self-hosted speech latency through the adapters, against the speech fake answering after a set delay: end of
+// speech (finalize) to the final transcript for `stt.openai_compatible` segments, and text to the first audio byte
+// out of `tts.openai_compatible`. The fake runs in a process of its own, so none of its work (reading the form and
+// the WAV, its timers, writing the answer) runs on the event loop being timed.
+//
+// Where the time stamps are taken:
+// - total: in this process, from just before finalize() (STT) or pushText() (TTS) to the consumer holding the
+//   `end_of_turn` (STT) or the first `audio` event (TTS).
+// - server: in the fake's process, from the request's whole body in to the last answer byte written (STT), or to the
+//   first audio byte written (TTS). It includes the set delay.
+// - gateway overhead = total - server: building the WAV and the multipart body, the HTTP client, writing the
+//   request, loopback transit both ways (tens of microseconds), reading and parsing the answer, resampling the first
+//   audio, the event queue. The upload of the body is counted as the gateway's (the server span starts once it is
+//   all in).
+// - "to request sent": from the start to the request's `finish` (its whole body handed to the socket; see
+//   RequestStamps); "answer to event": from the answer read to its end (STT) or its headers, which travel with the
+//   first audio chunk (TTS), to the consumer holding the event.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import type { ClientRequest, IncomingMessage } from 'node:http'
 import { encodeMulaw } from '../pipeline/audio/g711-mulaw.js'
 import { sttOpenAiCompatibleOptionsSchema, ttsOpenAiCompatibleOptionsSchema } from '../pipeline/options/openai-compatible-options.js'
 import type { SttEvent } from '../pipeline/vendors/stt/stt-stream.js'
 import type { TtsEvent } from '../pipeline/vendors/tts/tts-stream.js'
 import { createSttStream, createTtsStream } from '../pipeline/vendors/open-vendor.js'
-import { startFakeOpenAiSpeech } from '../test/fakes/openai-speech/fake-openai-speech.js'
-import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
+import { startSpeechServerProcess } from '../test/fakes/openai-speech/speech-server-child.js'
+import { type BenchOptions, type BenchRow, fmt } from './bench-util.js'
+
+/** Turns run before measuring, to warm the JIT and the connection pool. */
+const WARMUP = 3
 
 /** `ms` of a 300 Hz tone in mu-law, what a phone sends. */
 function phone(ms: number): Buffer {
@@ -34,24 +50,91 @@ async function next<E>(it: AsyncIterator<E>, pred: (e: E) => boolean): Promise<E
   }
 }
 
-/** `serverMs`: the fake's own time per turn (reading the form and the WAV, the set delay); else the delay alone. */
-function row(name: string, delayMs: number, totals: number[], serverMs?: number[]): BenchRow {
-  const over = totals.map((v, i) => v - (serverMs?.[i] ?? delayMs))
+/**
+ * When the adapter's request went out and its answer came in (this process's performance.now()), from node:http's
+ * `http.client.request.start` diagnostics channel: the request's `finish` (the whole body handed to the socket), its
+ * `response` (the status line and headers in), and the response's `end` (read to its last byte).
+ */
+class RequestStamps {
+  bodySent = Number.NaN
+  headers = Number.NaN
+  end = Number.NaN
+  readonly #onStart = (message: unknown) => {
+    const { request } = message as { request: ClientRequest }
+    if (!request.path.includes('/audio/')) return
+    request.once('finish', () => (this.bodySent = performance.now()))
+    request.once('response', (response: IncomingMessage) => {
+      this.headers = performance.now()
+      response.once('end', () => (this.end = performance.now()))
+    })
+  }
+
+  constructor() {
+    subscribe('http.client.request.start', this.#onStart)
+  }
+
+  reset(): void {
+    this.bodySent = this.headers = this.end = Number.NaN
+  }
+
+  close(): void {
+    unsubscribe('http.client.request.start', this.#onStart)
+  }
+}
+
+/** One measured turn: total, the server's own time (from the fake), and the two gateway stretches. */
+interface Turn {
+  total: number
+  server: number
+  toSent: number
+  toEvent: number
+  /** CPU time of this process (the gateway's code and the bench's loop) during the turn. */
+  cpu: number
+}
+
+/** CPU time (user + system) of this process in ms. */
+function cpuNow(): number {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
+
+function row(name: string, delayMs: number, turns: Turn[]): BenchRow {
+  const over = turns.map((t) => t.total - t.server)
+  const p = (values: number[], q: number) => fmt(percentile(values, q))
   return {
     case: name,
-    turns: totals.length,
+    turns: turns.length,
     'server delay ms': delayMs,
-    'p50 ms': fmt(percentile(totals, 50)),
-    'p99 ms': fmt(percentile(totals, 99)),
-    'overhead p50 ms': fmt(percentile(over, 50)),
-    'overhead p99 ms': fmt(percentile(over, 99)),
+    'total p50 ms': p(
+      turns.map((t) => t.total),
+      50,
+    ),
+    'server p50 ms': p(
+      turns.map((t) => t.server),
+      50,
+    ),
+    'overhead p50 ms': p(over, 50),
+    'overhead p99 ms': p(over, 99),
+    'to request sent p99 ms': p(
+      turns.map((t) => t.toSent),
+      99,
+    ),
+    'answer to event p99 ms': p(
+      turns.map((t) => t.toEvent),
+      99,
+    ),
+    'cpu p50 ms': p(
+      turns.map((t) => t.cpu),
+      50,
+    ),
   }
 }
 
 export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
-  const turns = Math.max(20, repeats * 20)
+  const count = Math.max(20, repeats * 20)
   const rows: BenchRow[] = []
-  const fake = await startFakeOpenAiSpeech({ msPerChar: 20, chunkMs: 20, chunkIntervalMs: 0 })
+  const fake = await startSpeechServerProcess({ FAKE_MS_PER_CHAR: '20', FAKE_CHUNK_MS: '20', FAKE_CHUNK_INTERVAL_MS: '0' })
+  const stamps = new RequestStamps()
   try {
     for (const [segmentMs, delayMs, words] of [
       [1000, 0, true],
@@ -59,56 +142,81 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
       [2000, 100, false],
       [8000, 100, true],
     ] as const) {
-      fake.transcribe = () => ({ text: 'what are your opening hours on sundays', delayMs })
+      await fake.script({ text: 'what are your opening hours on sundays', delayMs })
+      await fake.timings()
       const stream = createSttStream(
         { use: 'stt.openai_compatible', options: sttOpenAiCompatibleOptionsSchema.parse({}) },
         { format: 'ulaw_8000', endpoint: { url: fake.baseUrl, apiKey: '' }, wantWords: words },
       )
       const events = stream[Symbol.asyncIterator]() as AsyncIterator<SttEvent>
       const audio = phone(segmentMs)
-      const totals: number[] = []
-      const serverTimes: number[] = []
-      for (let i = 0; i < turns + 3; i++) {
+      const measured: Omit<Turn, 'server'>[] = []
+      for (let i = 0; i < count + WARMUP; i++) {
         for (let at = 0; at < audio.length; at += 160) stream.pushAudio(audio.subarray(at, at + 160))
+        stamps.reset()
+        const c0 = cpuNow()
         const t0 = performance.now()
         stream.finalize()
         await next(events, (e) => e.type === 'end_of_turn')
-        const request = fake.transcriptions.at(-1)!
-        // The first turns warm the JIT and the connection pool.
-        if (i >= 3) {
-          totals.push(performance.now() - t0)
-          serverTimes.push((request.answeredAt ?? request.receivedAt) - request.receivedAt)
-        }
+        const t1 = performance.now()
+        if (i >= WARMUP) measured.push({ total: t1 - t0, toSent: stamps.bodySent - t0, toEvent: t1 - stamps.end, cpu: cpuNow() - c0 })
       }
       await stream.close()
-      rows.push(row(`stt segment ${segmentMs / 1000} s, ${words ? 'verbose_json' : 'json'}`, delayMs, totals, serverTimes))
+      const server = (await fake.timings()).transcriptions.slice(WARMUP)
+      const name = `stt segment ${segmentMs / 1000} s, ${words ? 'verbose_json' : 'json'}`
+      rows.push(
+        row(
+          name,
+          delayMs,
+          measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN })),
+        ),
+      )
     }
     for (const [delayMs, format] of [
       [0, 'ulaw_8000'],
       [100, 'ulaw_8000'],
       [100, 'pcm_16000'],
     ] as const) {
-      fake.options.firstByteMs = delayMs
+      await fake.script({ firstByteMs: delayMs })
+      await fake.timings()
       const stream = createTtsStream(
         { use: 'tts.openai_compatible', options: ttsOpenAiCompatibleOptionsSchema.parse({}) },
         { outputFormat: format, endpoint: { url: fake.baseUrl, apiKey: '' } },
       )
       const events = stream[Symbol.asyncIterator]() as AsyncIterator<TtsEvent>
-      const totals: number[] = []
-      for (let i = 0; i < turns + 3; i++) {
+      const measured: Omit<Turn, 'server'>[] = []
+      for (let i = 0; i < count + WARMUP; i++) {
         const id = `c${i}`
+        stamps.reset()
+        const c0 = cpuNow()
         const t0 = performance.now()
         stream.pushText(id, 'We open at nine.')
         stream.flush(id)
         await next(events, (e) => e.type === 'audio' && e.contextId === id)
-        if (i >= 3) totals.push(performance.now() - t0)
+        const t1 = performance.now()
+        if (i >= WARMUP) measured.push({ total: t1 - t0, toSent: stamps.bodySent - t0, toEvent: t1 - stamps.headers, cpu: cpuNow() - c0 })
         await next(events, (e) => e.type === 'done' && e.contextId === id)
       }
       await stream.close()
-      rows.push(row(`tts first audio byte, ${format}`, delayMs, totals))
+      const server = (await fake.timings()).speech.slice(WARMUP)
+      rows.push(
+        row(
+          `tts first audio byte, ${format}`,
+          delayMs,
+          measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN })),
+        ),
+      )
     }
   } finally {
-    await fake.close()
+    stamps.close()
+    fake.kill()
   }
+  console.log(
+    "server: the fake's own time, measured in its own process (body in to answer written; for TTS to first audio written).\n" +
+      "overhead = total - server: the gateway's work both ways plus loopback transit and the upload of the body.\n" +
+      "to request sent: start to the request's body written; answer to event: answer in (STT: last byte, TTS: first chunk) to the event.\n" +
+      "cpu: this process's CPU time during the turn (the gateway's code; the least noisy figure here).\n" +
+      'Goal: overhead p99 under 5 ms. Wall-clock figures: noisy on a shared machine.',
+  )
   return rows
 }

@@ -7,7 +7,7 @@ import { fmt, type BenchOptions, type BenchRow } from './bench-util.js'
 import { relayRows } from './transfer-relay.js'
 
 /**
- * The warm transfer bridge's added latency (issue 28): from a 20 ms frame handed in by one leg to the converted
+ * The warm transfer bridge's added latency: from a 20 ms frame handed in by one leg to the converted
  * 20 ms frame the other leg is asked to send, p50 and p99 over every frame of every repeat. Two ways in: a callback
  * leg (the bridge's own cost: decode, resample, encode) and a leg fed by an async source (plus the hops of a queue a
  * transport fills). Frames go back to back, each finished before the next, not paced at 20 ms: the figure is the

@@ -3,7 +3,7 @@
 // on loopback. Two tunnel paths: the request landing on the replica that holds the tunnel's WebSocket, and on
 // another replica (relayed through the store's notification channel: in-process with PGlite, Postgres NOTIFY
 // with DATABASE_URL). Requests alternate between the paths so machine noise falls on all of them.
-// Target (issue 17): added latency to the first SSE event, p99 under 5 ms.
+// Target: added latency to the first SSE event, p99 under 5 ms.
 import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { BenchFn, BenchRow } from './bench-util.js'

@@ -1,6 +1,7 @@
 // Each command's code is loaded when it runs: `voxgate --help`, a usage error or `voxgate login` do not load the
 // gateway (the store, the pipeline, the HTTP server), which `serve` alone needs.
 import { CliError } from './common/cli-errors.js'
+import { workersFlag } from './common/workers-flag.js'
 
 const USAGE = `usage: voxgate <command> [options]   (voxgate <command> --help for its options)
 
@@ -36,15 +37,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
     const { tunnelCommand } = await import('./tunnel/tunnel-command.js')
     return (args, env, out) => tunnelCommand(args, env, out)
   },
-}
-
-/** The value of `--workers N` or `--workers=N` (validated with the configuration); null for other arguments. */
-function workersFlag(args: string[]): string | undefined | null {
-  if (args.length === 0) return undefined
-  const [a, b] = args
-  if (a === '--workers' && b !== undefined && args.length === 2) return b
-  if (a?.startsWith('--workers=') && args.length === 1) return a.slice('--workers='.length)
-  return null
 }
 
 /** Dispatches `voxgate <command>`; returns the exit code. */

@@ -27,7 +27,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<numbe
     }
     throw e
   }
-  // Card numbers and SSNs never reach a log line, whatever put them there (issue 29).
+  // Card numbers and SSNs never reach a log line, whatever put them there.
   const log = createLogger(config.logLevel, privacyLogOptions())
   if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log, writeStdout)
   // A worker listens to its primary from the start: a shutdown told while it was still starting would otherwise be

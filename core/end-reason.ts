@@ -17,7 +17,7 @@ export type EndReason =
   | 'media_timeout'
   // The carrier connected the caller elsewhere (`response.transfer`, an addition to the SPEC).
   | 'transferred'
-  // A warm transfer's bridged call ended: the caller, or the human it was handed to, hung up (issue 28).
+  // A warm transfer's bridged call ended: the caller, or the human it was handed to, hung up.
   | 'transfer_caller_hangup'
   | 'transfer_human_hangup'
   // Its process died and the sweeper ended it (connected or not).

@@ -49,7 +49,7 @@ export interface Metrics {
   webhookDelivery(kind: 'agent' | 'lifecycle', outcome: WebhookOutcome): void
   /** A call to the carrier's REST API failed, by operation and error code. */
   carrierApiError(operation: string, code: string): void
-  /** A warm transfer attempt ended (issue 28): counted by outcome, and a span in the traces. */
+  /** A warm transfer attempt ended: counted by outcome, and a span in the traces. */
   warmTransfer(transfer: WarmTransferOutcome): void
 }
 

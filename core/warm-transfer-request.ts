@@ -1,5 +1,5 @@
 /**
- * A warm transfer (issue 28): the gateway dials a human as a second leg, holds the caller, whispers a brief to the
+ * A warm transfer: the gateway dials a human as a second leg, holds the caller, whispers a brief to the
  * human, waits for acceptance, then bridges the two legs itself. This is the backend's `response.transfer` with
  * `mode: "warm"` as one checked value; its destination is a `TransferTarget`, checked by the same rules as a cold
  * transfer's. Pure: validated here once, then handed to the transfer as a value.

@@ -78,7 +78,7 @@ export function firstStartMessage(r: FirstStart, publicUrl: string): string {
     `    API key:         ${r.apiKey}`,
     `    demo agent id:   ${r.agentId}`,
     '  The key is shown once and stored only as a hash: keep it now. More organizations and keys: set ADMIN_TOKEN',
-    `  and see POST ${publicUrl}/admin/v1/organizations in docs/operations.md.`,
+    `  and see POST ${publicUrl}/admin/v1/organizations in docs/guides/replicas.md (the admin API).`,
     '  Your own backend next (README, "Your first hour"): npx voxgate login, then npx voxgate init ../my-agent.',
     '  The link below opens a page that talks to the demo agent (type, or speak once an STT key is set). It grants',
     `  sessions with that agent only; revoke it with DELETE ${publicUrl}/v1/agents/${r.agentId}/links/${r.linkId}`,

@@ -1,5 +1,5 @@
 /**
- * A backstop for logs (issue 29): no log line, at any level, holds a card number or a social security number,
+ * A backstop for logs: no log line, at any level, holds a card number or a social security number,
  * whoever put it there (a vendor error that quotes a transcript, a backend error body that echoes the caller). The
  * gateway logs no caller text on purpose; this hook catches what slips through. String values of a line's fields
  * (three levels deep), its message and an error's message and stack go through the detector with its defaults

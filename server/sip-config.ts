@@ -5,7 +5,7 @@ import { createSecureContext } from 'node:tls'
 import { ConfigError, type Env, int, optionalInt, str } from './config-env.js'
 import { rtpPortRangeCheck } from './rtp-port-range.js'
 
-/** The SIP endpoint's settings (docs/sip.md, "The SIP endpoint"). */
+/** The SIP endpoint's settings (docs/reference/sip.md, "The endpoint"). */
 export interface SipSettings {
   /** UDP and TCP port (`SIP_PORT`). */
   port: number

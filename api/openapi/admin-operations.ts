@@ -32,7 +32,7 @@ export const ADMIN_OPERATIONS: Operation[] = [
     method: 'patch',
     path: '/admin/v1/organizations/:id',
     tag: 'admin',
-    summary: 'Change an organization (`limits`: request rates and caps, each null back to the default; see docs/limits.md)',
+    summary: 'Change an organization (`limits`: request rates and caps, each null back to the default; see docs/reference/limits.md)',
     auth: 'admin',
     body: patchOrgSchema,
     ok: { status: 200, description: 'the organization' },

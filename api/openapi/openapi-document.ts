@@ -289,8 +289,8 @@ export function openApiDocument(serverUrl: string): Json {
       // The API's version (its paths carry /v1), not the package's.
       version: 'v1',
       description:
-        'Self-hosted voice agent gateway. The WebSocket APIs (browser and carrier media streams) and the webhooks sent to ' +
-        'your backend are described in the README; additions to the SPEC are named there.',
+        'Self-hosted voice agent gateway. The browser WebSocket protocol and the webhooks sent to your backend are ' +
+        'described in docs/reference/ (browser-websocket.md, webhooks-and-sse.md); additions to the SPEC are named there.',
     },
     servers: [{ url: serverUrl }],
     tags: ['sessions', 'agents', 'calls', 'carrier', 'admin', 'health', 'observability', 'sip', 'campaigns', 'dnc'].map((name) => ({

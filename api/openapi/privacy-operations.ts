@@ -1,6 +1,6 @@
 import type { Operation } from './operation.js'
 
-/** The routes of issue 29 (privacy controls), additions to the SPEC. */
+/** The privacy control routes, additions to the SPEC. */
 export const PRIVACY_OPERATIONS: Operation[] = [
   {
     method: 'get',

@@ -2,7 +2,7 @@ import type { Operation } from './operation.js'
 import { V1 } from './operation.js'
 import { createSipTrunkSchema, updateSipTrunkSchema } from '../routes/sip-trunks.js'
 
-/** The SIP trunk routes of issue 27. */
+/** The SIP trunk routes. */
 export const SIP_OPERATIONS: Operation[] = [
   {
     method: 'post',

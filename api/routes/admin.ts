@@ -30,7 +30,7 @@ const capField = z.number().int().min(0).max(1_000_000).nullable().optional()
 /**
  * `limits` of the create and patch bodies (an addition): request rates and caps per organization, each key omitted
  * keeps, null goes back to the default. Nested, not flat fields, so the organization's top level stays the SPEC's
- * and the volume limits read as one group (see docs/limits.md).
+ * and the volume limits read as one group (see docs/reference/limits.md).
  */
 export const limitsSchema = z.strictObject({
   ...(Object.fromEntries(RATE_LIMITED_ACTIONS.map((a) => [a, rateField])) as Record<RateLimitedAction, typeof rateField>),

@@ -82,7 +82,7 @@ export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
     ctx.length = end - start + 1
   })
 
-  // Addition (issue 29): what was silenced and paused, in ms of the file. Any recording of the session answers, so a
+  // Addition (privacy controls): what was silenced and paused, in ms of the file. Any recording of the session answers, so a
   // caller can check a recording in progress or one that failed too.
   r.get(`${PATH}/metadata`, async (ctx) => {
     const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }
@@ -123,7 +123,7 @@ export function recordingsRouter(deps: RecordingsRouterDeps): Router<ApiState> {
     return (await deleteRecording(db, found.sessionId)) !== undefined
   }
 
-  // Addition (issue 29): purge what a finished session kept. A recording still being made is refused like the
+  // Addition (privacy controls): purge what a finished session kept. A recording still being made is refused like the
   // session: both wait for the end.
   r.delete('/v1/agents/:agent_id/sessions/:session_id/data', async (ctx) => {
     const { agent_id, session_id } = ctx.params as { agent_id: string; session_id: string }

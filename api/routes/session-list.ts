@@ -11,7 +11,7 @@ import { encodeCursor, sessionListQuery, storeQuery } from './session-list-query
 
 /** Query of GET /v1/stats/daily. */
 export const dailyStatsQuery = z.strictObject({
-  days: z.coerce.number().int().min(1).max(366).default(30).describe('UTC days up to today, 1..366 (default 30)'),
+  days: z.coerce.number().int().min(1).max(366).default(30).describe('UTC days up to the current one, 1..366 (default 30)'),
 })
 
 /** The organization's sessions and daily figures (additions to the SPEC, for the console). */

@@ -1,5 +1,5 @@
 /**
- * /v1/sip/trunks (issue 27): an organization's SIP trunks. Passwords are sealed with the gateway's
+ * /v1/sip/trunks: an organization's SIP trunks. Passwords are sealed with the gateway's
  * `SIP_CREDENTIALS_KEY` before they reach the store and never come back out: answers say `has_password`.
  */
 import type Router from '@koa/router'
@@ -87,7 +87,7 @@ const outbound = z.strictObject({
   from_number: fromNumber.nullable().optional(),
 })
 
-/** SRTP for the trunk's calls (docs/sip.md, SRTP): `none` by default. */
+/** SRTP for the trunk's calls (docs/guides/sip-trunk.md, SRTP): `none` by default. */
 const mediaEncryption = z.enum(SIP_MEDIA_ENCRYPTIONS)
 
 /** Body of POST /v1/sip/trunks. */

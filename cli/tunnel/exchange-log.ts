@@ -64,7 +64,7 @@ export function requestStartedLine(e: Exchange): string {
   if (s.type !== undefined) parts.push(s.type)
   if (s.session !== undefined) parts.push(`session ${s.session}`)
   if (s.turn !== undefined) parts.push(`turn ${s.turn}`)
-  // The backend gets the text as said; the terminal shows it as a log line would (issue 29: cards, SSNs).
+  // The backend gets the text as said; the terminal shows it as a log line would (the privacy redaction: cards, SSNs).
   if (s.text !== undefined) parts.push(`user: ${quote(String(redactLogValue(s.text)))}`)
   return parts.join(' ')
 }

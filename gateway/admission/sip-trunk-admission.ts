@@ -1,5 +1,5 @@
 /**
- * The admission of a SIP call over the store, in the order docs/sip.md gives ("Order of checks"), on the plain
+ * The admission of a SIP call over the store, in the order docs/reference/sip.md gives ("Order of checks"), on the plain
  * values the SIP transport reads from the INVITE: a blocked source is refused at once; the packet's source address
  * finds the trunks that allow it (`trunksForSource`, any organization), and trunks without an allow-list take
  * digest from anywhere; an allow-list without a password trusts the address, so the dialled number is looked up

@@ -1,5 +1,5 @@
 /**
- * Recording chunks of every call a process records, written together (issue 30). Each recorder hands over about a
+ * Recording chunks of every call a process records, written together. Each recorder hands over about a
  * second of audio per call and second; written one statement per call, that was hundreds of inserts a second at a
  * few hundred calls, and each cost the gateway's thread ~0.3 ms (the driver's messages, the socket write, the
  * answer). Here statements start at most once a window (100 ms): what is appended meanwhile waits for the next and

@@ -1,5 +1,5 @@
 /**
- * The buffers recording chunks are handed over in, used again once a chunk is written (issue 30).
+ * The buffers recording chunks are handed over in, used again once a chunk is written.
  *
  * Each recorder hands over a second of audio per channel and second. A new buffer each time lived until its
  * statement returned, often long enough to be promoted, and a promoted buffer's memory is freed only by a full

@@ -29,7 +29,7 @@ export interface ChunkRecorderOptions {
   retryForMs?: number
   /**
    * The recorder is given G.711 mu-law bytes (`Uint8Array`), not PCM16, and stores them as they are, one byte a
-   * sample (issue 30): for a call that is mu-law both ways (carrier, SIP at 8 kHz) nothing is decoded to be recorded
+   * sample: for a call that is mu-law both ways (carrier, SIP at 8 kHz) nothing is decoded to be recorded
    * and nothing encoded again, and half the bytes are written and kept. Silence (masks, pauses) is 0xFF, mu-law's 0.
    * Readers tell the two apart by size (`RecordingChunk.pcm`).
    */

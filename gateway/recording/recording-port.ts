@@ -30,7 +30,7 @@ export interface Recorder {
 /** How a recording ended. */
 export type RecordingOutcome = { status: 'completed'; durationMs: number } | { status: 'failed'; error: string }
 
-/** Where a recorder's chunks go: the database today, an object store later. */
+/** Where a recorder's chunks go while it records (the database; a finished file may move to an object store). */
 export interface RecordingSink {
   start(): Promise<void>
   /** Each chunk's `pcm` is reused once the returned promise settles: a sink that keeps the bytes copies them. */

@@ -179,7 +179,7 @@ export class SessionRecording {
   }
 
   /**
-   * Silences the caller channel over redacted words (issue 29). `words` are timed in seconds of the caller audio the
+   * Silences the caller channel over redacted words. `words` are timed in seconds of the caller audio the
    * pipeline heard; words said one after another (a card number) are silenced as one stretch, pauses included.
    */
   silenceCaller(words: readonly { start: number; end: number; kind: string }[]): void {

@@ -1,7 +1,7 @@
 import { createRedactor, type StreamingRedactor, type RedactionSwitches, type RedactedWord, type TimedWord } from '../../pipeline/index.js'
 
 /**
- * The caller's timed STT words of a whole session as one stream through the redactor (issue 29), so a card number
+ * The caller's timed STT words of a whole session as one stream through the redactor, so a card number
  * said across two segments or two turns is found, and its words silenced in the recording. It runs beside the
  * transcript's redaction (which reads the turns' text): the words are what the recording is timed by.
  */

@@ -54,7 +54,7 @@ export class CallSession {
   readonly #transport: SessionTransport
   /** Transfer, call-control failures and machine detection (additions to the SPEC). */
   readonly #control: SessionCallControl
-  /** A warm transfer's slot (phone calls of a process that can dial one, issue 28). */
+  /** A warm transfer's slot (phone calls of a process that can dial one). */
   readonly #warm: WarmTransferSlot | undefined
   private constructor(
     deps: SessionDeps,

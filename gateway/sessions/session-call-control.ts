@@ -1,6 +1,6 @@
 /**
- * A session's call control (additions to the SPEC, issue 15): `response.transfer` (check the target, ask the
- * carrier, end `transferred`; `mode: "warm"` goes to the session's warm transfer slot, issue 28), failures reported to the agent in the error registry's shape, and answering
+ * A session's call control (additions to the SPEC): `response.transfer` (check the target, ask the
+ * carrier, end `transferred`; `mode: "warm"` goes to the session's warm transfer slot), failures reported to the agent in the error registry's shape, and answering
  * machine detection (the verdict told once, the gateway's own beep detector on the callee's audio).
  */
 import type { Kysely } from 'kysely'

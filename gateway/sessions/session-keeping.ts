@@ -1,5 +1,5 @@
 /**
- * What a session keeps, under the agent's `privacy` block (issue 29): its transcript (redacted, or as said, or no
+ * What a session keeps, under the agent's `privacy` block: its transcript (redacted, or as said, or no
  * text), its recording (when the organization and the agent both record; the caller's redacted words silenced),
  * and the backend's pauses of both (`response.recording`).
  */

@@ -18,7 +18,7 @@ export interface DailyStats {
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Math.round(Number(v) * 10) / 10)
 
 /**
- * The last `days` UTC days (today included), every day present even without traffic, so a chart's axis is
+ * The last `days` UTC days (the current one included), every day present even without traffic, so a chart's axis is
  * continuous. Percentiles are Postgres' `percentile_cont` over the turns' `latency_ms`.
  */
 export async function dailyStats(db: Kysely<Database>, organizationId: string, days: number, now = new Date()): Promise<DailyStats[]> {

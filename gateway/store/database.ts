@@ -38,7 +38,7 @@ export interface StoreOptions {
   /**
    * Postgres's `shared_buffers` of the embedded database, in MB (`PGLITE_SHARED_BUFFERS_MB`); unset: PGlite's own,
    * 128 MB. PGlite zeroes the whole pool in WebAssembly at every start: a start took 0.73-0.95 s of CPU at 128 MB
-   * and 0.31-0.35 s at 16 MB on this 2-core machine (docs/configuration.md).
+   * and 0.31-0.35 s at 16 MB on a 2-core machine (docs/reference/configuration.md).
    */
   pgliteSharedBuffersMb?: number | undefined
 }

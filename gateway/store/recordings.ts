@@ -35,7 +35,7 @@ export interface RecordingInfo {
   createdAt: Date
   /** The stereo file's object store key; null: the audio is in the database. */
   objectKey: string | null
-  /** Where the caller's redacted words were silenced, and where the backend paused the recording (issue 29). */
+  /** Where the caller's redacted words were silenced, and where the backend paused the recording. */
   silencedSpans: StoredSilencedSpan[]
   pausedSpans: StoredPausedSpan[]
   /** When the caller was on hold (a SIP hold, a warm transfer's hold). */
@@ -89,7 +89,7 @@ export interface RecordingChunkRow {
 export const MAX_CHUNK_ROWS_PER_STATEMENT = 1000
 
 /**
- * Stores chunks of any number of recordings, one statement per `MAX_CHUNK_ROWS_PER_STATEMENT` rows (issue 30: one
+ * Stores chunks of any number of recordings, one statement per `MAX_CHUNK_ROWS_PER_STATEMENT` rows (one
  * statement for many calls' chunks instead of one per call and second). The statement text is built once per row
  * count, not by the query builder, which would build and compile a node for every value of hundreds of rows on each
  * call (the audio goes as binary parameters either way).

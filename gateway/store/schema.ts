@@ -231,7 +231,7 @@ export interface RecordingsTable extends RecordingHoldColumns {
   completed_at: NullableTimestamp
   /** The stereo file's key in the object store once moved there (its chunks are then gone); null: in the database. */
   object_key: ColumnType<string | null, string | null | undefined, string | null>
-  /** The caller's redacted words, silenced (issue 29); null: none. */
+  /** The caller's redacted words, silenced; null: none. */
   silenced_spans: NullableJson<StoredSilencedSpan[]>
   /** Spans the backend paused (`response.recording`), both channels silent; null: none. */
   paused_spans: NullableJson<StoredPausedSpan[]>

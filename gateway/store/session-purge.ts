@@ -1,4 +1,4 @@
-/** Purging what a finished session kept (issue 29): its transcript, and the transcripts its webhook records carry. */
+/** Purging what a finished session kept: its transcript, and the transcripts its webhook records carry. */
 import type { Kysely } from 'kysely'
 import type { Database } from './schema.js'
 

@@ -1,5 +1,5 @@
 /**
- * A session's warm transfers on its row (`sessions.transfers`, issue 28): each lifecycle fact of an attempt updates
+ * A session's warm transfers on its row (`sessions.transfers`): each lifecycle fact of an attempt updates
  * the list, so the session details and the console show the legs, their timings and why one failed.
  */
 import type { Kysely } from 'kysely'

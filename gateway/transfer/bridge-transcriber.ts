@@ -1,5 +1,5 @@
 /**
- * Both legs of a bridged warm transfer transcribed for the record (issue 28: "keep transcribing both legs"), when the
+ * Both legs of a bridged warm transfer transcribed for the record, when the
  * backend asked for it (`transcribe: true`): a speech-to-text stream per leg, opened with the agent's configuration,
  * fed what each party says as the bridge relays it. Each final segment is handed on with its speaker; the agent
  * still says nothing. At the end of the bridge each stream is asked to finish its utterance and closed.

@@ -1,5 +1,5 @@
 /**
- * Connects a warm transfer's caller to the human's leg (issue 28): an `AudioBridge` between the caller's side of the
+ * Connects a warm transfer's caller to the human's leg: an `AudioBridge` between the caller's side of the
  * session (what the caller says arrives through `listenToCaller`; what the human says is played to the caller and
  * recorded as what the caller heard) and the human's leg, plus, when the request asks, a transcriber of both legs.
  * Shared by every `WarmTransferIo`; each gives its own human leg.

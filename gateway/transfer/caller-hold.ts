@@ -4,10 +4,14 @@
  * audio; without one, the ringback tone of the caller's country, as on any
  * call that rings (ringback-tone.ts). Paced a little ahead of real time into the caller's transport and dropped with
  * a clear when the hold ends. Shared by every `WarmTransferIo` (carrier, SIP): only the caller's side is used.
+ *
+ * Early media from the human's leg (a SIP trunk's 180/183 with SDP: an announcement, a queue's ringback) replaces
+ * the ringback tone from its first frame, as a phone network plays the far end's early media instead of its own
+ * ringback. Under a `hold` line the caller stays on hold audio: the caller was told to hold, not that it rings.
  */
 import { encodeMulaw, int16ToBuffer, type OutputAudioFormat } from '../../pipeline/index.js'
 import type { Log } from '../../core/log.js'
-import { BRIDGE_FRAME_MS, frameBytes } from './frame-converter.js'
+import { BRIDGE_FRAME_MS, createFrameConverter, type FrameConverter, frameBytes } from './frame-converter.js'
 import { HOLD_FRAME_MS, holdAudioFrame } from './hold-audio.js'
 import { type HoldMusic, holdMusicFrame } from './hold-music.js'
 import { RINGBACK_FRAME_MS, type RingbackPlan, ringbackFrame, ringbackPlanFor } from './ringback-tone.js'
@@ -42,6 +46,8 @@ export class CallerHold {
   #holding = false
   /** Without a hold line: the ringback played instead of the hold audio. */
   #ringback: RingbackPlan | undefined
+  /** The leg's early media is playing (instead of the ringback): its frames in the caller's format. */
+  #early: FrameConverter | undefined
 
   constructor(side: CallerHoldSide) {
     this.#side = side
@@ -88,10 +94,26 @@ export class CallerHold {
     void play()
   }
 
+  /**
+   * A 20 ms frame (mu-law 8 kHz) of the human's leg before the answer: played to the caller in place of the ringback
+   * from the first one on, until the hold ends; ignored under a `hold` line. Not recorded, as hold audio is not.
+   */
+  earlyMedia(frame: Uint8Array): void {
+    if (!this.#holding || this.#ringback === undefined) return
+    if (this.#early === undefined) {
+      this.#stopAudio()
+      this.#side.clearCaller()
+      this.#early = createFrameConverter('ulaw_8000', this.#side.callerAudio.output)
+      this.#side.log.info('warm transfer: the human leg has early media; it replaces the ringback')
+    }
+    for (const out of this.#early.push(frame)) this.#side.playToCaller(Buffer.from(out))
+  }
+
   /** Ends the hold: the pacer stops and what the caller has queued is dropped. */
   stop(): void {
     if (!this.#holding) return
     this.#holding = false
+    this.#early = undefined
     this.#stopAudio()
     this.#side.clearCaller()
     this.#side.held?.(false)

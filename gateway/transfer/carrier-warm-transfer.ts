@@ -1,5 +1,5 @@
 /**
- * A warm transfer of a phone caller on the carrier path (issue 28): the `WarmTransferIo` the driver uses. The human
+ * A warm transfer of a phone caller on the carrier path: the `WarmTransferIo` the driver uses. The human
  * is dialled through the organization's Calls API with `<Connect><Stream>` markup whose URL carries a `tl_` token
  * (transfer-legs.ts), and callbacks with `?leg=<token>`; the caller hears the hold line and hold audio meanwhile;
  * the whisper goes to the human's stream only; the bridge relays both streams' frames as they arrive.

@@ -1,5 +1,5 @@
 /**
- * The built-in hold audio of a warm transfer (issue 28): what the caller hears while the human is dialled, briefed
+ * The built-in hold audio of a warm transfer: what the caller hears while the human is dialled, briefed
  * and asked to accept. Generated here, so it is license-free and needs no file: a soft two-note chime ("ding-dong",
  * G5 then E5 with a quiet octave partial) every 4 s over a quiet two-note pad that never stops.
  *

@@ -90,6 +90,11 @@ export abstract class HumanLegTransfer implements WarmTransferIo {
     this.#hold.stop()
   }
 
+  /** The human leg's early media (an announcement, a queue's ringback) for the caller, in place of our ringback. */
+  protected earlyMedia(frame: Buffer): void {
+    this.#hold.earlyMedia(frame)
+  }
+
   bridge(): void {
     const send = this.bridgeSend()
     if (send === undefined) return

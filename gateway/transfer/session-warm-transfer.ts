@@ -1,5 +1,5 @@
 /**
- * A session's warm transfer (issue 28): `response.transfer` with `mode: "warm"` on a phone call. The request is
+ * A session's warm transfer: `response.transfer` with `mode: "warm"` on a phone call. The request is
  * checked (core/warm-transfer-request.ts), then a `WarmTransferDriver` runs it over the carrier's legs
  * (transfer/carrier-warm-transfer.ts). While it runs the agent does not hear the caller (`gate`); the caller's
  * audio goes to the transfer instead (the bridge, once connected). It ends with the session: the human's leg is

@@ -1,10 +1,10 @@
 /**
- * A warm transfer of a SIP caller (issues 27 and 28): the `WarmTransferIo` the driver uses when the session's call is
+ * A warm transfer of a SIP caller: the `WarmTransferIo` the driver uses when the session's call is
  * a SIP call. The human is dialled through the organization's outbound SIP trunk with the same INVITE path as
  * `initiate_outbound` (digest on 401/407, CANCEL when given up), but as a bare leg: no session, no admission slot.
  * The leg's answered call is a `SipTrunkTransport` whose "session" is this object: the human's RTP audio and RFC 4733
  * digits come in through it, the whisper and bridged audio go out through its pacer, and its BYE is the human's
- * hang-up. Hold and bridge are the shared `CallerHold` and `bridgeCaller` (the caller's SIP transport plays them).
+ * hang-up. Early media on the leg (a 180/183 with SDP) is played to the caller in place of the ringback. Hold and bridge are the shared `CallerHold` and `bridgeCaller` (the caller's SIP transport plays them).
  */
 import type { Kysely } from 'kysely'
 import { onlyInput } from '../../pipeline/index.js'
@@ -94,6 +94,10 @@ export class SipWarmTransfer extends HumanLegTransfer {
       {
         onProgress: (status) => {
           if (status === 180 || status === 183) this.side.input({ type: 'progress', progress: 'ringing' })
+        },
+        // An announcement or a queue's ringback before the answer: the caller hears it instead of our ringback.
+        onEarlyAudio: (frame) => {
+          if (!this.hungUp && this.#leg === undefined) this.earlyMedia(frame)
         },
         onAnswered: (transport) => this.#answered(transport),
         onFailed: (failure) => {

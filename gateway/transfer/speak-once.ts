@@ -1,5 +1,5 @@
 /**
- * One utterance in the agent's voice, outside the pipeline's turns (issue 28): the warm transfer's hold line (to the
+ * One utterance in the agent's voice, outside the pipeline's turns: the warm transfer's hold line (to the
  * caller) and whisper (to the human only). A TTS stream of its own, opened from the agent's configuration, speaks
  * the text once and closes; the audio comes back whole, in mu-law 8 kHz (a phone leg's format) or the format asked
  * for (a browser caller's PCM16 16 kHz).

@@ -1,5 +1,5 @@
 /**
- * The lifecycle webhooks of a warm transfer (issue 28): `transfer.started`, `transfer.answered`,
+ * The lifecycle webhooks of a warm transfer: `transfer.started`, `transfer.answered`,
  * `transfer.connected` and `transfer.failed`, built from the machine's timed facts like the `session.*` events in
  * `../lifecycle-events.ts` (the same common fields, absent ones left out, `metadata` always an object). Sent when the
  * agent's `session_webhook.events` lists them (opt-in: not in the default list).

@@ -1,5 +1,5 @@
 /**
- * The vocabulary of a warm transfer (issue 28): its phases, what happens to it (inputs), what it asks for
+ * The vocabulary of a warm transfer: its phases, what happens to it (inputs), what it asks for
  * (actions) and what it reports (lifecycle facts). The machine in `warm-transfer-machine.ts` maps one to the other;
  * whoever drives it (`warm-transfer-driver.ts`) owns the legs, the audio and the webhooks.
  */

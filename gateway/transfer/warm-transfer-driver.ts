@@ -1,5 +1,5 @@
 /**
- * Drives one warm transfer (issue 28): feeds the pure `WarmTransferMachine` its inputs, carries out its actions
+ * Drives one warm transfer: feeds the pure `WarmTransferMachine` its inputs, carries out its actions
  * through `WarmTransferIo` (the legs, the audio, the webhooks) and arms one timer for the machine's deadline. Every
  * asynchronous step (dialling, the whisper) runs under the driver's AbortSignal: `abort()` (the session ended) stops
  * them and cleans up the human's leg. Timers come from an injected clock so the driver is tested without waiting.

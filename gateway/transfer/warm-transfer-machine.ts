@@ -1,5 +1,5 @@
 /**
- * The warm transfer's state machine (issue 28). Pure: inputs in, actions out, time from an injected clock; it does
+ * The warm transfer's state machine. Pure: inputs in, actions out, time from an injected clock; it does
  * no I/O and sets no timer (the driver arms one for `deadline()` and feeds `timeout` back).
  *
  *   idle -> dialling -> ringing -> answered -> whispering -> awaiting_acceptance -> bridged -> ended

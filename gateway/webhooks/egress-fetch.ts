@@ -6,7 +6,7 @@
  *
  * Webhooks (which never follow redirects) go out through undici's `request`, not `fetch`: a turn's webhook through
  * fetch cost ~240 us more CPU (its Request, Headers and stream machinery; measured side by side against a local
- * SSE server, 414 against 177 us a request with the server's share; issue 30). The reply is a standard `Response`
+ * SSE server, 414 against 177 us a request with the server's share). The reply is a standard `Response`
  * all the same, and failures look as fetch's do (a TypeError "fetch failed" with the cause; a body cut off errors
  * with "terminated", the cause behind it).
  */

@@ -27,7 +27,7 @@ export type AgentRequest =
   | { kind: 'machine_detection'; turnId: string; answeredBy: string }
   /**
    * A warm transfer failed and the caller is back with the agent (webhook type `transfer.failed`, an addition to the
-   * SPEC, issue 28): `reason` (no_answer, busy, declined, ...) and the target `to`; answered like a turn.
+   * SPEC): `reason` (no_answer, busy, declined, ...) and the target `to`; answered like a turn.
    */
   | { kind: 'transfer_failed'; turnId: string; reason: string; to: string }
 
@@ -82,7 +82,7 @@ export type AgentEvent =
   /** Play keypad tones after the speech before them (`response.dtmf`, an addition); `digits` as given. */
   | { type: 'dtmf'; digits: string; toneMs?: number | undefined; gapMs?: number | undefined }
   /**
-   * Pause or resume the session's recording and transcript storage now (`response.recording`, issue 29): for the
+   * Pause or resume the session's recording and transcript storage now (`response.recording`): for the
    * part of a call where the caller reads out payment details.
    */
   | { type: 'recording'; action: RecordingAction }

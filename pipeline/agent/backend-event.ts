@@ -3,7 +3,7 @@ import type { AgentEvent } from './agent-step.js'
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../runtime/json-depth.js'
 
 /**
- * What `response.transfer` with `mode: "warm"` adds (issue 28), as the backend sent it: only its shape is checked here;
+ * What `response.transfer` with `mode: "warm"` adds, as the backend sent it: only its shape is checked here;
  * `core/warm-transfer-request.ts` checks the values (bounds, the target) once the session takes it.
  */
 export interface WarmTransferCommand {
@@ -109,7 +109,7 @@ export const MAX_TRANSFER_SPEECH_CHARS = 4096
 /**
  * `response.transfer` `{ to, content?, caller_id?, headers?, mode?, whisper?, hold?, accept?, timeout_s?, transcribe?, forward_data? }`. Only
  * the shape is checked here: whether `to` is a valid target is the session's to judge (a bad one is reported back to
- * the backend and the call goes on). `mode` absent, null or `"cold"` is today's transfer, and then the warm fields
+ * the backend and the call goes on). `mode` absent, null or `"cold"` is a cold transfer, and then the warm fields
  * are ignored, as any unknown field always was.
  */
 function decodeTransfer(event: Record<string, unknown>): BackendEventResult {

@@ -169,7 +169,7 @@ export class HttpExchange {
     this.#signal.removeEventListener('abort', this.#onCallerAbort)
     // A reply read to its end has nothing open. Otherwise (most SSE replies: the reader stops at the end event) the
     // abort carries one reason made once: a fresh abort error per turn, whose stack the HTTP client formats, cost
-    // ~1% of the gateway's thread at 200 calls (issue 30).
+    // ~1% of the gateway's thread at 200 calls.
     if (!this.#readToEnd) this.#controller.abort(CLOSED)
   }
 

@@ -1,7 +1,7 @@
 import type { AgentContext } from './agent-step.js'
 
 /**
- * The agent webhook request that tells the backend a warm transfer failed (issue 28, an addition to the SPEC):
+ * The agent webhook request that tells the backend a warm transfer failed (an addition to the SPEC):
  * `{ type: "transfer.failed", reason, to, turn_id, ... }` with the common fields of every turn request. The caller is
  * back with the agent: the reply is spoken like any turn's, and with no speakable reply the caller hears
  * `TRANSFER_FAILED_DEFAULT_LINES[reason]`, never silence. The request kind `transfer_failed` of `webhook-body.ts` sends

@@ -25,7 +25,7 @@ export interface WebhookRequestBody {
   text?: string
   /** `machine_detection` only (an addition): what answered the call. */
   answered_by?: string
-  /** `transfer.failed` only (an addition, issue 28): why the warm transfer failed, and whom it dialled. */
+  /** `transfer.failed` only (an addition): why the warm transfer failed, and whom it dialled. */
   reason?: string
   to?: string
   /** `message` only, an addition to the SPEC: the session's previous turn's latency and its breakdown. */

@@ -41,7 +41,7 @@ export class Framer<T extends SampleArray = Int16Array> {
     let off = 0
     let count = 0
     // Copies are set(), with a view only for part of a chunk: this runs per 20 ms frame per call, and a native copy
-    // of 160 samples, view included, took 0.26 us against 0.6-1.0 for an index loop (micro-benchmark, issue 30).
+    // of 160 samples, view included, took 0.26 us against 0.6-1.0 for an index loop (micro-benchmark).
     if (this.#fill > 0) {
       const take = Math.min(size - this.#fill, n)
       buf.set(take === n ? chunk : chunk.subarray(0, take), this.#fill)

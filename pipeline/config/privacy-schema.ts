@@ -16,7 +16,7 @@ const redactSwitches = z.strictObject({
 })
 
 /**
- * The agent's `privacy` block (issue 29): which kinds are redacted (cards and SSNs by default), whether the
+ * The agent's `privacy` block: which kinds are redacted (cards and SSNs by default), whether the
  * agent's own webhook gets redacted text (off: the backend may have to take the payment), and how transcripts
  * are stored, whether its sessions are recorded (the organization's switch must be on too) and how long its
  * recordings are kept. Absent stays absent in the stored config; {@link resolvePrivacy} gives the defaults.

@@ -4,7 +4,7 @@ import { distinctList, plainObject } from '../options/rules.js'
 import { webhookUrl, type UrlPolicy } from '../options/webhook-url.js'
 
 /**
- * Lifecycle webhook event types: the session's, and a warm transfer's (issue 28, opt-in: not in the default list, so
+ * Lifecycle webhook event types: the session's, and a warm transfer's (opt-in: not in the default list, so
  * an agent saved before them hears nothing new).
  */
 export const SESSION_WEBHOOK_EVENTS = [

@@ -19,7 +19,7 @@ import {
 } from './onnx-wire.js'
 
 /**
- * Rewrites an ONNX model's 1-D convolutions as one matrix product over the whole batch (issue 30).
+ * Rewrites an ONNX model's 1-D convolutions as one matrix product over the whole batch.
  *
  * onnxruntime's CPU Conv runs each item of a batch as its own im2col + GEMM. Silero's convolutions see 1 to 4 time
  * steps per frame, so a model call of 128 frames made 128 matrix products 1-4 columns wide, at a fraction of the

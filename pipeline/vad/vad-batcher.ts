@@ -35,7 +35,7 @@ export interface VadBatcherOptions {
   /**
    * Most frames in one model call. Default 128: a batch runs synchronously (~4 ms at 8 kHz when full), and larger
    * calls cost less a frame: in the gateway at 200 recorded calls (bench carrier-calls) the model took 47 us a frame
-   * in calls of 32, 41 us in calls of ~65 (issue 30); at 300 calls a cap of 32 left 20-30% of the frames unrun.
+   * in calls of 32, 41 us in calls of ~65; at 300 calls a cap of 32 left 20-30% of the frames unrun.
    */
   maxBatch?: number
   /**

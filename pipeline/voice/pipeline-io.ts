@@ -61,7 +61,7 @@ export type PipelineEvent =
       to: string
       callerId?: string | undefined
       headers?: Record<string, string> | undefined
-      /** Set for `mode: "warm"` (issue 28): the session carries the transfer out warm. */
+      /** Set for `mode: "warm"`: the session carries the transfer out warm. */
       warm?: WarmTransferCommand | undefined
     }
   /**
@@ -122,7 +122,7 @@ export interface PipelineInput {
   machineVerdict?(verdict: string): void
   callControlFailed?(failure: { data: unknown; apology?: string | undefined }): void
   /**
-   * A warm transfer failed and the caller is back (issue 28): the agent is asked (`transfer.failed`) like a turn, and
+   * A warm transfer failed and the caller is back: the agent is asked (`transfer.failed`) like a turn, and
    * a reply with nothing to say is replaced by `defaultLine` so the caller never hears silence.
    */
   transferFailed?(failure: { reason: string; to: string; defaultLine: string | undefined }): void

@@ -1,6 +1,6 @@
 /**
  * HttpExchange against a real local server: closing an exchange whose reply was read to its end aborts nothing
- * (an abort there cost every turn an error with its stack, issue 30); closing one mid-reply ends the request.
+ * (an abort there cost every turn an error with its stack); closing one mid-reply ends the request.
  */
 import t from 'tap'
 import { createServer, type ServerResponse } from 'node:http'

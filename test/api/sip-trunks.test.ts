@@ -4,7 +4,7 @@ import { startTestGateway } from '../helpers/gateway.js'
 import { openSecret } from '../../core/secret-box.js'
 import { MAX_SIP_TRUNK_CIDRS, MAX_SIP_TRUNKS_PER_ORGANIZATION, sipTrunkPasswords } from '../../gateway/store/sip-trunks.js'
 
-// /v1/sip/trunks (issue 27): an organization's SIP trunks; passwords are sealed under SIP_CREDENTIALS_KEY and
+// /v1/sip/trunks: an organization's SIP trunks; passwords are sealed under SIP_CREDENTIALS_KEY and
 // never come back out.
 const key = randomBytes(32)
 const gw = await startTestGateway({ SIP_CREDENTIALS_KEY: key.toString('hex') })

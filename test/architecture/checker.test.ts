@@ -157,7 +157,7 @@ t.test('the table names only parts it defines', async (t) => {
 })
 
 t.test('top-level folders in a loop, though no part and no folder is: the old gateway/ holding the wiring', async (t) => {
-  // Before issue 26 the wiring (gateway/*.ts) imported api/, which imported gateway/store/: every arrow allowed,
+  // Before the wiring moved out of gateway/, it (gateway/*.ts) imported api/, which imported gateway/store/: every arrow allowed,
   // parts and folders without a loop, yet gateway/ and api/ imported each other.
   const old: Architecture = {
     ...ARCHITECTURE,

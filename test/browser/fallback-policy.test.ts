@@ -1,5 +1,5 @@
 /**
- * What an agent's fallback settings do over a session (issue 25), on browser sessions: the messages in turn, what
+ * What an agent's fallback settings do over a session, on browser sessions: the messages in turn, what
  * happens after N consecutive failures (hang up, transfer), the holding phrase for a slow backend, and barge-in
  * during a fallback or a holding phrase. One gateway; the agent's settings change per test.
  */

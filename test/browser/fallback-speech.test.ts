@@ -1,5 +1,5 @@
 /**
- * No caller is left in silence (issue 25), on a browser session over the real WebSocket protocol: for each way
+ * No caller is left in silence, on a browser session over the real WebSocket protocol: for each way
  * the agent's backend can fail a turn, the caller hears the fallback in time, the next turn is answered, and the
  * session details name the cause. One gateway for the whole file; each row is one session.
  */

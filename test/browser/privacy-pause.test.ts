@@ -1,5 +1,5 @@
 /**
- * Issue 29 on a browser session (the WebSocket, no Chromium): the backend's `response.recording` pauses the
+ * Privacy controls on a browser session (the WebSocket, no Chromium): the backend's `response.recording` pauses the
  * recording and the transcript while the caller reads out a card, and resumes them. The recording is read back with
  * `wavefile`; the metadata names the paused span.
  */

@@ -1,5 +1,5 @@
 /**
- * Warm transfer of a browser caller (issue 28): a website visitor handed to a human on the phone. The backend
+ * Warm transfer of a browser caller: a website visitor handed to a human on the phone. The backend
  * answers the welcome with `response.transfer` `mode: "warm"`; the gateway dials the human through the
  * organization's carrier (the fake Calls API and a simulated phone), with the agent's number as caller id (the
  * visitor has none); the browser hears the hold line and hold audio as `response.audio` (PCM16 16 kHz) meanwhile,

@@ -1,5 +1,5 @@
 /**
- * No caller is left in silence (issue 25), on a phone call: the carrier simulator's media stream, the STT and TTS
+ * No caller is left in silence, on a phone call: the carrier simulator's media stream, the STT and TTS
  * vendor fakes and the customer backend fake over real sockets. For each way the backend can fail a turn, the
  * caller hears the fallback in time (the first media frame after the end of the caller's turn), the next turn is
  * answered, and the session details name the cause. One gateway for the whole file; each row is one call.

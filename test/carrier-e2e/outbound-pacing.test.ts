@@ -1,5 +1,5 @@
 /**
- * Outbound pacing (issue 15): an organization's carrier account takes `outbound_calls_per_second` calls per
+ * Outbound pacing: an organization's carrier account takes `outbound_calls_per_second` calls per
  * second. initiate_outbound requests beyond that wait in a bounded queue ordered by the database, so the fake
  * Calls API sees them at the rate, from any number of replicas; beyond the bound they get 503 with Retry-After.
  */

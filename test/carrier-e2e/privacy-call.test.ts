@@ -1,5 +1,5 @@
 /**
- * Issue 29 end to end on phone calls, over the carrier simulator, a real gateway and its database: a card number
+ * Privacy controls end to end on phone calls, over the carrier simulator, a real gateway and its database: a card number
  * said by the caller (the STT fake times its words within the audio it heard, as the vendor does) is a marker in
  * the stored transcript, silence in the recording's caller channel over exactly those words, absent from the
  * debug logs, and as said in the backend's webhook; with nova-3 and with flux (whose TurnInfo words carry timings

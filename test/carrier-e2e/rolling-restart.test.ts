@@ -1,7 +1,7 @@
 /**
  * A rolling restart under a steady stream of new phone calls: three gateway processes on one Postgres server
  * behind nginx (PUBLIC_URL the balancer's), each in turn sent SIGTERM, waited for and replaced by a new process on
- * its port, as the README's deploy recipe says. No call start may fail: a draining replica answers the voice hook
+ * its port, as the deploy recipe in docs/guides/replicas.md says. No call start may fail: a draining replica answers the voice hook
  * 503 and nginx passes it to another. While each replica drains, the test also checks what it answers directly:
  * /readyz and new calls 503, REST still served, a browser upgrade 503 (the key stays good through the balancer),
  * and the media stream of a call another replica admitted still connects.

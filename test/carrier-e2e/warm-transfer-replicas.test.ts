@@ -1,10 +1,12 @@
 /**
- * Warm transfer behind a balancer: three gateway processes on one Postgres server behind nginx round-robin. The caller
- * reaches them through nginx; the human's leg (its media stream and every callback about it) is sent to the replica
- * that does NOT run the session, as a balancer that spreads requests may, and that replica relays them to the one
- * that does. Accept (tones both ways), decline, the caller hanging up while the human rings, the relaying replica
- * draining while bridged, and the session's replica draining while bridged (the bridge goes on through the grace
- * period, then the call ends `shutdown`).
+ * Warm transfer behind a balancer: three gateway processes on one Postgres server behind nginx round-robin (no sticky
+ * routing). The caller and the human's leg (its media stream and every callback about it) both go through nginx,
+ * which spreads them as it spreads everything. So that each case tests the relay and not luck, the test turns the
+ * rotation before the leg's requests (GET /healthz through nginx, its access log saying where each went) so the
+ * leg's stream lands on a replica that does NOT run the session, and checks in the access log that it did; that
+ * replica relays the stream and the callbacks to the one that does. Accept (tones both ways), decline, the caller
+ * hanging up while the human rings, the relaying replica draining while bridged, and the session's replica
+ * draining while bridged (the bridge goes on through the grace period, then the call ends `shutdown`).
  */
 import t, { type Test } from 'tap'
 import { toolSkip } from '../helpers/tool-required.js'
@@ -57,17 +59,48 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
   // Three: after one drains, two are left for the next case.
   const replicas = await Promise.all([spawnGateway(env), spawnGateway(env), spawnGateway(env)])
   for (const r of replicas) t.teardown(() => r.kill('SIGKILL'))
-  const lb = await startNginx(
-    port,
-    replicas.map((r) => new URL(r.url).host),
-  )
+  const hostOf = (r: ChildGateway) => new URL(r.url).host
+  const alive = (r: ChildGateway) => r.proc.exitCode === null && r.proc.signalCode === null
+  // nginx in front of the live replicas, in this order (its rotation's); restarted on the same port after one exits.
+  let upstreams = replicas.map(hostOf)
+  let lb = await startNginx(port, upstreams)
   t.teardown(() => lb.close())
+  async function rebalance(): Promise<void> {
+    await lb.close()
+    upstreams = replicas.filter(alive).map(hostOf)
+    lb = await startNginx(port, upstreams)
+  }
 
-  // The leg's URLs go to `legReplica` (set per call: the replica that does not run the session).
-  let legReplica: ChildGateway | undefined
-  const rewrite = (url: string) =>
-    legReplica !== undefined && /tl_|[?&]leg=/.test(url) ? url.replace(`127.0.0.1:${port}`, new URL(legReplica.url).host) : url
-  const api = await FakeCallsApi.start({ authToken: TOKEN, stepMs: 5, rewriteUrl: rewrite })
+  /**
+   * Turns nginx's rotation so that the `ahead`-th request from now reaches `target`: one worker, equal weights and
+   * no failed upstream make it a strict rotation in `upstreams` order, so a probe's upstream (in the access log)
+   * says where the next ones go.
+   */
+  async function steer(target: ChildGateway, ahead: number): Promise<void> {
+    for (let probe = 0; probe <= upstreams.length; probe++) {
+      const before = lb.accessLog().filter((l) => l.uri === '/healthz').length
+      await (await fetch(`${publicUrl}/healthz`)).text()
+      const last = await eventually(async () => lb.accessLog().filter((l) => l.uri === '/healthz')[before])
+      const at = upstreams.indexOf(last.upstream)
+      if (upstreams[(at + ahead) % upstreams.length] === hostOf(target)) return
+    }
+    throw new Error(`nginx's rotation did not come round to ${target.url}`)
+  }
+
+  /** The replica nginx passed the leg's media stream (`tl_` in its path) to, once the stream closed. */
+  async function legStreamReplica(from: number): Promise<string> {
+    const line = await eventually(
+      async () =>
+        lb
+          .accessLog()
+          .slice(from)
+          .find((l) => l.uri.includes('/tl_')),
+      10_000,
+    )
+    return line.upstream
+  }
+
+  const api = await FakeCallsApi.start({ authToken: TOKEN, stepMs: 5 })
   t.teardown(() => api.close())
   api.outcome = { kind: 'manual' }
   const { tenant, backend } = await newBackendTenant(t, c, TOKEN, undefined, api)
@@ -82,7 +115,7 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
     }
   }
 
-  /** A caller through nginx whose agent dials the human; the leg's URLs then point at the other replica. */
+  /** A caller through nginx whose agent dials the human; `other` is a live replica that does not run the session. */
   async function callAndHuman(t: Test) {
     const dialled = api.nextCall()
     const callSid = newCallSid()
@@ -104,11 +137,10 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
       return s?.status === 'connected' ? s : undefined
     })
     const owner = replicas.find((x) => x.leaseOwner === row.lease_owner)
-    const other = replicas.find((x) => x !== owner && x.proc.exitCode === null && x.proc.signalCode === null)
+    const other = replicas.find((x) => x !== owner && alive(x))
     t.ok(owner !== undefined && other !== undefined, 'the session runs on a replica behind the balancer')
     if (owner === undefined || other === undefined) throw new Error('no owner')
-    legReplica = other
-    return { callSid, caller: r.call, human, row, owner, other }
+    return { callSid, caller: r.call, human, row, owner, other, logFrom: lb.accessLog().length }
   }
 
   async function endedRow(callSid: string, timeoutMs = 15_000) {
@@ -118,8 +150,13 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
     }, timeoutMs)
   }
 
-  /** Answers the human's leg (its stream opens at the other replica) and waits for the whisper to end. */
-  async function answer(human: FakeCall): Promise<SimulatedCall> {
+  /**
+   * Answers the human's leg through nginx: the initiated and ringing callbacks it asked for, then the stream, which
+   * the rotation brings to `to`.
+   */
+  async function answer(human: FakeCall, to: ChildGateway): Promise<SimulatedCall> {
+    const callbacksFirst = ['initiated', 'ringing'].filter((e) => human.params.statusCallbackEvents.includes(e)).length
+    await steer(to, callbacksFirst + 1)
     void human.drive(ANSWER)
     const leg = await eventually(async () => (human.phone?.outcome === 'connected' ? human.phone.call : undefined))
     return leg
@@ -138,8 +175,8 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
 
   await t.test('accepted with 1: the leg relayed to the session, tones cross, callbacks answered', async (t) => {
     script({ whisper: 'A caller about a refund.', timeout_s: 20 })
-    const { callSid, caller, human } = await callAndHuman(t)
-    const leg = await answer(human)
+    const { callSid, caller, human, other, logFrom } = await callAndHuman(t)
+    const leg = await answer(human, other)
     await leg.waitFor(() => leg.marks.some((m) => m.name.startsWith('whisper') && m.echoedAt !== undefined), 8000)
     t.ok(heard(leg.receivedAudio(), 440) >= 60, 'the human heard the whisper through the relay')
     leg.sendDtmf('1')
@@ -148,23 +185,25 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
     const row = await endedRow(callSid)
     t.equal(row.end_reason, 'transfer_human_hangup')
     await human.done
+    t.equal(await legStreamReplica(logFrom), hostOf(other), "nginx passed the leg's stream to a replica that does not run the session")
     t.ok(human.callbacks.length >= 3, 'the leg had its status callbacks')
     t.ok(
       human.callbacks.every((cb) => cb.reply === 204),
-      `each callback, posted to the other replica, was answered by the session's (${human.callbacks.map((cb) => `${cb.callStatus}: ${cb.reply}`).join(', ')})`,
+      `each callback, posted through nginx to whichever replica, was answered (${human.callbacks.map((cb) => `${cb.callStatus}: ${cb.reply}`).join(', ')})`,
     )
   })
 
   await t.test('declined with 2: the caller is back with the agent', async (t) => {
     backend.requests.length = 0
     script({ whisper: 'A caller.', timeout_s: 20 }, 'Nobody is free right now.')
-    const { caller, human } = await callAndHuman(t)
-    const leg = await answer(human)
+    const { caller, human, other, logFrom } = await callAndHuman(t)
+    const leg = await answer(human, other)
     await leg.waitFor(() => leg.marks.some((m) => m.name.startsWith('whisper') && m.echoedAt !== undefined), 8000)
     leg.sendDtmf('2')
     const failed = await eventually(async () => backend.requests.find((r) => r.json.type === 'transfer.failed'))
     t.equal(failed.json.reason, 'declined')
     t.equal(await human.done, 'completed', "the human's leg ended")
+    t.equal(await legStreamReplica(logFrom), hostOf(other), "the leg's stream had gone to the other replica")
     t.ok(caller.isOpen, 'the call goes on with the agent')
     await caller.hangup()
   })
@@ -172,16 +211,26 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
   await t.test('the caller hangs up while the human rings: the leg is cancelled', async (t) => {
     script({ timeout_s: 20 })
     const { callSid, caller, human, other } = await callAndHuman(t)
-    await human.progress('ringing')
-    t.equal(human.callbacks.at(-1)?.reply, 204, `the ringing callback, posted to ${other.url}, was answered`)
     const statusUrl = human.params.statusCallback ?? ''
+    const callbackPath = new URL(statusUrl).pathname
+    const lastCallback = () =>
+      lb
+        .accessLog()
+        .filter((l) => l.method === 'POST' && l.uri === callbackPath)
+        .at(-1)?.upstream
+    await steer(other, 1)
+    await human.progress('ringing')
+    t.equal(human.callbacks.at(-1)?.reply, 204, 'the ringing callback, posted through nginx, was answered')
+    t.equal(await eventually(async () => lastCallback()), hostOf(other), 'by way of a replica that does not run the session')
+    await steer(other, 1)
     const forged = await postSignedForm({
-      postTo: rewrite(statusUrl),
+      postTo: statusUrl,
       signedUrl: statusUrl,
       form: { AccountSid: api.accountSid, CallSid: human.sid, CallStatus: 'busy' },
       authToken: 'not-the-token',
     })
     t.equal(forged.status, 403, "a forged callback posted there is relayed and refused by the session's replica")
+    t.equal(await eventually(async () => lastCallback()), hostOf(other), 'it too reached the other replica first')
     await caller.hangup()
     t.equal(await human.done, 'canceled', 'the human leg was cancelled through the Calls API')
     const row = await endedRow(callSid)
@@ -190,8 +239,8 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
 
   await t.test('the relaying replica drains while bridged: the relay lasts its grace period, then the human leg ends', async (t) => {
     script({ accept: 'none', timeout_s: 20 })
-    const { callSid, caller, human, other } = await callAndHuman(t)
-    const leg = await answer(human)
+    const { callSid, caller, human, other, logFrom } = await callAndHuman(t)
+    const leg = await answer(human, other)
     await bridged(t, caller, leg, 'before the drain')
     const drainedAt = Date.now()
     void other.kill('SIGTERM')
@@ -203,13 +252,16 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
     const row = await endedRow(callSid)
     t.equal(row.end_reason, 'transfer_human_hangup', "the session's replica ended the call as the human's leg ended")
     t.equal((await caller.ended).by, 'server')
+    t.equal(await legStreamReplica(logFrom), hostOf(other), 'the relaying replica was the one that drained')
     await other.exited
+    // A strict rotation again: nginx over the two replicas left.
+    await rebalance()
   })
 
   await t.test("the session's replica drains while bridged: the bridge lasts the grace period, then ends shutdown", async (t) => {
     script({ accept: 'none', timeout_s: 20 })
-    const { callSid, caller, human, owner } = await callAndHuman(t)
-    const leg = await answer(human)
+    const { callSid, caller, human, owner, other, logFrom } = await callAndHuman(t)
+    const leg = await answer(human, other)
     await bridged(t, caller, leg, 'before the drain')
     const drainedAt = Date.now()
     void owner.kill('SIGTERM')
@@ -222,5 +274,6 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
     t.equal(await human.done, 'completed', "and the human's leg")
     const row = await endedRow(callSid)
     t.equal(row.end_reason, 'shutdown', 'the end says why (session.end carries it)')
+    t.equal(await legStreamReplica(logFrom), hostOf(other), "the human's stream was relayed by the replica that stayed")
   })
 })

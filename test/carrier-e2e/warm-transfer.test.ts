@@ -1,5 +1,5 @@
 /**
- * Warm transfer on the carrier path (issue 28), end to end with the fake Calls API and simulated phones: the
+ * Warm transfer on the carrier path, end to end with the fake Calls API and simulated phones: the
  * backend answers the welcome with `response.transfer` `mode: "warm"`; the gateway dials the human as a second leg
  * whose media stream comes back to it, holds the caller, whispers to the human only, and on keypad 1 bridges the
  * two streams (tones measured both ways); a decline (2) and a no-answer bring the caller back to the agent, which

@@ -1,5 +1,5 @@
 /**
- * A developer's first hour (issue 24), run as the Quick start says, on the default ports, with no switch set:
+ * A developer's first hour, run as the Quick start says, on the default ports, with no switch set:
  *
  *   npm start                                  in the checkout: the gateway on :8080, first-start banner with the key
  *   npx voxgate init <folder>                  in the checkout (the key from the banner, as VOXGATE_API_KEY)

@@ -6,7 +6,7 @@ import { errorsOf, validOf } from './fixtures/config-fixtures.js'
 const ALL = { stt: { vendor_a: true, vendor_b: true }, tts: { vendor_a: true } }
 const NONE = { stt: { vendor_a: false, vendor_b: false }, tts: { vendor_a: false } }
 
-/** The fallback settings every agent.webhook gets (issue 25), and its failure reports without the target's body. */
+/** The fallback settings every agent.webhook gets, and its failure reports without the target's body. */
 const WEBHOOK_SAFETY_DEFAULTS = {
   debug_failures: false,
   reply_timeout_ms: 2500,

@@ -7,7 +7,8 @@ import t from 'tap'
 // at a file or a heading that is not there.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const README_MAX_BYTES = 20 * 1024
+const README_MAX_BYTES = 10 * 1024
+const PAGE_MAX_BYTES = 40 * 1024
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
 export function headingAnchors(markdown: string): Set<string> {
@@ -62,19 +63,28 @@ function brokenLink(file: string, target: string): string | undefined {
   return headingAnchors(readFileSync(dest, 'utf8')).has(anchor.toLowerCase()) ? undefined : `no heading #${anchor}`
 }
 
+/** The README, then every page under docs/, sub-folders included. */
 function pages(): string[] {
   const docs = join(ROOT, 'docs')
   return [
     join(ROOT, 'README.md'),
-    ...readdirSync(docs)
+    ...readdirSync(docs, { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.md'))
+      .sort()
       .map((f) => join(docs, f)),
   ]
 }
 
-t.test('the README is a front door of at most 20 KB', async (t) => {
+t.test('the README is a front door of at most 10 KB', async (t) => {
   const size = statSync(join(ROOT, 'README.md')).size
   t.ok(size <= README_MAX_BYTES, `README.md is ${size} bytes (at most ${README_MAX_BYTES}): move detail into docs/`)
+})
+
+t.test('no page in docs/ is over 40 KB', async (t) => {
+  for (const page of pages().slice(1)) {
+    const size = statSync(page).size
+    t.ok(size <= PAGE_MAX_BYTES, `${relative(ROOT, page)} is ${size} bytes (at most ${PAGE_MAX_BYTES}): split it`)
+  }
 })
 
 t.test('every relative link in the README and docs/ resolves, anchors included', async (t) => {
@@ -89,10 +99,15 @@ t.test('every relative link in the README and docs/ resolves, anchors included',
   t.ok(links > 20, `${links} links checked`)
 })
 
-t.test('the README links every page in docs/', async (t) => {
+t.test('the README links the index, and the index docs/README.md links every other page in docs/', async (t) => {
   const readme = linkTargets(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((l) => l.split('#')[0])
+  t.ok(readme.includes('docs/README.md'), 'README links docs/README.md')
+  const docs = join(ROOT, 'docs')
+  const index = linkTargets(readFileSync(join(docs, 'README.md'), 'utf8')).map((l) => l.split('#')[0])
   for (const page of pages().slice(1)) {
-    t.ok(readme.includes(relative(ROOT, page)), `README links ${relative(ROOT, page)}`)
+    const path = relative(docs, page)
+    if (path === 'README.md') continue
+    t.ok(index.includes(path), `docs/README.md links ${path}`)
   }
 })
 

@@ -145,3 +145,58 @@ t.test('the fake answers as the documents do: verbose_json fields, the stream ev
   t.strictSame(dedupe(answered), dedupe(REALTIME.map((e) => String(e.type))), 'the documented event names, in their order')
   t.strictSame(realtime.reader.events.map((e) => e.type).at(-1), 'end_of_turn')
 })
+
+t.test("the fake's whisper.cpp flavour answers as the real whisper-server did, and its words reach the stream", async (t) => {
+  // whisper-server's answers, recorded from the server built from source: the verbose_json in the fixture, and
+  // `{"text":"ategor\n"}` (content-type application/json) for json; a request without a file got 400 `Invalid request`.
+  const recorded = JSON.parse(fixture('whisper-server-verbose.json')) as Record<string, unknown>
+  const fake = await startFakeOpenAiSpeech({ flavor: 'whisper.cpp' })
+  t.teardown(() => fake.close())
+  fake.transcribe = () => ({ text: 'one sourdough loaf' })
+  const wav = writeWav({ sampleRate: 16000, channels: 1, samples: toInt16(tone(300, 16000, 16000, 0.3)) })
+  const post = (fields: FormField[]) =>
+    fetch(`${fake.baseUrl}/audio/transcriptions`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=B0undary' },
+      body: multipartBody(fields, 'B0undary'),
+    })
+  const file: FormField = { name: 'file', filename: 'segment.wav', contentType: 'audio/wav', data: wav }
+  const verbose = await post([file, { name: 'response_format', value: 'verbose_json' }])
+  t.equal(verbose.headers.get('content-type'), 'application/json')
+  const ours = (await verbose.json()) as Record<string, unknown>
+  t.strictSame(Object.keys(ours), Object.keys(recorded), 'the same fields, in the same order')
+  const segment = (body: Record<string, unknown>) => (body.segments as Array<Record<string, unknown>>)[0]!
+  t.strictSame(Object.keys(segment(ours)), Object.keys(segment(recorded)), 'a segment has the same fields')
+  const word = (body: Record<string, unknown>) => (segment(body).words as Array<Record<string, unknown>>)[0]!
+  t.strictSame(Object.keys(word(ours)), Object.keys(word(recorded)), 'a token has the same fields')
+  t.equal(ours.text, ' one sourdough loaf\n', 'the text as whisper-server writes it')
+  const json = await post([file, { name: 'model', value: 'whisper-1' }])
+  t.equal(await json.text(), '{"text":" one sourdough loaf\\n"}')
+  const noFile = await post([{ name: 'model', value: 'whisper-1' }])
+  t.strictSame([noFile.status, noFile.headers.get('content-type'), await noFile.text()], [400, 'text/plain', 'Invalid request'])
+
+  const { stream, reader } = stt(t, fake.baseUrl)
+  stream.pushAudio(phone(1000))
+  stream.finalize()
+  await reader.waitForType('end_of_turn')
+  const final = reader.events.find((e) => e.type === 'final')!
+  t.equal(final.text, 'one sourdough loaf')
+  t.strictSame(
+    final.words?.map((w) => w.word),
+    ['one', 'sourdough', 'loaf'],
+    'the tokens (" sour", "doug", "h") joined into words',
+  )
+
+  // Its bare 400 is the turn's error; it does not cost the next turns their word timings.
+  fake.transcribe = () => ({ status: 400 })
+  stream.pushAudio(phone(1000))
+  stream.finalize()
+  const error = await reader.waitForType('error')
+  t.match(error, { code: 'vendor_rejected', message: /HTTP 400: Invalid request/ })
+  fake.transcribe = () => ({ text: 'thanks' })
+  const before = fake.transcriptions.length
+  stream.pushAudio(phone(1000))
+  stream.finalize()
+  await reader.waitFor((e) => e.type === 'final' && e.text === 'thanks')
+  t.equal(fake.transcriptions[before]?.fields.response_format, 'verbose_json', 'word timings still asked for')
+})

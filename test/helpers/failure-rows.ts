@@ -1,5 +1,5 @@
 /**
- * The ways an agent's backend fails a turn (issue 25), one row each, shared by the browser and the phone-call
+ * The ways an agent's backend fails a turn, one row each, shared by the browser and the phone-call
  * end-to-end tests: what the backend does, the cause the session details must name, and how soon after the end of
  * the caller's turn the caller must hear the fallback (2 s after the failure is known; 3.5 s for a backend that
  * never answers).

@@ -1,7 +1,7 @@
 /**
  * nginx (the Debian package) as a round-robin load balancer in front of gateway replicas: its own config in a
  * temporary folder, on a port of its own, as a child process in the foreground (`daemon off`). Its proxy settings
- * are the README's deploy recipe: a replica that drains answers 503 and nginx tries the next one.
+ * are the deploy recipe of docs/guides/replicas.md: a replica that drains answers 503 and nginx tries the next one.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

@@ -1,5 +1,5 @@
 /**
- * A failed turn's span (issue 25): the turn span carries the failure's cause and an error status, exported over
+ * A failed turn's span: the turn span carries the failure's cause and an error status, exported over
  * OTLP/HTTP to a local receiver exactly as the SDK sends it; a good turn's span has neither.
  */
 import { createServer } from 'node:http'

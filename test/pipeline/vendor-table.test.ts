@@ -41,7 +41,7 @@ t.test('each row validates its options with the schema the agent configuration u
 })
 
 t.test('the environment variables and defaults are the documented ones', async (t) => {
-  const docs = await readFile(new URL('../../docs/configuration.md', import.meta.url), 'utf8')
+  const docs = await readFile(new URL('../../docs/reference/configuration.md', import.meta.url), 'utf8')
   const defaults = loadConfig({}).vendors
   for (const row of VENDOR_TABLE) {
     const line = docs.split('\n').find((l) => l.includes(`\`${row.env.key}\``))

@@ -1,5 +1,5 @@
 /**
- * Recording chunks of many calls written together (issue 30), on a real database: the appends of one window share
+ * Recording chunks of many calls written together, on a real database: the appends of one window share
  * a statement and every chunk is stored; a full batch is written without waiting for its window; rows the database
  * refuses fail only their own session; a database that is unavailable fails every append in the batch (each
  * recorder then retries on its own).

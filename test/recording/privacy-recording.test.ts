@@ -1,5 +1,5 @@
 /**
- * Issue 29 in the recorder, against a real database: the backend's pause silences both channels (audio already
+ * Privacy controls in the recorder, against a real database: the backend's pause silences both channels (audio already
  * written included), and the caller's redacted words are silenced where the pipeline heard them, listed in the
  * recording's metadata. The WAV is read back with `wavefile`.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 29's storage levels against a real database: an agent's retention_days used by the sweeper (with the
+ * The privacy storage levels against a real database: an agent's retention_days used by the sweeper (with the
  * process's, the shorter wins), the recording's privacy metadata route, and DELETE of a session's data purging its
  * transcript, its recorded session.end and its recording.
  */

@@ -92,7 +92,7 @@ t.test(
         return r
       }),
     )
-    // A figure for the README, not an assertion: timings belong to bench/.
+    // A figure for the docs, not an assertion: timings belong to bench/.
     t.comment(`refusals in the race answered in ${Math.min(...refusalMs)}-${Math.max(...refusalMs)} ms`)
     t.equal(first.filter((r) => r.ok).length, LIMIT - 3, 'the race filled the limit exactly')
     t.ok(

@@ -1,6 +1,6 @@
 /**
  * RFC 4475's torture messages, each sent byte for byte over UDP to an endpoint whose admission admits every
- * INVITE, and its answer checked against the table in docs/sip.md ("RFC 4475"). The messages' Via headers name
+ * INVITE, and its answer checked against the table in docs/reference/sip.md ("RFC 4475"). The messages' Via headers name
  * no port and most ask no rport, so answers go to the source address at 5060 (RFC 3261 section 18.2.2): the test
  * sends from 127.0.47.75:5060, a loopback address of its own, so they come back to it.
  */
@@ -12,7 +12,7 @@ import type { SipSessionPort } from '../../transports/sip/calls/sip-call-transpo
 import { SipEndpoint } from '../../transports/sip/endpoint/sip-endpoint.js'
 import { Inbox, sipRequest, idleSipSession } from '../helpers/sip-wire.js'
 
-/** [message, RFC 4475 section, our answer (null: none)]: the rows of docs/sip.md's table. */
+/** [message, RFC 4475 section, our answer (null: none)]: the rows of docs/reference/sip.md's table. */
 export const RFC4475_ANSWERS: readonly [string, string, number | null][] = [
   ['wsinv', '3.1.1.1', 481],
   ['intmeth', '3.1.1.2', 501],
@@ -85,7 +85,7 @@ async function endpoint() {
   })
 }
 
-t.test('every RFC 4475 message gets the answer of the table in docs/sip.md', async (t) => {
+t.test('every RFC 4475 message gets the answer of the table in docs/reference/sip.md', async (t) => {
   const socket: Socket = createSocket('udp4')
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject)

@@ -1,5 +1,5 @@
 /**
- * The answers docs/sip.md promises for requests that are wrong in form, sent as raw bytes over real sockets:
+ * The answers docs/reference/sip.md promises for requests that are wrong in form, sent as raw bytes over real sockets:
  * 505 for a wrong version, 513 over the limits, 416 for a Request-URI scheme we do not serve, 400 for a NUL or a
  * control byte in a header and for a header over 8,192 characters; RFC 5626 keep-alives ignored over UDP and
  * answered CRLF over TCP, uncounted; and the drop log line's counts, each reason apart.

@@ -3,7 +3,7 @@ import { SIP_REFUSALS, sipRefusal } from '../../transports/sip/admission/sip-ref
 import { dialledNumber } from '../../transports/sip/admission/sip-trunk-invites.js'
 import type { SipRequest } from '../../transports/sip/message/sip-message.js'
 
-t.test('each refusal has one SIP status and reason, as docs/sip.md lists them', async (t) => {
+t.test('each refusal has one SIP status and reason, as docs/reference/sip.md lists them', async (t) => {
   t.same(Object.fromEntries(Object.entries(SIP_REFUSALS).map(([k, v]) => [k, v.status])), {
     unknown_source: 403,
     auth_required: 401,

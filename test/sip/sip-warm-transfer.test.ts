@@ -1,5 +1,5 @@
 /**
- * Warm transfer of a SIP caller (issues 27 and 28), end to end over real sockets: a test phone (SIP and RTP over
+ * Warm transfer of a SIP caller, end to end over real sockets: a test phone (SIP and RTP over
  * UDP) calls the gateway through the organization's trunk; the backend answers the welcome with `response.transfer`
  * `mode: "warm"`; the gateway dials the human through the organization's outbound trunk (the fake SIP trunk, with
  * its digest challenge), holds the caller (the hold line, then hold audio), whispers to the human only, and on the

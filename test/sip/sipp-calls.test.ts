@@ -1,5 +1,5 @@
 /**
- * The transaction edge cases of issue 27 as sipp plays them (Debian's sip-tester, standard scenario files in
+ * The SIP transaction edge cases as sipp plays them (Debian's sip-tester, standard scenario files in
  * fixtures/sipp/): an INVITE retransmitted before its answer makes one call, not two; a BYE before the ACK is
  * answered and ends the call; hold and unhold by re-INVITE get recvonly and sendrecv answers. Each against a real
  * gateway with SIP on and a trunk for sipp's address; sipp exits 0 only when every message of its scenario came as

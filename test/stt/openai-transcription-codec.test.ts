@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import {
   multipartBody,
@@ -62,6 +63,42 @@ t.test('json, verbose_json (words at the top or in the segments) and what is not
   )
   t.throws(() => parseTranscription('<html>502 Bad Gateway</html>'), { code: 'vendor_protocol_error', message: /not JSON/ })
   t.throws(() => parseTranscription('{"error":"x"}'), { message: /without a "text" string/ })
+})
+
+t.test("whisper.cpp's answers: the text's line breaks, its tokens joined into words", async (t) => {
+  // Recorded from whisper-server built from source, with random weights (hence the word).
+  const recorded = readFileSync(new URL('../fixtures/openai-speech/whisper-server-verbose.json', import.meta.url), 'utf8')
+  t.strictSame(parseTranscription(recorded), { text: 'berus', words: [{ word: 'berus', start: 0.16, end: 2.15 }] })
+  t.strictSame(parseTranscription('{"text":" internationally\\n"}'), { text: 'internationally' })
+  const token = (word: string, start: number, end: number) => ({ word, start, end, t_dtw: -1, probability: 0.5 })
+  t.strictSame(
+    parseTranscription(
+      JSON.stringify({
+        text: ' One sourdough,\n please.\n',
+        segments: [
+          {
+            id: 0,
+            text: ' One sourdough,',
+            words: [token('One', 0, 0.2), token(' sour', 0.2, 0.4), token('dough', 0.4, 0.6), token(',', 0.6, 0.6)],
+          },
+          { id: 1, text: ' please.', words: [token(' please', 1, 1.3), token('.', 1.3, 1.3)] },
+        ],
+      }),
+    ),
+    {
+      text: 'One sourdough, please.',
+      words: [
+        { word: 'One', start: 0, end: 0.2 },
+        { word: 'sourdough,', start: 0.2, end: 0.6 },
+        { word: 'please.', start: 1, end: 1.3 },
+      ],
+    },
+  )
+  // faster-whisper's segment words each start with a space: nothing to join.
+  t.strictSame(parseTranscription(JSON.stringify({ text: 'a b', segments: [{ words: [token(' a', 0, 1), token(' b', 1, 2)] }] })).words, [
+    { word: 'a', start: 0, end: 1 },
+    { word: 'b', start: 1, end: 2 },
+  ])
 })
 
 t.test('streamed events and the error body', async (t) => {

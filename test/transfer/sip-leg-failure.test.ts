@@ -1,5 +1,5 @@
 /**
- * How a SIP human leg's failed INVITE fails a warm transfer (issues 27 and 28): 486/600 busy, 603 declined,
+ * How a SIP human leg's failed INVITE fails a warm transfer: 486/600 busy, 603 declined,
  * 408/480/487 no answer, anything else (and timer B, an unusable answer) failed; our own CANCEL is no news.
  */
 import t from 'tap'

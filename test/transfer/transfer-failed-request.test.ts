@@ -1,5 +1,5 @@
 /**
- * The agent webhook request of a failed warm transfer (issue 28): `type: "transfer.failed"` with the reason and the
+ * The agent webhook request of a failed warm transfer: `type: "transfer.failed"` with the reason and the
  * target beside the common fields, in the shape `transferFailedRequestBody` documents.
  */
 import t from 'tap'

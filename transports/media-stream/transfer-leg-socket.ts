@@ -1,5 +1,5 @@
 /**
- * The media stream of a warm transfer's human leg (issue 28): the carrier connects it with a `tl_` token (not a
+ * The media stream of a warm transfer's human leg: the carrier connects it with a `tl_` token (not a
  * session key), so no agent session is opened. Frames go to the leg's handler (audio, keys, mark echoes, the end);
  * the handler plays audio to the human through `LegMediaOut`. Mu-law 8 kHz both ways, as on every carrier stream.
  */

@@ -1,5 +1,5 @@
 /**
- * What a session needs of a warm transfer (issue 28), and what it offers one. The transfer itself lives in
+ * What a session needs of a warm transfer, and what it offers one. The transfer itself lives in
  * `transfer/` (it uses the sessions layer; the sessions layer only knows this port), and the process hands
  * sessions a `WarmTransferFactory` (server/app.ts), as it hands them the cold transfer's `CallTransferer`.
  */

@@ -1,7 +1,7 @@
 /**
- * A cold `response.transfer` on a SIP call whose peer cannot take a REFER (issue 27: "else the gateway bridges"): the
+ * A cold `response.transfer` on a SIP call whose peer cannot take a REFER (then the gateway bridges): the
  * gateway dials the target through the organization's outbound trunk and bridges the two calls itself. It is the
- * warm transfer's machinery (issue 28) with a cold transfer's settings: no whisper, no hold line (the caller hears
+ * warm transfer's machinery with a cold transfer's settings: no whisper, no hold line (the caller hears
  * the hold audio while it rings), `accept: "none"` (the answer connects), the default timeout. The session lives on
  * while bridged (it is the caller's call) and ends `transfer_caller_hangup` or `transfer_human_hangup`; a failure
  * brings the caller back to the agent with `transfer.failed`, as a warm transfer's does.

@@ -35,6 +35,8 @@ export interface SipTrunkDialer {
     },
     events: {
       onProgress(status: number): void
+      /** The callee's early media (a 180/183 with SDP), mu-law 8 kHz 20 ms frames; without it none is opened. */
+      onEarlyAudio?(frame: Buffer): void
       onAnswered(transport: SipTrunkTransport): void
       onFailed(failure: SipTrunkDialFailure): void
       onEnded?(): void

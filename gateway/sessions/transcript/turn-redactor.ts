@@ -1,6 +1,6 @@
 /**
- * A session's finished turns on their way to the transcript store, redacted as the agent's `privacy` block says
- * (issue 29). The caller's words of the whole session are one stream through `createRedactor`, so a card number
+ * A session's finished turns on their way to the transcript store, redacted as the agent's `privacy` block says.
+ * The caller's words of the whole session are one stream through `createRedactor`, so a card number
  * split across two turns (a pause, a vendor's end of turn) is still one card: a turn whose text ends in a number
  * that may go on waits until the next caller turn (or the session's end) decides it, and turns are handed on in
  * order. The agent's text is redacted turn by turn (`redact`): it arrives whole.

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely'
 
 /**
- * Call control (issue 15): where a transferred call went, answering machine detection, and the outbound pacing of each organization (calls per
+ * Call control: where a transferred call went, answering machine detection, and the outbound pacing of each organization (calls per
  * second its carrier account allows) with the per-organization schedule the database keeps across replicas.
  */
 export const callControl: Migration = {

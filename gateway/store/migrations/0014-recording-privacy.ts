@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely'
 
 /**
- * A recording's privacy metadata (issue 29): the caller's words silenced because they were redacted, and the spans
+ * A recording's privacy metadata: the caller's words silenced because they were redacted, and the spans
  * paused by the backend (`response.recording`); each a jsonb list in ms of the recording, null when there are none.
  * And the agent's `privacy.retention_days` when the recording was made, for the retention sweeper.
  */

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 
 /**
- * SIP trunks (issue 27): an organization's PBX or carrier, allowed in by source address and/or digest credentials,
+ * SIP trunks: an organization's PBX or carrier, allowed in by source address and/or digest credentials,
  * and reached out through a SIP URI. Passwords are sealed (core/secret-box.ts), never stored in clear.
  */
 export const sipTrunks: Migration = {

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely'
 
 /**
- * The warm transfers of a session (issue 28): a jsonb list, one entry per attempt (the human dialled, when they
+ * The warm transfers of a session: a jsonb list, one entry per attempt (the human dialled, when they
  * answered and were connected, or why it failed), null when the session made none. On the session row, so a purge of
  * the session takes them with it.
  */

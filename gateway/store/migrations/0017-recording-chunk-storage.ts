@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 
 /**
- * Recording audio is stored out of line without compression (issue 30). A chunk is up to 64 KB of PCM16, so Postgres
+ * Recording audio is stored out of line without compression. A chunk is up to 64 KB of PCM16, so Postgres
  * moves it to the TOAST table, and by default tries pglz on it first: audio hardly compresses (silence is stored as
  * null, not as zeros), and the attempt was the larger part of the server's CPU with recording on (300 recorded calls:
  * the Postgres server at 29% of a core before, 7% after; PGlite does the same work on the gateway's own thread).

@@ -9,6 +9,7 @@ import { AsyncQueue } from '../../runtime/async-queue.js'
 import { BoundedSlots } from '../../runtime/bounded-slots.js'
 import { type PipelineLogger, silentLogger } from '../../runtime/logger.js'
 import { VendorErrorCode } from '../socket/vendor-errors.js'
+import { SegmentSamples } from './openai-segment-samples.js'
 import type { Transcription } from './openai-transcription-codec.js'
 import { requestTranscription, TranscriptionError } from './openai-transcription-request.js'
 import type { SttEvent, SttStream, SttStreamOptions, SttWord } from './stt-stream.js'
@@ -32,6 +33,8 @@ interface Segment {
   endsTurn: boolean
   /** The samples already at the request's rate (resampled as they came), when they are all there. */
   wire?: Int16Array | undefined
+  /** Their RMS when it was measured as they came. */
+  rms?: number
 }
 
 /**
@@ -53,15 +56,14 @@ export class OpenAiSegmentsSttStream implements SttStream {
   readonly #logger: PipelineLogger
   readonly #queue = new AsyncQueue<SttEvent>({ capacity: 512, isDroppable: (e) => e.type === 'interim' })
   readonly #abort = new AbortController()
-  #chunks: Int16Array[] = []
+  readonly #samples = new SegmentSamples()
   /**
    * The segment at the request's rate, resampled as it arrives so the end of speech does not wait for it (8 s of
-   * speech took ~40 ms to resample at once); false after a cut, when the rest is resampled at once instead.
+   * speech took ~40 ms to resample at once); #wireValid is false after a cut, when the rest is resampled at once.
    */
   readonly #resampler: Resampler | undefined
-  #wire: Int16Array[] = []
+  readonly #wire = new SegmentSamples()
   #wireValid = true
-  #segmentSamples = 0
   #segmentStart = 0
   #pushed = 0
   readonly #slots = new BoundedSlots(MAX_IN_FLIGHT, MAX_WAITING)
@@ -87,54 +89,52 @@ export class OpenAiSegmentsSttStream implements SttStream {
 
   pushAudio(chunk: Buffer): void {
     if (this.#closed || chunk.length === 0) return
-    const samples = this.#format === 'ulaw_8000' ? decodeMulaw(chunk) : bufferToInt16(chunk).slice()
-    if (this.#segmentSamples === 0) this.#segmentStart = this.#pushed
+    const samples = this.#format === 'ulaw_8000' ? decodeMulaw(chunk) : bufferToInt16(chunk)
+    if (this.#samples.length === 0) this.#segmentStart = this.#pushed
     this.#pushed += samples.length
-    this.#chunks.push(samples)
-    if (this.#resampler !== undefined && this.#wireValid) this.#wire.push(this.#resampler.processInt16(samples).slice())
-    this.#segmentSamples += samples.length
+    this.#samples.push(samples)
+    if (this.#resampler !== undefined && this.#wireValid) this.#wire.push(this.#resampler.processInt16(samples))
     const max = this.#o.max_segment_seconds * this.#rate
-    if (this.#segmentSamples >= max) this.#cutLong(max)
+    if (this.#samples.length >= max) this.#cutLong(max)
   }
 
   finalize(): void {
     if (this.#closed) return
-    this.#send(this.#take(this.#segmentSamples), true)
+    this.#send(this.#take(), true)
   }
 
   /** The segment has grown past the bound: its part up to the quietest frame of its second half goes now. */
   #cutLong(max: number): void {
-    const all = this.#take(this.#segmentSamples)
+    const all = this.#take()
     const cut = quietestFrame(all.samples, Math.floor(max / 2), max, this.#rate / 50)
     this.#send({ samples: all.samples.subarray(0, cut), startSeconds: all.startSeconds }, false)
     const rest = all.samples.subarray(cut)
-    this.#chunks = [rest]
+    this.#samples.push(rest)
     this.#wireValid = false
-    this.#segmentSamples = rest.length
     this.#segmentStart = this.#pushed - rest.length
   }
 
   /** Removes the current segment's audio and returns it (with its resampled form when that is whole). */
-  #take(samples: number): { samples: Int16Array; startSeconds: number; wire?: Int16Array | undefined } {
-    const out = concat(this.#chunks, samples)
+  #take(): Omit<Segment, 'endsTurn'> {
+    const { samples, rms } = this.#samples.take()
     const startSeconds = this.#segmentStart / this.#rate
     let wire: Int16Array | undefined
     if (this.#resampler !== undefined) {
       if (this.#wireValid) {
-        this.#wire.push(this.#resampler.flushInt16().slice())
-        wire = concat(this.#wire, Number.POSITIVE_INFINITY)
-      } else this.#resampler.reset()
+        this.#wire.push(this.#resampler.flushInt16())
+        wire = this.#wire.take().samples
+      } else {
+        this.#resampler.reset()
+        this.#wire.take()
+      }
     }
-    this.#chunks = []
-    this.#wire = []
     this.#wireValid = true
-    this.#segmentSamples = 0
-    return { samples: out, startSeconds, wire }
+    return { samples, startSeconds, wire, rms }
   }
 
-  #send(part: { samples: Int16Array; startSeconds: number; wire?: Int16Array | undefined }, endsTurn: boolean): void {
+  #send(part: Omit<Segment, 'endsTurn'>, endsTurn: boolean): void {
     const segment: Segment = { ...part, endsTurn }
-    const silent = segment.samples.length < (this.#rate * MIN_SEGMENT_MS) / 1000 || rms(segment.samples) < SILENCE_RMS
+    const silent = segment.samples.length < (this.#rate * MIN_SEGMENT_MS) / 1000 || (segment.rms ?? rms(segment.samples)) < SILENCE_RMS
     const job: Promise<Transcription | undefined> = silent ? Promise.resolve({ text: '' }) : this.#transcribe(segment)
     this.#tail = this.#tail
       .then(async () => {
@@ -178,7 +178,7 @@ export class OpenAiSegmentsSttStream implements SttStream {
     const rate = this.#o.sample_rate
     const audio = rate === this.#rate ? segment.samples : (segment.wire ?? resample(segment.samples, this.#rate, rate))
     const pcm = int16ToBuffer(audio)
-    const wav = Buffer.concat([wavHeader(pcm.length, rate), pcm])
+    const wav = [wavHeader(pcm.length, rate), pcm]
     const ask = (words: boolean) =>
       requestTranscription({
         baseUrl: this.#endpoint.url,
@@ -202,10 +202,11 @@ export class OpenAiSegmentsSttStream implements SttStream {
       result = await ask(words)
     } catch (error) {
       // A server (or model) without verbose_json refuses it with a 400: plain json from then on, the words given up.
+      // Only when plain json then works: whisper-server answers every unreadable request with the same bare 400.
       if (!(words && !this.#o.stream && error instanceof TranscriptionError && error.status === 400)) throw error
+      result = await ask(false)
       if (this.#words) this.#logger.warn({ stream: LABEL }, `verbose_json refused (${error.message}): asking for json from now on`)
       this.#words = false
-      result = await ask(false)
     }
     if (result.text === '') {
       this.#error(VendorErrorCode.EmptyTranscript, 'the server heard speech but returned no text', false)
@@ -249,7 +250,7 @@ export class OpenAiSegmentsSttStream implements SttStream {
   /** Sends the segment in progress, waits (at most `closeTimeoutMs`, default 3 s) for the answers, then ends. */
   async close(): Promise<void> {
     if (this.#closed) return
-    if (this.#segmentSamples > 0) this.finalize()
+    if (this.#samples.length > 0) this.finalize()
     this.#closed = true
     const timer = setTimeout(() => this.#abort.abort(), 3000)
     timer.unref()
@@ -267,21 +268,6 @@ export class OpenAiSegmentsSttStream implements SttStream {
   [Symbol.asyncIterator](): AsyncIterator<SttEvent, undefined> {
     return this.#queue[Symbol.asyncIterator]()
   }
-}
-
-/** The first `samples` samples of `chunks` in one array. */
-function concat(chunks: readonly Int16Array[], samples: number): Int16Array {
-  let total = 0
-  for (const c of chunks) total += c.length
-  const out = new Int16Array(Math.min(total, samples))
-  let at = 0
-  for (const c of chunks) {
-    if (at >= out.length) break
-    const part = c.subarray(0, out.length - at)
-    out.set(part, at)
-    at += part.length
-  }
-  return out
 }
 
 function shift(word: SttWord, seconds: number): SttWord {

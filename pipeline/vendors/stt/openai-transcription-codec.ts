@@ -1,13 +1,20 @@
 import type { SttWord } from './stt-stream.js'
 
-/** A form field of a `multipart/form-data` body: text, or a file with its name and content type. */
-export type FormField = { name: string; value: string } | { name: string; filename: string; contentType: string; data: Buffer }
+/** A form field of a `multipart/form-data` body: text, or a file (its bytes in one or more pieces) with its name and content type. */
+export type FormField =
+  | { name: string; value: string }
+  | { name: string; filename: string; contentType: string; data: Buffer | readonly Buffer[] }
 
 /**
  * A `multipart/form-data` body (RFC 7578) with CRLF line ends, each part's `Content-Disposition` and, for files,
  * its `Content-Type`; the boundary must not occur in the data (a random one of 24+ characters does not, in practice).
  */
 export function multipartBody(fields: readonly FormField[], boundary: string): Buffer {
+  return Buffer.concat(multipartPieces(fields, boundary))
+}
+
+/** {@link multipartBody} as the pieces to write one after the other: a file's bytes are not copied. */
+export function multipartPieces(fields: readonly FormField[], boundary: string): Buffer[] {
   const parts: Buffer[] = []
   for (const field of fields) {
     const name = field.name.replace(/["\r\n]/g, '')
@@ -18,7 +25,7 @@ export function multipartBody(fields: readonly FormField[], boundary: string): B
           `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\n` +
             `Content-Type: ${field.contentType}\r\n\r\n`,
         ),
-        field.data,
+        ...(Buffer.isBuffer(field.data) ? [field.data] : (field.data as readonly Buffer[])),
         Buffer.from('\r\n'),
       )
     } else {
@@ -26,7 +33,7 @@ export function multipartBody(fields: readonly FormField[], boundary: string): B
     }
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`))
-  return Buffer.concat(parts)
+  return parts
 }
 
 /** A transcription as the server returned it: its text and, from `verbose_json`, its words in seconds of the file. */
@@ -42,7 +49,9 @@ export class TranscriptionFormatError extends Error {
 
 /**
  * Reads a `json` (`{text}`) or `verbose_json` (`{text, words: [{word, start, end}], segments}`) transcription body
- * (words inside `segments[]` when the top has none).
+ * (words inside `segments[]` when the top has none). whisper.cpp's whisper-server ends each segment's text with a
+ * newline and lists tokens, not words, in `segments[].words` (" sour", "dough"): the text's line breaks become
+ * spaces, and a piece that does not start with a space is joined to the word before it.
  * Throws {@link TranscriptionFormatError} on anything else (an HTML error page, a plain-text body).
  */
 export function parseTranscription(body: string): Transcription {
@@ -57,20 +66,38 @@ export function parseTranscription(body: string): Transcription {
   }
   const record = json as { text: string; words?: unknown; segments?: unknown }
   // OpenAI puts the words at the top; some servers only inside each segment (`segments[].words`).
-  let words = timedWords(record.words)
+  let words = timedWords(record.words).flatMap((w) => (w.word.trim() === '' ? [] : [{ ...w, word: w.word.trim() }]))
   if (words.length === 0 && Array.isArray(record.segments)) {
-    words = (record.segments as Array<{ words?: unknown }>).flatMap((segment) => timedWords(segment?.words))
+    words = joinPieces((record.segments as Array<{ words?: unknown }>).flatMap((segment) => timedWords(segment?.words)))
   }
-  return { text: record.text.trim(), ...(words.length > 0 && { words }) }
+  return { text: record.text.replace(/\s*\n\s*/g, ' ').trim(), ...(words.length > 0 && { words }) }
 }
 
+/** The entries with a string `word` and numeric `start` and `end`, their text untouched. */
 function timedWords(raw: unknown): SttWord[] {
   if (!Array.isArray(raw)) return []
   const out: SttWord[] = []
   for (const w of raw as Array<Record<string, unknown>>) {
     if (typeof w?.word !== 'string' || typeof w.start !== 'number' || typeof w.end !== 'number') continue
-    const word = w.word.trim()
-    if (word !== '') out.push({ word, start: w.start, end: w.end })
+    out.push({ word: w.word, start: w.start, end: w.end })
+  }
+  return out
+}
+
+/**
+ * Words from pieces that mark a word's start with a space (whisper.cpp's tokens; faster-whisper's words, which all
+ * start with one, come through unchanged): a piece without a leading space continues the word before it.
+ */
+function joinPieces(pieces: readonly SttWord[]): SttWord[] {
+  const spaced = pieces.some((p) => /^\s/.test(p.word))
+  const out: SttWord[] = []
+  for (const piece of pieces) {
+    const text = piece.word.trim()
+    if (text === '') continue
+    const last = out.at(-1)
+    if (spaced && last !== undefined && !/^\s/.test(piece.word)) {
+      out[out.length - 1] = { word: last.word + text, start: last.start, end: Math.max(last.end, piece.end) }
+    } else out.push({ word: text, start: piece.start, end: piece.end })
   }
   return out
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { SseDecoder } from '../../agent/sse-decoder.js'
 import { VendorErrorCode, type VendorErrorCodeValue } from '../socket/vendor-errors.js'
+import { postToSpeechServer } from './openai-http-post.js'
 import {
   type FormField,
-  multipartBody,
+  multipartPieces,
   openAiErrorMessage,
   parseTranscription,
   parseTranscriptionEvent,
@@ -20,8 +21,8 @@ export interface TranscriptionRequest {
   baseUrl: string
   /** Sent as `Authorization: Bearer ...` when not empty. */
   apiKey: string
-  /** The segment as a WAV file. */
-  wav: Buffer
+  /** The segment as a WAV file (its header and its samples may be separate pieces). */
+  wav: Buffer | readonly Buffer[]
   model: string
   language?: string | undefined
   prompt?: string | undefined
@@ -70,21 +71,14 @@ export async function requestTranscription(r: TranscriptionRequest): Promise<Tra
   const timeout = AbortSignal.timeout(r.timeoutMs)
   const signal = AbortSignal.any([r.signal, timeout])
   try {
-    const response = await fetch(`${r.baseUrl}/audio/transcriptions`, {
-      method: 'POST',
-      headers,
-      body: multipartBody(fields, boundary),
-      signal,
-      redirect: 'error',
-    })
-    if (!response.ok) {
-      const body = await boundedText(response)
+    const response = await postToSpeechServer(`${r.baseUrl}/audio/transcriptions`, headers, multipartPieces(fields, boundary), signal)
+    if (response.status < 200 || response.status > 299) {
+      const body = await boundedText(response.body)
       const detail = openAiErrorMessage(body) ?? body.slice(0, 200)
       throw new TranscriptionError(statusCode(response.status), `HTTP ${response.status}: ${detail}`.trim(), response.status)
     }
-    const type = response.headers.get('content-type') ?? ''
-    if (type.startsWith('text/event-stream')) return await readStream(response, r.onDelta)
-    return parseTranscription(await boundedText(response))
+    if (response.contentType.startsWith('text/event-stream')) return await readStream(response.body, r.onDelta)
+    return parseTranscription(await boundedText(response.body))
   } catch (error) {
     if (error instanceof TranscriptionError) throw error
     if (error instanceof TranscriptionFormatError) throw new TranscriptionError(VendorErrorCode.ProtocolError, error.message)
@@ -101,18 +95,18 @@ function statusCode(status: number): VendorErrorCodeValue {
   return VendorErrorCode.Rejected
 }
 
-async function boundedText(response: Response): Promise<string> {
+async function boundedText(body: AsyncIterable<Buffer>): Promise<string> {
   let text = ''
   const decoder = new TextDecoder()
-  for await (const chunk of response.body ?? []) {
-    text += decoder.decode(chunk as Uint8Array, { stream: true })
+  for await (const chunk of body) {
+    text += decoder.decode(chunk, { stream: true })
     if (text.length > MAX_BODY_CHARS) throw new TranscriptionFormatError(`the answer is longer than ${MAX_BODY_CHARS} characters`)
   }
   return text + decoder.decode()
 }
 
 /** Reads `transcript.text.delta` events into the text so far, until `transcript.text.done` (or the end). */
-async function readStream(response: Response, onDelta: ((text: string) => void) | undefined): Promise<Transcription> {
+async function readStream(body: AsyncIterable<Buffer>, onDelta: ((text: string) => void) | undefined): Promise<Transcription> {
   const sse = new SseDecoder({ maxEventChars: MAX_BODY_CHARS })
   const decoder = new TextDecoder()
   let text = ''
@@ -128,8 +122,8 @@ async function readStream(response: Response, onDelta: ((text: string) => void) 
       } else if (event.type === 'done') done = event.text
     }
   }
-  for await (const chunk of response.body ?? []) {
-    const { events, overflow } = sse.push(decoder.decode(chunk as Uint8Array, { stream: true }))
+  for await (const chunk of body) {
+    const { events, overflow } = sse.push(decoder.decode(chunk, { stream: true }))
     take(events, overflow)
   }
   const end = sse.end()

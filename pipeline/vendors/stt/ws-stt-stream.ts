@@ -11,7 +11,7 @@ export const DEFAULT_STT_SEND_CHUNK_MS = 60
  * Shared part of the WebSocket STT adapters: audio buffering while (re)connecting, replay of the current turn after a
  * reconnect (bounded to `replaySeconds`), deferred finalize, and turn bookkeeping. Adapters map the wire only.
  *
- * Audio goes out in messages of `sendChunkMs` (issue 30): pushes are held until that much is there, a finalize
+ * Audio goes out in messages of `sendChunkMs`: pushes are held until that much is there, a finalize
  * sends what is held before it, and audio that stops mid-message is sent `2 * sendChunkMs` after it began.
  */
 export abstract class WsSttStream extends WsVendorStream<SttTranscriptEvent> implements SttStream {

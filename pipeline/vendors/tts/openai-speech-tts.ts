@@ -3,6 +3,7 @@ import type { TtsOpenAiCompatibleOptions } from '../../options/openai-compatible
 import { AsyncQueue } from '../../runtime/async-queue.js'
 import { sleep } from '../../runtime/abort.js'
 import { type PipelineLogger, silentLogger } from '../../runtime/logger.js'
+import { postToSpeechServer } from '../stt/openai-http-post.js'
 import { openAiErrorMessage } from '../stt/openai-transcription-codec.js'
 import { VendorErrorCode, type VendorErrorCodeValue } from '../socket/vendor-errors.js'
 import { splitSentences } from './espeak-sentences.js'
@@ -159,14 +160,9 @@ export class OpenAiSpeechTtsStream implements TtsStream {
       ...(this.#o.speed !== undefined && { speed: this.#o.speed }),
     }
     try {
-      const response = await fetch(`${this.#endpoint.url}/audio/speech`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-        signal: all,
-      })
-      if (!response.ok) {
-        const text = (await response.text()).slice(0, MAX_ERROR_BODY)
+      const response = await postToSpeechServer(`${this.#endpoint.url}/audio/speech`, headers, Buffer.from(JSON.stringify(body)), all)
+      if (response.status < 200 || response.status > 299) {
+        const text = (await errorText(response.body)).slice(0, MAX_ERROR_BODY)
         const code =
           response.status === 401 || response.status === 403
             ? VendorErrorCode.AuthFailed
@@ -177,13 +173,13 @@ export class OpenAiSpeechTtsStream implements TtsStream {
       }
       const reader = new PcmStreamReader(this.#o.response_format, this.#o.sample_rate, this.#format)
       let first = true
-      for await (const chunk of response.body ?? []) {
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
         if (first) {
           // The time limit is for the first byte: a long sentence may take its time once it streams.
           clearTimeout(timer)
           first = false
         }
-        this.#audio(contextId, reader.push(Buffer.from(chunk as Uint8Array)))
+        this.#audio(contextId, reader.push(chunk))
         while (this.#queue.size > QUEUE_HIGH_WATER && !all.aborted) await sleep(10, { signal: all }).catch(() => undefined)
       }
       this.#audio(contextId, reader.end())
@@ -237,6 +233,18 @@ export class OpenAiSpeechTtsStream implements TtsStream {
   [Symbol.asyncIterator](): AsyncIterator<TtsEvent, undefined> {
     return this.#queue[Symbol.asyncIterator]()
   }
+}
+
+/** The start of an error answer's body (at most {@link MAX_ERROR_BODY} bytes read). */
+async function errorText(body: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body) {
+    chunks.push(chunk)
+    size += chunk.length
+    if (size >= MAX_ERROR_BODY) break
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** Create a `tts.openai_compatible` stream (nothing to connect: each sentence is a request). */

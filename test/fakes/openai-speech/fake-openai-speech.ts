@@ -8,6 +8,8 @@
 //   `stream=true` the answer is text/event-stream of `data: {"type":"transcript.text.delta","delta":...}` events and a
 //   last `{"type":"transcript.text.done","text":...}` (TranscriptTextDeltaEvent / TranscriptTextDoneEvent).
 // - Errors: the status with OpenAI's error body {error: {message, type, param, code}}.
+// - With `flavor: 'whisper.cpp'` transcriptions are answered as whisper.cpp's whisper-server answers them
+//   (whisper-cpp-answers.ts: the text ending in a newline, tokens as `segments[].words`, plain-text 400s).
 // - `POST /v1/audio/speech`: JSON {model, input, voice, response_format, speed} (CreateSpeechRequest); `pcm` is raw
 //   16-bit signed little-endian mono at 24 kHz, streamed with chunked transfer as it is made (Kokoro-FastAPI streams
 //   the same way); `wav` is that audio behind a RIFF header whose sizes are unknown (0xFFFFFFFF) when streamed.
@@ -29,6 +31,7 @@ import { type WebSocket, WebSocketServer } from 'ws'
 import { readWav } from '../../../pipeline/audio/wav.js'
 import { type RealtimeRecord, serveRealtime } from './fake-realtime.js'
 import { boundaryOf, parseMultipart } from './multipart.js'
+import { whisperCppError, whisperCppTranscription } from './whisper-cpp-answers.js'
 
 export type { RealtimeRecord }
 
@@ -42,9 +45,12 @@ export interface TranscriptionRecord {
   fileType: string
   wav: { sampleRate: number; samples: Int16Array }
   at: number
-  /** performance.now() when the whole body was in, and when the answer was ready: the server's own time. */
+  /**
+   * performance.now() of the fake's process when the whole body was in, and when the last byte of the answer was
+   * handed to the socket: the server's own time is the span between them.
+   */
   receivedAt: number
-  answeredAt?: number
+  writtenAt?: number
 }
 
 /** How the fake answers one transcription request. */
@@ -69,7 +75,8 @@ export interface SpeechRecord {
   headers: IncomingHttpHeaders
   json: Record<string, unknown>
   at: number
-  /** When the first audio byte was written. */
+  /** performance.now() of the fake's process when the whole body was in, and when the first audio was written. */
+  receivedAt: number
   firstByteAt?: number
   aborted: boolean
 }
@@ -85,6 +92,8 @@ export interface FakeSpeechOptions {
   chunkIntervalMs?: number
   /** Wait before the first speech byte. Default 0. */
   firstByteMs?: number
+  /** Answer transcriptions as OpenAI does (default) or as whisper.cpp's whisper-server does (whisper-cpp-answers.ts). */
+  flavor?: 'openai' | 'whisper.cpp'
 }
 
 export interface FakeOpenAiSpeech {
@@ -145,11 +154,18 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
       return send(res, 200, JSON.stringify({ object: 'list', data: [{ id: 'whisper-1', object: 'model', created: 0, owned_by: 'fake' }] }))
     }
     if (req.method === 'POST' && req.url === '/v1/audio/transcriptions') return transcription(req, res, body, receivedAt)
-    if (req.method === 'POST' && req.url === '/v1/audio/speech') return speech(req, res, body)
+    if (req.method === 'POST' && req.url === '/v1/audio/speech') return speech(req, res, body, receivedAt)
     send(res, 404, errorBody(`Unknown request URL: ${req.method} ${req.url}`))
   }
 
   async function transcription(req: IncomingMessage, res: ServerResponse, body: Buffer, receivedAt: number): Promise<void> {
+    const whisperCpp = options.flavor === 'whisper.cpp'
+    const fail = (status: number, openAiBody: string) => {
+      const answer = whisperCpp
+        ? whisperCppError(status, 'failed to read audio data')
+        : { status, type: 'application/json', body: openAiBody }
+      send(res, answer.status, answer.body, answer.type)
+    }
     const boundary = boundaryOf(req.headers['content-type'])
     if (boundary === undefined) return send(res, 400, errorBody('expected multipart/form-data'))
     let record: TranscriptionRecord
@@ -157,16 +173,16 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
       const parts = parseMultipart(body, boundary)
       const file = parts.find((p) => p.name === 'file')
       if (file?.filename === undefined)
-        return send(res, 400, errorBody("you must provide a 'file' field with a filename", 'invalid_request_error', 'missing_file'))
+        return fail(400, errorBody("you must provide a 'file' field with a filename", 'invalid_request_error', 'missing_file'))
       const fields: Record<string, string> = {}
       const order: string[] = []
       for (const p of parts) {
         order.push(p.name)
         if (p !== file) fields[p.name] = p.data.toString('utf8')
       }
-      if (!fields.model) return send(res, 400, errorBody("you must provide a 'model' parameter"))
+      if (!fields.model && !whisperCpp) return send(res, 400, errorBody("you must provide a 'model' parameter"))
       const format = fields.response_format ?? 'json'
-      if (!fake.formats.includes(format)) return send(res, 400, errorBody(`response_format ${format} is not supported`))
+      if (!fake.formats.includes(format) && !whisperCpp) return send(res, 400, errorBody(`response_format ${format} is not supported`))
       const wav = readWav(file.data)
       if (wav.channels !== 1) return send(res, 400, errorBody('expected mono audio'))
       record = {
@@ -180,16 +196,28 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
         receivedAt,
       }
     } catch (error) {
-      return send(res, 400, errorBody(`could not read the form: ${(error as Error).message}`))
+      return fail(400, errorBody(`could not read the form: ${(error as Error).message}`))
     }
     fake.transcriptions.push(record)
+    res.once('finish', () => {
+      record.writtenAt = performance.now()
+    })
     const script = fake.transcribe(record)
     if (script.hang) return
     if (script.delayMs) await sleep(script.delayMs)
-    if (script.status !== undefined) return send(res, script.status, errorBody(`scripted failure ${script.status}`, 'server_error'))
+    if (script.status !== undefined) return fail(script.status, errorBody(`scripted failure ${script.status}`, 'server_error'))
     if (script.raw !== undefined) return send(res, 200, script.raw, 'text/html')
     const text = script.text ?? ''
-    record.answeredAt = performance.now()
+    const duration = record.wav.samples.length / record.wav.sampleRate
+    if (whisperCpp) {
+      const answer = whisperCppTranscription(
+        record.fields.response_format ?? 'json',
+        text,
+        script.words ?? spread(text, record.wav),
+        duration,
+      )
+      return send(res, answer.status, answer.body, answer.type)
+    }
     if (record.fields.stream === 'true') {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
       const deltas = script.deltas ?? text.split(/(?<= )/)
@@ -200,7 +228,6 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
       res.end(`data: ${JSON.stringify({ type: 'transcript.text.done', text })}\n\n`)
       return
     }
-    const duration = record.wav.samples.length / record.wav.sampleRate
     if (record.fields.response_format === 'verbose_json') {
       const words = script.words ?? spread(text, record.wav)
       const granular = record.fields['timestamp_granularities[]'] === 'word'
@@ -234,7 +261,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     send(res, 200, JSON.stringify({ text }))
   }
 
-  async function speech(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+  async function speech(req: IncomingMessage, res: ServerResponse, body: Buffer, receivedAt: number): Promise<void> {
     let json: Record<string, unknown>
     try {
       json = JSON.parse(body.toString('utf8')) as Record<string, unknown>
@@ -246,7 +273,7 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     }
     const format = json.response_format ?? 'mp3'
     if (format !== 'pcm' && format !== 'wav') return send(res, 400, errorBody(`this fake speaks pcm and wav, not ${String(format)}`))
-    const record: SpeechRecord = { headers: req.headers, json, at: Date.now(), aborted: false }
+    const record: SpeechRecord = { headers: req.headers, json, at: Date.now(), receivedAt, aborted: false }
     fake.speech.push(record)
     if (fake.speechStatus !== undefined) return send(res, fake.speechStatus, errorBody('scripted speech failure', 'server_error'))
     res.on('close', () => {
@@ -259,8 +286,8 @@ export async function startFakeOpenAiSpeech(options: FakeSpeechOptions = {}): Pr
     if (format === 'wav') res.write(streamingWavHeader(24000))
     const chunk = Math.round(((options.chunkMs ?? 100) * 24000) / 1000) * 2
     for (let at = 0; at < audio.length && !record.aborted; at += chunk) {
-      record.firstByteAt ??= Date.now()
       res.write(audio.subarray(at, at + chunk))
+      record.firstByteAt ??= performance.now()
       await sleep(options.chunkIntervalMs ?? 5)
     }
     res.end()

@@ -53,12 +53,38 @@ t.test('the AES-CM keystream from one ECB cipher equals AES-128-CTR under the sa
   const keystream = new AesCmKeystream(key)
   let mismatches = 0
   for (const length of [0, 1, 15, 16, 17, 31, 32, 33, 160, 172, 320, 1_500, 4_096]) {
-    const iv = writeSrtpIv(Buffer.alloc(16), randomBytes(14), randomBytes(4).readUInt32BE(0), length * 65_537)
+    const salt = randomBytes(14)
+    const ssrc = randomBytes(4).readUInt32BE(0)
+    const iv = writeSrtpIv(Buffer.alloc(16), salt, ssrc, length * 65_537)
     const input = randomBytes(length + 5)
     const expected = createCipheriv('aes-128-ctr', key, iv).update(input.subarray(5))
     const out = Buffer.alloc(length + 2, 0xee)
-    keystream.xor(iv, input, 5, input.length, out, 2)
+    keystream.xor(salt, ssrc, length * 65_537, input, 5, input.length, out, 2)
     if (!out.subarray(2).equals(expected) || out[0] !== 0xee || out[1] !== 0xee) mismatches++
   }
   t.equal(mismatches, 0)
+})
+
+t.test('a keystream made in batches equals AES-128-CTR per packet, whatever order the packets come in', async (t) => {
+  const key = randomBytes(16)
+  const salt = randomBytes(14)
+  const batched = new AesCmKeystream(key, 16)
+  // A stream running on, a loss, a late packet, a longer payload, a packet index across a rollover, a second SSRC
+  // taking turns with the first and then taking over, and the first coming back.
+  const [a, b] = [0x11223344, 0x55667788]
+  const packets: [number, number, number][] = []
+  for (let i = 0; i < 40; i++) packets.push([a, 65_530 + i, 160])
+  packets.push([a, 65_580, 160], [a, 65_560, 160], [a, 65_581, 320], [a, 65_582, 160])
+  for (let i = 0; i < 10; i++) packets.push([i % 2 === 0 ? a : b, 65_583 + i, 160])
+  for (let i = 0; i < 30; i++) packets.push([b, 1_000 + i, 172])
+  for (let i = 0; i < 5; i++) packets.push([a, 65_600 + i, 160])
+  let mismatches = 0
+  for (const [ssrc, index, length] of packets) {
+    const input = randomBytes(length)
+    const expected = createCipheriv('aes-128-ctr', key, writeSrtpIv(Buffer.alloc(16), salt, ssrc, index)).update(input)
+    const out = Buffer.alloc(length)
+    batched.xor(salt, ssrc, index, input, 0, length, out, 0)
+    if (!out.equals(expected)) mismatches++
+  }
+  t.equal(mismatches, 0, `${packets.length} packets`)
 })

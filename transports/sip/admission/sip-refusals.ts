@@ -1,6 +1,6 @@
 /**
  * The one table from why a SIP call is refused to the status and reason phrase the caller's INVITE gets
- * (docs/sip.md, "Refusals"). The reasons are the gateway's admission's (`SipCallRefusal`,
+ * (docs/reference/sip.md, "Refusals"). The reasons are the gateway's admission's (`SipCallRefusal`,
  * gateway/admission/sip-trunk-admission.ts); the answers on the wire are SIP's own.
  */
 import type { SipCallRefusal } from '../../../gateway/admission/sip-trunk-admission.js'

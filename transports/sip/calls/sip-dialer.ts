@@ -5,14 +5,19 @@
  * URI's host); an RTP port is taken for our offer (PCMU, PCMA, telephone-event); the call is held in the
  * endpoint's dialog table from the start, so the callee's BYE (its To tag is our From tag) finds it. When the
  * 200 comes, the media starts and the owner gets the call's transport to open its session over.
+ *
+ * Early media (RFC 3960's gateway model): an owner that listens for it (`onEarlyAudio`) gets the callee's RTP from
+ * the first 180 or 183 that carries SDP: the media opens on that SDP, receiving only (we send nothing before the
+ * answer, and the callee's silence is no reason to hang up a call that rings), and the 200's SDP then takes over.
  */
 import { randomBytes, randomInt } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
+import { decodeAlaw, encodeMulaw } from '../../../pipeline/index.js'
 import type { ClientTransactionTable } from '../transactions/client-transaction-table.js'
 import type { TimerScheduler } from '../timer-scheduler.js'
 import type { RtpPortPool } from '../media/rtp-port-pool.js'
 import { RtpMedia } from '../media/rtp-media.js'
-import { createOffer, type LocalMedia } from '../media/sdp-offer-answer.js'
+import { createOffer, type LocalMedia, type NegotiatedAudio, readAnswer } from '../media/sdp-offer-answer.js'
 import type { SipCall } from './sip-call.js'
 import { SipCallTransport } from './sip-call-transport.js'
 import type { SipDialogTable } from './sip-dialogs.js'
@@ -41,6 +46,11 @@ export interface SipDialRequest {
 /** What the owner hears about the call. */
 export interface SipDialEvents {
   readonly onProgress: (status: number) => void
+  /**
+   * One 20 ms frame of mu-law 8 kHz from the callee before the answer (early media: an announcement, a queue's
+   * ringback), as it plays; without this listener no early media is opened.
+   */
+  readonly onEarlyAudio?: ((frame: Buffer) => void) | undefined
   /** The callee answered: the transport to open the session over (the media already runs). */
   readonly onAnswered: (transport: SipCallTransport) => void
   readonly onFailed: (failure: SipDialFailure) => void
@@ -158,6 +168,29 @@ export class SipDialer {
     const target = calleeUri(request.to, uri.scheme, trunkHost)
     let media: RtpMedia | undefined
     let sipTransport: SipCallTransport | undefined
+    /** The codec of early media opened on a provisional response's SDP (before the answer). */
+    let earlyCodec: 'PCMU' | 'PCMA' | undefined
+    const openMedia = (audio: NegotiatedAudio): RtpMedia =>
+      new RtpMedia(
+        lease,
+        audio,
+        address,
+        {
+          onAudio: (frame, atMs) => {
+            if (sipTransport !== undefined) return sipTransport.callerAudio(frame, atMs)
+            events.onEarlyAudio?.(earlyCodec === 'PCMA' ? Buffer.from(encodeMulaw(decodeAlaw(frame))) : frame)
+          },
+          onDigit: (digit) => sipTransport?.callerDigit(digit),
+          onError: this.#p.onError,
+          // A callee that vanished (no BYE, no RTP, no RTCP) must not hold the call until the duration limit.
+          onMediaTimeout: () => {
+            this.#p.onMediaTimeout?.(call.callId)
+            sipTransport?.peerEnded('media_timeout')
+            call.hangUp('media_timeout')
+          },
+        },
+        { mediaTimeoutMs: this.#p.mediaTimeoutMs ?? 0 },
+      )
     const call: SipOutboundCall = new SipOutboundCall({
       target,
       from: `<sip:${request.from}@${host}>`,
@@ -180,25 +213,20 @@ export class SipDialer {
       clients: this.#p.clients,
       timers: this.#p.timers,
       events: {
-        onProgress: events.onProgress,
+        onProgress: (status, sdp) => {
+          events.onProgress(status)
+          if (sdp === '' || media !== undefined || events.onEarlyAudio === undefined || call.state !== 'calling') return
+          const early = readAnswer(sdp, undefined, local.srtp)
+          if (!early.ok) return
+          earlyCodec = early.audio.codec
+          media = openMedia(early.audio)
+          // Held on our side: nothing is sent to the callee before the answer, and no media timeout runs.
+          media.update({ ...early.audio, held: true })
+          media.start()
+        },
         onAnswered: (audio, peerAllows) => {
-          media = new RtpMedia(
-            lease,
-            audio,
-            address,
-            {
-              onAudio: (frame, atMs) => sipTransport?.callerAudio(frame, atMs),
-              onDigit: (digit) => sipTransport?.callerDigit(digit),
-              onError: this.#p.onError,
-              // A callee that vanished (no BYE, no RTP, no RTCP) must not hold the call until the duration limit.
-              onMediaTimeout: () => {
-                this.#p.onMediaTimeout?.(call.callId)
-                sipTransport?.peerEnded('media_timeout')
-                call.hangUp('media_timeout')
-              },
-            },
-            { mediaTimeoutMs: this.#p.mediaTimeoutMs ?? 0 },
-          )
+          if (media === undefined) media = openMedia(audio)
+          else media.update(audio)
           sipTransport = new SipCallTransport(media, audio.codec, { onSessionEnded: (reason) => call.hangUp(reason) }, peerAllows)
           call.attach(media, sipTransport)
           media.start()
@@ -212,8 +240,11 @@ export class SipDialer {
           else this.#peers.set(address, left)
           // Our BYE or the answer to theirs may still be on its way: the connection closes once it is written.
           connection?.close()
-          if (media === undefined) lease.release()
-          else events.onEnded?.()
+          // Never answered: early media (if any) stops and the port is freed.
+          if (sipTransport === undefined) {
+            media?.close()
+            lease.release()
+          } else events.onEnded?.()
         },
       },
     })

@@ -38,8 +38,8 @@ export type SipDialFailure =
 
 /** What the call tells its owner. */
 export interface SipOutboundCallEvents {
-  /** A provisional response other than 100 (180 Ringing, 183 Session Progress). */
-  readonly onProgress: (status: number) => void
+  /** A provisional response other than 100 (180 Ringing, 183 Session Progress), with its SDP ('' without one). */
+  readonly onProgress: (status: number, sdp: string) => void
   /** The 200 came with a usable answer (and the callee's `Allow`, if any); the owner builds the media and the session on it. */
   readonly onAnswered: (audio: NegotiatedAudio, peerAllows: readonly string[] | undefined) => void
   /** The attempt ended without a dialog. Told once, and never after `onAnswered`. */
@@ -242,7 +242,7 @@ export class SipOutboundCall {
       if (r.status === 100) return
       this.#provisional = true
       if (this.#cancelWanted && !this.#cancelSent) this.#sendCancel()
-      if (this.#state === 'calling' && !this.#cancelWanted) this.#o.events.onProgress(r.status)
+      if (this.#state === 'calling' && !this.#cancelWanted) this.#o.events.onProgress(r.status, sdpOf(r))
       return
     }
     if (r.status < 300) return this.#answered(r)

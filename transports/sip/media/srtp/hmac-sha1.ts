@@ -33,23 +33,33 @@ function compress(state: Int32Array, block: Uint8Array, at: number): void {
   let c = state[2]!
   let d = state[3]!
   let e = state[4]!
-  for (let i = 0; i < 80; i++) {
-    let f: number
-    let k: number
-    if (i < 20) {
-      f = (b & c) | (~b & d)
-      k = 0x5a827999
-    } else if (i < 40) {
-      f = b ^ c ^ d
-      k = 0x6ed9eba1
-    } else if (i < 60) {
-      f = (b & c) | (b & d) | (c & d)
-      k = 0x8f1bbcdc | 0
-    } else {
-      f = b ^ c ^ d
-      k = 0xca62c1d6 | 0
-    }
-    const t = (((a << 5) | (a >>> 27)) + f + e + k + w[i]!) | 0
+  // The four rounds of 20 steps, each its own loop: no branch on the step inside a loop.
+  for (let i = 0; i < 20; i++) {
+    const t = (((a << 5) | (a >>> 27)) + ((b & c) | (~b & d)) + e + 0x5a827999 + w[i]!) | 0
+    e = d
+    d = c
+    c = (b << 30) | (b >>> 2)
+    b = a
+    a = t
+  }
+  for (let i = 20; i < 40; i++) {
+    const t = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + 0x6ed9eba1 + w[i]!) | 0
+    e = d
+    d = c
+    c = (b << 30) | (b >>> 2)
+    b = a
+    a = t
+  }
+  for (let i = 40; i < 60; i++) {
+    const t = (((a << 5) | (a >>> 27)) + ((b & c) | (b & d) | (c & d)) + e + (0x8f1bbcdc | 0) + w[i]!) | 0
+    e = d
+    d = c
+    c = (b << 30) | (b >>> 2)
+    b = a
+    a = t
+  }
+  for (let i = 60; i < 80; i++) {
+    const t = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + (0xca62c1d6 | 0) + w[i]!) | 0
     e = d
     d = c
     c = (b << 30) | (b >>> 2)

@@ -15,7 +15,7 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import { HmacSha1 } from './hmac-sha1.js'
-import { AesCmKeystream, writeSrtpIv } from './srtp-aes-cm.js'
+import { AesCmKeystream } from './srtp-aes-cm.js'
 import { deriveSessionKeys } from './srtp-key-derivation.js'
 import { SrtpReplayWindow } from './srtp-replay-window.js'
 
@@ -34,6 +34,11 @@ const RTCP_TAG_BYTES = 10
 const RTCP_INDEX_BYTES = 4
 /** The RTCP header and sender SSRC, sent in the clear (RFC 3711 section 3.4). */
 const RTCP_CLEAR_BYTES = 8
+/**
+ * RTP packets whose keystream is made in one cipher call (srtp-aes-cm.ts): a stream's indices run on by one, and
+ * the call's fixed cost is most of a 20 ms packet's AES. 16 packets are a third of a second of one stream.
+ */
+const RTP_AHEAD = 16
 /** SSRCs a context keeps receive state for: a peer that changes SSRC (a restart, a transfer) gets a fresh one. */
 const MAX_STREAMS = 8
 
@@ -60,7 +65,6 @@ export class SrtpContext {
   readonly #streams = new Map<number, StreamState>()
   /** SRTCP's replay windows, per sender SSRC (SRTCP has its own index, no ROC). */
   readonly #rtcpWindows = new Map<number, SrtpReplayWindow>()
-  readonly #iv = Buffer.alloc(16)
   readonly #rocBytes = Buffer.alloc(4)
   /** A computed tag, to compare with the packet's. */
   readonly #tag = Buffer.alloc(20)
@@ -70,7 +74,7 @@ export class SrtpContext {
   constructor(suite: SrtpSuite, masterKey: Uint8Array, masterSalt: Uint8Array) {
     this.#tagBytes = suite === 'AES_CM_128_HMAC_SHA1_32' ? 4 : 10
     const keys = deriveSessionKeys(masterKey, masterSalt)
-    this.#rtp = { cipher: new AesCmKeystream(keys.rtp.key), salt: keys.rtp.salt, auth: new HmacSha1(keys.rtp.auth) }
+    this.#rtp = { cipher: new AesCmKeystream(keys.rtp.key, RTP_AHEAD), salt: keys.rtp.salt, auth: new HmacSha1(keys.rtp.auth) }
     this.#rtcp = { cipher: new AesCmKeystream(keys.rtcp.key), salt: keys.rtcp.salt, auth: new HmacSha1(keys.rtcp.auth) }
   }
 
@@ -163,7 +167,7 @@ export class SrtpContext {
   /** `from..to` of `input` through AES-CM under the stream's IV, into `output` at `at`. */
   #crypt(keys: SessionCrypto, ssrc: number, index: number, input: Buffer, from: number, to: number, output: Buffer, at: number): void {
     if (to <= from) return
-    keys.cipher.xor(writeSrtpIv(this.#iv, keys.salt, ssrc, index), input, from, to, output, at)
+    keys.cipher.xor(keys.salt, ssrc, index, input, from, to, output, at)
   }
 }
 
