@@ -91,12 +91,16 @@ export class TurnTaking {
         else this.#d.replies.resume()
       },
       () => this.#heard(),
-      {
-        pause: () => {
-          if (this.#d.replies.canInterrupt()) this.#d.replies.pause()
-        },
-        resume: () => this.#d.replies.resume(),
-      },
+      // A VAD's speech pauses the reply while its words are awaited. Without one, the STT's own speech start is all
+      // there is: the words decide alone, as they come.
+      d.sttTurns
+        ? undefined
+        : {
+            pause: () => {
+              if (this.#d.replies.canInterrupt()) this.#d.replies.pause()
+            },
+            resume: () => this.#d.replies.resume(),
+          },
     )
   }
 
