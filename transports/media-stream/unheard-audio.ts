@@ -26,9 +26,16 @@ interface Written {
   readonly writtenAt: number
 }
 
-/** Bounded (`max` chunks, the oldest forgotten): a carrier that never echoes must not grow memory. */
+/** Most audio kept: two minutes of mu-law. */
+const MAX_BYTES = 120_000 * BYTES_PER_MS
+
+/**
+ * Bounded (`max` chunks and two minutes of audio, the oldest forgotten): a carrier that never echoes must not grow
+ * memory.
+ */
 export class UnheardAudio {
   #chunks: Written[] = []
+  #bytes = 0
   #lastHeardAt: number | undefined
   readonly #max: number
 
@@ -38,15 +45,18 @@ export class UnheardAudio {
 
   /** Chunk `chunkId` was written to the socket at `at` (ms). */
   written(chunkId: number, audio: Buffer, at: number): void {
-    if (this.#chunks.length >= this.#max) this.#chunks.shift()
+    while (this.#chunks.length > 0 && (this.#chunks.length >= this.#max || this.#bytes + audio.length > MAX_BYTES)) {
+      this.#bytes -= this.#chunks.shift()!.audio.length
+    }
     this.#chunks.push({ chunkId, audio, writtenAt: at })
+    this.#bytes += audio.length
   }
 
   /** The mark of `chunkId` came back at `at`: it and every chunk before it were heard. */
   heard(chunkId: number, at: number): void {
     const i = this.#chunks.findIndex((c) => c.chunkId === chunkId)
     if (i === -1) return
-    this.#chunks.splice(0, i + 1)
+    for (const c of this.#chunks.splice(0, i + 1)) this.#bytes -= c.audio.length
     this.#lastHeardAt = at
   }
 
@@ -77,6 +87,7 @@ export class UnheardAudio {
   /** Forgets everything (a barge-in's clear). */
   clear(): void {
     this.#chunks = []
+    this.#bytes = 0
     this.#lastHeardAt = undefined
   }
 }
