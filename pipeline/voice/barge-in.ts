@@ -56,8 +56,6 @@ export class BargeInGate {
   #speaking = false
   /** Words heard before this segment began: only later ones are this segment's. */
   #wordsBefore = 0
-  /** Due, and the words so far neither interrupt nor are a backchannel: later words decide. */
-  #waiting = false
   #paused = false
   #timer: NodeJS.Timeout | undefined
   #grace: NodeJS.Timeout | undefined
@@ -86,16 +84,16 @@ export class BargeInGate {
     clearTimeout(this.#resumeTimer)
     this.#resumeTimer = undefined
     if (this.#speechSince !== undefined) {
-      // More speech while the last segment is still timed or its words are awaited (paused, or with no hold): one
-      // decision. After a backchannel, or noise the agent resumed after, it is a segment of its own.
-      if (!this.#due || this.#paused || (this.#waiting && this.#hold === undefined)) {
+      // More speech while the last segment is still timed or its words are awaited (paused): one decision. With a
+      // hold, speech after a backchannel, or after noise the agent resumed from, is a segment of its own (it may pause
+      // again); without one, the words decide from here on.
+      if (!this.#due || this.#paused || this.#hold === undefined) {
         this.#speaking = true
         return
       }
     }
     this.#speechSince = now
     this.#due = false
-    this.#waiting = false
     this.#speaking = true
     this.#wordsBefore = this.#heard().count
     clearTimeout(this.#timer)
@@ -151,15 +149,17 @@ export class BargeInGate {
     this.#resumeTimer = undefined
     this.#speechSince = undefined
     this.#due = false
-    this.#waiting = false
     this.#speaking = false
     this.#paused = false
   }
 
-  /** The words so far as this segment's: words from before it began do not make it speech that was understood. */
+  /**
+   * The words so far as this segment's: with a hold, words from before it began do not make it speech that was
+   * understood (it pauses until its own words come).
+   */
   #kindOfSegment(): HeardWords['kind'] {
     const heard = this.#heard()
-    return heard.count <= this.#wordsBefore ? 'nothing' : heard.kind
+    return this.#hold !== undefined && heard.count <= this.#wordsBefore ? 'nothing' : heard.kind
   }
 
   #check(): void {
@@ -168,7 +168,6 @@ export class BargeInGate {
     const kind = this.#kindOfSegment()
     if (this.#rule.readWords && kind === 'backchannel') {
       // Only a backchannel so far: talk on, unless the caller is still speaking (it may be "yeah, but...").
-      this.#waiting = false
       if (!this.#speaking) this.#resume()
       return
     }
@@ -178,7 +177,6 @@ export class BargeInGate {
       this.#fire()
       return
     }
-    this.#waiting = true
     this.#pause()
     if (noWords && this.#speaking && this.#grace === undefined) {
       // Words that came meanwhile decide through wordsChanged; a backchannel among them still holds.
