@@ -31,8 +31,13 @@ export interface ScriptOutcome {
   endDelayMs: number | null
   /** The agent's reply was cut off while the script played. */
   interrupted: boolean
-  /** The caller's first word -> the reply cut off. */
+  /**
+   * The caller's first word -> the agent's audio stopped for the interruption: the pause that the cut-off followed,
+   * or the cut-off itself.
+   */
   interruptMs: number | null
+  /** How long the reply was paused for caller speech and then resumed (the gap a backchannel cost); null: never. */
+  pausedMs: number | null
   /** What the agent was sent for this script's words. */
   sentTexts: string[]
 }
@@ -235,7 +240,9 @@ async function playScript(
       (r) => r.json?.session_id === sessionId && r.json?.type === 'message' && r.arrivedAt >= started,
     )
     const after = messages.filter((r) => r.arrivedAt >= lastWordAt)
-    const cut = events.slice(seen).find((x) => x.e.type === 'clear_playback' && x.at >= started)
+    const heard = events.slice(seen).filter((x) => x.at >= started)
+    const cut = heard.find((x) => x.e.type === 'clear_playback')
+    const stoppedTime = cut === undefined ? undefined : stoppedAt(heard, cut.at)
     return {
       id: script.id,
       category: script.category,
@@ -244,7 +251,8 @@ async function playScript(
       premature: messages.length - after.length,
       endDelayMs: after[0] === undefined ? null : after[0].arrivedAt - lastWordAt,
       interrupted: cut !== undefined,
-      interruptMs: cut === undefined ? null : cut.at - firstWordAt,
+      interruptMs: stoppedTime === undefined ? null : stoppedTime - firstWordAt,
+      pausedMs: resumedPauseMs(heard),
       sentTexts: messages.map((r) => String(r.json?.text ?? '')),
     }
   } finally {
@@ -252,6 +260,31 @@ async function playScript(
     line.stop()
     await session.end('caller_hangup')
   }
+}
+
+/** When the agent's audio stopped for the cut-off at `cutAt`: the pause it followed (with no resume between), or then. */
+function stoppedAt(events: readonly { at: number; e: PipelineEvent }[], cutAt: number): number {
+  let pausedAt: number | undefined
+  for (const x of events) {
+    if (x.at > cutAt) break
+    if (x.e.type === 'pause_playback') pausedAt ??= x.at
+    if (x.e.type === 'resume_playback') pausedAt = undefined
+  }
+  return pausedAt ?? cutAt
+}
+
+/** The time the reply spent paused and then resumed; null when it never was. */
+function resumedPauseMs(events: readonly { at: number; e: PipelineEvent }[]): number | null {
+  let total: number | null = null
+  let pausedAt: number | undefined
+  for (const x of events) {
+    if (x.e.type === 'pause_playback') pausedAt ??= x.at
+    if (x.e.type === 'resume_playback' && pausedAt !== undefined) {
+      total = (total ?? 0) + x.at - pausedAt
+      pausedAt = undefined
+    }
+  }
+  return total
 }
 
 /** Calls `listener` with each event the transport gets from now on; returns the way to stop. */

@@ -42,11 +42,17 @@ export const bench: BenchFn = async () => {
         'end delay p50 ms': ms(r.endDelayP50),
         'end delay p95 ms': ms(r.endDelayP95),
         'interrupt p50 ms': ms(r.interruptP50),
+        'interrupt p95 ms': ms(r.interruptP95),
+        'paused, resumed': r.pausedResumed,
+        'pause p50 ms': ms(r.pauseP50),
       })
     }
   }
   const missed = goalsMissed(outcomes)
   console.log(missed.length === 0 ? 'goals: all met' : `goals missed:\n- ${missed.join('\n- ')}`)
   for (const o of outcomes.filter((o) => o.premature > 0)) console.log(`premature: ${o.id} (${o.vendor}): ${o.sentTexts.join(' | ')}`)
+  const stops = outcomes.filter((o) => o.interruptMs !== null && o.category === 'interruption')
+  if (stops.length > 0)
+    console.log(`stopped after the first word (ms): ${stops.map((o) => `${o.id} (${o.vendor}) ${Math.round(o.interruptMs!)}`).join(', ')}`)
   return rows
 }

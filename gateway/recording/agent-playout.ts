@@ -1,7 +1,8 @@
 /**
  * Where agent audio goes on the recording's timeline: at the time the caller heard it. Phone calls know it from
  * the carrier's mark echoes; browsers from a real-time estimate (each chunk plays after the previous one, and not
- * before it was sent). A clear (barge-in) cuts the agent channel at the moment it happened.
+ * before it was sent). A clear (barge-in) cuts the agent channel at the moment it happened, or at the pause before
+ * it: a reply paused for caller speech stopped there.
  */
 import type { RecordedAudio, Recorder } from './recording-port.js'
 
@@ -11,6 +12,10 @@ export interface AgentPlayout {
   /** The caller heard everything up to and including `chunkId` (carrier mark echo), as of `atMs`. */
   played(chunkId: number, atMs: number): void
   cleared(atMs: number): void
+  /** Playout paused at `atMs` for caller speech: a clear that follows cuts here. */
+  paused(atMs: number): void
+  /** The pause is over: the reply played on. */
+  resumed(): void
 }
 
 /** Placement by real-time estimate: the browser plays chunks back to back from when each was sent. */
@@ -28,6 +33,9 @@ export class EstimatedPlayout implements AgentPlayout {
     this.#cursorMs = start + (samples.length * 1000) / this.#rate
   }
   played(): void {}
+  // A browser plays on what it was sent: its pause only holds back audio not sent yet, which is placed when sent.
+  paused(): void {}
+  resumed(): void {}
   cleared(atMs: number): void {
     this.#recorder.clearAgentAfter(atMs)
     this.#cursorMs = atMs
@@ -55,6 +63,8 @@ export class MarkedPlayout implements AgentPlayout {
   #pendingSamples = 0
   /** Where the last placed chunk ended, ms. */
   #playedEndMs = 0
+  /** Playout paused here (the carrier was cleared then), until resumed. */
+  #pausedAtMs: number | undefined
   constructor(recorder: Recorder, sampleRate: number) {
     this.#recorder = recorder
     this.#rate = sampleRate
@@ -83,7 +93,17 @@ export class MarkedPlayout implements AgentPlayout {
     this.#place(last, Math.max(this.#playedEndMs, last.sentMs, atMs - this.#ms(last.samples.length)))
   }
 
-  cleared(atMs: number): void {
+  paused(atMs: number): void {
+    this.#pausedAtMs ??= atMs
+  }
+
+  resumed(): void {
+    this.#pausedAtMs = undefined
+  }
+
+  cleared(clearedAtMs: number): void {
+    const atMs = Math.min(clearedAtMs, this.#pausedAtMs ?? clearedAtMs)
+    this.#pausedAtMs = undefined
     for (const p of this.#pending) {
       const start = Math.max(this.#playedEndMs, p.sentMs)
       if (start >= atMs) break

@@ -241,6 +241,8 @@ export class SessionRecording {
   onEvent(e: PipelineEvent): void {
     if (e.type === 'audio') this.#playout.sent(e.chunkId, this.#decodeOut(e.audio), this.#now())
     else if (e.type === 'clear_playback') this.#playout.cleared(this.#now())
+    else if (e.type === 'pause_playback') this.#playout.paused(this.#now())
+    else if (e.type === 'resume_playback') this.#playout.resumed()
   }
 
   /** Completes the recording at the session's stored duration (undefined: the end was not stored, it fails). */

@@ -59,6 +59,8 @@ export class AssistantTurn {
   failure: { cause: TurnFailureCause; detail: string | null; heard: string | null } | undefined
   /** When the turn opened (pipeline clock): a failed welcome's wait is counted from here. */
   openedAt = 0
+  /** Playout is paused for caller speech since then (pipeline clock); undefined while it plays. */
+  pausedAt: number | undefined
   /** Why the user turn this one answers ended when it did; undefined for a turn no user turn started. */
   userEndReason: TurnEndReason | undefined
 

@@ -35,6 +35,15 @@ export type PipelineEvent =
     }
   /** Drop every queued, unplayed assistant audio now (barge-in): `clear` for the carrier. */
   | { type: 'clear_playback'; turnId: string }
+  /**
+   * Caller speech over the reply may be an interruption: stop playing now but keep the position and what is queued
+   * (audio that arrives meanwhile queues too). A `resume_playback` (play on from there) or a `clear_playback`
+   * (drop it all) for the same turn always follows. A transport that cannot pause what it already sent holds back
+   * what it has not.
+   */
+  | { type: 'pause_playback'; turnId: string }
+  /** The paused reply plays on from where it paused (the caller's speech was a backchannel or noise). */
+  | { type: 'resume_playback'; turnId: string }
   | { type: 'assistant.text.delta'; turnId: string; content: string }
   | { type: 'assistant.text'; turnId: string; content: string }
   /** User transcript with the SPEC's delta_counter rules (interim replaces same counter; delta stabilises). */

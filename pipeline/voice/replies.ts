@@ -287,6 +287,33 @@ export class Replies {
     if (this.#playout.replayFinished(a, turnId)) this.#maybeFinish(a)
   }
 
+  /** Caller speech over the reply may be an interruption: playout stops where it is until `resume` or `interrupt`. */
+  pause(): void {
+    const a = this.active
+    if (a === undefined || a.pausedAt !== undefined || this.#d.output === undefined) return
+    a.pausedAt = this.#d.now()
+    // Nothing is heard while paused: the wait for the transport's reports starts again on resume.
+    clearTimeout(a.safetyTimer)
+    this.#d.emit({ type: 'pause_playback', turnId: a.turnId })
+  }
+
+  /** The caller's speech was not an interruption (a backchannel, a cough): the paused reply plays on from there. */
+  resume(): void {
+    const a = this.#turn
+    if (a === undefined || !this.#playOn(a)) return
+    this.#maybeFinish(a)
+  }
+
+  /** Tells the transport to play on from the pause; false when `a` is not paused. */
+  #playOn(a: AssistantTurn): boolean {
+    if (a.pausedAt === undefined || a.interrupted) return false
+    const pausedMs = Math.round(this.#d.now() - a.pausedAt)
+    a.pausedAt = undefined
+    this.#d.emit({ type: 'resume_playback', turnId: a.turnId })
+    this.#d.logger.info({ turn_id: a.turnId, paused_ms: pausedMs }, 'reply resumed: the caller spoke over it without interrupting')
+    return true
+  }
+
   /**
    * Barge-in: stops the reply now (aborts the agent request, cancels the TTS context, clears playback), calls
    * `announce` so the user's turn is told before the reply's end, and finishes it with what was heard.
@@ -294,6 +321,9 @@ export class Replies {
   interrupt(announce: () => void): void {
     const a = this.active
     if (a === undefined) return
+    // The caller heard it stop at the pause: the words that came since confirmed the interruption.
+    if (a.pausedAt !== undefined)
+      this.#d.logger.info({ turn_id: a.turnId, paused_ms: Math.round(this.#d.now() - a.pausedAt) }, 'paused reply interrupted')
     a.interrupted = true
     a.abort.abort()
     this.#d.tts?.cancel(a.turnId)
@@ -331,6 +361,8 @@ export class Replies {
 
   #finish(a: AssistantTurn): void {
     if (a.finished) return
+    // A transport never stays paused past its turn (a report timeout may finish a paused one).
+    this.#playOn(a)
     a.finished = true
     clearTimeout(a.safetyTimer)
     const said = a.transcriptText(this.#d.now(), this.#hasSpeech)

@@ -17,6 +17,10 @@ export interface ReplySide {
   canInterrupt(): boolean
   /** Stops the reply in progress; `announce` tells the user's turn before the reply's end. */
   stop(announce: () => void): void
+  /** Pauses the reply's playout where it is (caller speech whose words are awaited). */
+  pause(): void
+  /** Resumes a paused reply's playout where it paused; nothing when none is paused. */
+  resume(): void
   /** A user turn is over with `text` (not empty): answer it, or hold it behind the reply in progress. */
   committed(turn: UserTurn, text: string, userEnd: UserEnd): void
 }
@@ -81,11 +85,22 @@ export class TurnTaking {
         minInterruptionWords: d.sttTurns ? Math.max(1, this.#tm.min_interruption_words) : this.#tm.min_interruption_words,
         readWords: d.words.backchannels !== undefined,
       },
-      // The reply may have become uninterruptible (a farewell) while the gate was timing the speech.
+      // The reply may have become uninterruptible (a farewell) while the gate was timing the speech: it resumes.
       () => {
         if (this.#d.replies.canInterrupt()) this.interrupt()
+        else this.#d.replies.resume()
       },
       () => this.#heard(),
+      // A VAD's speech pauses the reply while its words are awaited. Without one, the STT's own speech start is all
+      // there is: the words decide alone, as they come.
+      d.sttTurns
+        ? undefined
+        : {
+            pause: () => {
+              if (this.#d.replies.canInterrupt()) this.#d.replies.pause()
+            },
+            resume: () => this.#d.replies.resume(),
+          },
     )
   }
 

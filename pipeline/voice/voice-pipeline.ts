@@ -93,6 +93,8 @@ export class VoicePipeline implements PipelineInput {
         active: () => this.#isAssistantActive(),
         canInterrupt: () => this.#canInterrupt(),
         stop: (announce) => this.#replies.interrupt(announce),
+        pause: () => this.#replies.pause(),
+        resume: () => this.#replies.resume(),
         committed: (turn, text, userEnd) => this.#userTurnCommitted(turn, text, userEnd),
       },
       caller: () => this.#caller,

@@ -311,6 +311,42 @@ t.test('clear_playback before attach drops queued audio only; nothing on the wir
   )
 })
 
+t.test('pause_playback holds back audio not sent yet; resume sends it in order, a clear drops it', async (t) => {
+  const r = await rig(t)
+  const audio = (chunkId: number) => ({ type: 'audio' as const, turnId: 'a1', chunkId, audio: Buffer.alloc(320, chunkId), durationMs: 10 })
+  r.transport.deliver({ type: 'turn.start', role: 'assistant', turnId: 'a1' })
+  r.transport.deliver(audio(1))
+  r.transport.deliver({ type: 'pause_playback', turnId: 'a1' })
+  r.transport.deliver(audio(2))
+  r.transport.deliver({ type: 'assistant.text.delta', turnId: 'a1', content: 'Hello' })
+  await r.messages(3)
+  await r.settle()
+  t.same(
+    r.received.map((m) => m.type),
+    ['turn.start', 'response.audio', 'response.text.delta'],
+    'paused: audio waits, other messages do not',
+  )
+  r.transport.deliver(audio(3))
+  r.transport.deliver({ type: 'resume_playback', turnId: 'a1' })
+  const got = await r.messages(5)
+  t.same(
+    got.slice(3).map((m) => Buffer.from(m.content, 'base64')[0]),
+    [2, 3],
+    'resumed: the held audio in order',
+  )
+  r.transport.deliver({ type: 'pause_playback', turnId: 'a1' })
+  r.transport.deliver(audio(4))
+  r.transport.deliver({ type: 'clear_playback', turnId: 'a1' })
+  r.transport.deliver({ type: 'resume_playback', turnId: 'a1' })
+  r.transport.deliver({ type: 'response.end', turnId: 'a1' })
+  const all = await r.messages(6)
+  t.same(
+    all.slice(5).map((m) => m.type),
+    ['response.end'],
+    'a barge-in drops what the pause held',
+  )
+})
+
 t.test('hangup ends the session; the socket closes after what was sent', async (t) => {
   const r = await rig(t)
   r.transport.deliver({ type: 'assistant.text', turnId: 'a1', content: 'Goodbye' })

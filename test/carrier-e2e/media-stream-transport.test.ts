@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import WebSocket, { WebSocketServer } from 'ws'
 import { TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 import { MediaStreamTransport } from '../../transports/media-stream/media-stream-transport.js'
+import { PLAY_DELAY_MS, UnheardAudio } from '../../transports/media-stream/unheard-audio.js'
 import type { EndReason } from '../../core/end-reason.js'
 import type { PipelineInput } from '../../pipeline/index.js'
 import { silentLogger } from '../../core/log.js'
@@ -150,6 +151,78 @@ t.test('clear_playback sends clear; marks it released do not count as heard', as
   p.send({ event: 'mark', streamSid: SID, sequenceNumber: '6', mark: { name: '8' } })
   await p.until(() => p.session.calls.length >= 1)
   t.same(p.session.calls, [['markPlayed', 8]])
+})
+
+t.test('pause_playback clears the carrier and holds; resume sends what was not heard, under new mark names', async (t) => {
+  const p = await pair(t)
+  p.start()
+  await p.until(() => p.transport.streamSid !== undefined)
+  p.transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 7, audio: Buffer.alloc(1600, 7), durationMs: 200 })
+  p.transport.deliver({ type: 'pause_playback', turnId: 'a1' })
+  p.transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 8, audio: Buffer.alloc(160, 8), durationMs: 20 })
+  await p.until(() => p.received.length >= 3)
+  // The carrier echoes the pending mark right after the clear: it proves nothing.
+  p.send({ event: 'mark', streamSid: SID, sequenceNumber: '5', mark: { name: '7' } })
+  await new Promise((r) => setTimeout(r, 30))
+  t.same(
+    p.received.map((m) => m.event),
+    ['media', 'mark', 'clear'],
+    'paused: the buffer is cleared and audio that comes meanwhile waits',
+  )
+  t.same(p.session.calls, [], 'the echo the clear released is not taken as heard')
+  p.transport.deliver({ type: 'resume_playback', turnId: 'a1' })
+  await p.until(() => p.received.length >= 7)
+  t.same(
+    p.received.slice(3).map((m) => (m.event === 'mark' ? m.mark.name : Buffer.from(m.media.payload, 'base64').length)),
+    [1600, '7.1', 160, '8'],
+    'resumed: the unheard chunk again (none of it had played), marked anew, then the held one',
+  )
+  p.send({ event: 'mark', streamSid: SID, sequenceNumber: '6', mark: { name: '7.1' } })
+  await p.until(() => p.session.calls.length >= 1)
+  t.same(p.session.calls, [['markPlayed', 7]], 'the new mark reports the chunk heard')
+  t.same(p.session.written, [7, 8], 'each chunk reported written once')
+
+  p.transport.deliver({ type: 'pause_playback', turnId: 'a1' })
+  p.transport.deliver({ type: 'clear_playback', turnId: 'a1' })
+  p.transport.deliver({ type: 'resume_playback', turnId: 'a1' })
+  await p.until(() => p.received.length >= 9)
+  await new Promise((r) => setTimeout(r, 30))
+  t.same(
+    p.received.slice(7).map((m) => m.event),
+    ['clear', 'clear'],
+    'a barge-in after the pause drops what was held: nothing to resume',
+  )
+})
+
+t.test('what a pause sends again: the chunk playing from the frame it reached, nothing already heard', async (t) => {
+  const u = new UnheardAudio(10)
+  const bytes = (ms: number) => Buffer.alloc(ms * 8)
+  u.written(1, bytes(200), 0)
+  u.written(2, bytes(200), 0)
+  u.written(3, bytes(200), 0)
+  u.heard(1, 300)
+  // Chunk 2 began playing at the echo of 1 (300 ms); 130 ms later it is in its 7th frame.
+  const paused = u.takeUnplayed(430)
+  t.same(
+    paused.unplayed.map((c) => [c.chunkId, c.audio.length]),
+    [
+      [2, (200 - 120) * 8],
+      [3, 200 * 8],
+    ],
+    'chunk 2 from its 7th frame (cut back to the frame), chunk 3 whole',
+  )
+  t.equal(paused.playedThrough, undefined)
+  t.same(u.takeUnplayed(1000).unplayed, [], 'everything is forgotten once taken')
+
+  u.written(4, bytes(100), 1000)
+  u.written(5, bytes(100), 1000)
+  const later = u.takeUnplayed(1000 + PLAY_DELAY_MS + 150)
+  t.same(
+    later.unplayed.map((c) => [c.chunkId, c.audio.length]),
+    [[5, (100 - 40) * 8]],
+    'no echo yet: played from the write plus the carrier delay, chunk by chunk (50 ms of 5: two whole frames)',
+  )
+  t.equal(later.playedThrough, 4, 'the chunk played in full without its echo is reported')
 })
 
 t.test('hangup closes the stream and ends the session', async (t) => {

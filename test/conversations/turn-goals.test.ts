@@ -1,5 +1,5 @@
 import t from 'tap'
-import { byCategory, goalsMissed } from '../../bench/conversation-results.js'
+import { byCategory, goalsMissed, INTERRUPT_STOP_GOAL_MS } from '../../bench/conversation-results.js'
 import { loadCorpus, type ScriptOutcome, startConversationWorld } from '../../bench/conversation-world.js'
 
 // One script per category of the conversation corpus, through both STT vendors' fakes, with default turn_manager
@@ -19,7 +19,12 @@ t.test('turn taking meets its goals on one spoken script per category', async (t
   t.equal(results.find((r) => r.category === 'numbers')?.premature, 0, 'a phone number read with 1.2 s pauses is not cut off')
   t.equal(results.find((r) => r.category === 'backchannel')?.falseBargeIns, 0, '"mm-hm" over the agent does not stop it')
   t.equal(results.find((r) => r.category === 'backchannel')?.sentAsTurn, 0, 'nor is it sent as a turn')
-  t.equal(results.find((r) => r.category === 'interruption')?.missedInterruptions, 0, '"stop" does')
+  const interruption = results.find((r) => r.category === 'interruption')
+  t.equal(interruption?.missedInterruptions, 0, '"stop" does')
+  t.ok(
+    interruption?.interruptP50 !== null && (interruption?.interruptP50 ?? Infinity) < INTERRUPT_STOP_GOAL_MS,
+    `and the agent is heard to stop ${Math.round(interruption?.interruptP50 ?? -1)} ms after its first word (paused, then cut off)`,
+  )
   const short = results.find((r) => r.category === 'short_answer')
   t.ok(
     short?.endDelayP50 !== null && (short?.endDelayP50 ?? Infinity) < 700,

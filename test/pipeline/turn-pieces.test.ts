@@ -1,7 +1,7 @@
 import t from 'tap'
 import { UserTurn } from '../../pipeline/voice/user-turn.js'
 import { Playback, heardText } from '../../pipeline/voice/playback.js'
-import { BargeInGate, type HeardWords, NO_WORDS_GRACE_MS } from '../../pipeline/voice/barge-in.js'
+import { BargeInGate, type HeardWords, NO_WORDS_GRACE_MS, NO_WORDS_RESUME_MS } from '../../pipeline/voice/barge-in.js'
 import type { PipelineEvent } from '../../pipeline/voice/pipeline-io.js'
 
 t.test('user transcript follows the delta_counter rules', async (t) => {
@@ -192,4 +192,88 @@ t.test('barge-in gate reading words: speech with no words for long interrupts an
   t.equal(interrupts, 0, 'still waiting for words')
   await new Promise((r) => setTimeout(r, NO_WORDS_GRACE_MS / 2 + 100))
   t.equal(interrupts, 1, `after ${NO_WORDS_GRACE_MS} ms more of speech with no word: long speech is no backchannel`)
+})
+
+/** A gate reading words with a playout hold, recording what it did to the reply in order. */
+function heldGate(minInterruptionMs = 20) {
+  const did: string[] = []
+  const state = { heard: { count: 0, kind: 'nothing' } as HeardWords }
+  const gate = new BargeInGate(
+    { allowInterruptions: true, minInterruptionMs, minInterruptionWords: 0, readWords: true },
+    () => did.push('interrupt'),
+    () => state.heard,
+    { pause: () => did.push('pause'), resume: () => did.push('resume') },
+  )
+  return { gate, did, state }
+}
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+t.test('barge-in gate with a playout hold: paused at min_interruption_ms, then the words decide', async (t) => {
+  const stop = heldGate()
+  stop.gate.speechStarted(0, true)
+  await wait(10)
+  t.same(stop.did, [], 'shorter than min_interruption_ms: the reply plays on')
+  await wait(30)
+  t.same(stop.did, ['pause'], 'min_interruption_ms of speech, no words yet: paused at once')
+  stop.state.heard = { count: 1, kind: 'words' }
+  stop.gate.wordsChanged()
+  t.same(stop.did, ['pause', 'interrupt'], '"stop": the paused reply is interrupted (no resume in between)')
+  stop.gate.reset()
+  t.same(stop.did, ['pause', 'interrupt'], 'nothing left to resume')
+
+  const bc = heldGate()
+  bc.gate.speechStarted(0, true)
+  await wait(40)
+  bc.state.heard = { count: 1, kind: 'backchannel' }
+  bc.gate.wordsChanged()
+  t.same(bc.did, ['pause'], '"mm-hm" while the caller still speaks: still paused')
+  bc.gate.speechEnded()
+  t.same(bc.did, ['pause', 'resume'], 'the speech ended as a backchannel: resumed')
+  bc.gate.speechStarted(0, true)
+  await wait(40)
+  t.same(bc.did, ['pause', 'resume', 'pause'], 'new speech after it is a segment of its own: paused again')
+  bc.state.heard = { count: 2, kind: 'backchannel' }
+  bc.gate.wordsChanged()
+  bc.gate.speechEnded()
+  t.same(bc.did, ['pause', 'resume', 'pause', 'resume'], '"mm-hm, yeah": resumed again')
+
+  const late = heldGate()
+  late.gate.speechStarted(0, true)
+  await wait(40)
+  late.gate.speechEnded()
+  late.state.heard = { count: 1, kind: 'backchannel' }
+  late.gate.wordsChanged()
+  t.same(late.did, ['pause', 'resume'], 'a backchannel whose words come after the speech ended: resumed when they come')
+})
+
+t.test('barge-in gate with a playout hold: speech that never yields words resumes, a closing turn resumes', async (t) => {
+  const cough = heldGate()
+  cough.gate.speechStarted(0, true)
+  await wait(40)
+  cough.gate.speechEnded()
+  await wait(NO_WORDS_RESUME_MS / 2)
+  t.same(cough.did, ['pause'], 'still waiting for words a little after the speech')
+  await wait(NO_WORDS_RESUME_MS / 2 + 60)
+  t.same(cough.did, ['pause', 'resume'], `no word ${NO_WORDS_RESUME_MS} ms after the speech ended (a cough): resumed`)
+  cough.state.heard = { count: 1, kind: 'words' }
+  cough.gate.wordsChanged()
+  t.same(cough.did, ['pause', 'resume', 'interrupt'], 'words that come later still interrupt')
+
+  const more = heldGate()
+  more.gate.speechStarted(0, true)
+  await wait(40)
+  more.gate.speechEnded()
+  more.gate.speechStarted(0, true)
+  await wait(NO_WORDS_RESUME_MS + 60)
+  t.same(more.did, ['pause'], 'speech again before the bound: one decision, still paused')
+  more.gate.reset()
+  t.same(more.did, ['pause', 'resume'], 'the reply ended (or another began): whatever was paused resumes')
+
+  const short = heldGate(60)
+  short.gate.speechStarted(0, true)
+  await wait(20)
+  short.gate.speechEnded()
+  await wait(60)
+  t.same(short.did, [], 'a segment shorter than min_interruption_ms never pauses')
 })

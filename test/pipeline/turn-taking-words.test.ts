@@ -12,6 +12,8 @@ const WAITS = { baseMs: 150, minMs: 20, maxMs: 400 }
 function world(options: { replying?: boolean } = {}) {
   const committed: { text: string; reason: TurnEndReason | undefined; at: number }[] = []
   let stopped = 0
+  /** What happened to the reply's playout, in order. */
+  const playout: ('pause' | 'resume' | 'stop')[] = []
   const replying = { on: options.replying ?? false }
   const tm = turnManagerOptionsSchema.parse({})
   const turns = new TurnTaking({
@@ -24,8 +26,13 @@ function world(options: { replying?: boolean } = {}) {
       canInterrupt: () => true,
       stop: (announce) => {
         stopped++
+        playout.push('stop')
         replying.on = false
         announce()
+      },
+      pause: () => playout.push('pause'),
+      resume: () => {
+        if (playout.at(-1) === 'pause') playout.push('resume')
       },
       committed: (_turn, text, userEnd: UserEnd) => committed.push({ text, reason: userEnd.reason, at: performance.now() }),
     },
@@ -36,7 +43,7 @@ function world(options: { replying?: boolean } = {}) {
     notice: () => undefined,
     now: () => performance.now(),
   })
-  return { turns, committed, stopped: () => stopped, replying }
+  return { turns, committed, stopped: () => stopped, replying, playout }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -101,4 +108,34 @@ t.test('a backchannel over the reply neither stops it nor becomes a turn; an int
   w.turns.onSttEvent({ type: 'end_of_turn', text: 'no wait' })
   t.match(w.committed, [{ text: 'no wait', reason: 'vendor_end_of_turn' }])
   w.turns.close()
+})
+
+t.test('caller speech over the reply pauses it at once; the words decide between resuming and stopping', async (t) => {
+  const w = world({ replying: true })
+  w.turns.speechStarted()
+  await sleep(30)
+  t.same(w.playout, ['pause'], 'min_interruption_ms of speech with no words yet: the reply pauses')
+  w.turns.onSttEvent({ type: 'interim', text: 'no' })
+  t.same(w.playout, ['pause', 'stop'], 'words that are not a backchannel stop it')
+  w.turns.close()
+
+  const bc = world({ replying: true })
+  bc.turns.speechStarted()
+  await sleep(30)
+  bc.turns.onSttEvent({ type: 'interim', text: 'uh-huh' })
+  t.same(bc.playout, ['pause'], 'a backchannel while the caller still speaks: still paused (it may be "uh-huh, but...")')
+  bc.turns.speechEnded()
+  t.same(bc.playout, ['pause', 'resume'], 'the speech ended as a backchannel: the reply plays on')
+  bc.turns.onSttEvent({ type: 'final', text: 'uh-huh' })
+  bc.turns.onSttEvent({ type: 'end_of_turn', text: 'uh-huh' })
+  t.same(bc.committed, [], 'and it is not a turn')
+  bc.turns.close()
+
+  const but = world({ replying: true })
+  but.turns.speechStarted()
+  await sleep(30)
+  but.turns.onSttEvent({ type: 'interim', text: 'yeah' })
+  but.turns.onSttEvent({ type: 'interim', text: 'yeah but' })
+  t.same(but.playout, ['pause', 'stop'], '"yeah, but..." stops the reply it paused')
+  but.turns.close()
 })

@@ -128,6 +128,23 @@ t.test('with marks, agent audio ends where its mark came back; unconfirmed audio
   t.ok(allEqual(right, 5600, 8000, 0), 'silent after the clear')
 })
 
+t.test('marked playout: a clear after a pause cuts the agent channel at the pause', async (t) => {
+  const row = await sessionRow()
+  const r = recorder(databaseSink(db, row, 8000, 'u'))
+  const playout = new MarkedPlayout(r, 8000)
+  playout.sent(1, tone(1600, 11), 0)
+  playout.sent(2, tone(1600, 22), 0)
+  playout.played(1, 400)
+  // Chunk 2 plays from 400 ms; paused at 500 ms, then the caller's words interrupt it at 800 ms.
+  playout.paused(500)
+  playout.cleared(800)
+  await r.finish(1000)
+  const [, right] = (await readWav(row.id)).channels as [Int16Array, Int16Array]
+  t.ok(allEqual(right, 1600, 3200, 11), 'the heard chunk where its mark said')
+  t.ok(allEqual(right, 3200, 4000, 22), 'the chunk playing until the pause')
+  t.ok(allEqual(right, 4000, 8000, 0), 'silent from the pause on, not from the clear')
+})
+
 t.test('mono mixdown and byte ranges of the file', async (t) => {
   const row = await sessionRow()
   const r = recorder(databaseSink(db, row, 16000, 'u'), 16000)

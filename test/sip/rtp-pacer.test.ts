@@ -196,3 +196,36 @@ t.test('with a silence frame every idle slot sends it; the marker only after a g
     'a digit replaces the silence in its slots; the audio stream resumes with the marker',
   )
 })
+
+t.test('pause() holds the queued audio to the frame (silence meanwhile); resume() plays on, clear() drops it', async (t) => {
+  const clock = { now: 0 }
+  const silence = Buffer.alloc(160, 0xff)
+  const pacer = new RtpPacer({ now: () => clock.now, payloadType: 0, initialSequence: 0, initialTimestamp: 0, silence })
+  const audio = frames(6)
+  for (const f of audio) pacer.enqueue(f)
+  const before = run(pacer, clock, 40)
+  t.same(
+    before.map((s) => audio.indexOf(s.packet.payload)),
+    [0, 1],
+    'two frames out',
+  )
+  pacer.pause()
+  const paused = run(pacer, clock, 100)
+  t.ok(paused.length === 3 && paused.every((s) => s.packet.payload === silence), 'paused: silence in every slot, the stream goes on')
+  t.equal(pacer.queued, 4, 'nothing dropped')
+  pacer.resume()
+  const after = run(pacer, clock, 140)
+  t.same(
+    after.map((s) => audio.indexOf(s.packet.payload)),
+    [2, 3],
+    'resumed with the next frame, none skipped or repeated',
+  )
+  t.same(
+    [...before, ...paused, ...after].map((s) => s.packet.sequence),
+    [0, 1, 2, 3, 4, 5, 6],
+    'one contiguous stream',
+  )
+  pacer.pause()
+  t.equal(pacer.clear(), 2, 'a clear while paused drops what was held')
+  t.notOk(pacer.paused, 'and ends the pause')
+})

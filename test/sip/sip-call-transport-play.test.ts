@@ -20,11 +20,18 @@ function fakeMedia(room: number) {
       return true
     },
     clear: () => queued.splice(0).length,
+    held: [] as string[],
+    pause() {
+      this.held.push('pause')
+    },
+    resume() {
+      this.held.push('resume')
+    },
   }
   const sendAll = () => {
     for (const q of queued.splice(0)) q.sent?.()
   }
-  return { media: media as unknown as RtpMedia, queued, sendAll }
+  return { media: media as unknown as RtpMedia, queued, sendAll, held: media.held }
 }
 
 const noEvents = { onSessionEnded: () => undefined }
@@ -74,6 +81,20 @@ t.test('a full pacer: false, the drop counted, and onPlayed still called', async
   t.equal(queued.length, 2)
   t.equal(played, 1, 'nobody waits for frames that were never queued')
   t.equal(transport.droppedFrames, 1)
+})
+
+t.test("pause_playback and resume_playback hold the pacer's queue; clear_playback drops it", async (t) => {
+  const { media, queued, held } = fakeMedia(100)
+  const transport = new SipCallTransport(media, 'PCMU', noEvents)
+  transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 1, audio: ramp, durationMs: 50 })
+  transport.deliver({ type: 'pause_playback', turnId: 'a1' })
+  transport.deliver({ type: 'audio', turnId: 'a1', chunkId: 2, audio: ramp, durationMs: 50 })
+  t.same(held, ['pause'], 'the pacer is paused')
+  t.equal(queued.length, 6, 'nothing dropped, and audio that comes meanwhile queues behind')
+  transport.deliver({ type: 'resume_playback', turnId: 'a1' })
+  t.same(held, ['pause', 'resume'])
+  transport.deliver({ type: 'clear_playback', turnId: 'a1' })
+  t.equal(queued.length, 0, 'a barge-in drops the queue')
 })
 
 t.test('the peer Allow: listed methods upper-cased, none without the header', async (t) => {

@@ -129,7 +129,8 @@ export type BrowserServerMessage = Record<string, unknown> & { type: string }
 
 /**
  * Maps a pipeline event to the server message the browser receives, or `undefined` for events with no wire form
- * (`clear_playback`: the user `turn.start` already tells the client to stop; `hangup`: the socket closes).
+ * (`clear_playback`: the user `turn.start` already tells the client to stop; `pause_playback` and `resume_playback`:
+ * the transport holds back audio it has not sent, the SDK has no pause; `hangup`: the socket closes).
  */
 export function encodeServerEvent(event: PipelineEvent): BrowserServerMessage | undefined {
   switch (event.type) {
@@ -162,6 +163,8 @@ export function encodeServerEvent(event: PipelineEvent): BrowserServerMessage | 
     case 'notice':
       return errorMessage(event.code, event.message)
     case 'clear_playback':
+    case 'pause_playback':
+    case 'resume_playback':
     case 'hangup':
     case 'recording':
       return undefined

@@ -88,6 +88,11 @@ export class BrowserTransport implements SocketTransport {
   /** The transfer turn `play()` audio goes in now (announced), and how many there were. */
   #transferTurn: string | undefined
   #transferTurns = 0
+  /**
+   * Paused (`pause_playback`): assistant audio not sent yet waits here for the resume, and its bytes. The browser
+   * SDK has no pause: it plays on what it was already sent (TTS runs ahead of real time, so often most of the reply).
+   */
+  #held: { events: Extract<PipelineEvent, { type: 'audio' }>[]; bytes: number } | undefined
   #log: Log
 
   readonly #limits: BrowserTransportLimits
@@ -136,6 +141,7 @@ export class BrowserTransport implements SocketTransport {
 
   deliver(event: PipelineEvent): void {
     if (this.#closed !== undefined) return
+    if (this.#hold(event)) return
     // The transfer's audio stopped (its clear) or the pipeline speaks again (a failed transfer's reply): over.
     if (event.type === 'clear_playback' || event.type === 'turn.start') this.#endTransferTurn()
     if (event.type === 'clear_playback') {
@@ -318,6 +324,27 @@ export class BrowserTransport implements SocketTransport {
     }
     ws.send(text)
     if (chunkId !== undefined) this.#session?.input?.audioWritten(chunkId)
+  }
+
+  /** Pause and resume: true when `event` was handled here (held audio, or the pause itself). */
+  #hold(event: PipelineEvent): boolean {
+    if (event.type === 'pause_playback') {
+      this.#held ??= { events: [], bytes: 0 }
+      return true
+    }
+    const held = this.#held
+    if (event.type === 'resume_playback' || event.type === 'clear_playback') this.#held = undefined
+    if (event.type === 'resume_playback') {
+      for (const e of held?.events ?? []) this.deliver(e)
+      return true
+    }
+    if (event.type !== 'audio' || held === undefined) return false
+    if (held.bytes + event.audio.length > this.#limits.maxPendingBytes) this.#dropped.audioOut++
+    else {
+      held.events.push(event)
+      held.bytes += event.audio.length
+    }
+    return true
   }
 
   #dropPendingAudio(): void {

@@ -2,7 +2,9 @@
  * The gateway side of one carrier media stream: carrier frames become `PipelineInput` calls, pipeline events
  * become carrier frames. Audio stays mu-law 8 kHz both ways (no transcoding). Each assistant audio chunk is
  * followed by a mark named with its chunk id; the echo tells the pipeline what the caller actually heard.
- * Echoes released by a `clear` are not reported (they do not prove playback).
+ * Echoes released by a `clear` are not reported (they do not prove playback). The stream has no pause: a paused
+ * reply is a `clear`, and its resume sends again what the caller had not heard (`UnheardAudio`), each chunk with a
+ * mark of a new name, so that an echo the clear released is never taken for the new one's.
  */
 import type { WebSocket } from 'ws'
 import type { CarrierMediaCodec, CarrierStartEvent } from '../../carrier/carrier.js'
@@ -12,6 +14,7 @@ import type { SocketTransport } from '../http/upgrade-session.js'
 import type { Log } from '../../core/log.js'
 import type { PipelineEvent } from '../../pipeline/index.js'
 import { LogLimiter } from './log-limiter.js'
+import { UnheardAudio } from './unheard-audio.js'
 
 /** Above this many bytes waiting in the socket, assistant audio is dropped (~40 s of audio as base64 JSON). */
 export const MAX_BUFFERED_BYTES = 512 * 1024
@@ -34,7 +37,8 @@ export interface MediaStreamTransportOptions {
   readonly frameTiming?: ((ms: number) => void) | undefined
 }
 
-type Pending = { kind: 'audio'; chunkId: number; audio: Buffer }
+/** `again`: audio sent a second time, after a pause. */
+type Pending = { kind: 'audio'; chunkId: number; audio: Buffer; again?: boolean }
 
 /** Most marks remembered while waiting for their echoes (a carrier that never echoes must not grow memory). */
 const MAX_OUTSTANDING_MARKS = 4096
@@ -53,6 +57,12 @@ export class MediaStreamTransport implements SocketTransport {
   #pending: Pending[] = []
   /** Marks sent and not yet echoed, oldest first (the carrier echoes in order). */
   #marks: string[] = []
+  /** Audio written and not yet heard, for a resume after a pause. */
+  readonly #unheard = new UnheardAudio(MAX_OUTSTANDING_MARKS)
+  /** Paused: assistant audio waits here, in order, for the resume. */
+  #held: Pending[] | undefined
+  /** Pauses so far: the mark names of audio sent again carry it. */
+  #pauses = 0
   #stopped = false
   #startTimer: NodeJS.Timeout | undefined
   /** Frames received, for diagnostics and benchmarks. */
@@ -104,6 +114,12 @@ export class MediaStreamTransport implements SocketTransport {
         return
       case 'clear_playback':
         this.#clear()
+        return
+      case 'pause_playback':
+        this.#pause()
+        return
+      case 'resume_playback':
+        this.#resume()
         return
       case 'hangup':
         // The pipeline sends this after the farewell's marks came back: closing the stream ends the call.
@@ -195,7 +211,8 @@ export class MediaStreamTransport implements SocketTransport {
     this.#opts.onStart?.(event)
     const pending = this.#pending
     this.#pending = []
-    for (const item of pending) this.#send(item)
+    if (this.#held !== undefined) this.#held.push(...pending)
+    else for (const item of pending) this.#send(item)
   }
 
   #onMark(session: SessionPort, name: string): void {
@@ -203,11 +220,19 @@ export class MediaStreamTransport implements SocketTransport {
     // Unknown names are echoes released by a clear (already forgotten) or not ours: nothing was heard.
     if (at === -1) return
     this.#marks.splice(0, at + 1)
-    const chunkId = Number(name)
-    if (Number.isSafeInteger(chunkId)) session.input?.markPlayed(chunkId)
+    // Audio sent again after a pause is marked `<chunk id>.<pause>`.
+    const chunkId = Number(name.split('.')[0])
+    if (!Number.isSafeInteger(chunkId)) return
+    this.#unheard.heard(chunkId, performance.now())
+    session.input?.markPlayed(chunkId)
   }
 
   #queue(item: Pending): void {
+    if (this.#held !== undefined && this.#streamSid !== undefined) {
+      if (this.#held.length < MAX_PENDING_MESSAGES) this.#held.push(item)
+      else this.#session?.input?.markPlayed(item.chunkId) // never left waiting for a chunk that was dropped
+      return
+    }
     if (this.#streamSid !== undefined) return this.#send(item)
     if (this.#pending.length >= MAX_PENDING_MESSAGES) {
       this.droppedBytes += item.audio.length
@@ -232,7 +257,7 @@ export class MediaStreamTransport implements SocketTransport {
   }
 
   #sendChunk(ws: WebSocket, sid: string, item: Pending): void {
-    const name = String(item.chunkId)
+    const name = item.again ? `${item.chunkId}.${this.#pauses}` : String(item.chunkId)
     if (ws.bufferedAmount > (this.#opts.maxBufferedBytes ?? MAX_BUFFERED_BYTES)) {
       // Never grow memory without bound; the mark still goes so the pipeline is not left waiting for it.
       this.droppedBytes += item.audio.length
@@ -241,15 +266,47 @@ export class MediaStreamTransport implements SocketTransport {
       for (let at = 0; at < item.audio.length; at += MAX_MEDIA_PAYLOAD_BYTES) {
         ws.send(this.#codec.encodeMedia(sid, item.audio.subarray(at, at + MAX_MEDIA_PAYLOAD_BYTES)))
       }
-      this.#session?.input?.audioWritten(item.chunkId)
+      this.#unheard.written(item.chunkId, item.audio, performance.now())
+      if (!item.again) this.#session?.input?.audioWritten(item.chunkId)
     }
     if (this.#marks.length >= MAX_OUTSTANDING_MARKS) this.#marks.shift()
     this.#marks.push(name)
     ws.send(this.#codec.encodeMark(sid, name))
   }
 
+  /**
+   * Stops the caller's audio where it is: the carrier's buffer is cleared, and what it held that was not heard waits
+   * with the audio still to come. Echoes of chunks that played in full before the clear are lost in it: the last of
+   * them is reported heard.
+   */
+  #pause(): void {
+    if (this.#held !== undefined) return
+    this.#pauses++
+    this.#held = []
+    if (this.#streamSid === undefined) return
+    const { unplayed, playedThrough } = this.#unheard.takeUnplayed(performance.now())
+    this.#held = unplayed.map((c) => ({ kind: 'audio', chunkId: c.chunkId, audio: c.audio, again: true }))
+    this.#clearCarrier()
+    if (playedThrough !== undefined) this.#session?.input?.markPlayed(playedThrough)
+  }
+
+  /** Plays on from the pause: what was not heard, then what came meanwhile. */
+  #resume(): void {
+    const held = this.#held
+    this.#held = undefined
+    if (held === undefined) return
+    for (const item of held) this.#queue(item)
+  }
+
   #clear(): void {
+    this.#held = undefined
+    this.#unheard.clear()
     this.#pending = []
+    this.#clearCarrier()
+  }
+
+  /** Empties the carrier's buffer; the marks it echoes for it prove nothing and are ignored. */
+  #clearCarrier(): void {
     this.#marks = []
     const ws = this.#ws
     const sid = this.#streamSid

@@ -4,7 +4,8 @@
  * mu-law 8 kHz; a PCMA call is transcoded both ways through the pipeline's G.711 codecs. Assistant audio is cut
  * into 20 ms frames for the pacer; the chunk counts as written when its first packet leaves and as heard
  * (`markPlayed`, the carrier's mark echo) when its last one does, so barge-in and the farewell before a hang-up
- * work as on a carrier call. A `clear` drops the queued frames, and their chunks are never reported heard.
+ * work as on a carrier call. A `clear` drops the queued frames, and their chunks are never reported heard; a pause
+ * holds them in the pacer, to the frame, until the resume.
  */
 import type { EndReason } from '../../../core/end-reason.js'
 import { voxError } from '../../../core/errors.js'
@@ -143,6 +144,13 @@ export class SipCallTransport {
         return
       case 'clear_playback':
         this.#media.clear()
+        return
+      case 'pause_playback':
+        // The pacer holds the queued frames (silence goes out): their chunks are reported heard only once played.
+        this.#media.pause()
+        return
+      case 'resume_playback':
+        this.#media.resume()
         return
       case 'hangup':
         // Sent after the farewell's last packet left: ending the session sends the BYE (through `close`).

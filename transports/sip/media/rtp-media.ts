@@ -165,7 +165,17 @@ export class RtpMedia {
     return true
   }
 
-  /** Drops queued audio (barge-in); returns the frames dropped. */
+  /** Holds queued audio where it is (silence goes out meanwhile) until `resume` or `clear`. */
+  pause(): void {
+    this.#pacer.pause()
+  }
+
+  /** Sends held audio on from where it paused. */
+  resume(): void {
+    this.#pacer.resume()
+  }
+
+  /** Drops queued audio (barge-in), ending any pause; returns the frames dropped. */
   clear(): number {
     this.#waiting = []
     return this.#pacer.clear()
@@ -186,7 +196,9 @@ export class RtpMedia {
     }
     if (audio.payloadType !== this.#audio.payloadType) {
       // Another codec: what was queued was encoded for the old one. Its chunks count as heard, so nothing waits.
+      const paused = this.#pacer.paused
       this.#pacer = newPacer(audio)
+      if (paused) this.#pacer.pause()
       for (const w of this.#waiting) w.sent()
       this.#waiting = []
     } else if (audio.telephoneEventPayloadType !== this.#audio.telephoneEventPayloadType) {

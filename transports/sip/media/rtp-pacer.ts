@@ -4,7 +4,8 @@
  * whatever the queue holds). The transport calls `tick()` and sleeps for the returned delay; the pacer owns the
  * sequence numbers and the media timestamp, which advances with every slot, sent or silent (RFC 3550 section
  * 5.1), and sets the marker on the first packet of a talkspurt (RFC 3551 section 4.1). DTMF digits queue with the
- * audio and go out as RFC 4733 event packets in their slots. `clear()` drops queued audio at once for barge-in.
+ * audio and go out as RFC 4733 event packets in their slots. `clear()` drops queued audio at once for barge-in;
+ * `pause()` holds it where it is (caller speech that may be an interruption) until `resume()` or `clear()`.
  *
  * With a `silence` frame, a slot with nothing queued sends that frame (steady RTP: SBCs hang up a call whose RTP
  * stops for 30-60 s). The marker then goes on the first packet after a gap in transmission (the first packet, a
@@ -82,6 +83,8 @@ export class RtpPacer {
   #timestamp: number
   #next: number | undefined
   #talking = false
+  /** Queued audio waits (idle slots) until resumed or cleared. */
+  #paused = false
   /** The digit being sent: its remaining packets. */
   #event: { packets: DtmfPacket[]; index: number } | undefined
 
@@ -122,8 +125,30 @@ export class RtpPacer {
     this.#eventPayloadType = payloadType
   }
 
-  /** Drops queued audio (barge-in); a digit being sent finishes so the peer sees its end. Returns frames dropped. */
+  /** Whether queued audio is held (`pause()`). */
+  get paused(): boolean {
+    return this.#paused
+  }
+
+  /**
+   * Holds the queued audio where it is: slots go idle (silence, when the pacer has a silence frame) and nothing is
+   * dropped; a digit being sent finishes so the peer sees its end.
+   */
+  pause(): void {
+    this.#paused = true
+  }
+
+  /** Sends the held audio on from where it paused. */
+  resume(): void {
+    this.#paused = false
+  }
+
+  /**
+   * Drops queued audio (barge-in), and with it any pause; a digit being sent finishes so the peer sees its end.
+   * Returns frames dropped.
+   */
   clear(): number {
+    this.#paused = false
     const dropped = this.#queue.length
     this.#queue.length = 0
     this.stats.cleared += dropped
@@ -152,7 +177,7 @@ export class RtpPacer {
   }
 
   #slot(): PacedPacket | undefined {
-    if (this.#event === undefined && this.#queue[0]?.kind === 'digit') {
+    if (this.#event === undefined && this.#queue[0]?.kind === 'digit' && !this.#paused) {
       const item = this.#queue.shift() as Extract<Item, { kind: 'digit' }>
       const packets = dtmfPackets({ digit: item.digit, durationMs: item.durationMs, timestamp: this.#timestamp, sequence: this.#sequence })
       if (packets !== null) this.#event = { packets, index: 0 }
@@ -170,7 +195,7 @@ export class RtpPacer {
         digitDone: done,
       })
     }
-    const item = this.#queue[0]?.kind === 'audio' ? (this.#queue.shift() as Extract<Item, { kind: 'audio' }>) : undefined
+    const item = this.#queue[0]?.kind === 'audio' && !this.#paused ? (this.#queue.shift() as Extract<Item, { kind: 'audio' }>) : undefined
     if (item === undefined) {
       this.stats.idle++
       if (this.#silence === undefined) {
