@@ -1,21 +1,19 @@
 import type { InputAudioFormat, OutputAudioFormat } from '../audio/audio-format.js'
-import type { AgentContext, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
+import type { AgentContext, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { PipelineConfig } from '../config/schema.js'
 import type { TurnManagerOptions } from '../options/turn-manager-options.js'
 import type { SttStream } from '../vendors/stt/stt-stream.js'
 import type { TtsStream } from '../vendors/tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
 import { newTurnId } from './turn-ids.js'
-import type { AssistantTurn, UserEnd } from './assistant-turn.js'
 import { CallerAudio, type VadFactory } from './caller-audio.js'
 import { relayData } from './data-relay.js'
 import type { PipelineEvent, PipelineHooks, PipelineInput } from './pipeline-io.js'
 import { Replies } from './replies.js'
-import { ReplyQueue, type MachineVerdictRequest } from './reply-queue.js'
 import { replySafetyOf } from './reply-safety.js'
+import { ReplySequencer } from './reply-sequencer.js'
 import { TurnTaking } from './turn-taking.js'
 import { wordRulesOf } from './word-rules.js'
-import type { UserTurn } from './user-turn.js'
 import { startVendorLoops } from './vendor-loops.js'
 
 /** Everything a pipeline is built from; the gateway creates the streams from the validated config. */
@@ -44,8 +42,8 @@ export interface VoicePipelineDeps {
  * 1. caller audio (`CallerAudio`): the transport's audio, decoded once for the VAD and handed to the STT;
  * 2. turn taking (`TurnTaking`): speech start and end (VAD, client VAD, push-to-talk or the STT), the STT's words
  *    into the user turn, barge-in timing, the end of the turn;
- * 3. the reply queue (`ReplyQueue`): what waits for the reply in progress (words said over a farewell, a machine
- *    detection verdict, speech from data replies);
+ * 3. what is said next (`ReplySequencer`): the answer to a turn, a data reply's speech, a machine detection verdict
+ *    or a failed transfer, each waiting behind a reply in progress that may not be interrupted;
  * 4. the agent step and TTS (`Replies`): one reply at a time, its text streamed to TTS as it arrives;
  * 5. playout (`ReplyPlayout`, inside `Replies`): audio chunks and keypad tones to the transport, and what the caller
  *    heard of them, until the reply is finished and the next step is chosen here.
@@ -58,8 +56,8 @@ export class VoicePipeline implements PipelineInput {
   readonly #now: () => number
   readonly #caller: CallerAudio | undefined
   readonly #turns: TurnTaking
-  readonly #queue = new ReplyQueue()
   readonly #replies: Replies
+  readonly #next: ReplySequencer
   #closed = false
   readonly #noticed = new Set<string>()
 
@@ -81,8 +79,16 @@ export class VoicePipeline implements PipelineInput {
       signal: deps.signal,
       now: this.#now,
       notice: (code, message) => this.#notice(code, message),
-      onFinished: (a) => this.#replyFinished(a),
+      onFinished: (a) => this.#next.replyFinished(a),
       safety: replySafetyOf(deps.config),
+    })
+    this.#next = new ReplySequencer({
+      config: deps.config,
+      replies: this.#replies,
+      turns: () => this.#turns,
+      emit: (e) => deps.emit(e),
+      logger: deps.logger,
+      closed: () => this.#closed,
     })
     this.#turns = new TurnTaking({
       turnManager: this.#tm,
@@ -95,7 +101,7 @@ export class VoicePipeline implements PipelineInput {
         stop: (announce) => this.#replies.interrupt(announce),
         pause: () => this.#replies.pause(),
         resume: () => this.#replies.resume(),
-        committed: (turn, text, userEnd) => this.#userTurnCommitted(turn, text, userEnd),
+        committed: (turn, text, userEnd) => this.#next.userTurnCommitted(turn, text, userEnd),
       },
       caller: () => this.#caller,
       emit: (e) => deps.emit(e),
@@ -130,10 +136,10 @@ export class VoicePipeline implements PipelineInput {
       replies: this.#replies,
       closed: () => this.#closed,
       notice: (code, message) => this.#notice(code, message),
-      sttTurnFailed: (cause) => this.#sttTurnFailed(cause),
+      sttTurnFailed: (cause) => this.#next.sttTurnFailed(cause),
     })
     if (this.#deps.agent.handles.has('welcome'))
-      this.#startAssistant({ kind: 'welcome', turnId: this.#deps.welcomeTurnId ?? newTurnId('assistant') }, null, {})
+      this.#next.start({ kind: 'welcome', turnId: this.#deps.welcomeTurnId ?? newTurnId('assistant') }, null, {})
   }
 
   // ---- PipelineInput -------------------------------------------------------------------------------------
@@ -164,32 +170,12 @@ export class VoicePipeline implements PipelineInput {
     void relayData(this.#deps.agent, { ...this.#deps.context }, turnId, data, {
       emit: (e) => this.#deps.emit(e),
       speak: (text, hangup) => {
-        if (options?.speakReply !== false) return this.#speakDataReply(text, hangup)
+        if (options?.speakReply !== false) return this.#next.speakDataReply(text, hangup)
         this.#deps.logger.info({ chars: text.length, hangup }, 'data reply not spoken: the caller is not with the agent')
       },
       logger: this.#deps.logger,
       signal: this.#deps.signal,
     })
-  }
-
-  /** The recognizer lost what the caller said (`cause`: the error's code and status, never a body): the fallback. */
-  #sttTurnFailed(cause: string): void {
-    if (this.#closed) return
-    const fallback = replySafetyOf(this.#deps.config)?.fallback.messages[0]
-    if (this.#isAssistantActive()) {
-      if (fallback !== undefined) this.#queue.holdSpeech(fallback, false)
-    } else if (this.#replies.sttFailed(newTurnId('assistant'), cause)) this.#turns.resetBargeIn()
-  }
-
-  /** A data reply had text to speak: it gets an assistant turn of its own, after the reply in progress if any. */
-  #speakDataReply(text: string, hangup: boolean): void {
-    if (this.#closed) return
-    if (this.#isAssistantActive()) {
-      this.#queue.holdSpeech(text, hangup)
-      return
-    }
-    this.#turns.resetBargeIn()
-    this.#replies.speak(newTurnId('assistant'), text, hangup)
   }
 
   dtmf(digit: string): void {
@@ -198,61 +184,19 @@ export class VoicePipeline implements PipelineInput {
     this.userData({ dtmf: digit })
   }
 
-  /**
-   * Answering machine detection decided (an outbound call): the agent is asked like a turn. For a machine, the
-   * reply in progress (the welcome, talking over a greeting) stops at once, so the agent's message follows the
-   * beep; for a person, the question waits for the reply in progress to finish.
-   */
+  /** Answering machine detection decided (an outbound call): the agent is asked like a turn. */
   machineVerdict(verdict: string): void {
-    if (this.#closed) return
-    const request = { kind: 'machine_detection' as const, turnId: newTurnId('assistant'), answeredBy: verdict }
-    const machine = verdict === 'machine' || verdict === 'machine_beep'
-    const voicemail = this.#deps.config.voicemail_message
-    if (machine && voicemail !== undefined) return this.#dropVoicemail(voicemail, verdict === 'machine_beep')
-    if (this.#isAssistantActive()) {
-      if (!machine || this.#replies.active?.hangup) {
-        this.#queue.holdVerdict(request)
-        return
-      }
-      // Words the greeting produced are not for the agent to answer now.
-      this.#queue.takeWords()
-      this.#replies.interrupt(() => undefined)
-    }
-    this.#startAssistant(request, null, {})
+    if (!this.#closed) this.#next.machineVerdict(verdict)
   }
 
-  /**
-   * The agent's `voicemail_message` instead of asking it: whatever is being said stops (it would talk over the
-   * greeting), and after the beep the message is said and the call hangs up. Before the beep, the pipeline waits.
-   */
-  #dropVoicemail(message: string, beep: boolean): void {
-    if (this.#isAssistantActive()) {
-      this.#queue.takeWords()
-      this.#replies.interrupt(() => undefined)
-    }
-    if (!beep) return
-    this.#turns.resetBargeIn()
-    this.#replies.speak(newTurnId('assistant'), message, true)
-  }
-
-  /**
-   * A warm transfer failed and the caller is back: the agent is asked (`transfer.failed`) like a turn, after the
-   * reply in progress if any; a reply with nothing to say gets `defaultLine` instead.
-   */
+  /** A warm transfer failed and the caller is back: the agent is asked (`transfer.failed`) like a turn. */
   transferFailed(failure: { reason: string; to: string; defaultLine: string | undefined }): void {
-    if (this.#closed) return
-    const request = { kind: 'transfer_failed' as const, turnId: newTurnId('assistant'), reason: failure.reason, to: failure.to }
-    const held = { ...request, defaultLine: failure.defaultLine }
-    if (this.#isAssistantActive()) {
-      this.#queue.holdVerdict(held)
-      return
-    }
-    this.#startAssistant(held, null, {})
+    if (!this.#closed) this.#next.transferFailed(failure)
   }
 
   callControlFailed(failure: { data: unknown; apology?: string | undefined }): void {
     if (this.#closed) return
-    if (failure.apology !== undefined && failure.apology !== '') this.#speakDataReply(failure.apology, false)
+    if (failure.apology !== undefined && failure.apology !== '') this.#next.speakDataReply(failure.apology, false)
     this.userData(failure.data)
   }
 
@@ -277,7 +221,7 @@ export class VoicePipeline implements PipelineInput {
     this.#closed = true
     const user = this.#turns.close()
     this.#replies.close()
-    const unanswered = [this.#queue.takeWords()?.text, user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
+    const unanswered = [this.#next.takeUnanswered(), user?.text()].filter((t) => t !== undefined && t !== '').join(' ')
     if (unanswered !== '') {
       const none = { totalMs: null, agentMs: null, ttsMs: null, gatewayMs: null }
       this.#deps.hooks.turnCompleted({
@@ -311,84 +255,6 @@ export class VoicePipeline implements PipelineInput {
     // A farewell (`response.hangup`) is heard to the end: the SPEC ends the session only after it played.
     if (active?.hangup || active?.transfer !== undefined) return false
     return !(active?.kind === 'welcome' && this.#tm.disable_interruptions_during_welcome)
-  }
-
-  /** Turn taking ended a user turn: answer it, or hold it behind a reply that may not be interrupted. */
-  #userTurnCommitted(turn: UserTurn, text: string, userEnd: UserEnd): void {
-    if (this.#replies.active?.hangup) {
-      // Words said over the farewell are never answered; announcing them would make a browser stop the farewell.
-      // They are kept, and stored with the transcript when the session ends.
-      this.#queue.holdWords(text, userEnd)
-      return
-    }
-    if (this.#isAssistantActive()) {
-      // The reply may not be interrupted: the user's words wait for it to be heard, and so does their turn, whose
-      // `turn.start` would make a browser SDK stop playing the reply.
-      this.#queue.holdWords(text, userEnd, turn)
-      return
-    }
-    this.#endUserTurn(turn, text)
-    this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text }, text, userEnd)
-  }
-
-  /** Tells the client a user turn is over: its `turn.start` (and words) if not sent yet, the transcript, the end. */
-  #endUserTurn(turn: UserTurn, text: string): void {
-    turn.announce()
-    this.#deps.emit({ type: 'user.transcript', turnId: turn.turnId, content: text })
-    this.#deps.emit({ type: 'turn.end', role: 'user', turnId: turn.turnId })
-  }
-
-  #startAssistant(
-    request: (AgentRequest & { kind: 'welcome' | 'message' | 'machine_detection' }) | MachineVerdictRequest,
-    userText: string | null,
-    userEnd: UserEnd,
-  ): void {
-    this.#turns.resetBargeIn()
-    if (request.kind === 'transfer_failed') {
-      const { defaultLine, ...asked } = request
-      this.#replies.start(asked, userText, userEnd, defaultLine)
-      return
-    }
-    this.#replies.start(request, userText, userEnd)
-  }
-
-  /**
-   * A reply is over: hang up after a farewell, speak what a data reply had to say, or answer what the user said
-   * while the reply could not be interrupted.
-   */
-  #replyFinished(a: AssistantTurn): void {
-    this.#turns.resetBargeIn()
-    if (a.hangup && !a.interrupted) {
-      this.#deps.emit({ type: 'hangup', reason: 'agent_hangup' })
-      return
-    }
-    if (a.transfer !== undefined && !a.interrupted) {
-      // The session asks the carrier; the call ends there, or a failure comes back through callControlFailed.
-      this.#deps.emit({ type: 'transfer', turnId: a.turnId, ...a.transfer })
-    }
-    const verdict = this.#queue.takeVerdict()
-    if (verdict !== undefined && !this.#closed) {
-      this.#startAssistant(verdict, null, {})
-      return
-    }
-    const speech = this.#queue.takeSpeech()
-    if (speech && a.interrupted) {
-      // The user took the turn: the conversation has moved on from what the data reply wanted to say.
-      this.#deps.logger.debug({}, 'speech from a data reply dropped: the user interrupted')
-    } else if (speech && !this.#closed) {
-      this.#speakDataReply(speech.text, speech.hangup)
-      return
-    }
-    const queued = this.#closed ? undefined : this.#queue.takeWords()
-    if (queued) {
-      // The reply has been heard: now the user turns said over it may be announced, then answered.
-      for (const held of queued.turns) this.#endUserTurn(held.turn, held.text)
-      this.#startAssistant({ kind: 'message', turnId: newTurnId('assistant'), text: queued.text }, queued.text, queued.userEnd)
-      return
-    }
-    // The user is still speaking as the reply ends: their turn can be announced now.
-    const user = this.#turns.user
-    if (user !== undefined && !this.#closed && (this.#turns.speaking || user.text() !== '')) user.announce()
   }
 
   #notice(code: string, message: string): void {
