@@ -1,4 +1,3 @@
-import type { WarmTransferCommand } from '../agent/backend-event.js'
 import type { OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { TtsEvent, TtsStream } from '../vendors/tts/tts-stream.js'
@@ -6,7 +5,8 @@ import type { PipelineLogger } from '../runtime/logger.js'
 import { breakdownTotalMs, type PreviousTurnLatency } from '../latency/latency-breakdown.js'
 import { AssistantTurn, type UserEnd } from './assistant-turn.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
-import { agentFailureCause, failureDetail, withDebugDetail } from '../agent/turn-failure.js'
+import { failureDetail } from '../agent/turn-failure.js'
+import { type AgentEventSink, applyAgentEvent } from './agent-events.js'
 import { ReplyPlayout } from './reply-playout.js'
 import { FailureStreak, guardReply, HoldingPhrases, type ReplySafety } from './reply-safety.js'
 
@@ -135,47 +135,17 @@ export class Replies {
             say: (text) => this.#say(a, text, false),
           })
     let failed = false
+    const sink: AgentEventSink = {
+      say: (text) => this.#say(a, text, true),
+      queueDtmf: (dtmf) => this.#playout.queueDtmf(a, dtmf),
+      emit: (event) => this.#d.emit(event),
+      logger: this.#d.logger,
+      now: () => this.#d.now(),
+    }
     try {
       for await (const e of events(request.signal)) {
         if (a.interrupted || this.#closed) break
-        switch (e.type) {
-          case 'sent':
-            a.timings.sentAt = this.#d.now()
-            break
-          case 'first_byte':
-            a.timings.firstByteAt = this.#d.now()
-            break
-          case 'tts':
-          case 'hangup':
-          case 'transfer':
-            if (e.type === 'hangup') a.hangup = true
-            if (e.type === 'transfer') {
-              const warm = (e as { warm?: WarmTransferCommand }).warm
-              a.transfer = { to: e.to, callerId: e.callerId, headers: e.headers, ...(warm !== undefined && { warm }) }
-            }
-            if (e.text !== '') this.#say(a, e.text, true)
-            break
-          case 'dtmf':
-            this.#playout.queueDtmf(a, e)
-            break
-          case 'recording':
-            this.#d.emit({ type: 'recording', turnId: a.turnId, action: e.action })
-            break
-          case 'dnc':
-            this.#d.emit({ type: 'dnc', turnId: a.turnId })
-            break
-          case 'data':
-            this.#d.emit({ type: 'data', turnId: a.turnId, content: e.content })
-            break
-          case 'error':
-            failed = true
-            // What the target said (debug_failures) reaches the stored detail only, never the log line below.
-            a.failure ??= { cause: agentFailureCause(e), detail: failureDetail(withDebugDetail(e)), heard: null }
-            this.#d.logger.warn({ code: e.code, turn_id: a.turnId }, `agent turn failed: ${e.message}`)
-            break
-          case 'end':
-            break
-        }
+        if (applyAgentEvent(a, e, sink)) failed = true
       }
     } catch (err) {
       failed = true
