@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { proseLines } from '../helpers/docs/markdown-tables.js'
 
 // The README is the front door and docs/ holds the rest: the door stays small, and no link in either points
 // at a file or a heading that is not there.
@@ -14,7 +15,7 @@ const PAGE_MAX_BYTES = 40 * 1024
 export function headingAnchors(markdown: string): Set<string> {
   const anchors = new Set<string>()
   const seen = new Map<string, number>()
-  for (const line of prose(markdown)) {
+  for (const line of proseLines(markdown)) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)
     if (m === null) continue
     const base = (m[1] ?? '')
@@ -28,24 +29,10 @@ export function headingAnchors(markdown: string): Set<string> {
   return anchors
 }
 
-/** The lines outside fenced code blocks. */
-function prose(markdown: string): string[] {
-  const out: string[] = []
-  let fenced = false
-  for (const line of markdown.split('\n')) {
-    if (/^\s*```/.test(line)) {
-      fenced = !fenced
-      continue
-    }
-    if (!fenced) out.push(line)
-  }
-  return out
-}
-
 /** Every `[text](target)` link target in the prose of `markdown`. */
 export function linkTargets(markdown: string): string[] {
   const targets: string[] = []
-  for (const line of prose(markdown)) {
+  for (const line of proseLines(markdown)) {
     const text = line.replace(/`[^`]*`/g, (s) => ' '.repeat(s.length)) // a link inside code is an example
     for (const m of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) targets.push(m[1] ?? '')
   }
