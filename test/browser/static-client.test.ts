@@ -116,6 +116,8 @@ t.test('without a build but with TypeScript: built once, then served', async (t)
   const tmp = mkdtempSync(join(tmpdir(), 'voxgate-client-'))
   t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
   cpSync(join(root, 'client'), join(tmp, 'client'), { recursive: true, filter: (src) => !src.includes(`${'client'}/dist`) })
+  // The console bundles the gateway's end-reason list, as a checkout has it beside client/.
+  for (const f of ['end-reason.ts', 'call-status.ts']) cpSync(join(root, 'core', f), join(tmp, 'core', f))
   symlinkSync(join(root, 'node_modules'), join(tmp, 'node_modules'), 'dir')
   t.notOk(existsSync(join(tmp, 'client', 'dist')))
   const dist = await prepareClientDist(silentLogger(), { root: tmp })
