@@ -130,7 +130,9 @@ export const bench: BenchFn = async () => {
       }
     })
     marks.eot = performance.now()
-    stt.emit({ type: 'end_of_turn', text: `question number ${i}` })
+    // A complete question: words that read as an unfinished number ("question number 5") would be waited on by
+    // the turn rules, and the bench would time the wait instead of the gateway.
+    stt.emit({ type: 'end_of_turn', text: 'what time do you open tomorrow' })
     await done
     if (i < 20) continue // warm-up: JIT, connection pools
     samples.eotToWebhook.push(marks.webhook - marks.eot)
