@@ -136,3 +136,15 @@ t.test('no issue number or relative date in the README, docs/ or source comments
     if (found.length > 0) t.strictSame(found, [], `comments of ${relative(ROOT, join(ROOT, source))}`)
   }
 })
+
+/** Files outside the repository a page may not send its reader to: the design notes it was built from. */
+const OUTSIDE = /\.\.\/shared\b|\b(SPEC|ARCHITECTURE|PROTOCOLS|STYLE|STACK-NOTES)\.md\b/
+
+t.test('no page of the README or docs/ points at a file outside the repository', async (t) => {
+  t.ok(OUTSIDE.test('see ../shared/SPEC.md') && OUTSIDE.test('the ARCHITECTURE.md note') && !OUTSIDE.test('docs/architecture.md'))
+  for (const page of ['README.md', ...files('docs', /\.md$/)]) {
+    const lines = readFileSync(join(ROOT, page), 'utf8').split('\n')
+    const found = lines.flatMap((line, i) => (OUTSIDE.test(line) ? [`${i + 1}: ${line.trim().slice(0, 160)}`] : []))
+    t.strictSame(found, [], page)
+  }
+})
