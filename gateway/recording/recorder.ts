@@ -4,8 +4,7 @@
  * the audio path never waits for it; storage happens on a bounded queue behind it, and a store that fails or falls
  * behind fails the recording, never the call.
  */
-import { takeChunkBuffer } from './chunk-buffers.js'
-import { endianness } from 'node:os'
+import { Track } from './recording-track.js'
 import { ChunkWrites } from './chunk-writes.js'
 import type { Log } from '../../core/log.js'
 import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../store/recordings.js'
@@ -42,30 +41,8 @@ const MAX_PAUSES = 200
 /** Caller audio this close to where the previous chunk ended continues it. */
 const SNAP_MS = 3
 
-/** Chunks are little-endian PCM: on such a machine the samples' bytes are copied as they are. */
-const LITTLE_ENDIAN = endianness() === 'LE'
-
 /** The mu-law byte of a zero sample. */
 const MULAW_SILENCE = 0xff
-
-/** One channel's unflushed audio: a contiguous run of samples starting at `start`. */
-class Track {
-  readonly channel: number
-  readonly buf: RecordedAudio
-  start = 0
-  length = 0
-  /** End of the furthest sample handed to the sink. */
-  writtenEnd = 0
-  /** Where the next contiguous sample goes (caller continuity). */
-  cursor = 0
-  constructor(channel: number, mulaw: boolean) {
-    this.channel = channel
-    this.buf = mulaw ? new Uint8Array(MAX_CHUNK_SAMPLES) : new Int16Array(MAX_CHUNK_SAMPLES)
-  }
-  get end(): number {
-    return this.start + this.length
-  }
-}
 
 /** `Recorder` buffering about a second per channel and writing chunks through a `RecordingSink`. */
 export class ChunkRecorder implements Recorder {
@@ -147,13 +124,13 @@ export class ChunkRecorder implements Recorder {
       for (const m of this.#masks) zeroRange(data, start, m.from, m.to)
       this.#masks = this.#masks.filter((m) => m.to > t.cursor)
     }
-    this.#place(t, data, start)
+    t.place(data, start, () => this.#flush(t))
   }
 
   agent(samples: RecordedAudio, atMs: number): void {
     if (!this.#live || samples.length === 0 || !this.#fits(samples)) return
     const start = this.#sample(atMs)
-    this.#place(this.#agent, this.#unpaused(samples, start), start)
+    this.#agent.place(this.#unpaused(samples, start), start, () => this.#flush(this.#agent))
   }
 
   pause(atMs: number): void {
@@ -249,25 +226,6 @@ export class ChunkRecorder implements Recorder {
     return !this.#finished && this.#error === undefined
   }
 
-  #place(t: Track, samples: RecordedAudio, start: number): void {
-    if (t.length > 0 && start !== t.end) this.#flush(t)
-    if (t.length === 0) t.start = start
-    if (samples.length < t.buf.length - t.length) {
-      // The usual case, a frame into a buffer with room: no view of it (an allocation per frame per call).
-      t.buf.set(samples, t.length)
-      t.length += samples.length
-      return
-    }
-    let at = 0
-    while (at < samples.length) {
-      const n = Math.min(samples.length - at, t.buf.length - t.length)
-      t.buf.set(samples.subarray(at, at + n), t.length)
-      t.length += n
-      at += n
-      if (t.length === t.buf.length) this.#flush(t)
-    }
-  }
-
   /**
    * Hands buffered audio to the sink. The caller's run waits until it holds a second (or the end): until written
    * it can still move back when a less delayed arrival shows it was placed late (see `caller`).
@@ -279,20 +237,8 @@ export class ChunkRecorder implements Recorder {
   }
 
   #flush(t: Track): void {
-    if (t.length === 0) return
-    const pcm = takeChunkBuffer(t.length * t.buf.BYTES_PER_ELEMENT) // every byte of it is set below
-    if (t.buf instanceof Uint8Array) {
-      pcm.set(t.buf.subarray(0, t.length))
-    } else if (LITTLE_ENDIAN) {
-      // One copy of the samples' bytes (an Int16Array is in the machine's byte order, little-endian here).
-      pcm.set(new Uint8Array(t.buf.buffer, t.buf.byteOffset, t.length * 2))
-    } else {
-      for (let i = 0; i < t.length; i++) pcm.writeInt16LE(t.buf[i] as number, i * 2)
-    }
-    this.#enqueue({ seq: ++this.#seq, channel: t.channel, startSample: t.start, sampleCount: t.length, pcm })
-    t.writtenEnd = Math.max(t.writtenEnd, t.end)
-    t.start = t.end
-    t.length = 0
+    const chunk = t.take()
+    if (chunk !== undefined) this.#enqueue({ seq: ++this.#seq, channel: t.channel, ...chunk })
   }
 
   #silence(channel: number, from: number, to: number): void {
