@@ -8,8 +8,8 @@ import { proseLines } from '../helpers/docs/markdown-tables.js'
 // at a file or a heading that is not there.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const README_MAX_BYTES = 10 * 1024
-const PAGE_MAX_BYTES = 40 * 1024
+const README_MAX_BYTES = 10_000
+const PAGE_MAX_BYTES = 40_000
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
 export function headingAnchors(markdown: string): Set<string> {
