@@ -5,19 +5,18 @@ import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
 import { getOrganizationRow } from '../store/organizations.js'
 import type { TranscriptTurn } from '../store/sessions.js'
-import { transcriptForEnd } from './transcript/session-transcript.js'
-import { endUnstartedSession, persistSessionEnd, recordingUpdate } from './session-end.js'
+import { endUnstartedSession } from './session-end.js'
+import { writeSessionEnd } from './session-end-writes.js'
 import type { SessionTransport } from './ports/session-port.js'
 import { startPipeline } from './ports/pipeline-factory.js'
 import { LifecycleWebhooks } from './lifecycle-webhooks.js'
 import type { SessionDeps, SessionUsage } from './session-deps.js'
-import { sessionEndEvent, sessionStartEvent, sessionUpdateEvent } from './lifecycle-events.js'
+import { sessionStartEvent } from './lifecycle-events.js'
 import { liveUsage, type LiveUsage } from './session-details.js'
 import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import { transfererFor } from './carrier/call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
-import { TRANSCRIPT_FLUSH_AT_END_MS } from './transcript/transcript-writer.js'
 import type { TurnToStore } from './transcript/turn-redactor.js'
 import { SessionKeeping } from './session-keeping.js'
 import { callerInput, type CallerInputLinks } from './caller-input.js'
@@ -286,33 +285,15 @@ export class CallSession {
         this.#deps.log.warn({ err: e, session_id: this.row.id }, 'transport close failed')
       }
     }
-    // The session.end webhook carries the transcript: give a database that is away a moment to come back.
-    if (!(await this.#keeping.transcriptFlushed(TRANSCRIPT_FLUSH_AT_END_MS))) {
-      this.#deps.log.warn({ session_id: this.row.id, pending: this.#keeping.pendingTurns }, 'ending with transcript turns unwritten')
-    }
-    const row = await persistSessionEnd(this.#deps, this.row.id, {
-      endReason: reason,
-      ...this.usageSoFar(),
-      transferredTo: reason === 'transferred' ? this.#control.transferredTo : undefined,
+    await writeSessionEnd({
+      deps: this.#deps,
+      row: this.row,
+      end: { endReason: reason, ...this.usageSoFar(), transferredTo: reason === 'transferred' ? this.#control.transferredTo : undefined },
+      keeping: this.#keeping,
+      customMetadata: this.#customMetadata,
+      emit: (event, build) => this.#emitLifecycle(event, build),
     })
-    this.#deps.log.info({ session_id: this.row.id, reason, duration_ms: row?.duration_ms }, 'session ended')
-    if (row !== undefined) {
-      const ended = row
-      const transcript = await transcriptForEnd(this.#deps.db, ended.id, this.#deps.log)
-      this.#emitLifecycle('session.end', () => sessionEndEvent(ended, transcript, this.#keeping.recordingEnabled, this.#customMetadata))
-    }
-    await this.#finishRecording(row)
     this.#resolveEnded(reason)
-  }
-
-  /** Completes (or fails) the recording at the stored duration and sends `session.update` about it. */
-  async #finishRecording(row: SessionRow | undefined): Promise<void> {
-    const recording = this.#keeping.recording
-    const outcome = await this.#keeping.finishRecording(row?.duration_ms ?? undefined)
-    if (recording === undefined || outcome === undefined) return
-    this.#deps.log.info({ session_id: this.row.id, recording_status: outcome.status }, 'recording finished')
-    const update = recordingUpdate(outcome, recording.url)
-    this.#emitLifecycle('session.update', () => sessionUpdateEvent(row ?? this.row, update, this.#customMetadata))
   }
 
   #emitLifecycle(event: SessionWebhookEvent, build: () => { type: string } & Record<string, unknown>): void {

@@ -2,7 +2,7 @@ import type { WarmTransferCommand } from '../agent/backend-event.js'
 import { breakdownTotalMs, type LatencyBreakdown, latencyBreakdown } from '../latency/latency-breakdown.js'
 import type { TurnFailure, TurnFailureCause } from '../agent/turn-failure.js'
 import type { TurnEndReason } from '../turn-rules/turn-end-judge.js'
-import type { TurnLatency } from './pipeline-io.js'
+import type { CompletedTurn, TurnLatency } from './pipeline-io.js'
 import { Playback, heardText } from './playback.js'
 
 /** Timestamps of one reply, for the turn's latency and the gateway's own share of it. */
@@ -126,5 +126,30 @@ export class AssistantTurn {
     const ttsMs = t.firstTextAt !== undefined && t.firstAudioAt !== undefined ? t.firstAudioAt - t.firstTextAt : null
     const gatewayMs = totalMs === null ? null : Math.max(0, totalMs - (agentMs ?? 0) - (ttsMs ?? 0))
     return { totalMs, agentMs, ttsMs, gatewayMs }
+  }
+
+  /**
+   * The finished turn as the transcript stores it, `said` being what the caller heard; null when nobody said
+   * anything (a silent welcome, a reply cut off before any audio) and it did not fail. `now` is the pipeline's
+   * monotonic clock: the latency's wall-clock origin is placed back from the present by it.
+   */
+  completed(said: string, now: number, hasSpeech: boolean): CompletedTurn | null {
+    const breakdown = this.breakdown()
+    const failure = this.failureRecord(now, hasSpeech)
+    if (this.userText === null && said === '' && failure === null) return null
+    const userEndAt = this.timings.userEndAt
+    return {
+      turnId: this.turnId,
+      timestamp: new Date(),
+      userMessage: this.userText,
+      assistantMessage: said === '' ? null : said,
+      latencyMs: breakdown === null ? null : breakdownTotalMs(breakdown),
+      latency: this.latency(breakdown),
+      latencyBreakdown: breakdown,
+      latencyOrigin: breakdown === null || userEndAt === undefined ? null : new Date(Date.now() - (now - userEndAt)),
+      interrupted: this.interrupted,
+      failure,
+      turnEnd: this.userEndReason ?? null,
+    }
   }
 }

@@ -2,7 +2,7 @@ import type { OutputAudioFormat } from '../audio/audio-format.js'
 import type { AgentContext, AgentEvent, AgentRequest, AgentStep, HistoryItem } from '../agent/agent-step.js'
 import type { TtsEvent, TtsStream } from '../vendors/tts/tts-stream.js'
 import type { PipelineLogger } from '../runtime/logger.js'
-import { breakdownTotalMs, type PreviousTurnLatency } from '../latency/latency-breakdown.js'
+import type { PreviousTurnLatency } from '../latency/latency-breakdown.js'
 import { AssistantTurn, type UserEnd } from './assistant-turn.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 import { failureDetail } from '../agent/turn-failure.js'
@@ -336,31 +336,13 @@ export class Replies {
     a.finished = true
     clearTimeout(a.safetyTimer)
     const said = a.transcriptText(this.#d.now(), this.#hasSpeech)
-    const breakdown = a.breakdown()
-    const latency = a.latency(breakdown)
-    const latencyMs = breakdown === null ? null : breakdownTotalMs(breakdown)
+    const completed = a.completed(said, this.#d.now(), this.#hasSpeech)
+    const { latencyMs, latencyBreakdown: breakdown } = completed ?? { latencyMs: null, latencyBreakdown: a.breakdown() }
     this.#previous = breakdown === null || latencyMs === null ? undefined : { turnId: a.turnId, latencyMs, breakdown }
     if (a.userText) this.#d.context.history.push({ role: 'user', text: a.userText })
     if (said !== '') this.#d.context.history.push({ role: 'assistant', text: said })
     this.#d.emit({ type: 'turn.end', role: 'assistant', turnId: a.turnId })
-    const failure = a.failureRecord(this.#d.now(), this.#hasSpeech)
-    // A turn in which nobody said anything (a silent welcome, a reply cut off before any audio) is not stored, unless it failed.
-    if (a.userText !== null || said !== '' || failure !== null)
-      this.#d.hooks.turnCompleted({
-        turnId: a.turnId,
-        timestamp: new Date(),
-        userMessage: a.userText,
-        assistantMessage: said === '' ? null : said,
-        latencyMs,
-        latency,
-        latencyBreakdown: breakdown,
-        // The pipeline's clock is monotonic, not wall time: the origin is placed back from now.
-        latencyOrigin:
-          breakdown === null || a.timings.userEndAt === undefined ? null : new Date(Date.now() - (this.#d.now() - a.timings.userEndAt)),
-        interrupted: a.interrupted,
-        failure,
-        turnEnd: a.userEndReason ?? null,
-      })
+    if (completed !== null) this.#d.hooks.turnCompleted(completed)
     if (this.#turn === a) this.#turn = undefined
     this.#d.onFinished(a)
   }
