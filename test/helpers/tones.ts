@@ -13,17 +13,22 @@ export function toneFrames(pcm: Int16Array, hz: number, rate = 8000): number {
     let energy = 0
     for (const s of frame) energy += s * s
     if (Math.sqrt(energy / n) < 500) continue
-    const k = 2 * Math.cos((2 * Math.PI * hz) / rate)
-    let s1 = 0
-    let s2 = 0
-    for (const s of frame) {
-      const s0 = s + k * s1 - s2
-      s2 = s1
-      s1 = s0
-    }
-    if ((s1 * s1 + s2 * s2 - k * s1 * s2) / (n / 2) / energy > 0.5) frames++
+    if (goertzelPower(frame, hz, rate) / energy > 0.5) frames++
   }
   return frames
+}
+
+/** The power of `hz` in `frame` (Goertzel), on the scale of the frame's energy (the sum of its squared samples). */
+function goertzelPower(frame: Int16Array, hz: number, rate: number): number {
+  const k = 2 * Math.cos((2 * Math.PI * hz) / rate)
+  let s1 = 0
+  let s2 = 0
+  for (const x of frame) {
+    const s0 = x + k * s1 - s2
+    s2 = s1
+    s1 = s0
+  }
+  return (s1 * s1 + s2 * s2 - k * s1 * s2) / (frame.length / 2)
 }
 
 /** Root mean square of PCM16 samples (0 for none). */
@@ -67,18 +72,7 @@ export function dualToneFrames(pcm: Int16Array, hzs: readonly number[], rate = 8
       run = 0
       continue
     }
-    const holds = hzs.every((hz) => {
-      const k = 2 * Math.cos((2 * Math.PI * hz) / rate)
-      let s1 = 0
-      let s2 = 0
-      for (const x of frame) {
-        const s0 = x + k * s1 - s2
-        s2 = s1
-        s1 = s0
-      }
-      const power = (s1 * s1 + s2 * s2 - k * s1 * s2) / (n / 2)
-      return power >= energy / 5
-    })
+    const holds = hzs.every((hz) => goertzelPower(frame, hz, rate) >= energy / 5)
     if (holds) {
       tone++
       run++
