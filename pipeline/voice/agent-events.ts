@@ -1,7 +1,7 @@
 /**
  * One event of the agent's reply applied to its assistant turn: timings, speech to say, a farewell or transfer to
  * carry out when heard, keypad tones, and what passes straight to the session (recording, DNC, data); an error is
- * the turn's failure. The reply loop (`Replies`) reads the events and stops at an interruption.
+ * the turn's failure. The reply's request (`ReplyRequests`) reads the events and stops at an interruption.
  */
 import type { AgentEvent } from '../agent/agent-step.js'
 import type { WarmTransferCommand } from '../agent/backend-event.js'

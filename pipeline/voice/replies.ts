@@ -6,9 +6,10 @@ import type { PreviousTurnLatency } from '../latency/latency-breakdown.js'
 import { AssistantTurn, type UserEnd } from './assistant-turn.js'
 import type { PipelineEvent, PipelineHooks } from './pipeline-io.js'
 import { failureDetail } from '../agent/turn-failure.js'
-import { type AgentEventSink, applyAgentEvent } from './agent-events.js'
 import { ReplyPlayout } from './reply-playout.js'
-import { FailureStreak, guardReply, HoldingPhrases, type ReplySafety } from './reply-safety.js'
+import { ReplyRequests, type ReplySource } from './reply-request.js'
+import type { ReplySafety } from './reply-safety.js'
+import { ReplySpeech } from './reply-speech.js'
 
 /** What the reply side needs from its pipeline. */
 export interface RepliesDeps {
@@ -31,29 +32,52 @@ export interface RepliesDeps {
 }
 
 /**
- * The assistant side of the conversation, one reply at a time: asks the agent step, streams its text to TTS as
- * it arrives, hands the TTS's audio to playout (`ReplyPlayout`: chunks, keypad tones, what the caller heard), and
- * finishes the turn (transcript, history, latency) once it was heard or interrupted.
+ * The assistant side of the conversation, one reply at a time: asks the agent step (`ReplyRequests`: timeouts,
+ * failures, fallback), streams its text to TTS as it arrives (`ReplySpeech`), hands the TTS's audio to playout
+ * (`ReplyPlayout`: chunks, keypad tones, what the caller heard), and finishes the turn (transcript, history,
+ * latency) once it was heard or interrupted.
  */
 export class Replies {
   readonly #d: RepliesDeps
   readonly #playout: ReplyPlayout
+  readonly #speech: ReplySpeech
+  readonly #requests: ReplyRequests
   #turn: AssistantTurn | undefined
   #closed = false
   /** The last finished turn's latency, offered on the next `message` request; undefined when it had none. */
   #previous: PreviousTurnLatency | undefined
-  readonly #streak: FailureStreak | undefined
-  readonly #holding: HoldingPhrases | undefined
 
   constructor(d: RepliesDeps) {
     this.#d = d
-    this.#playout = new ReplyPlayout({ output: d.output, emit: (e) => d.emit(e), hooks: d.hooks, now: () => d.now() })
-    this.#streak = d.safety === undefined ? undefined : new FailureStreak(d.safety.fallback)
-    this.#holding = d.safety?.holding.enabled ? new HoldingPhrases(d.safety.holding.messages) : undefined
+    const emit = (e: PipelineEvent) => d.emit(e)
+    const now = () => d.now()
+    this.#playout = new ReplyPlayout({ output: d.output, emit, hooks: d.hooks, now })
+    this.#speech = new ReplySpeech({
+      tts: d.tts,
+      output: d.output,
+      playout: this.#playout,
+      emit,
+      logger: d.logger,
+      now,
+      notice: (code, message) => d.notice(code, message),
+      current: () => this.#turn,
+      done: (a) => this.#maybeFinish(a),
+    })
+    this.#requests = new ReplyRequests({
+      signal: d.signal,
+      safety: d.safety,
+      say: (a, text, fromAgent) => this.#speech.say(a, text, fromAgent),
+      queueDtmf: (a, dtmf) => this.#playout.queueDtmf(a, dtmf),
+      emit,
+      hooks: d.hooks,
+      logger: d.logger,
+      now,
+      closed: () => this.#closed,
+    })
   }
 
   get #hasSpeech(): boolean {
-    return this.#d.tts !== undefined && this.#d.output !== undefined
+    return this.#speech.audible
   }
 
   /** The reply in progress (not yet heard in full), if any. */
@@ -109,133 +133,24 @@ export class Replies {
   }
 
   /** Runs one reply; `requestKind` when it is an agent request, whose outcome the hooks are told. */
-  async #run(
-    a: AssistantTurn,
-    events: (signal: AbortSignal) => AsyncIterable<AgentEvent> | Iterable<AgentEvent>,
-    requestKind?: 'welcome' | 'message',
-    /** Said when the reply had nothing speakable (a failed warm transfer: the caller must not hear silence). */
-    defaultLine?: string,
-  ): Promise<void> {
-    // The turn's own controller, also aborted with the session (AbortSignal.any's composite signals can be
-    // collected on Node 20 and then never fire).
-    const onSessionAbort = () => a.abort.abort()
-    this.#d.signal.addEventListener('abort', onSessionAbort, { once: true })
-    // The agent request's own controller: the reply timeout ends the request without ending the turn.
-    const request = new AbortController()
-    const onTurnAbort = () => request.abort()
-    a.abort.signal.addEventListener('abort', onTurnAbort, { once: true })
-    const safety = requestKind === 'message' ? this.#d.safety : undefined
-    const timers =
-      safety === undefined
-        ? []
-        : guardReply(a, safety, {
-            elapsedMs: this.#d.now() - (a.timings.userEndAt ?? this.#d.now()),
-            holding: this.#holding,
-            abortRequest: () => request.abort(),
-            say: (text) => this.#say(a, text, false),
-          })
-    let failed = false
-    const sink: AgentEventSink = {
-      say: (text) => this.#say(a, text, true),
-      queueDtmf: (dtmf) => this.#playout.queueDtmf(a, dtmf),
-      emit: (event) => this.#d.emit(event),
-      logger: this.#d.logger,
-      now: () => this.#d.now(),
-    }
-    try {
-      for await (const e of events(request.signal)) {
-        if (a.interrupted || this.#closed) break
-        if (applyAgentEvent(a, e, sink)) failed = true
-      }
-    } catch (err) {
-      failed = true
-      if (!request.signal.aborted) {
-        this.#d.logger.error({ err, turn_id: a.turnId }, 'agent step failed')
-        a.failure ??= { cause: 'invalid_stream', detail: 'the agent step failed', heard: null }
-      }
-    }
-    for (const timer of timers) clearTimeout(timer)
-    this.#d.signal.removeEventListener('abort', onSessionAbort)
-    a.abort.signal.removeEventListener('abort', onTurnAbort)
-    const cancelled = a.abort.signal.aborted || a.interrupted || this.#closed
-    if (!cancelled && requestKind === 'message' && a.failure === undefined && !a.agentSpoke && !a.hangup && a.transfer === undefined) {
-      // Only keypad tones or data, or nothing at all: the caller would be left in silence.
-      if (a.dtmf.length === 0) a.failure = { cause: 'empty_reply', detail: 'the reply ended with nothing to speak', heard: null }
-    }
-    if (!cancelled && defaultLine !== undefined && !a.agentSpoke && !a.hangup && a.transfer === undefined) {
-      this.#say(a, defaultLine, false)
-    }
-    if (requestKind !== undefined) {
-      const outcome = cancelled ? 'cancelled' : failed || a.failure !== undefined ? 'failed' : 'delivered'
-      this.#d.hooks.agentRequestDone?.({ kind: requestKind, outcome })
-    }
-    if (a.interrupted || this.#closed) return
-    if (requestKind === 'message') this.#fallBack(a)
+  async #run(a: AssistantTurn, events: ReplySource, requestKind?: 'welcome' | 'message', defaultLine?: string): Promise<void> {
+    if (!(await this.#requests.run(a, events, requestKind, defaultLine))) return
     a.agentDone = true
     const text = a.text.trim()
     if (text !== '') this.#d.emit({ type: 'assistant.text', turnId: a.turnId, content: text })
     this.#d.emit({ type: 'response.end', turnId: a.turnId })
-    if (!a.ttsDone) {
-      if (text === '') a.ttsDone = true
-      else this.#d.tts?.flush(a.turnId)
-    }
+    this.#speech.textDone(a, text)
     this.#maybeFinish(a)
-  }
-
-  /** A message turn is over on the agent's side: count it, and say the fallback when it failed. */
-  #fallBack(a: AssistantTurn): void {
-    const streak = this.#streak
-    if (streak === undefined) return
-    // Speech synthesis failing is not the agent's failure, and a fallback could not be spoken anyway.
-    if (a.failure === undefined || a.failure.cause === 'tts_failed') {
-      streak.succeeded()
-      return
-    }
-    const speech = streak.failed()
-    if (speech.next === 'hangup') a.hangup = true
-    if (speech.next === 'transfer') a.transfer = { to: speech.to }
-    this.#d.logger.info(
-      { turn_id: a.turnId, cause: a.failure.cause, consecutive: streak.consecutive, next: speech.next },
-      'agent turn failed: fallback spoken',
-    )
-    this.#say(a, speech.text, false)
-    a.failure.heard = speech.text
-  }
-
-  /** Says `text` in turn `a`; `fromAgent` false for the gateway's own words (holding phrase, fallback). */
-  #say(a: AssistantTurn, text: string, fromAgent: boolean): void {
-    if (fromAgent) a.agentSpoke = true
-    a.timings.firstTextAt ??= this.#d.now()
-    const sep = a.text === '' || /\s$/.test(a.text) || /^\s/.test(text) ? '' : ' '
-    a.text += sep + text
-    this.#d.emit({ type: 'assistant.text.delta', turnId: a.turnId, content: sep + text })
-    if (!a.ttsDone && this.#d.tts !== undefined) {
-      a.timings.ttsRequestAt ??= this.#d.now()
-      this.#d.tts.pushText(a.turnId, sep + text)
-    }
   }
 
   /** One event of the session's TTS stream. */
   onTtsEvent(e: TtsEvent): void {
-    const a = this.#turn
-    if (e.type === 'audio') {
-      if (!a || a.turnId !== e.contextId || a.interrupted || this.#d.output === undefined) return
-      this.#playout.speech(a, e.audio)
-    } else if (e.type === 'done') {
-      if (a && a.turnId === e.contextId) this.#speechDone(a)
-    } else if (e.type === 'error') {
-      this.#d.logger.warn({ code: e.code, fatal: e.fatal }, `speech synthesis: ${e.message}`)
-      if (a && (e.fatal || e.contextId === a.turnId)) {
-        if (a.text !== '' && !a.ttsDone) a.failure ??= { cause: 'tts_failed', detail: failureDetail(e.message), heard: null }
-        this.#speechDone(a)
-      }
-      if (e.fatal) this.#d.notice('tts_unavailable', 'speech synthesis is unavailable for this call: replies come as text only')
-    }
+    this.#speech.onTtsEvent(e)
   }
 
   /** The TTS stream ended for good: an open reply can only finish text-wise. */
   ttsEnded(): void {
-    if (this.#turn && !this.#turn.ttsDone) this.#speechDone(this.#turn)
+    this.#speech.ttsEnded()
   }
 
   /** Carrier mark: chunks up to `chunkId` were heard. */
@@ -296,7 +211,7 @@ export class Replies {
       this.#d.logger.info({ turn_id: a.turnId, paused_ms: Math.round(this.#d.now() - a.pausedAt) }, 'paused reply interrupted')
     a.interrupted = true
     a.abort.abort()
-    this.#d.tts?.cancel(a.turnId)
+    this.#speech.cancel(a)
     this.#d.emit({ type: 'clear_playback', turnId: a.turnId })
     announce()
     this.#finish(a)
@@ -315,11 +230,6 @@ export class Replies {
       this.#finish(a)
     }
     this.#closed = true
-  }
-
-  #speechDone(a: AssistantTurn): void {
-    a.ttsDone = true
-    this.#maybeFinish(a)
   }
 
   /** Finishes the turn once the reply is complete and the caller has heard it. */

@@ -44,7 +44,8 @@ export interface VoicePipelineDeps {
  *    into the user turn, barge-in timing, the end of the turn;
  * 3. what is said next (`ReplySequencer`): the answer to a turn, a data reply's speech, a machine detection verdict
  *    or a failed transfer, each waiting behind a reply in progress that may not be interrupted;
- * 4. the agent step and TTS (`Replies`): one reply at a time, its text streamed to TTS as it arrives;
+ * 4. the agent step and TTS (`Replies`, with `ReplyRequests` and `ReplySpeech`): one reply at a time, its text
+ *    streamed to TTS as it arrives;
  * 5. playout (`ReplyPlayout`, inside `Replies`): audio chunks and keypad tones to the transport, and what the caller
  *    heard of them, until the reply is finished and the next step is chosen here.
  *
