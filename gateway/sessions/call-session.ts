@@ -1,5 +1,5 @@
 import { newTurnId, resolveSessionConfig } from '../../pipeline/index.js'
-import type { PipelineConfig, PipelineEvent, PipelineInput, SessionWebhookEvent } from '../../pipeline/index.js'
+import type { PipelineConfig, PipelineInput, SessionWebhookEvent } from '../../pipeline/index.js'
 import type { SessionRow } from '../store/schema.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { getAgentRow } from '../store/agents.js'
@@ -8,20 +8,16 @@ import type { TranscriptTurn } from '../store/sessions.js'
 import { endUnstartedSession } from './session-end.js'
 import { writeSessionEnd } from './session-end-writes.js'
 import type { SessionTransport } from './ports/session-port.js'
-import { startPipeline } from './ports/pipeline-factory.js'
 import { LifecycleWebhooks } from './lifecycle-webhooks.js'
 import type { SessionDeps, SessionUsage } from './session-deps.js'
 import { sessionStartEvent } from './lifecycle-events.js'
 import { liveUsage, type LiveUsage } from './session-details.js'
-import { NO_METRICS, type Metrics } from '../../core/metrics.js'
 import { transfererFor } from './carrier/call-transfer.js'
 import type { MachineVerdict } from '../../core/machine-verdict.js'
 import { SessionCallControl } from './session-call-control.js'
 import type { TurnToStore } from './transcript/turn-redactor.js'
 import { SessionKeeping } from './session-keeping.js'
-import { callerInput, type CallerInputLinks } from './caller-input.js'
-import { NO_INPUT, NO_VENDORS } from './no-input.js'
-import { sessionPipelineHooks } from './session-hooks.js'
+import { SessionPipeline } from './session-pipeline.js'
 import type { WarmTransferSlot } from './ports/warm-transfer-port.js'
 import { type HoldKind, SessionClocks } from './session-clocks.js'
 
@@ -40,8 +36,8 @@ export class CallSession {
   /** The transport closed itself: it is not told to close again. */
   #transportGone = false
   readonly #webhooks: LifecycleWebhooks
-  #pipeline: PipelineInput = NO_INPUT
-  #closePipeline: () => void = () => undefined
+  /** The voice pipeline: its start, the caller-input chain into it, and where its events go. */
+  readonly #pipeline: SessionPipeline
   readonly usage: SessionUsage = { transcriptionSeconds: 0, ttsSeconds: 0, latencySamples: [] }
   /** The welcome turn's id, named by both `session.start` webhooks (lifecycle and agent) before the turn begins. */
   readonly welcomeTurnId = newTurnId('assistant')
@@ -81,7 +77,7 @@ export class CallSession {
     })
     this.#warm = deps.warmTransfer?.({
       ...{ log: deps.log, vendors: deps.vendors, row, config, transport, signal: this.#abort.signal },
-      ...{ input: () => this.#pipeline, end: (r) => this.end(r), recording: () => this.#keeping.recording },
+      ...{ input: () => this.#pipeline.input, end: (r) => this.end(r), recording: () => this.#keeping.recording },
       held: (on) => this.held('transfer_hold', on),
       emit: (event, build) => this.#emitLifecycle(event as SessionWebhookEvent, build),
       customMetadata: () => this.#customMetadata,
@@ -93,7 +89,7 @@ export class CallSession {
         peerAllows: transport.peerAllows,
         signal: this.#abort.signal,
         isEnded: () => this.isEnded,
-        input: () => this.#pipeline,
+        input: () => this.#pipeline.input,
         deliver: (e) => this.#transport.deliver?.(e),
         end: (r) => this.end(r),
       },
@@ -101,6 +97,14 @@ export class CallSession {
       transport.audio?.input === 'ulaw_8000',
     )
     this.#webhooks = new LifecycleWebhooks(deps, row, config, webhookSecret)
+    this.#pipeline = new SessionPipeline({
+      ...{ deps, row, config, webhookSecret, welcomeTurnId: this.welcomeTurnId, transport, usage: this.usage },
+      ...{ signal: this.#abort.signal, keeping: this.#keeping, control: this.#control, warm: this.#warm },
+      isEnded: () => this.isEnded,
+      end: (r) => void this.end(r),
+      addTurn: (turn, extra) => this.addTurn(turn, extra),
+      noteUserActivity: () => this.noteUserActivity(),
+    })
   }
 
   /**
@@ -119,16 +123,11 @@ export class CallSession {
     }
     const s = new CallSession(deps, row, resolved.config, agent.webhook_secret, org?.recording_enabled ?? false, transport)
     s.#keeping.start()
-    // Caller audio is recorded from the first frame, also while the pipeline is still starting.
-    s.#pipeline = callerInput(s.#links())
+    s.#pipeline.listen()
     s.#clocks.start()
     s.#emitLifecycle('session.start', () => sessionStartEvent(row, s.welcomeTurnId, s.#customMetadata))
-    if (transport.deliver !== undefined) await s.#startPipeline()
+    if (transport.deliver !== undefined) await s.#pipeline.start()
     return s
-  }
-
-  get #metrics(): Metrics {
-    return this.#deps.metrics ?? NO_METRICS
   }
 
   /** The kind of transport carrying the session (`browser`, `carrier`; `test` for in-memory ones). */
@@ -136,72 +135,9 @@ export class CallSession {
     return this.#transport.kind
   }
 
-  /** The links of the caller's input chain (caller-input.ts). */
-  #links(): CallerInputLinks {
-    return { control: this.#control, keeping: this.#keeping, warm: this.#warm }
-  }
-
   /** What the transport feeds the voice pipeline (caller audio, text, data, playback reports). */
   get input(): PipelineInput {
-    return this.#pipeline
-  }
-
-  async #startPipeline(): Promise<void> {
-    const log = this.#deps.log.child({ session_id: this.row.id })
-    try {
-      const p = await startPipeline({
-        db: this.#deps.db,
-        row: this.row,
-        config: this.config,
-        webhookSecret: this.webhookSecret,
-        welcomeTurnId: this.welcomeTurnId,
-        audio: this.#transport.audio,
-        vendors: this.#deps.vendors ?? NO_VENDORS,
-        createVad: this.#deps.createVad,
-        webhookFetch: this.#deps.webhookDelivery?.fetch,
-        webhookPrivateTarget: this.#deps.webhookDelivery?.privateTarget,
-        log,
-        signal: this.signal,
-        emit: (e) => this.#onPipelineEvent(e),
-        hooks: sessionPipelineHooks({
-          row: this.row,
-          config: this.config,
-          metrics: this.#metrics,
-          log,
-          usage: this.usage,
-          addTurn: (turn, extra) => this.addTurn(turn, extra),
-          noteUserActivity: () => this.noteUserActivity(),
-          sttWords: (words) => this.#keeping.sttWords(words),
-        }),
-      })
-      if (this.isEnded) {
-        p.close()
-        return
-      }
-      this.#pipeline = callerInput(this.#links(), p)
-      this.#closePipeline = () => p.close()
-      this.#control.pipelineStarted()
-    } catch (e) {
-      log.error({ err: e }, 'voice pipeline could not start')
-      void this.end('error')
-    }
-  }
-
-  #onPipelineEvent(e: PipelineEvent): void {
-    if (this.isEnded) return
-    try {
-      this.#transport.deliver?.(e)
-    } catch (err) {
-      this.#deps.log.warn({ err, session_id: this.row.id }, 'transport failed to deliver an event')
-    }
-    try {
-      this.#keeping.recording?.onEvent(e)
-    } catch (err) {
-      this.#deps.log.warn({ err, session_id: this.row.id }, 'recording failed to take an event')
-    }
-    if (e.type === 'hangup') void this.end(e.reason === 'agent_hangup' ? 'hangup' : 'error')
-    else if (e.type === 'recording') this.#keeping.recordingCommand(e.action)
-    else this.#control.onPipelineEvent(e)
+    return this.#pipeline.input
   }
 
   /** What answered this outbound call (answering machine detection); see SessionCallControl. */
@@ -275,8 +211,7 @@ export class CallSession {
 
   async #finish(reason: EndReason): Promise<void> {
     this.#clocks.stop()
-    this.#pipeline = NO_INPUT
-    this.#closePipeline()
+    this.#pipeline.close()
     this.#abort.abort(new Error(`session ended: ${reason}`))
     if (!this.#transportGone) {
       try {
