@@ -138,7 +138,8 @@ t.test('barge-in during a holding phrase cancels it and the request; during a fa
   b.send({ type: 'client.response.text', content: 'never mind' })
   t.equal((await h.backend.request(before)).json.text, 'slow')
   t.equal(await (await h.backend.request(before)).closed, 'aborted', 'the slow request was cancelled')
-  await b.waitFor((m) => m.type === 'response.text' && m.content === 'Sure.', 5_000)
+  // The next turn's reply; on a loaded machine its own holding phrase (300 ms) may come first.
+  await b.waitFor((m) => m.type === 'response.text' && m.content.endsWith('Sure.'), 5_000)
   t.notOk(
     b.messages.some((m) => m.type === 'response.text' && m.turn_id === hold.m.turn_id),
     'the held turn never completed (no fallback after the barge-in)',
@@ -148,7 +149,7 @@ t.test('barge-in during a holding phrase cancels it and the request; during a fa
   b.send({ type: 'client.response.text', content: 'broken' })
   await b.waitFor((m) => m.type === 'response.text.delta' && m.content.startsWith('I am sorry'), 5_000)
   b.send({ type: 'client.response.text', content: 'what?' })
-  await b.waitFor((m) => m.type === 'response.text' && m.content === 'Sure.' && b.messages.indexOf(m) > mark, 5_000)
+  await b.waitFor((m) => m.type === 'response.text' && m.content.endsWith('Sure.') && b.messages.indexOf(m) > mark, 5_000)
   const sessionId = (await h.backend.request(before)).json.session_id
   const details = await eventuallyDetails(sessionId, (d) => d.transcript.some((e: any) => e.user_message === 'what?'))
   const failed = details.transcript.find((e: any) => e.user_message === 'broken')
