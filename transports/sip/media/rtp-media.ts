@@ -19,6 +19,7 @@ import type { RemoteInfo } from 'node:dgram'
 import { ConnectedPeer } from './connected-peer.js'
 import { DtmfReceiver } from './dtmf-receiver.js'
 import { JitterBuffer } from './jitter-buffer.js'
+import { type ClockedStream, type MediaClock, mediaClock } from './media-clock.js'
 import { decodeRtp, encodeRtp, isRtcp } from './rtp-codec.js'
 import { RtpPacer } from './rtp-pacer.js'
 import type { RtpPortLease } from './rtp-port-pool.js'
@@ -79,14 +80,25 @@ export class RtpMedia {
   #latched = false
   #firstAt: number | undefined
   #pulled = 0
-  #timer: NodeJS.Timeout | undefined
+  readonly #clock: MediaClock
+  /** This stream's place on the clock (one object for the stream's life, not one per packet). */
+  readonly #clocked: ClockedStream = { run: (now) => this.#run(now) }
+  #started = false
   #held = false
   #closed = false
   readonly #rtcp: RtcpSession
   /** Our sends, on a socket connected to the peer once latched. */
   readonly #out: ConnectedPeer
 
-  constructor(lease: RtpPortLease, audio: NegotiatedAudio, signallingAddress: string, events: RtpMediaEvents, rtcp?: RtpMediaRtcp) {
+  constructor(
+    lease: RtpPortLease,
+    audio: NegotiatedAudio,
+    signallingAddress: string,
+    events: RtpMediaEvents,
+    rtcp?: RtpMediaRtcp,
+    clock: MediaClock = mediaClock,
+  ) {
+    this.#clock = clock
     this.#lease = lease
     this.#audio = audio
     this.#events = events
@@ -135,11 +147,12 @@ export class RtpMedia {
     return this.#rtcp
   }
 
-  /** Starts the 20 ms clock, and RTCP with it. */
+  /** Puts the stream on the media clock (its 20 ms slots), and starts RTCP with it. */
   start(): void {
-    if (this.#timer !== undefined || this.#closed) return
+    if (this.#started || this.#closed) return
+    this.#started = true
     this.#rtcp.start()
-    this.#loop()
+    this.#clock.add(this.#clocked)
   }
 
   /** Queues one frame; `sent` is called when its packet left. False when the pacer's queue is full. */
@@ -213,15 +226,16 @@ export class RtpMedia {
   close(): void {
     if (this.#closed) return
     this.#closed = true
-    clearTimeout(this.#timer)
+    this.#clock.remove(this.#clocked)
     this.#waiting = []
     this.#rtcp.close()
     this.#out.close()
     this.#lease.release()
   }
 
-  #loop(): void {
-    if (this.#closed) return
+  /** One run on the media clock: the packet of this slot out, the caller's due frames on; when to run next. */
+  #run(now: number): number {
+    if (this.#closed) return now + FRAME_MS
     const { packet, delayMs } = this.#held ? { packet: undefined, delayMs: FRAME_MS } : this.#pacer.tick()
     // Whatever the session's callbacks do, the 20 ms clock must go on (a timer callback that throws would also
     // take the process down).
@@ -243,7 +257,7 @@ export class RtpMedia {
     } catch (e) {
       this.#events.onError?.(e)
     }
-    this.#timer = setTimeout(() => this.#loop(), delayMs)
+    return now + delayMs
   }
 
   /** Hands the caller's audio on, one frame per 20 ms since the first packet. */
