@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { SseDecoder } from '../../agent/sse-decoder.js'
+import { RequestDeadline } from '../../runtime/request-deadline.js'
 import { VendorErrorCode, type VendorErrorCodeValue } from '../socket/vendor-errors.js'
 import { postToSpeechServer } from './openai-http-post.js'
 import {
@@ -68,8 +69,8 @@ export async function requestTranscription(r: TranscriptionRequest): Promise<Tra
   const boundary = `----voxgate${randomBytes(12).toString('hex')}`
   const headers: Record<string, string> = { 'content-type': `multipart/form-data; boundary=${boundary}` }
   if (r.apiKey !== '') headers.authorization = `Bearer ${r.apiKey}`
-  const timeout = AbortSignal.timeout(r.timeoutMs)
-  const signal = AbortSignal.any([r.signal, timeout])
+  const deadline = new RequestDeadline(r.timeoutMs, [r.signal])
+  const signal = deadline.signal
   try {
     const response = await postToSpeechServer(`${r.baseUrl}/audio/transcriptions`, headers, multipartPieces(fields, boundary), signal)
     if (response.status < 200 || response.status > 299) {
@@ -82,9 +83,11 @@ export async function requestTranscription(r: TranscriptionRequest): Promise<Tra
   } catch (error) {
     if (error instanceof TranscriptionError) throw error
     if (error instanceof TranscriptionFormatError) throw new TranscriptionError(VendorErrorCode.ProtocolError, error.message)
-    if (timeout.aborted) throw new TranscriptionError(VendorErrorCode.Timeout, `no answer within ${r.timeoutMs} ms`)
+    if (deadline.timedOut) throw new TranscriptionError(VendorErrorCode.Timeout, `no answer within ${r.timeoutMs} ms`)
     if (r.signal.aborted) throw error
     throw new TranscriptionError(VendorErrorCode.ServerError, `request failed: ${(error as Error).cause ?? (error as Error).message}`)
+  } finally {
+    deadline.done()
   }
 }
 

@@ -2,6 +2,7 @@ import type { OutputAudioFormat } from '../../audio/audio-format.js'
 import type { TtsOpenAiCompatibleOptions } from '../../options/openai-compatible-options.js'
 import { AsyncQueue } from '../../runtime/async-queue.js'
 import { sleep } from '../../runtime/abort.js'
+import { RequestDeadline } from '../../runtime/request-deadline.js'
 import { type PipelineLogger, silentLogger } from '../../runtime/logger.js'
 import { postToSpeechServer } from '../stt/openai-http-post.js'
 import { openAiErrorMessage } from '../stt/openai-transcription-codec.js'
@@ -147,9 +148,8 @@ export class OpenAiSpeechTtsStream implements TtsStream {
   }
 
   async #speak(contextId: string, input: string, signal: AbortSignal): Promise<void> {
-    const timeout = new AbortController()
-    const timer = setTimeout(() => timeout.abort(), this.#o.timeout_ms)
-    const all = AbortSignal.any([signal, this.#lifetime.signal, timeout.signal])
+    const deadline = new RequestDeadline(this.#o.timeout_ms, [signal, this.#lifetime.signal])
+    const all = deadline.signal
     const headers: Record<string, string> = { 'content-type': 'application/json' }
     if (this.#endpoint.apiKey !== '') headers.authorization = `Bearer ${this.#endpoint.apiKey}`
     const body = {
@@ -176,7 +176,7 @@ export class OpenAiSpeechTtsStream implements TtsStream {
       for await (const chunk of response.body as AsyncIterable<Buffer>) {
         if (first) {
           // The time limit is for the first byte: a long sentence may take its time once it streams.
-          clearTimeout(timer)
+          deadline.stopClock()
           first = false
         }
         this.#audio(contextId, reader.push(chunk))
@@ -185,10 +185,10 @@ export class OpenAiSpeechTtsStream implements TtsStream {
       this.#audio(contextId, reader.end())
     } catch (error) {
       if (error instanceof SpeechError) throw error
-      if (timeout.signal.aborted) throw new SpeechError(VendorErrorCode.Timeout, `no audio within ${this.#o.timeout_ms} ms`)
+      if (deadline.timedOut) throw new SpeechError(VendorErrorCode.Timeout, `no audio within ${this.#o.timeout_ms} ms`)
       throw error
     } finally {
-      clearTimeout(timer)
+      deadline.done()
     }
   }
 
