@@ -4,7 +4,8 @@
  * (media-frame-scanner.ts): the payload buffer and the event object are its only allocations. Every other frame,
  * and any media frame out of the ordinary, goes through JSON.parse.
  */
-import type { CarrierDecodeError, CarrierDecodeErrorReason, CarrierInbound, CarrierMediaCodec, CarrierMediaFormat } from '../carrier.js'
+import type { CarrierMediaCodec } from '../carrier.js'
+import type { CarrierDecodeError, CarrierDecodeErrorReason, CarrierInbound, CarrierMediaFormat } from '../carrier-stream-events.js'
 import { ABSENT, MediaFrameScanner, type ScannedMedia } from './media-frame-scanner.js'
 
 /** Largest text frame accepted (a 20 ms frame is ~350 bytes; a start frame well under 4 KiB). */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import type { CarrierInbound } from '../../carrier/carrier.js'
+import type { CarrierInbound } from '../../carrier/carrier-stream-events.js'
 import { MAX_FRAME_BYTES, TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/carrier/${name}`, import.meta.url), 'utf8')) as T

@@ -1,7 +1,7 @@
 // The bytes fast path of the media codec must decode every frame exactly as the general JSON path does.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import type { CarrierInbound } from '../../carrier/carrier.js'
+import type { CarrierInbound } from '../../carrier/carrier-stream-events.js'
 import { TwilioMediaCodec } from '../../carrier/twilio/media-codec.js'
 import { MediaFrameScanner } from '../../carrier/twilio/media-frame-scanner.js'
 
