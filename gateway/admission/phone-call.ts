@@ -5,7 +5,7 @@
  * transports/sip/admission/sip-refusals.ts for SIP).
  */
 import { isVoxgateError } from '../../core/errors.js'
-import type { SessionOrigin } from '../store/session-states.js'
+import type { SessionOrigin } from '../store/session-keys.js'
 import { authorizeSession } from './authorize.js'
 import type { CallDeps } from './call-deps.js'
 

@@ -12,7 +12,7 @@ import type { CallStatus } from '../../core/call-status.js'
 import type { EndReason } from '../../core/end-reason.js'
 import { getCarrierCredentials } from '../store/organizations.js'
 import type { SessionRow } from '../store/schema.js'
-import { endWaitingSession } from '../store/session-states.js'
+import { endWaitingSession } from '../store/session-ends.js'
 import type { CallDeps } from './call-deps.js'
 import { sendDetachedSessionEnd } from '../sessions/detached-session-end.js'
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from '../store/schema.js'
 import { renewLeases } from '../store/leases.js'
-import { sweepExpiredSessions } from '../store/session-states.js'
+import { sweepExpiredSessions } from '../store/session-ends.js'
 import type { Log } from '../../core/log.js'
 
 /** What the keeper tells its process. */

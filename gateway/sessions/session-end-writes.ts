@@ -4,7 +4,7 @@
  * completed (or failed) at the stored duration and its `session.update`.
  */
 import type { SessionWebhookEvent } from '../../pipeline/index.js'
-import type { SessionEnd } from '../store/session-states.js'
+import type { SessionEnd } from '../store/session-ends.js'
 import type { SessionRow } from '../store/schema.js'
 import { sessionEndEvent, sessionUpdateEvent } from './lifecycle-events.js'
 import type { SessionDeps } from './session-deps.js'

@@ -2,8 +2,8 @@
  * What a session's end writes: the ended row (retried while the database is away, since `session.end` waits for
  * it), and what a finished recording says in `session.update`.
  */
-import type { SessionEnd } from '../store/session-states.js'
-import { endSession } from '../store/session-states.js'
+import type { SessionEnd } from '../store/session-ends.js'
+import { endSession } from '../store/session-ends.js'
 import { retryWhileUnavailable } from '../store/database-errors.js'
 import type { SessionRow } from '../store/schema.js'
 import type { RecordingOutcome } from '../recording/recording-port.js'

@@ -1,5 +1,5 @@
 import type { SessionRow } from '../store/schema.js'
-import { startSessionWithKey, type KeyProblem } from '../store/session-states.js'
+import { startSessionWithKey, type KeyProblem } from '../store/session-keys.js'
 import { hasTopic, LocalNotifications, type Notifications } from '../store/notifications.js'
 import { connectedCallsWithFinalStatus } from '../store/carrier-calls.js'
 import { decodeSessionCommand, encodeSessionCommand, type RemoteEndReason, type SessionCommand } from './session-command-codec.js'

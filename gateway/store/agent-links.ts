@@ -6,7 +6,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AgentLinkRow, Database } from './schema.js'
 import { hashToken, newId, newSecret } from '../../core/ids.js'
-import { endUnusedLinkKeys } from './session-states.js'
+import { endUnusedLinkKeys } from './session-keys.js'
 
 /** An agent link as the API lists it (never with its token). */
 export interface AgentLink {

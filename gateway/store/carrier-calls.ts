@@ -1,6 +1,7 @@
 /**
  * Carrier call details on the session row: finding a session by its call sid, recording the sid of a call
- * voxgate placed, and moving the call status forward. Its state (status, key, lease, end) is session-states.ts's.
+ * voxgate placed, and moving the call status forward. Its state (status, key, lease, end) is written by
+ * session-keys.ts and session-ends.ts.
  */
 import { sql, type Kysely } from 'kysely'
 import type { FinalCallStatus } from '../../core/call-status.js'

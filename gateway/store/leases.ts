@@ -1,4 +1,4 @@
-/** Concurrency leases: counting, taking and renewing them; releasing one is part of ending a row (session-states.ts). */
+/** Concurrency leases: counting, taking and renewing them; releasing one is part of ending a row (session-ends.ts). */
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
 

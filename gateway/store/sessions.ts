@@ -1,4 +1,4 @@
-/** Conversations, transcripts and reading a session; a session row's state is written by session-states.ts only. */
+/** Conversations, transcripts and reading a session; a session row's state is written by session-keys.ts and session-ends.ts only. */
 import type { Kysely } from 'kysely'
 import type { Database, StoredLatencyBreakdown, StoredTurnFailure } from './schema.js'
 import { newId } from '../../core/ids.js'

@@ -1,50 +1,24 @@
 /**
- * The one owner of a session row's state machine: every write of `status`, `end_reason`, `ended_at` and the
- * release of the concurrency lease is here, so the rules hold in one place.
+ * A session row's one-time key and its start: issuing the key (authorized), starting the session with it
+ * (connected, the concurrency lease taken), re-keying a call still waiting for its stream, and ending keys never
+ * used. With session-ends.ts, the only writer of a row's `status`, `end_reason`, `ended_at` and the release of
+ * its concurrency lease, so the rules of its state machine hold in one place.
  *
  *   authorized --start with key--> connected --end--> ended
  *   authorized --superseded (a newer key, a revoked link) | end waiting | lease expired--> ended      (re-keying keeps it authorized)
  *
- * Every end goes through `endedRow`: status `ended`, the end time and reason, the duration, the lease released
- * and usage settled.
+ * Every end goes through `endedRow` (session-ends.ts): status `ended`, the end time and reason, the duration, the
+ * lease released and usage settled.
  */
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
-import type { EndReason } from '../../core/end-reason.js'
 import { hashToken, newId, newSecret } from '../../core/ids.js'
 import { atConcurrencyLimit } from './leases.js'
 import { balanceUsedUp } from './organizations.js'
-import { chargeUsage } from './usage.js'
+import { endedRow } from './session-ends.js'
 
 /** How long a client_session_key stays valid (SPEC: 1 hour). */
 export const SESSION_KEY_TTL_MS = 60 * 60 * 1000
-
-/**
- * When an ended row is dated: now, at its lease's expiry (the last moment a live process vouched for it), or
- * not at all: a key replaced before it was used began nothing, and has always shown `ended_at` null.
- */
-type EndTime = 'now' | 'lease_expiry' | 'undated'
-
-/**
- * The rule for ending a row, written once: status `ended`, its end time and reason, the connected duration
- * (null when it never started), the concurrency lease released, and `charged` set (a caller that charges
- * usage does it in the same transaction, so a row is charged at most once).
- */
-function endedRow(reason: EndReason, time: EndTime) {
-  const endedAt = time === 'now' ? sql<Date>`now()` : time === 'lease_expiry' ? sql<Date>`lease_expires_at` : null
-  return {
-    status: 'ended' as const,
-    ended_at: endedAt,
-    duration_ms:
-      endedAt === null
-        ? null
-        : sql<number>`case when started_at is null then null else greatest(0, floor(extract(epoch from (${endedAt} - started_at)) * 1000))::int end`,
-    end_reason: reason,
-    lease_expires_at: null,
-    charged: true,
-    updated_at: sql<Date>`now()`,
-  }
-}
 
 /** Telephony and connection details recorded on a session. */
 export interface SessionOrigin {
@@ -291,83 +265,4 @@ export async function rekeyWaitingSession(
     .returning('id')
     .executeTakeFirst()
   return row === undefined ? undefined : { key, expiresAt }
-}
-
-/** Fields persisted when a session ends. */
-export interface SessionEnd {
-  endReason: EndReason
-  transcriptionDurationSeconds: number | null
-  ttsDurationSeconds: number | null
-  latencyMs: number | null
-  callStatus?: string | null
-  /** The transfer target, when the session ends `transferred`. */
-  transferredTo?: string | undefined
-}
-
-/**
- * Ends a session once: sets the end fields, releases its lease and charges usage from the organization's
- * balance (at `ratePerMinute` per connected minute). Returns the final row, or undefined if already ended.
- */
-export async function endSession(
-  db: Kysely<Database>,
-  sessionId: string,
-  end: SessionEnd,
-  ratePerMinute: number,
-): Promise<SessionRow | undefined> {
-  return db.transaction().execute(async (tx) => {
-    const row = await tx
-      .updateTable('sessions')
-      .set({
-        ...endedRow(end.endReason, 'now'),
-        transcription_duration_seconds: end.transcriptionDurationSeconds,
-        tts_duration_seconds: end.ttsDurationSeconds,
-        latency_ms: end.latencyMs,
-        ...(end.callStatus !== undefined && { call_status: end.callStatus }),
-        ...(end.transferredTo !== undefined && { transferred_to: end.transferredTo }),
-      })
-      .where('id', '=', sessionId)
-      .where('status', '!=', 'ended')
-      .returningAll()
-      .executeTakeFirst()
-    if (row === undefined) return undefined
-    await chargeUsage(tx, row, ratePerMinute)
-    return row
-  })
-}
-
-/**
- * Ends a carrier session that never connected its media stream (busy, no answer, carrier error, stream never
- * opened): releases its concurrency slot and records why. Nothing was connected, so nothing is charged.
- * Undefined when the session had already connected or ended.
- */
-export async function endWaitingSession(
-  db: Kysely<Database>,
-  sessionId: string,
-  end: { endReason: EndReason; callStatus?: string | undefined },
-): Promise<SessionRow | undefined> {
-  return db
-    .updateTable('sessions')
-    .set({ ...endedRow(end.endReason, 'now'), ...(end.callStatus !== undefined && { call_status: end.callStatus }) })
-    .where('id', '=', sessionId)
-    .where('status', '=', 'authorized')
-    .returningAll()
-    .executeTakeFirst()
-}
-
-/**
- * Ends sessions whose lease expired (their process died): they never stay `connected` forever. The end time
- * is the lease expiry, the last moment a live process vouched for the call. Returns the rows it ended.
- */
-export async function sweepExpiredSessions(db: Kysely<Database>, ratePerMinute: number): Promise<SessionRow[]> {
-  return db.transaction().execute(async (tx) => {
-    const ended = await tx
-      .updateTable('sessions')
-      .set(endedRow('lease_expired', 'lease_expiry'))
-      .where('status', '!=', 'ended')
-      .where('lease_expires_at', '<=', sql<Date>`now()`)
-      .returningAll()
-      .execute()
-    for (const row of ended) await chargeUsage(tx, row, ratePerMinute)
-    return ended
-  })
 }
