@@ -6,9 +6,8 @@ import type { TtsLocalOptions } from '../../options/tts-options.js'
 import { silentLogger, type PipelineLogger } from '../../runtime/logger.js'
 import { VendorErrorCode, type VendorErrorCodeValue } from '../socket/vendor-errors.js'
 import { EspeakError, sharedEspeakEngine, type EspeakEngine } from './espeak-engine.js'
-import { splitSentences } from './espeak-sentences.js'
 import { speechCacheOf } from './speech-cache.js'
-import { type TtsContextState, TtsContexts } from './tts-contexts.js'
+import { type SentenceContextState, SentenceContexts } from './sentence-contexts.js'
 import type { TtsEvent, TtsStream } from './tts-stream.js'
 
 /** Stable codes of `tts.local` error events (registered with the vendor codes). */
@@ -31,17 +30,6 @@ export interface LocalTtsStreamOptions {
 const CHUNK_MS = 100
 /** Synthesis pauses while this many events wait for the consumer (~10 s of speech): bounded, nothing dropped. */
 const QUEUE_HIGH_WATER = 100
-/** Text buffered per context; more is dropped with a warning (a reply is never this long). */
-const MAX_CONTEXT_CHARS = 100_000
-
-interface ContextState extends TtsContextState {
-  /** Text not yet split into sentences. */
-  pending: string
-  /** Sentences waiting to be synthesized, in order. */
-  ready: string[]
-  chars: number
-}
-
 type Job = { contextId: string; sentence: string } | { contextId: string; done: true }
 
 /**
@@ -59,7 +47,7 @@ export class LocalTtsStream implements TtsStream {
   readonly #signal: AbortSignal | undefined
   readonly #logger: PipelineLogger
   readonly #loadEngine: () => Promise<EspeakEngine>
-  readonly #contexts: TtsContexts<ContextState>
+  readonly #contexts: SentenceContexts<SentenceContextState>
   readonly #events: TtsEvent[] = []
   readonly #readers: Array<(result: IteratorResult<TtsEvent, undefined>) => void> = []
   readonly #onAbort = () => this.#shutdown()
@@ -77,7 +65,7 @@ export class LocalTtsStream implements TtsStream {
     this.#format = stream.outputFormat
     this.#signal = stream.signal
     this.#logger = stream.logger ?? silentLogger
-    this.#contexts = new TtsContexts('tts.local', this.#logger)
+    this.#contexts = new SentenceContexts('tts.local', this.#logger)
     this.#loadEngine = stream.loadEngine ?? sharedEspeakEngine
   }
 
@@ -106,25 +94,14 @@ export class LocalTtsStream implements TtsStream {
 
   pushText(contextId: string, text: string): void {
     if (this.closed) return
-    const context = this.#contexts.forText(contextId, text, () => ({ phase: 'open', pending: '', ready: [], chars: 0 }))
+    const context = this.#contexts.pushText(contextId, text, () => ({ phase: 'open', pending: '', sentences: [], chars: 0 }))
     if (context === undefined) return
-    if (context.chars + text.length > MAX_CONTEXT_CHARS) {
-      this.#logger.warn({ stream: 'tts.local', contextId }, 'context text limit reached, text dropped')
-      return
-    }
-    context.chars += text.length
-    const { sentences, rest } = splitSentences(context.pending + text)
-    context.pending = rest
-    context.ready.push(...sentences)
     this.#kick()
   }
 
   flush(contextId: string): void {
     if (this.closed) return
-    const context = this.#contexts.flush(contextId)
-    if (context === undefined) return
-    context.ready.push(...splitSentences(context.pending, true).sentences)
-    context.pending = ''
+    if (this.#contexts.flush(contextId) === undefined) return
     this.#kick()
   }
 
@@ -220,7 +197,7 @@ export class LocalTtsStream implements TtsStream {
 
   #nextJob(): Job | undefined {
     for (const [contextId, context] of this.#contexts) {
-      const sentence = context.ready.shift()
+      const sentence = context.sentences.shift()
       if (sentence !== undefined) return { contextId, sentence }
       if (context.phase === 'flushed') return { contextId, done: true }
     }

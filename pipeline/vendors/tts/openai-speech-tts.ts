@@ -7,25 +7,19 @@ import { type PipelineLogger, silentLogger } from '../../runtime/logger.js'
 import { postToSpeechServer } from '../stt/openai-http-post.js'
 import { openAiErrorMessage } from '../stt/openai-transcription-codec.js'
 import { VendorErrorCode, type VendorErrorCodeValue } from '../socket/vendor-errors.js'
-import { splitSentences } from './espeak-sentences.js'
 import { PcmStreamReader } from './pcm-stream-reader.js'
-import { type TtsContextState, TtsContexts } from './tts-contexts.js'
+import { type SentenceContextState, SentenceContexts } from './sentence-contexts.js'
 import type { TtsEvent, TtsStream, TtsStreamOptions } from './tts-stream.js'
 
 const LABEL = 'tts.openai_compatible'
 /** Reading the server's audio pauses while this many events wait for the consumer: bounded, nothing dropped. */
 const QUEUE_HIGH_WATER = 200
-/** Text buffered per context; more is dropped with a warning (a reply is never this long). */
-const MAX_CONTEXT_CHARS = 100_000
 /** How long close() lets flushed contexts finish speaking. */
 const CLOSE_TIMEOUT_MS = 3000
 /** An error body longer than this is cut. */
 const MAX_ERROR_BODY = 4096
 
-interface ContextState extends TtsContextState {
-  pending: string
-  sentences: string[]
-  chars: number
+interface ContextState extends SentenceContextState {
   running: boolean
   abort: AbortController
 }
@@ -53,7 +47,7 @@ export class OpenAiSpeechTtsStream implements TtsStream {
   readonly #endpoint: TtsStreamOptions['endpoint']
   readonly #format: OutputAudioFormat
   readonly #logger: PipelineLogger
-  readonly #contexts: TtsContexts<ContextState>
+  readonly #contexts: SentenceContexts<ContextState>
   readonly #queue = new AsyncQueue<TtsEvent>({ capacity: 100_000 })
   readonly #lifetime = new AbortController()
   #closing = false
@@ -64,7 +58,7 @@ export class OpenAiSpeechTtsStream implements TtsStream {
     this.#endpoint = stream.endpoint
     this.#format = stream.outputFormat
     this.#logger = stream.logger ?? silentLogger
-    this.#contexts = new TtsContexts(LABEL, this.#logger)
+    this.#contexts = new SentenceContexts(LABEL, this.#logger)
     stream.signal?.addEventListener('abort', () => this.#shutdown(), { once: true })
     if (stream.signal?.aborted) this.#shutdown()
   }
@@ -75,7 +69,7 @@ export class OpenAiSpeechTtsStream implements TtsStream {
 
   pushText(contextId: string, text: string): void {
     if (this.closed) return
-    const context = this.#contexts.forText(contextId, text, () => ({
+    const context = this.#contexts.pushText(contextId, text, () => ({
       phase: 'open',
       pending: '',
       sentences: [],
@@ -84,23 +78,12 @@ export class OpenAiSpeechTtsStream implements TtsStream {
       abort: new AbortController(),
     }))
     if (context === undefined) return
-    if (context.chars + text.length > MAX_CONTEXT_CHARS) {
-      this.#logger.warn({ stream: LABEL, contextId }, 'context text limit reached, text dropped')
-      return
-    }
-    context.chars += text.length
-    const { sentences, rest } = splitSentences(context.pending + text)
-    context.pending = rest
-    context.sentences.push(...sentences)
     this.#run(contextId, context)
   }
 
   flush(contextId: string): void {
     const context = this.#contexts.flush(contextId)
     if (context === undefined) return
-    const { sentences } = splitSentences(context.pending, true)
-    context.pending = ''
-    context.sentences.push(...sentences)
     this.#run(contextId, context)
   }
 

@@ -42,7 +42,7 @@ export class TtsContexts<S extends TtsContextState> extends Map<string, S> {
       this.set(contextId, context)
       opened?.(context)
     } else if (context.phase !== 'open') {
-      this.#logger.warn({ stream: this.#label, contextId }, 'text after flush ignored')
+      this.warn(contextId, 'text after flush ignored')
       return undefined
     }
     return context
@@ -66,5 +66,10 @@ export class TtsContexts<S extends TtsContextState> extends Map<string, S> {
     }
     this.delete(contextId)
     return true
+  }
+
+  /** Logs a warning about one context, naming the stream. */
+  protected warn(contextId: string, message: string): void {
+    this.#logger.warn({ stream: this.#label, contextId }, message)
   }
 }
