@@ -8,7 +8,7 @@ const MAX_EPOCHS = 1000
 /**
  * Where the caller audio one pipeline heard is on a recording's timeline. Each chunk is kept by its media time
  * (the carrier's timestamp, or a browser's running total), not by where it was first placed: the timeline's zero
- * for that media time can still move earlier when a less delayed chunk arrives (see SessionRecording), and a
+ * for that media time can still move earlier when a less delayed chunk arrives (see CallerTimeline), and a
  * browser microphone that paused starts a new stretch of media time with a zero of its own.
  */
 export class HeardAudio {

@@ -18,11 +18,7 @@ import { ChunkRecorder } from './recorder.js'
 import type { RecordedAudio, RecordingOutcome, RecordingSink } from './recording-port.js'
 import { isDatabaseUnavailable } from '../store/database-errors.js'
 import { EstimatedPlayout, MarkedPlayout, type AgentPlayout } from './agent-playout.js'
-
-/** Both input formats are 8 kHz. */
-const INPUT_RATE = 8000
-/** Browser caller audio arriving this much later than its media time means the microphone paused. */
-const MIC_PAUSE_MS = 500
+import { CallerTimeline } from './caller-timeline.js'
 
 /** The caller channel is silenced this long before and after each keypad digit. */
 export const DTMF_MASK_BEFORE_MS = 250
@@ -59,22 +55,14 @@ export class SessionRecording {
   readonly #completed: RecordingSettings['completed']
   /** performance.now() when the session connected: the timeline's zero. */
   readonly #t0: number
-  /** Timeline ms of the caller's media time zero, once caller audio came. */
-  #streamStart: number | undefined
-  /** Caller audio received so far, ms of media time (browsers: no timestamps on the wire). */
-  #callerMediaMs = 0
+  readonly #caller = new CallerTimeline()
   /** Where the last caller chunk ended on the timeline. */
   #lastCallerEnd: number | undefined
   readonly #inputSamples: (chunk: Buffer) => number
-  /** Where the caller audio the pipeline heard sits on the timeline (the newest tap's pipeline). */
   /** Where relayed live audio (`heardLive`) ends on the timeline, ms. */
   #liveEndMs = 0
+  /** Where the caller audio the pipeline heard sits on the timeline (the newest tap's pipeline). */
   #heard = new HeardAudio()
-  /** Stretches of caller media time (a browser microphone pause starts one) and each one's timeline zero. */
-  #epoch = 0
-  readonly #epochZero = new Map<number, number>()
-  /** The media time the last caller chunk ended at. */
-  #lastMediaEnd = 0
   readonly #silenced: StoredSilencedSpan[] = []
   readonly #paused: StoredPausedSpan[] = []
   readonly #held: StoredHeldSpan[] = []
@@ -119,37 +107,6 @@ export class SessionRecording {
     return performance.now() - this.#t0
   }
 
-  /**
-   * When a caller chunk ended, ms on the timeline. Each chunk has a media time: the carrier's timestamp, or for a
-   * browser the microphone's running total (it captures continuously). Arrivals can only be late, so the stream's
-   * zero is the earliest that any arrival allows and each chunk goes at zero + media time: audio the gateway read late
-   * (a busy event loop, a batch of frames) lands where it was spoken. Without timestamps, a chunk arriving much later
-   * than its media time says means the microphone paused: the zero moves up to it.
-   */
-  #callerEnd(inputSamples: number, mediaTimestampMs: number | undefined): number {
-    const now = this.#now()
-    const duration = (inputSamples * 1000) / INPUT_RATE
-    let mediaEnd: number
-    if (mediaTimestampMs !== undefined) {
-      mediaEnd = mediaTimestampMs + duration
-    } else {
-      this.#callerMediaMs += duration
-      mediaEnd = this.#callerMediaMs
-      if (this.#streamStart !== undefined && now - (this.#streamStart + mediaEnd) > MIC_PAUSE_MS) {
-        this.#streamStart = undefined
-        this.#epochZero.delete(this.#epoch - MAX_EPOCHS_KEPT)
-        this.#epoch += 1
-      }
-    }
-    const zero = now - mediaEnd
-    if (this.#streamStart === undefined || zero < this.#streamStart) {
-      this.#streamStart = zero
-      this.#epochZero.set(this.#epoch, zero)
-    }
-    this.#lastMediaEnd = mediaEnd
-    return this.#streamStart + mediaEnd
-  }
-
   /** The pipeline's input with the recording listening in; the pipeline always hears first. */
   tap(input: PipelineInput): PipelineInput {
     // The input's own clock of caller audio starts at this tap (a pipeline counts what it is given).
@@ -159,8 +116,8 @@ export class SessionRecording {
       pushAudio: (chunk, mediaTimestampMs) => {
         input.pushAudio(chunk, mediaTimestampMs)
         const samples = this.#inputSamples(chunk)
-        const end = this.#callerEnd(samples, mediaTimestampMs)
-        heard.add(samples, this.#lastMediaEnd, this.#epoch)
+        const end = this.#caller.callerEnd(samples, mediaTimestampMs, this.#now())
+        heard.add(samples, this.#caller.lastMediaEnd, this.#caller.epoch)
         this.#lastCallerEnd = end
         this.#recorder.caller(this.#decodeIn(chunk), end)
       },
@@ -184,7 +141,7 @@ export class SessionRecording {
    */
   silenceCaller(words: readonly { start: number; end: number; kind: string }[]): void {
     for (const span of joinWords(words)) {
-      const zeroOf = (epoch: number) => this.#epochZero.get(epoch)
+      const zeroOf = (epoch: number) => this.#caller.zeroOf(epoch)
       const fromMs = this.#heard.timelineMs(span.start, zeroOf)
       const toMs = this.#heard.timelineMs(span.end, zeroOf)
       if (fromMs === undefined || toMs === undefined || toMs <= fromMs) continue
@@ -268,8 +225,6 @@ export class SessionRecording {
 /** Longest a relayed stream may pause and still be placed back to back (a carrier's jitter is well below it). */
 const LIVE_GAP_MS = 60
 
-/** Stretches of browser media time whose zero is remembered (each microphone pause starts one). */
-const MAX_EPOCHS_KEPT = 1000
 /** Spans listed in a recording's metadata at most (each kind); more are still silenced, not listed. */
 const MAX_LISTED_SPANS = 1000
 /** Redacted words this close together (seconds) are one stretch: the pauses inside a number said slowly. */
