@@ -6,6 +6,7 @@ import { MAX_JSON_DEPTH, jsonNestsDeeperThan, type PipelineEvent } from '../../p
 import type { Log } from '../../core/log.js'
 import { decodeClientFrame, encodeServerEvent, errorMessage, MAX_TEXT_FRAME_BYTES, type BrowserServerMessage } from './browser-codec.js'
 import type { BrowserClientMessage, BrowserErrorCode, DecodeResult } from './browser-messages.js'
+import { DEFAULT_BROWSER_LIMITS, type BrowserTransportLimits } from './browser-limits.js'
 import { TokenBucket } from './token-bucket.js'
 
 /**
@@ -17,36 +18,6 @@ function tooDeep(bytes: Buffer, isBinary: boolean): DecodeResult | undefined {
   // Binary and oversized frames have refusals of their own, which the codec gives.
   if (isBinary || bytes.length > MAX_TEXT_FRAME_BYTES || !jsonNestsDeeperThan(bytes)) return undefined
   return { ok: false, error: { code: 'json_too_deep', message: `frame nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays` } }
-}
-
-/** Bounds of one browser connection. */
-export interface BrowserTransportLimits {
-  /** Audio a client may send ahead of real time, in ms; beyond it audio is dropped (`audio_throttled`). */
-  audioBurstMs: number
-  /** Non-audio messages: burst size and sustained rate per second. */
-  messageBurst: number
-  messagesPerSecond: number
-  /** `error` messages sent back: burst size and sustained rate per second (a flood of bad frames gets silence). */
-  errorBurst: number
-  errorsPerSecond: number
-  /** Unsent bytes on the socket above which assistant audio is dropped (a client that stopped reading). */
-  maxBufferedBytes: number
-  /** Bytes queued before the client can play (the welcome may start first); audio beyond it is dropped. */
-  maxPendingBytes: number
-  /** How long output waits for the client's `client.ready` after the socket opens before it is sent anyway. */
-  readyTimeoutMs: number
-}
-
-/** Defaults: 2 s of audio burst, 50 messages then 20/s, 10 errors then 1 per 2 s, 2 MiB of unsent output, 3 s for ready. */
-export const DEFAULT_BROWSER_LIMITS: BrowserTransportLimits = {
-  audioBurstMs: 2_000,
-  messageBurst: 50,
-  messagesPerSecond: 20,
-  errorBurst: 10,
-  errorsPerSecond: 0.5,
-  maxBufferedBytes: 2 * 1024 * 1024,
-  maxPendingBytes: 2 * 1024 * 1024,
-  readyTimeoutMs: 3_000,
 }
 
 /**
