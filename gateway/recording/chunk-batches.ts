@@ -13,7 +13,7 @@
 import type { Kysely } from 'kysely'
 import { isDatabaseUnavailable } from '../store/database-errors.js'
 import type { Database } from '../store/schema.js'
-import { appendRecordingChunkRows, type RecordingChunk, type RecordingChunkRow } from '../store/recordings.js'
+import { appendRecordingChunkRows, type RecordingChunk, type RecordingChunkRow } from '../store/recording-chunks.js'
 
 /** Bounds of a `ChunkBatches`; every one has a default. */
 export interface ChunkBatchOptions {

@@ -4,7 +4,7 @@
  * the sink could not take for a transient reason (the database restarting) is written again for a while.
  */
 import { retryWhileUnavailable } from '../store/database-errors.js'
-import type { RecordingChunk } from '../store/recordings.js'
+import type { RecordingChunk } from '../store/recording-chunks.js'
 import { giveBackChunkBuffers } from './chunk-buffers.js'
 import type { RecordingSink } from './recording-port.js'
 

@@ -7,7 +7,7 @@
 import { Track } from './recording-track.js'
 import { ChunkWrites } from './chunk-writes.js'
 import type { Log } from '../../core/log.js'
-import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../store/recordings.js'
+import { AGENT_CHANNEL, CALLER_CHANNEL, MAX_CHUNK_SAMPLES, type RecordingChunk } from '../store/recording-chunks.js'
 import type { RecordedAudio, Recorder, RecordingOutcome, RecordingSink } from './recording-port.js'
 
 /** Options of a `ChunkRecorder`; every bound has a default. */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Log } from '../../core/log.js'
 import type { Database } from '../store/schema.js'
-import { markRecordingMoved, recordingsToMove, type RecordingToMove } from '../store/recordings.js'
+import { markRecordingMoved, recordingsToMove, type RecordingToMove } from '../store/recording-moves.js'
 import { recordingObjectKey, recordingObjectKeys, type RecordingObjectStore } from './object-store.js'
 import { wavBytes, wavSize, type WavFile } from './wav-stream.js'
 

@@ -2,7 +2,7 @@
  * What a session's recorder is: what the session tells it (caller and agent audio on one timeline, masks, pauses,
  * the end) and where its chunks go. `ChunkRecorder` (recorder.ts) is the one the gateway runs.
  */
-import type { RecordingChunk } from '../store/recordings.js'
+import type { RecordingChunk } from '../store/recording-chunks.js'
 
 /** Audio a recorder is given: PCM16 samples, or G.711 mu-law bytes for a recorder made with `mulaw`. */
 export type RecordedAudio = Int16Array | Uint8Array

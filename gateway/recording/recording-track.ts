@@ -4,7 +4,7 @@
  * recorder flushes.
  */
 import { endianness } from 'node:os'
-import { MAX_CHUNK_SAMPLES } from '../store/recordings.js'
+import { MAX_CHUNK_SAMPLES } from '../store/recording-chunks.js'
 import { takeChunkBuffer } from './chunk-buffers.js'
 import type { RecordedAudio } from './recording-port.js'
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Log } from '../../core/log.js'
 import type { Database } from '../store/schema.js'
-import { deleteRecordings, expiredRecordings } from '../store/recordings.js'
+import { deleteRecordings, expiredRecordings } from '../store/recording-retention.js'
 import { recordingObjectKeys, type RecordingObjectStore } from './object-store.js'
 
 /** How often old recordings are looked for. */

@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database } from '../store/schema.js'
-import { AGENT_CHANNEL, CALLER_CHANNEL, readRecordingChunks, type RecordingChunk } from '../store/recordings.js'
+import { AGENT_CHANNEL, CALLER_CHANNEL, readRecordingChunks, type RecordingChunk } from '../store/recording-chunks.js'
 import { decodeMulaw, wavHeader } from '../../pipeline/index.js'
 
 const HEADER_BYTES = 44

@@ -8,7 +8,8 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { authorizedSessionRow, startTestGateway } from '../helpers/gateway.js'
 import { ChunkBatches } from '../../gateway/recording/chunk-batches.js'
-import { appendRecordingChunkRows, createRecording, type RecordingChunk, type RecordingChunkRow } from '../../gateway/store/recordings.js'
+import { appendRecordingChunkRows, type RecordingChunk, type RecordingChunkRow } from '../../gateway/store/recording-chunks.js'
+import { createRecording } from '../../gateway/store/recordings.js'
 
 const gw = await startTestGateway()
 t.teardown(() => gw.close())
