@@ -1,7 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Metrics, TurnStage, WarmTransferOutcome, WebhookOutcome } from '../core/metrics.js'
 import type { VadObserver } from '../pipeline/index.js'
-import type { SipDropReason, SipEndpointMetrics } from '../transports/sip/endpoint/sip-endpoint.js'
+import type { SipDropReason } from '../transports/sip/endpoint/sip-drop-counter.js'
+import type { SipEndpointMetrics } from '../transports/sip/endpoint/sip-endpoint.js'
 
 /** Turn latencies run from tens of ms (a stage) to seconds (a slow backend); buckets in seconds. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10]
