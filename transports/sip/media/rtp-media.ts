@@ -7,12 +7,9 @@
  * RTCP (reports, and the media timeout when the peer goes silent) is the RtcpSession's: this stream hands it
  * the RTCP it gets on the RTP port (RFC 5761 mux) and tells it of every RTP packet sent and received.
  *
- * Symmetric RTP (for callers behind NAT): until a packet comes we send to the SDP's address; the first RTP
- * packet from the SDP's address or the signalling peer's address latches the stream to where it came from (its
- * port may differ: NAT), and from then on we send there and ignore packets from anywhere else. Packets from
- * any other address never latch, so a stranger who guesses the port can neither inject audio nor steal the
- * stream. With SRTP (an RTP/SAVP stream) every packet is protected on the way out and must authenticate on the
- * way in before anything else looks at it, latching included: without the peer's key nobody can latch or inject.
+ * Symmetric RTP (rtp-latch.ts) decides whose packets are looked at and where ours go. With SRTP (an RTP/SAVP
+ * stream) every packet is protected on the way out and must authenticate on the way in before anything else looks
+ * at it, latching included: without the peer's key nobody can latch or inject.
  */
 import { randomBytes } from 'node:crypto'
 import type { RemoteInfo } from 'node:dgram'
@@ -21,6 +18,7 @@ import { DtmfReceiver } from './dtmf-receiver.js'
 import { JitterBuffer } from './jitter-buffer.js'
 import { type ClockedStream, type MediaClock, mediaClock } from './media-clock.js'
 import { decodeRtp, encodeRtp, isRtcp } from './rtp-codec.js'
+import { RtpLatch } from './rtp-latch.js'
 import { RtpPacer } from './rtp-pacer.js'
 import type { RtpPortLease } from './rtp-port-pool.js'
 import { RtcpSession, type RtcpTarget } from './rtcp-session.js'
@@ -70,14 +68,12 @@ export class RtpMedia {
   readonly #jitter: JitterBuffer
   readonly #dtmf = new DtmfReceiver()
   readonly #ssrc = randomBytes(4).readUInt32BE(0)
-  readonly #latchable: ReadonlySet<string>
   #audio: NegotiatedAudio
   #pacer: RtpPacer
   #srtp: SrtpSession | undefined
   /** Frames and digits whose sending someone waits for (chunk ends), oldest first; a digit's `payload` is null. */
   #waiting: { payload: Buffer | null; sent: () => void }[] = []
-  #peer: { address: string; port: number }
-  #latched = false
+  readonly #latch: RtpLatch
   #firstAt: number | undefined
   #pulled = 0
   readonly #clock: MediaClock
@@ -102,12 +98,11 @@ export class RtpMedia {
     this.#lease = lease
     this.#audio = audio
     this.#events = events
-    this.#peer = { address: audio.remoteAddress, port: audio.remotePort }
-    this.#latchable = new Set([unmapped(audio.remoteAddress), unmapped(signallingAddress)])
     this.#jitter = new JitterBuffer({ silenceByte: silenceOf(audio) })
     this.#pacer = newPacer(audio)
     this.#srtp = audio.srtp === undefined ? undefined : new SrtpSession(audio.srtp)
     this.#out = new ConnectedPeer(lease.socket)
+    this.#latch = new RtpLatch({ address: audio.remoteAddress, port: audio.remotePort }, signallingAddress, this.#out)
     this.#rtcp = new RtcpSession({
       ssrc: this.#ssrc,
       cname: `voxgate-${this.#ssrc.toString(16)}@${lease.port}`,
@@ -115,7 +110,7 @@ export class RtpMedia {
       rtcpSocket: lease.rtcpSocket,
       target: rtcp?.target ?? defaultTarget(audio),
       peerSends: peerSends(audio),
-      latchable: this.#latchable,
+      latchable: this.#latch.latchable,
       mediaTimeoutMs: rtcp?.mediaTimeoutMs ?? 0,
       onTimeout: () => events.onMediaTimeout?.(),
       // Read at each packet: a re-INVITE may bring new keys, or none.
@@ -139,7 +134,7 @@ export class RtpMedia {
 
   /** Where packets go now (the latched source, else the SDP's address). */
   get peer(): { address: string; port: number; latched: boolean } {
-    return { ...this.#peer, latched: this.#latched }
+    return { ...this.#latch.peer, latched: this.#latch.latched }
   }
 
   /** RTCP counters (reports sent and received). */
@@ -203,9 +198,7 @@ export class RtpMedia {
     this.#rtcp.update(rtcp ?? defaultTarget(audio), peerSends(audio))
     const moved = audio.remoteAddress !== this.#audio.remoteAddress || audio.remotePort !== this.#audio.remotePort
     if (moved && !audio.held) {
-      this.#peer = { address: audio.remoteAddress, port: audio.remotePort }
-      this.#latched = false
-      this.#out.latch(undefined)
+      this.#latch.moveTo({ address: audio.remoteAddress, port: audio.remotePort })
     }
     if (audio.payloadType !== this.#audio.payloadType) {
       // Another codec: what was queued was encoded for the old one. Its chunks count as heard, so nothing waits.
@@ -243,7 +236,8 @@ export class RtpMedia {
       if (packet !== undefined) {
         const plain = encodeRtp(packet, this.#ssrc)
         const bytes = this.#srtp === undefined ? plain : this.#srtp.protectRtp(plain)
-        this.#out.send(bytes, this.#peer.port, this.#peer.address)
+        const peer = this.#latch.peer
+        this.#out.send(bytes, peer.port, peer.address)
         this.#rtcp.rtpSent(packet.timestamp, packet.payload.length)
         // The chunks whose last frame (or digit) this was are heard. No closure per packet: this runs 50 times a
         // second per call.
@@ -277,11 +271,7 @@ export class RtpMedia {
     if (this.#closed) return
     this.stats.received++
     if (isRtcp(bytes)) return this.#rtcp.receive(bytes, from)
-    if (this.#latched) {
-      if (from.address !== this.#peer.address || from.port !== this.#peer.port) return void this.stats.foreign++
-    } else if (!this.#latchable.has(unmapped(from.address))) {
-      return void this.stats.foreign++
-    }
+    if (!this.#latch.admits(from)) return void this.stats.foreign++
     const clear = this.#srtp === undefined ? bytes : this.#srtp.unprotectRtp(bytes)
     if (typeof clear === 'string') return void this.stats.unauthenticated++
     const decoded = decodeRtp(clear)
@@ -290,11 +280,7 @@ export class RtpMedia {
     const audio = p.payloadType === this.#audio.payloadType
     const event = p.payloadType === this.#audio.telephoneEventPayloadType
     if (!audio && !event) return void this.stats.ignored++
-    if (!this.#latched) {
-      this.#latched = true
-      this.#peer = { address: from.address, port: from.port }
-      this.#out.latch(this.#peer)
-    }
+    this.#latch.heard(from)
     this.#rtcp.rtpReceived(p)
     if (event) {
       for (const d of this.#dtmf.receive(p)) this.#events.onDigit(d.digit)
@@ -327,9 +313,4 @@ function newPacer(audio: NegotiatedAudio): RtpPacer {
 /** G.711 silence: 0xFF for PCMU, 0xD5 for PCMA. */
 export function silenceOf(audio: Pick<NegotiatedAudio, 'codec'>): number {
   return audio.codec === 'PCMU' ? 0xff : 0xd5
-}
-
-/** `::ffff:a.b.c.d` (a dual-stack socket) is the IPv4 address it carries. */
-function unmapped(address: string): string {
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
 }
