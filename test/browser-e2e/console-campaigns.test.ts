@@ -18,8 +18,9 @@ if (skip !== undefined) {
   mkdirSync(ARTIFACTS, { recursive: true })
   const { c } = await startCampaignWorld()
   t.teardown(() => c.gw.close())
-  // Slow calls, one at a time: the campaign is still running when the page looks at it.
-  const { api } = await startScriptedApi(c, {}, { kind: 'no-answer' }, 150)
+  // Slow calls, one at a time: the campaign is still running when the page looks at it and pauses it (at 150 ms a
+  // step it finished before the pause on a loaded machine).
+  const { api } = await startScriptedApi(c, {}, { kind: 'no-answer' }, 400)
   t.teardown(() => api.close())
   const tenant = await campaignTenant(c, api)
   const numbers = Array.from({ length: 6 }, (_, i) => `+1415555${String(700 + i).padStart(4, '0')}`)
