@@ -14,7 +14,7 @@ type Command =
   /** Keeps `calls` calls live: each hangs up after minLifeMs..maxLifeMs and a new one takes its place (the soak). */
   | ({ cmd: 'churn'; calls: number; minLifeMs: number; maxLifeMs: number } & Target)
   /** `calls` SIP calls to the gateway's SIP address, their requests paced at `requestsPerSecond`; `tls`: SIP over TLS to
-   * that port (trusting `ca`) with SDES-SRTP media. */
+   * that port (trusting `ca`) with SDES-SRTP media; `comfortNoise`: the phones offer CN (RFC 3389). */
   | {
       cmd: 'sip-call'
       calls: number
@@ -23,6 +23,7 @@ type Command =
       number: string
       requestsPerSecond: number
       tls?: { port: number; ca: string }
+      comfortNoise?: boolean
     }
   /** The longest gap between the gateway's RTP packets any SIP phone heard since the last ask. */
   | { cmd: 'rtp-gaps' }
@@ -138,7 +139,13 @@ process.on('message', (m: Command) => {
       const pace = pacer(m.requestsPerSecond / 2)
       const dialled = await Promise.allSettled(
         Array.from({ length: m.calls }, (_, i) =>
-          BenchSipPhone.dial({ host: m.host, port: m.port }, m.number, pace, m.tls && { ...m.tls, address: secureCallerAddress(i) }),
+          BenchSipPhone.dial(
+            { host: m.host, port: m.port },
+            m.number,
+            pace,
+            m.tls && { ...m.tls, address: secureCallerAddress(i) },
+            m.comfortNoise === true,
+          ),
         ),
       )
       for (const d of dialled) if (d.status === 'fulfilled') sipPhones.push(d.value)

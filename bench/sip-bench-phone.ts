@@ -30,13 +30,14 @@ export class BenchSipPhone {
 
   /**
    * Dials `number` at the gateway's SIP address (or, with `tls`, at its TLS port from `tls.address`, offering
-   * SDES-SRTP); throws unless the call is answered.
+   * SDES-SRTP; with `comfortNoise`, offering CN); throws unless the call is answered.
    */
   static async dial(
     gateway: { host: string; port: number },
     number: string,
     pace: () => Promise<void>,
     tls?: { port: number; ca: string; address: string },
+    comfortNoise = false,
   ): Promise<BenchSipPhone> {
     const caller =
       tls === undefined
@@ -44,7 +45,7 @@ export class BenchSipPhone {
         : await SipCaller.openTls({ host: gateway.host, port: tls.port }, tls.ca, tls.address)
     try {
       await pace()
-      caller.invite(number, { srtp: tls !== undefined })
+      caller.invite(number, { srtp: tls !== undefined, comfortNoise })
       const answer = await caller.final(15_000)
       if (answer.status !== 200) throw new Error(`INVITE answered ${answer.status} ${answer.reason}`)
       // The ACK is a request too, but it comes right after: the pace's budget keeps room for one per call.

@@ -12,6 +12,9 @@
 // SIP_BENCH_SRTP says with which media each call count runs: `off` (plain RTP over UDP signalling), `on` (a secure
 // trunk: `media_encryption: required`, SIP over TLS, SDES-keyed SRTP both ways; Node phones only, sipp has no
 // SRTP), or `off,on` (the default with Node phones: both, one after the other, for the table beside carrier-calls).
+// SIP_BENCH_CN says whether the Node phones offer comfort noise (RFC 3389), so the agent's pauses are one CN packet a
+// second instead of 50 silence packets: `off`, `on`, or `off,on` (the default: each media run both ways). The
+// worst RTP gap is not reported with CN: a pause is then a gap of a second by design.
 //
 // Either way the load generator is another process at a lower priority, and its CPU is reported beside the
 // gateway's. Calls are dialled at SIP_BENCH_RATE calls a second (8 by default): the trunk is one source address,
@@ -30,6 +33,7 @@ const SECONDS = Number(process.env.SIP_BENCH_SECONDS ?? 10)
 const COUNTS = (process.env.SIP_BENCH_CALLS ?? '50,100,200,300').split(',').map(Number)
 const DRIVER = process.env.SIP_BENCH_DRIVER ?? 'node'
 const SRTP_MODES = (process.env.SIP_BENCH_SRTP ?? (DRIVER === 'sipp' ? 'off' : 'off,on')).split(',')
+const CN_MODES = (process.env.SIP_BENCH_CN ?? (DRIVER === 'sipp' ? 'off' : 'off,on')).split(',')
 /** Calls dialled per second: INVITE and ACK each, and later a BYE each, inside the flood limit of 20 a second. */
 const RATE = Number(process.env.SIP_BENCH_RATE ?? 8)
 /** A folder: a CPU profile of each measurement window is written there and its stages printed (cpu-stages.ts). */
@@ -49,8 +53,14 @@ interface Driver {
   rtpGapMs(): Promise<number | undefined>
 }
 
-/** The world's own SIP phones (`tls`: over TLS with SRTP, trusting `ca`). */
-async function nodeDriver(bench: BenchGateway, calls: number, sipPort: number, tls?: { port: number; ca: string }): Promise<Driver> {
+/** The world's own SIP phones (`tls`: over TLS with SRTP, trusting `ca`; `comfortNoise`: they offer CN). */
+async function nodeDriver(
+  bench: BenchGateway,
+  calls: number,
+  sipPort: number,
+  tls: { port: number; ca: string } | undefined,
+  comfortNoise: boolean,
+): Promise<Driver> {
   const placed = await ask(bench.world, 'connected', {
     cmd: 'sip-call',
     calls,
@@ -59,6 +69,7 @@ async function nodeDriver(bench: BenchGateway, calls: number, sipPort: number, t
     number: CARRIER_NUMBER,
     requestsPerSecond: 2 * RATE,
     ...(tls === undefined ? {} : { tls }),
+    comfortNoise,
   })
   if (placed.failed > 0) throw new Error(`${placed.failed} of ${calls} SIP calls did not connect`)
   return {
@@ -116,7 +127,7 @@ async function sippDriver(bench: BenchGateway, calls: number, sipPort: number): 
   }
 }
 
-async function run(calls: number, srtp: boolean): Promise<BenchRow> {
+async function run(calls: number, srtp: boolean, cn: boolean): Promise<BenchRow> {
   const cleanups: (() => unknown)[] = []
   const cert = srtp ? selfSignedCertificate({ teardown: (fn) => cleanups.push(fn) }) : undefined
   const bench = await startBenchGateway({ recording: false, sip: true, ...(cert === undefined ? {} : { srtp: cert }) })
@@ -124,9 +135,9 @@ async function run(calls: number, srtp: boolean): Promise<BenchRow> {
   if (sipPort === undefined) throw new Error('the bench gateway started without SIP')
   const tlsPort = bench.gateway.sip?.tlsPort
   if (srtp && tlsPort === undefined) throw new Error('the bench gateway started without TLS')
-  const progress = (m: string) => process.stderr.write(`[sip-calls ${DRIVER} ${calls}${srtp ? ' srtp' : ''}] ${m}\n`)
+  const progress = (m: string) => process.stderr.write(`[sip-calls ${DRIVER} ${calls}${srtp ? ' srtp' : ''}${cn ? ' cn' : ''}] ${m}\n`)
   const tls = cert === undefined || tlsPort === undefined ? undefined : { port: tlsPort, ca: cert.cert }
-  const driver = DRIVER === 'sipp' ? await sippDriver(bench, calls, sipPort) : await nodeDriver(bench, calls, sipPort, tls)
+  const driver = DRIVER === 'sipp' ? await sippDriver(bench, calls, sipPort) : await nodeDriver(bench, calls, sipPort, tls, cn)
   progress('calls connected')
   const sentinel = await startSentinel()
   await sleep(1000)
@@ -134,7 +145,8 @@ async function run(calls: number, srtp: boolean): Promise<BenchRow> {
   const pids = driver.pids()
   const driverCpu0 = pids.reduce((n, pid) => n + cpuMsOf(pid), 0)
   const t0 = performance.now()
-  const profile = PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `sip-calls-${calls}-${DRIVER}${srtp ? '-srtp' : ''}.cpuprofile`)
+  const profile =
+    PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `sip-calls-${calls}-${DRIVER}${srtp ? '-srtp' : ''}${cn ? '-cn' : ''}.cpuprofile`)
   const load = await measureLoad(
     calls,
     SECONDS,
@@ -156,9 +168,10 @@ async function run(calls: number, srtp: boolean): Promise<BenchRow> {
     calls,
     driver: DRIVER,
     media: srtp ? 'SRTP (TLS)' : 'RTP',
+    'peer offers CN': cn ? 'yes' : 'no',
     'failed calls': failed,
     ...load,
-    'worst RTP gap heard ms': gap === undefined ? '' : fmt(gap),
+    'worst RTP gap heard ms': gap === undefined || cn ? '' : fmt(gap),
     'load generator CPU % (with fakes)': fmt(driverShare),
     'MB per call (heap+external)': fmt(memPerCall),
   }
@@ -169,7 +182,9 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
   if (DRIVER !== 'node' && DRIVER !== 'sipp') throw new Error(`SIP_BENCH_DRIVER must be node or sipp, got "${DRIVER}"`)
   if (!SRTP_MODES.every((m) => m === 'off' || m === 'on')) throw new Error(`SIP_BENCH_SRTP must be off, on or off,on, got "${SRTP_MODES}"`)
   if (DRIVER === 'sipp' && SRTP_MODES.includes('on')) throw new Error('sipp has no SRTP: SIP_BENCH_SRTP=on needs SIP_BENCH_DRIVER=node')
+  if (!CN_MODES.every((m) => m === 'off' || m === 'on')) throw new Error(`SIP_BENCH_CN must be off, on or off,on, got "${CN_MODES}"`)
+  if (DRIVER === 'sipp' && CN_MODES.includes('on')) throw new Error('the sipp scenario offers no CN: SIP_BENCH_CN=on needs SIP_BENCH_DRIVER=node')
   const rows: BenchRow[] = []
-  for (const n of COUNTS) for (const mode of SRTP_MODES) rows.push(await run(n, mode === 'on'))
+  for (const n of COUNTS) for (const mode of SRTP_MODES) for (const cn of CN_MODES) rows.push(await run(n, mode === 'on', cn === 'on'))
   return rows
 }

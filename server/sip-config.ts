@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { createSecureContext } from 'node:tls'
-import { ConfigError, type Env, int, optionalInt, str } from './config-env.js'
+import { bool, ConfigError, type Env, int, optionalInt, str } from './config-env.js'
 import { rtpPortRangeCheck } from './rtp-port-range.js'
 
 /** The SIP endpoint's settings (docs/reference/sip.md, "The endpoint"). */
@@ -22,6 +22,8 @@ export interface SipSettings {
   tlsCa: string | undefined
   /** Silence from a call's peer (no RTP, no RTCP, not on hold) that hangs it up (`SIP_MEDIA_TIMEOUT_S`); 0: never. */
   mediaTimeoutS: number
+  /** Offer and accept RFC 3389 comfort noise, suppressing silence toward peers that take it (`SIP_COMFORT_NOISE`, on). */
+  comfortNoise: boolean
 }
 
 /** A host name or an IPv4/IPv6 address (IPv6 may be bracketed). */
@@ -44,6 +46,7 @@ export function sipSettings(env: Env, publicUrl: string, warnings: string[]): Si
   const tlsCa = pemFile(env, 'SIP_TLS_CA')
   if (tlsCa !== undefined) certificates(tlsCa, 'SIP_TLS_CA')
   const mediaTimeoutS = int(env, 'SIP_MEDIA_TIMEOUT_S', 30, 0, 3600)
+  const comfortNoise = str(env, 'SIP_COMFORT_NOISE') === undefined ? true : bool(env, 'SIP_COMFORT_NOISE')
   if (str(env, 'SIP_PORT') === undefined) {
     if (tlsPort !== undefined) throw new ConfigError('SIP_TLS_PORT', 'is set but SIP_PORT is not: TLS is a SIP listener beside UDP and TCP')
     return undefined
@@ -51,7 +54,7 @@ export function sipSettings(env: Env, publicUrl: string, warnings: string[]): Si
   // 0, as for PORT: a free port, where UDP and TCP both bind (the endpoint logs it); tests use it.
   const port = int(env, 'SIP_PORT', 5060, 0, 65535)
   if (tls !== undefined && port !== 0 && tls.port === port) throw new ConfigError('SIP_TLS_PORT', `must differ from SIP_PORT (${port})`)
-  return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax, tls, tlsCa, mediaTimeoutS }
+  return { port, host, publicHost: publicHost.replace(/^\[|\]$/g, ''), rtpPortMin, rtpPortMax, tls, tlsCa, mediaTimeoutS, comfortNoise }
 }
 
 /** Without SIP_TLS_PORT, a certificate or key alone is a mistake worth naming. */

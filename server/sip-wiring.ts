@@ -43,6 +43,7 @@ export async function startSip(deps: SipWiringDeps): Promise<SipEndpoint | undef
     tls: settings.tls,
     tlsCa: settings.tlsCa,
     mediaTimeoutMs: settings.mediaTimeoutS * 1000,
+    comfortNoise: settings.comfortNoise,
   })
   log.info(
     {

@@ -55,6 +55,8 @@ export class SipCaller {
   #remoteTarget: string | undefined
   /** Whether our SDP offers telephone-event (payload type 101). */
   #telephoneEvent = true
+  /** Whether our SDP offers comfort noise (CN, payload type 13). */
+  #comfortNoise = false
   /** Media attributes our offers add (`a=rtcp-mux`). */
   #mediaLines: readonly string[] = []
   /** SDES-keyed SRTP, when the INVITE offered it. */
@@ -115,9 +117,18 @@ export class SipCaller {
   /** Sends the INVITE (with `authorization` when retrying a challenge). */
   invite(
     to: string,
-    opts: { authorization?: string; sdp?: boolean; extra?: string[]; telephoneEvent?: boolean; mediaLines?: string[]; srtp?: boolean } = {},
+    opts: {
+      authorization?: string
+      sdp?: boolean
+      extra?: string[]
+      telephoneEvent?: boolean
+      mediaLines?: string[]
+      srtp?: boolean
+      comfortNoise?: boolean
+    } = {},
   ): void {
     if (opts.srtp === true) this.#srtp ??= new CallerSrtp()
+    if (opts.comfortNoise === true) this.#comfortNoise = true
     this.#inviteBranch = `z9hG4bK${randomBytes(6).toString('hex')}`
     if (opts.telephoneEvent === false) this.#telephoneEvent = false
     if (opts.mediaLines !== undefined) this.#mediaLines = opts.mediaLines
@@ -306,9 +317,10 @@ export class SipCaller {
       's=-',
       `c=IN IP4 ${this.address}`,
       't=0 0',
-      `m=audio ${this.rtpPort} RTP/${this.#srtp === undefined ? 'AVP' : 'SAVP'} 0${this.#telephoneEvent ? ' 101' : ''}`,
+      `m=audio ${this.rtpPort} RTP/${this.#srtp === undefined ? 'AVP' : 'SAVP'} 0${this.#telephoneEvent ? ' 101' : ''}${this.#comfortNoise ? ' 13' : ''}`,
       'a=rtpmap:0 PCMU/8000',
       ...(this.#telephoneEvent ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
+      ...(this.#comfortNoise ? ['a=rtpmap:13 CN/8000'] : []),
       'a=ptime:20',
       `a=${direction}`,
       ...this.#mediaLines,

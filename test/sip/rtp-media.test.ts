@@ -144,3 +144,41 @@ t.test('steady RTP: silence in every slot while the agent is quiet, nothing whil
   const resumed = decodeRtp(peer.got[before]!)
   t.ok(resumed.kind === 'rtp' && resumed.packet.marker, 'silence again after the unhold, the marker on its first packet')
 })
+
+t.test('comfort noise: a peer that took CN gets one CN packet a second while the agent is quiet, and its CN counts as heard', async (t) => {
+  const pool = new RtpPortPool({ host: '127.0.0.1', min: min + 300, max: min + 310 })
+  const lease = await pool.acquire()
+  if (lease === null) throw new Error('no port')
+  const peer = await socket(t, '127.0.0.1')
+  const frames: Buffer[] = []
+  const media = new RtpMedia(lease, { ...audio(peer.address().port), comfortNoisePayloadType: 13 }, '127.0.0.1', {
+    onAudio: (f) => frames.push(f),
+    onDigit: () => undefined,
+  })
+  t.teardown(() => media.close())
+  media.start()
+  const packets = () => peer.got.map((b) => decodeRtp(b)).flatMap((d) => (d.kind === 'rtp' ? [d.packet] : []))
+  await eventually(async () => (peer.got.length >= 1 ? true : undefined))
+  // 1.1 s of a quiet agent: steady silence would be 55 packets.
+  await new Promise((r) => setTimeout(r, 1100))
+  const quiet = packets()
+  t.ok(quiet.length >= 2 && quiet.length <= 3, `CN at once and a second later, nothing between (${quiet.length} packets)`)
+  t.ok(
+    quiet.every((p) => p.payloadType === 13 && p.payload.length === 1 && p.payload[0] === 70),
+    'CN packets, -70 dBov',
+  )
+
+  media.enqueue(Buffer.alloc(160, 0x22))
+  await eventually(async () => (packets().some((p) => p.payloadType === 0) ? true : undefined))
+  const spurt = packets().find((p) => p.payloadType === 0)!
+  t.ok(spurt.marker, 'the audio after the pause starts a talkspurt (marker)')
+  await eventually(async () => (packets().at(-1)?.payloadType === 13 ? true : undefined))
+  t.pass('CN again once the audio ran out')
+
+  // The peer's own CN: heard (RTCP counts it, it latches), not ignored, and no audio comes of it.
+  for (let seq = 0; seq < 5; seq++) peer.send(rtp(seq, 13, Buffer.from([60])), lease.port, '127.0.0.1')
+  await eventually(async () => (media.stats.received >= 5 ? true : undefined))
+  t.equal(media.stats.ignored, 0, 'CN is not an unknown payload')
+  t.equal(media.rtcp.statistics.packetsReceived, 5, "every CN packet counted as heard (RTCP's receiver report, the media timeout)")
+  t.equal(frames.length, 0, 'no caller audio from CN')
+})

@@ -229,3 +229,68 @@ t.test('pause() holds the queued audio to the frame (silence meanwhile); resume(
   t.equal(pacer.clear(), 2, 'a clear while paused drops what was held')
   t.notOk(pacer.paused, 'and ends the pause')
 })
+
+t.test('comfort noise: one CN packet when the audio stops, one a refresh later, the talkspurt after it marked', async (t) => {
+  const clock = { now: 0 }
+  const cn = { payloadType: 13, payload: Buffer.from([70]), refreshSlots: 50 }
+  const pacer = new RtpPacer({ now: () => clock.now, payloadType: 0, silence: Buffer.alloc(160, 0xff), comfortNoise: cn, initialTimestamp: 0 })
+  for (const f of frames(3)) pacer.enqueue(f)
+  // 3 frames of audio, then 117 idle slots (2.34 s).
+  const first = run(pacer, clock, 2400)
+  t.same(
+    first.map((s) => [s.at, s.packet.payloadType, s.packet.marker, s.packet.timestamp]),
+    [
+      [0, 0, true, 0],
+      [20, 0, false, 160],
+      [40, 0, false, 320],
+      [60, 13, false, 480],
+      [1060, 13, false, 8480],
+      [2060, 13, false, 16480],
+    ],
+    'CN right after the audio, then once every 50 idle slots; the timestamp runs on through the pause',
+  )
+  t.same(first[3]!.packet.payload, Buffer.from([70]), 'the noise level')
+  t.same(
+    first.map((s) => s.packet.sequence - first[0]!.packet.sequence),
+    [0, 1, 2, 3, 4, 5],
+    'no sequence numbers skipped: the pause sends nothing',
+  )
+  t.same([pacer.stats.comfortNoise, pacer.stats.sent, pacer.stats.idle], [3, 6, 117])
+
+  for (const f of frames(2)) pacer.enqueue(f)
+  const talk = run(pacer, clock, 2460)
+  t.same(
+    talk.map((s) => [s.packet.payloadType, s.packet.marker]),
+    [
+      [0, true],
+      [0, false],
+      [13, false],
+    ],
+    'the next talkspurt starts with the marker; CN again as soon as it ends',
+  )
+
+  pacer.setComfortNoise(undefined)
+  const steady = run(pacer, clock, 2560)
+  t.ok(
+    steady.length === 5 && steady.every((s) => s.packet.payloadType === 0 && s.packet.payload[0] === 0xff),
+    'without comfort noise (a re-INVITE dropped CN): a silence frame in every slot',
+  )
+})
+
+t.test('comfort noise: a digit ends the pause like audio, and a pause from the first slot starts with CN', async (t) => {
+  const clock = { now: 0 }
+  const cn = { payloadType: 105, payload: Buffer.from([70]), refreshSlots: 5 }
+  const pacer = new RtpPacer({ now: () => clock.now, payloadType: 0, telephoneEventPayloadType: 101, comfortNoise: cn })
+  const quiet = run(pacer, clock, 200)
+  t.same(
+    quiet.map((s) => s.at),
+    [0, 100],
+    'CN at once, then every 5 idle slots (a dynamic CN payload type)',
+  )
+  t.ok(quiet.every((s) => s.packet.payloadType === 105))
+  pacer.enqueueDigit('5', 40)
+  const digit = run(pacer, clock, 400)
+  const types = digit.map((s) => s.packet.payloadType)
+  t.equal(types[0], 101, 'the digit goes out in the next slot')
+  t.equal(types[types.lastIndexOf(101) + 1], 105, 'CN right after the digit, not a refresh later')
+})

@@ -140,3 +140,34 @@ t.test('outbound: our offer, then the answer is read', async (t) => {
   const wrong = readAnswer('v=0\r\no=- 2 2 IN IP4 192.0.2.9\r\ns=-\r\nc=IN IP4 192.0.2.9\r\nt=0 0\r\nm=audio 9000 RTP/AVP 18\r\n')
   t.same(wrong, { ok: false, reason: 'the answer accepts none of the offered codecs' })
 })
+
+t.test('comfort noise (RFC 3389): taken when offered and allowed, static 13 or a dynamic CN/8000', async (t) => {
+  const withCn = { ...LOCAL, comfortNoise: true }
+  const answered = answerOffer(offer({ media: 'm=audio 5004 RTP/AVP 0 101 13' }), withCn)
+  t.ok(answered.ok)
+  if (!answered.ok) return
+  t.equal(answered.audio.comfortNoisePayloadType, 13)
+  const m = parse(answered.answer).media[0]!
+  t.equal(m.payloads, '0 101 13')
+  t.ok(
+    m.rtp.some((r) => r.payload === 13 && r.codec === 'CN' && r.rate === 8000),
+    'a=rtpmap:13 CN/8000 in the answer',
+  )
+
+  const dynamic = answerOffer(offer({ media: 'm=audio 5004 RTP/AVP 0 101 118', extra: ['a=rtpmap:118 CN/8000'] }), withCn)
+  t.equal(dynamic.ok && dynamic.audio.comfortNoisePayloadType, 118, 'a dynamic CN payload type')
+  const wide = answerOffer(offer({ media: 'm=audio 5004 RTP/AVP 0 101 118', extra: ['a=rtpmap:118 CN/16000'] }), withCn)
+  t.equal(wide.ok && wide.audio.comfortNoisePayloadType, undefined, 'CN at another rate is not ours')
+  const off = answerOffer(offer({ media: 'm=audio 5004 RTP/AVP 0 101 13' }), LOCAL)
+  t.ok(off.ok && off.audio.comfortNoisePayloadType === undefined && parse(off.answer).media[0]!.payloads === '0 101', 'switched off: not answered')
+  const none = answerOffer(offer(), withCn)
+  t.ok(none.ok && none.audio.comfortNoisePayloadType === undefined, 'not offered: steady silence')
+
+  const ours = parse(createOffer(withCn)).media[0]!
+  t.equal(ours.payloads, '0 8 101 13', 'our offer lists CN last')
+  const answer = 'v=0\r\no=- 2 2 IN IP4 192.0.2.9\r\ns=-\r\nc=IN IP4 192.0.2.9\r\nt=0 0\r\nm=audio 9000 RTP/AVP 0 13\r\n'
+  const read = readAnswer(answer, undefined, withCn)
+  t.equal(read.ok && read.audio.comfortNoisePayloadType, 13, 'an answer that kept CN')
+  const unasked = readAnswer(answer, undefined, LOCAL)
+  t.equal(unasked.ok && unasked.audio.comfortNoisePayloadType, undefined, 'CN in an answer to an offer without it is ignored')
+})

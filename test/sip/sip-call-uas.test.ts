@@ -215,7 +215,7 @@ t.test('an INVITE without SDP: our offer in the 200, the answer in the ACK, and 
   phone.invite('+14155552671', { sdp: false })
   const ok = await phone.final()
   t.equal(ok.status, 200)
-  t.match(ok.body.toString(), /m=audio \d+ RTP\/AVP 0 101\r\n/, 'we offer PCMU and telephone-event')
+  t.match(ok.body.toString(), /m=audio \d+ RTP\/AVP 0 101 13\r\n/, 'we offer PCMU, telephone-event and comfort noise')
   // The agent speaks before the answer came: it waits, and goes out once the ACK brings the answer.
   transport?.deliver({ type: 'audio', turnId: 't1', chunkId: 1, audio: Buffer.alloc(160 * 5, 0x42), durationMs: 100 })
   phone.ackWithAnswer(ok)

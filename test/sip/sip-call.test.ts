@@ -105,6 +105,39 @@ t.test('a call from a trunk hears the welcome as paced RTP, DTMF reaches the age
   t.ok(Number(recording.total_samples) > 8000 * 0.5, `the call was recorded like a carrier call (${recording.total_samples} samples)`)
 })
 
+t.test('a phone that offers comfort noise hears the welcome as audio, then one CN packet a second, not steady silence', async (t) => {
+  const p = await phone(t)
+  p.invite(tenant.number.slice(1), { comfortNoise: true })
+  const ok = await p.final()
+  t.equal(ok.status, 200)
+  p.ack(ok)
+  t.match(ok.body.toString(), /m=audio \d+ RTP\/AVP 0 101 13\r\n[\s\S]*a=rtpmap:13 CN\/8000/, 'CN answered')
+  const welcome = await eventually(async () => {
+    const loud = p.heard.filter((h) => h.payloadType === 0 && h.payload.some((b) => (b & 0x7f) < 0x70))
+    return loud.length >= 25 ? loud : undefined
+  }, 5_000)
+  // After the welcome the agent is quiet: its pause is CN, the first one right after the last audio packet.
+  const last = await eventually(async () => {
+    const cn = p.heard.filter((h) => h.payloadType === 13 && h.at > welcome[0]!.at)
+    return cn.length >= 3 ? cn : undefined
+  }, 6_000)
+  const afterWelcome = p.heard.slice(p.heard.indexOf(last[0]!))
+  const audioInPause = afterWelcome.filter((h) => h.at < last[2]!.at && h.payloadType === 0)
+  t.equal(audioInPause.length, 0, 'no silence frames between the CN packets')
+  const gaps = last.slice(1, 3).map((h, i) => h.at - last[i]!.at)
+  t.ok(
+    gaps.every((g) => g > 800 && g < 1300),
+    `one CN a second in the pause (gaps ${gaps.map((g) => g.toFixed(0)).join(', ')} ms)`,
+  )
+  t.ok(
+    last.every((h) => h.payload.length === 1),
+    'CN payload: the noise level alone',
+  )
+  void p.speak(Buffer.alloc(160 * 5, 0xff))
+  p.bye()
+  t.equal((await p.final()).status, 200, 'BYE answered')
+})
+
 t.test('the agent hangs up: the caller gets a BYE after the farewell', async (t) => {
   backend.reply = (req) =>
     req.json.type === 'session.start'

@@ -15,6 +15,7 @@ t.test('SIP is off without SIP_PORT; its settings and defaults with it', async (
     tls: undefined,
     tlsCa: undefined,
     mediaTimeoutS: 30,
+    comfortNoise: true,
   })
   const c = loadConfig({
     SIP_PORT: '5080',
@@ -32,6 +33,7 @@ t.test('SIP is off without SIP_PORT; its settings and defaults with it', async (
     tls: undefined,
     tlsCa: undefined,
     mediaTimeoutS: 30,
+    comfortNoise: true,
   })
   t.equal(loadConfig({ SIP_PORT: '5060', SIP_PUBLIC_HOST: '203.0.113.7' }).sip?.publicHost, '203.0.113.7')
   t.equal(loadConfig({ SIP_PORT: '0' }).sip?.port, 0, 'SIP_PORT=0: a free port, as PORT=0')
@@ -60,6 +62,13 @@ t.test('SIP_MEDIA_TIMEOUT_S: 30 s by default, 0 turns it off, whole seconds up t
   t.throws(() => loadConfig({ SIP_MEDIA_TIMEOUT_S: '-1' }), /^SIP_MEDIA_TIMEOUT_S: must be/)
   t.throws(() => loadConfig({ SIP_MEDIA_TIMEOUT_S: '3601' }), /^SIP_MEDIA_TIMEOUT_S: must be between 0 and 3600/)
   t.throws(() => loadConfig({ SIP_MEDIA_TIMEOUT_S: 'soon' }), /^SIP_MEDIA_TIMEOUT_S: must be a whole number/)
+})
+
+t.test('SIP_COMFORT_NOISE: on by default, 0/false/no turns it off, anything else is named', async (t) => {
+  t.equal(loadConfig({ SIP_PORT: '5060' }).sip?.comfortNoise, true)
+  t.equal(loadConfig({ SIP_PORT: '5060', SIP_COMFORT_NOISE: '0' }).sip?.comfortNoise, false)
+  t.equal(loadConfig({ SIP_PORT: '5060', SIP_COMFORT_NOISE: 'yes' }).sip?.comfortNoise, true)
+  t.throws(() => loadConfig({ SIP_PORT: '5060', SIP_COMFORT_NOISE: 'sometimes' }), /^SIP_COMFORT_NOISE: must be 1\/true\/yes or 0\/false\/no/)
 })
 
 const bad: [Record<string, string>, string, RegExp][] = [

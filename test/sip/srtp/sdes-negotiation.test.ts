@@ -92,10 +92,10 @@ t.test('our offer is RTP/SAVP with one _80 line over TLS when SRTP is allowed; t
   t.equal(parse(createOffer(local('none'))).media[0]!.protocol, 'RTP/AVP')
 
   const answer = (profile: string, crypto: string[]) => offer(profile, crypto)
-  const good = readAnswer(answer('RTP/SAVP', [`a=crypto:1 AES_CM_128_HMAC_SHA1_80 ${PEER_INLINE}`]), undefined, ours.srtp)
+  const good = readAnswer(answer('RTP/SAVP', [`a=crypto:1 AES_CM_128_HMAC_SHA1_80 ${PEER_INLINE}`]), undefined, ours)
   t.match(good, { ok: true, audio: { srtp: { tag: 1, suite: 'AES_CM_128_HMAC_SHA1_80', local: OUR_KEY, remote: PEER_KEY } } })
-  t.match(readAnswer(answer('RTP/AVP', []), undefined, ours.srtp), { ok: false, reason: /refused SRTP/ })
-  t.match(readAnswer(answer('RTP/SAVP', [`a=crypto:2 AES_CM_128_HMAC_SHA1_80 ${PEER_INLINE}`]), undefined, ours.srtp), { ok: false })
+  t.match(readAnswer(answer('RTP/AVP', []), undefined, ours), { ok: false, reason: /refused SRTP/ })
+  t.match(readAnswer(answer('RTP/SAVP', [`a=crypto:2 AES_CM_128_HMAC_SHA1_80 ${PEER_INLINE}`]), undefined, ours), { ok: false })
   t.match(readAnswer(answer('RTP/SAVP', [`a=crypto:1 AES_CM_128_HMAC_SHA1_80 ${PEER_INLINE}`])), { ok: false }, 'SAVP to a plain offer')
 })
 

@@ -39,6 +39,8 @@ export interface SipCallAnswererOptions {
   readonly mediaTimeoutMs?: number
   /** Told when a call was hung up for its media timeout (metrics, one log line). */
   readonly onMediaTimeout?: (call: SipCall) => void
+  /** Offer and accept comfort noise (`SIP_COMFORT_NOISE`). */
+  readonly comfortNoise?: boolean
 }
 
 /** Connects admitted calls. */
@@ -95,6 +97,7 @@ export class SipCallAnswerer {
       sessionId: String(randomInt(1, 2 ** 47)),
       sessionVersion: 1,
       srtp,
+      comfortNoise: this.#o.comfortNoise === true,
     }
     const answered: RtcpAnswerResult = late ? { ...lateOffer(local, source.address), rtcp: undefined } : answerWithRtcp(offer, local)
     if (!answered.ok) {

@@ -146,7 +146,7 @@ export class SipCall {
     this.#state = 'confirmed'
     if (!this.#awaitingAnswer) return
     this.#awaitingAnswer = false
-    const answer = readAnswer(sdpOf(request), ['PCMU'], this.#local?.srtp)
+    const answer = readAnswer(sdpOf(request), ['PCMU'], this.#local)
     if (!answer.ok) {
       this.#transport?.peerEnded('error')
       this.hangUp('error')

@@ -104,6 +104,8 @@ export interface SipDialerParts {
   readonly mediaTimeoutMs?: number | undefined
   /** A call was hung up for the media timeout (metrics, a log line). */
   readonly onMediaTimeout?: ((callId: string) => void) | undefined
+  /** Offer comfort noise (`SIP_COMFORT_NOISE`). */
+  readonly comfortNoise?: boolean | undefined
   /** Why a trunk at `ip`:`port` may not be dialled (the webhooks' egress rules), or undefined. */
   readonly addressRefusal?: ((ip: string, port: number) => string | undefined) | undefined
 }
@@ -163,6 +165,7 @@ export class SipDialer {
       sessionId: String(randomInt(1, 2 ** 47)),
       sessionVersion: 1,
       srtp: { encryption: request.mediaEncryption ?? 'none', tls: transport === 'tls', keySalt: randomBytes(SDES_KEY_SALT_BYTES) },
+      comfortNoise: this.#p.comfortNoise === true,
     }
     const trunkHost = uri.host + (uri.port === undefined ? '' : `:${uri.port}`)
     const target = calleeUri(request.to, uri.scheme, trunkHost)
@@ -216,7 +219,7 @@ export class SipDialer {
         onProgress: (status, sdp) => {
           events.onProgress(status)
           if (sdp === '' || media !== undefined || events.onEarlyAudio === undefined || call.state !== 'calling') return
-          const early = readAnswer(sdp, undefined, local.srtp)
+          const early = readAnswer(sdp, undefined, local)
           if (!early.ok) return
           earlyCodec = early.audio.codec
           media = openMedia(early.audio)

@@ -279,7 +279,7 @@ export class SipOutboundCall {
     this.#ack = this.#request('ACK', this.#remoteTarget, newBranch(), this.#cseq)
     this.#o.wire.send(this.#ack)
     this.#state = 'confirmed'
-    const answer = readAnswer(sdpOf(r), undefined, this.#local.srtp)
+    const answer = readAnswer(sdpOf(r), undefined, this.#local)
     if (this.#cancelWanted || !answer.ok) {
       // Section 15: a 2xx after we gave up is acknowledged, then ended with a BYE.
       this.#sendBye()

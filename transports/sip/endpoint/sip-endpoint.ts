@@ -65,6 +65,8 @@ export interface SipEndpointOptions {
   readonly now?: () => number
   /** No RTP or RTCP from a call's peer for this long hangs it up (`media_timeout`); 0 or unset: never. */
   readonly mediaTimeoutMs?: number
+  /** Offer and accept RFC 3389 comfort noise (silence suppressed toward peers that take it); default true. */
+  readonly comfortNoise?: boolean
 }
 
 /** A listening SIP endpoint. */
@@ -112,6 +114,7 @@ export class SipEndpoint {
       dialogs,
       rtpPorts,
       mediaTimeoutMs: options.mediaTimeoutMs,
+      comfortNoise: options.comfortNoise ?? true,
       onMediaTimeout: (callId) => {
         options.metrics?.mediaTimeout?.()
         options.log.info({ call_id: callId }, 'SIP call hung up: no RTP or RTCP from the callee (media timeout)')
@@ -144,6 +147,7 @@ export class SipEndpoint {
           onError: (error) => options.log.error({ err: error }, 'SIP call failed (opening its session, or in its media)'),
           onConnected: (call) => dialogs.confirm(call.inviteKey, call.callId, call.localTag, call),
           mediaTimeoutMs: options.mediaTimeoutMs,
+          comfortNoise: options.comfortNoise ?? true,
           onMediaTimeout: (call) => {
             options.metrics?.mediaTimeout?.()
             options.log.info({ call_id: call.callId }, 'SIP call hung up: no RTP or RTCP from the peer (media timeout)')

@@ -1,8 +1,9 @@
 /**
  * The RTP stream of one call on its own UDP socket. Incoming: RTCP and undecodable packets are ignored,
- * telephone-event packets become digits, audio goes through the jitter buffer and comes out as one 20 ms frame
- * per 20 ms of clock. Outgoing: frames go through the pacer, one packet per 20 ms slot, G.711 silence when no
- * audio is queued, nothing while the peer holds the call.
+ * telephone-event packets become digits, comfort noise keeps the stream alive (its gaps become silence), audio goes
+ * through the jitter buffer and comes out as one 20 ms frame per 20 ms of clock. Outgoing: frames go through the
+ * pacer, one packet per 20 ms slot; when no audio is queued, G.711 silence, or with a peer that negotiated comfort
+ * noise (RFC 3389) one CN packet and then one a second; nothing while the peer holds the call.
  *
  * RTCP (reports, and the media timeout when the peer goes silent) is the RtcpSession's: this stream hands it
  * the RTCP it gets on the RTP port (RFC 5761 mux) and tells it of every RTP packet sent and received.
@@ -19,7 +20,7 @@ import { JitterBuffer } from './jitter-buffer.js'
 import { type ClockedStream, type MediaClock, mediaClock } from './media-clock.js'
 import { decodeRtp, encodeRtp, isRtcp } from './rtp-codec.js'
 import { RtpLatch } from './rtp-latch.js'
-import { RtpPacer } from './rtp-pacer.js'
+import { type ComfortNoise, RtpPacer } from './rtp-pacer.js'
 import type { RtpPortLease } from './rtp-port-pool.js'
 import { RtcpSession, type RtcpTarget } from './rtcp-session.js'
 import type { NegotiatedAudio } from './sdp-offer-answer.js'
@@ -31,6 +32,13 @@ export const FRAME_BYTES = 160
 export const FRAME_MS = 20
 /** Most frames the incoming side catches up on in one tick after the event loop stalled (200 ms). */
 const MAX_CATCH_UP_FRAMES = 10
+/**
+ * In a long pause toward a peer that takes comfort noise, one CN packet a second: well inside the RTP inactivity
+ * timers of SBCs (30-60 s) and NAT bindings, at 2% of the packets of steady silence.
+ */
+const COMFORT_NOISE_REFRESH_SLOTS = 1000 / FRAME_MS
+/** The comfort noise's level, -70 dBov (RFC 3389 section 3.1): a faint noise floor, no spectral shape. */
+const COMFORT_NOISE_PAYLOAD = Buffer.from([70])
 
 /** What the media tells the call. */
 export interface RtpMediaEvents {
@@ -200,6 +208,7 @@ export class RtpMedia {
     if (moved && !audio.held) {
       this.#latch.moveTo({ address: audio.remoteAddress, port: audio.remotePort })
     }
+    if (audio.comfortNoisePayloadType !== this.#audio.comfortNoisePayloadType) this.#pacer.setComfortNoise(comfortNoiseOf(audio))
     if (audio.payloadType !== this.#audio.payloadType) {
       // Another codec: what was queued was encoded for the old one. Its chunks count as heard, so nothing waits.
       const paused = this.#pacer.paused
@@ -279,13 +288,16 @@ export class RtpMedia {
     const p = decoded.packet
     const audio = p.payloadType === this.#audio.payloadType
     const event = p.payloadType === this.#audio.telephoneEventPayloadType
-    if (!audio && !event) return void this.stats.ignored++
+    const noise = p.payloadType === this.#audio.comfortNoisePayloadType
+    if (!audio && !event && !noise) return void this.stats.ignored++
     this.#latch.heard(from)
     this.#rtcp.rtpReceived(p)
     if (event) {
       for (const d of this.#dtmf.receive(p)) this.#events.onDigit(d.digit)
       return
     }
+    // The peer is quiet: the jitter buffer's gap becomes silence (no noise is synthesized for the pipeline).
+    if (noise) return
     this.#firstAt ??= Date.now()
     this.#jitter.push(p)
   }
@@ -307,7 +319,14 @@ function newPacer(audio: NegotiatedAudio): RtpPacer {
     payloadType: audio.payloadType,
     telephoneEventPayloadType: audio.telephoneEventPayloadType,
     silence: Buffer.alloc(FRAME_BYTES, silenceOf(audio)),
+    comfortNoise: comfortNoiseOf(audio),
   })
+}
+
+/** Silence suppression with comfort noise, when the peer negotiated CN. */
+function comfortNoiseOf(audio: NegotiatedAudio): ComfortNoise | undefined {
+  const payloadType = audio.comfortNoisePayloadType
+  return payloadType === undefined ? undefined : { payloadType, payload: COMFORT_NOISE_PAYLOAD, refreshSlots: COMFORT_NOISE_REFRESH_SLOTS }
 }
 
 /** G.711 silence: 0xFF for PCMU, 0xD5 for PCMA. */

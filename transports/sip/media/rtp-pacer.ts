@@ -10,6 +10,11 @@
  * With a `silence` frame, a slot with nothing queued sends that frame (steady RTP: SBCs hang up a call whose RTP
  * stops for 30-60 s). The marker then goes on the first packet after a gap in transmission (the first packet, a
  * skipped stall, a digit's events), as RFC 3551 section 4.1 asks of a sender without silence suppression.
+ *
+ * With `comfortNoise` (the peer negotiated RFC 3389 CN), silence is suppressed instead: the first idle slot after
+ * audio or a digit sends one comfort-noise packet, and then only every `refreshSlots` idle slots one more (so the
+ * peer's RTP inactivity timer and a NAT binding still see packets); the next audio starts a talkspurt with the
+ * marker set (RFC 3551 section 4.1).
  */
 import { type DtmfPacket, dtmfPackets } from './dtmf-sender.js'
 
@@ -44,6 +49,18 @@ export interface RtpPacerOptions {
   readonly initialTimestamp?: number
   /** One frame of encoded silence, sent in every slot with nothing queued; unset: idle slots send nothing. */
   readonly silence?: Buffer | undefined
+  /** Silence suppression with RFC 3389 comfort noise, instead of `silence` frames. */
+  readonly comfortNoise?: ComfortNoise | undefined
+}
+
+/** How idle slots send comfort noise (RFC 3389). */
+export interface ComfortNoise {
+  /** The peer's CN payload type (13, or a dynamic one it mapped to CN/8000). */
+  readonly payloadType: number
+  /** The CN payload: the noise level (-dBov), no spectral parameters. */
+  readonly payload: Buffer
+  /** Idle slots between two CN packets in a long silence (50: one a second). */
+  readonly refreshSlots: number
 }
 
 /** What `tick()` returns: the packet for this slot, if any, and when to call again. */
@@ -61,6 +78,8 @@ export interface PacerStats {
   sent: number
   /** Slots with nothing queued (silence sent, when the pacer has a silence frame). */
   idle: number
+  /** Comfort-noise packets sent (counted in `sent` too). */
+  comfortNoise: number
   /** Slots skipped because a tick came later than `maxLateMs`. */
   skipped: number
   /** Frames dropped by `clear()`. */
@@ -69,7 +88,7 @@ export interface PacerStats {
 
 /** Paces one outbound RTP stream. */
 export class RtpPacer {
-  readonly stats: PacerStats = { sent: 0, idle: 0, skipped: 0, cleared: 0 }
+  readonly stats: PacerStats = { sent: 0, idle: 0, comfortNoise: 0, skipped: 0, cleared: 0 }
   readonly #now: () => number
   readonly #payloadType: number
   #eventPayloadType: number | undefined
@@ -79,6 +98,9 @@ export class RtpPacer {
   readonly #maxLateMs: number
   readonly #queue: Item[] = []
   readonly #silence: Buffer | undefined
+  #comfortNoise: ComfortNoise | undefined
+  /** Idle slots since the last comfort-noise packet; undefined: one is due (nothing idle sent since audio). */
+  #sinceComfortNoise: number | undefined
   #sequence: number
   #timestamp: number
   #next: number | undefined
@@ -97,6 +119,7 @@ export class RtpPacer {
     this.#maxQueued = options.maxQueuedFrames ?? 1500
     this.#maxLateMs = options.maxLateMs ?? 60
     this.#silence = options.silence
+    this.#comfortNoise = options.comfortNoise
     this.#sequence = (options.initialSequence ?? Math.floor(Math.random() * 0x10000)) & 0xffff
     this.#timestamp = (options.initialTimestamp ?? Math.floor(Math.random() * 0x100000000)) >>> 0
   }
@@ -123,6 +146,12 @@ export class RtpPacer {
   /** The peer's telephone-event payload type changed (a late answer, a re-INVITE); digits use it from now on. */
   setTelephoneEventPayloadType(payloadType: number | undefined): void {
     this.#eventPayloadType = payloadType
+  }
+
+  /** The peer's comfort-noise payload type changed (a re-INVITE): suppression with it, or `silence` frames again. */
+  setComfortNoise(comfortNoise: ComfortNoise | undefined): void {
+    this.#comfortNoise = comfortNoise
+    this.#sinceComfortNoise = undefined
   }
 
   /** Whether queued audio is held (`pause()`). */
@@ -187,6 +216,7 @@ export class RtpPacer {
       const done = this.#event.index >= this.#event.packets.length
       if (done) this.#event = undefined
       this.#talking = false
+      this.#sinceComfortNoise = undefined
       return this.#emit({
         marker: p.marker,
         payloadType: this.#eventPayloadType!,
@@ -198,6 +228,7 @@ export class RtpPacer {
     const item = this.#queue[0]?.kind === 'audio' && !this.#paused ? (this.#queue.shift() as Extract<Item, { kind: 'audio' }>) : undefined
     if (item === undefined) {
       this.stats.idle++
+      if (this.#comfortNoise !== undefined) return this.#idleComfortNoise(this.#comfortNoise)
       if (this.#silence === undefined) {
         this.#talking = false
         return undefined
@@ -205,7 +236,17 @@ export class RtpPacer {
     }
     const marker = !this.#talking
     this.#talking = true
+    this.#sinceComfortNoise = undefined
     return this.#emit({ marker, payloadType: this.#payloadType, timestamp: this.#timestamp, payload: item?.payload ?? this.#silence! })
+  }
+
+  /** An idle slot with comfort noise: a CN packet when one is due, else nothing. */
+  #idleComfortNoise(cn: ComfortNoise): PacedPacket | undefined {
+    this.#talking = false
+    if (this.#sinceComfortNoise !== undefined && ++this.#sinceComfortNoise < cn.refreshSlots) return undefined
+    this.#sinceComfortNoise = 0
+    this.stats.comfortNoise++
+    return this.#emit({ marker: false, payloadType: cn.payloadType, timestamp: this.#timestamp, payload: cn.payload })
   }
 
   #emit(fields: Omit<PacedPacket, 'sequence'>): PacedPacket {

@@ -1,6 +1,6 @@
 /**
  * SDP offer/answer for one audio stream (RFC 3264 on RFC 4566 SDP, parsed and written with `sdp-transform`):
- * G.711 (PCMU or PCMA, 8 kHz) plus RFC 4733 telephone-event, 20 ms packets. Answers an inbound offer (the
+ * G.711 (PCMU or PCMA, 8 kHz) plus RFC 4733 telephone-event and RFC 3389 comfort noise, 20 ms packets. Answers an inbound offer (the
  * initial INVITE or a re-INVITE, whose direction says hold or unhold), builds our offer for outbound calls and
  * reads the answer to it. Pure: no sockets, the caller passes our address and RTP port.
  */
@@ -24,6 +24,9 @@ const STATIC_PAYLOADS: Readonly<Record<number, G711Codec>> = { 0: 'PCMU', 8: 'PC
 /** The dynamic payload type we offer for telephone-event (the common choice; any 96-127 is valid). */
 export const TELEPHONE_EVENT_PAYLOAD = 101
 
+/** RFC 3551's static payload type for comfort noise (CN/8000, RFC 3389). */
+export const COMFORT_NOISE_PAYLOAD = 13
+
 /** Packet duration we send and ask for, in milliseconds. */
 export const PTIME_MS = 20
 
@@ -43,6 +46,8 @@ export interface LocalMedia {
   readonly codecs?: readonly G711Codec[]
   /** SRTP as the trunk and the signalling allow it (srtp/sdes-negotiation.ts); absent: plain RTP only. */
   readonly srtp?: LocalSrtp | undefined
+  /** Offer and accept comfort noise (CN/8000): silence toward a peer that takes it is then suppressed. */
+  readonly comfortNoise?: boolean | undefined
 }
 
 /** What both sides agreed on for the audio stream. */
@@ -51,6 +56,8 @@ export interface NegotiatedAudio {
   readonly payloadType: number
   /** The peer's telephone-event payload type; `undefined` when it offered none (DTMF then only in-band). */
   readonly telephoneEventPayloadType?: number | undefined
+  /** The comfort-noise payload type both sides took (RFC 3389); `undefined`: steady G.711 silence in pauses. */
+  readonly comfortNoisePayloadType?: number | undefined
   /** Where the peer wants RTP; `0.0.0.0` while on hold RFC 2543-style. */
   readonly remoteAddress: string
   readonly remotePort: number
@@ -100,23 +107,26 @@ export function answerOffer(offerSdp: string, local: LocalMedia): AnswerResult {
   const chosen = chooseCodec(audio, local.codecs ?? ['PCMU', 'PCMA'])
   if (chosen === null) return refuse('no common codec: PCMU or PCMA required', '305 voxgate "Incompatible media format"')
   const telephoneEvent = telephoneEventPayload(audio.media)
+  const comfortNoise = local.comfortNoise === true ? comfortNoisePayload(audio.media) : undefined
 
   const direction = MIRROR[audio.direction]
-  const payloads = telephoneEvent === undefined ? [chosen.payloadType] : [chosen.payloadType, telephoneEvent]
+  const extra = { telephoneEvent, comfortNoise }
   const media = offer.media.map((m, i) =>
-    i === audio.index
-      ? secureMedia(audioMedia(local.port, payloads, chosen.codec, chosen.payloadType, telephoneEvent, direction), security.keys)
-      : rejectedMedia(m),
+    i === audio.index ? secureMedia(audioMedia(local.port, chosen, extra, direction), security.keys) : rejectedMedia(m),
   )
   const answer = write(session(local, media))
-  const negotiated = withSrtp(negotiatedAudio(audio, chosen, telephoneEvent), security.keys)
+  const negotiated = withSrtp(negotiatedAudio(audio, chosen, extra), security.keys)
   return { ok: true, audio: negotiated, answer }
 }
 
-/** Our offer for an outbound call: PCMU, PCMA and telephone-event, ptime 20, sendrecv (or `direction` to hold). */
+/**
+ * Our offer for an outbound call: PCMU, PCMA, telephone-event (and CN with `local.comfortNoise`), ptime 20, sendrecv
+ * (or `direction` to hold).
+ */
 export function createOffer(local: LocalMedia, direction: MediaDirection = 'sendrecv'): string {
   const codecs = local.codecs ?? ['PCMU', 'PCMA']
-  const payloads = [...codecs.map((c) => (c === 'PCMU' ? 0 : 8)), TELEPHONE_EVENT_PAYLOAD]
+  const cn = local.comfortNoise === true ? [COMFORT_NOISE_PAYLOAD] : []
+  const payloads = [...codecs.map((c) => (c === 'PCMU' ? 0 : 8)), TELEPHONE_EVENT_PAYLOAD, ...cn]
   const media: MediaDescription = {
     type: 'audio',
     port: local.port,
@@ -125,6 +135,7 @@ export function createOffer(local: LocalMedia, direction: MediaDirection = 'send
     rtp: [
       ...codecs.map((c) => ({ payload: c === 'PCMU' ? 0 : 8, codec: c, rate: 8000 })),
       { payload: TELEPHONE_EVENT_PAYLOAD, codec: 'telephone-event', rate: 8000 },
+      ...cn.map((payload) => ({ payload, codec: 'CN', rate: 8000 })),
     ],
     fmtp: [{ payload: TELEPHONE_EVENT_PAYLOAD, config: '0-16' }],
     ptime: PTIME_MS,
@@ -133,32 +144,36 @@ export function createOffer(local: LocalMedia, direction: MediaDirection = 'send
   return write(session(local, [secureOffer(media, local.srtp)]))
 }
 
-/** Reads the answer to our offer; `null` with a reason when it accepts no codec we offered or no audio. */
+/**
+ * Reads the answer to our offer (`local`: what the offer held of SRTP and comfort noise); `null` with a reason when it
+ * accepts no codec we offered or no audio.
+ */
 export function readAnswer(
   answerSdp: string,
   offered: readonly G711Codec[] = ['PCMU', 'PCMA'],
-  srtp?: LocalSrtp,
+  local?: Pick<LocalMedia, 'srtp' | 'comfortNoise'>,
 ): { ok: true; audio: NegotiatedAudio } | { ok: false; reason: string } {
   const answer = parseSdp(answerSdp)
   const audio = answer === null ? null : findAudio(answer)
   if (audio === null) return { ok: false, reason: 'the answer has no RTP/AVP audio stream' }
   const chosen = chooseCodec(audio, offered)
   if (chosen === null) return { ok: false, reason: 'the answer accepts none of the offered codecs' }
-  const security = readSrtpAnswer(audio.media, srtp)
+  const security = readSrtpAnswer(audio.media, local?.srtp)
   if (!security.ok) return security
-  return { ok: true, audio: withSrtp(negotiatedAudio(audio, chosen, telephoneEventPayload(audio.media)), security.keys) }
+  const extra = {
+    telephoneEvent: telephoneEventPayload(audio.media),
+    comfortNoise: local?.comfortNoise === true ? comfortNoisePayload(audio.media) : undefined,
+  }
+  return { ok: true, audio: withSrtp(negotiatedAudio(audio, chosen, extra), security.keys) }
 }
 
 /** What was agreed for the remote audio stream, offered or answered. */
-function negotiatedAudio(
-  audio: RemoteAudio,
-  chosen: { codec: G711Codec; payloadType: number },
-  telephoneEventPayloadType: number | undefined,
-): NegotiatedAudio {
+function negotiatedAudio(audio: RemoteAudio, chosen: { codec: G711Codec; payloadType: number }, extra: ExtraPayloads): NegotiatedAudio {
   return {
     codec: chosen.codec,
     payloadType: chosen.payloadType,
-    telephoneEventPayloadType,
+    telephoneEventPayloadType: extra.telephoneEvent,
+    comfortNoisePayloadType: extra.comfortNoise,
     remoteAddress: audio.address,
     remotePort: audio.media.port,
     remotePtime: audio.media.ptime,
@@ -222,6 +237,23 @@ function rtpmapCodec(name: string, rate: number | undefined): G711Codec | undefi
   return (upper === 'PCMU' || upper === 'PCMA') && (rate === undefined || rate === 8000) ? upper : undefined
 }
 
+/** The payload types beside the codec that both sides took: telephone-event and comfort noise. */
+interface ExtraPayloads {
+  readonly telephoneEvent: number | undefined
+  readonly comfortNoise: number | undefined
+}
+
+/** The listed CN payload type: one whose rtpmap names CN at 8000 Hz, or the static 13 without an rtpmap. */
+function comfortNoisePayload(media: MediaDescription): number | undefined {
+  for (const token of String(media.payloads ?? '').split(' ')) {
+    if (!/^[0-9]{1,3}$/.test(token)) continue
+    const pt = Number(token)
+    const rtpmap = media.rtp.find((r) => r.payload === pt)
+    if (rtpmap === undefined ? pt === COMFORT_NOISE_PAYLOAD : rtpmap.codec.toUpperCase() === 'CN' && (rtpmap.rate ?? 8000) === 8000) return pt
+  }
+  return undefined
+}
+
 function telephoneEventPayload(media: MediaDescription): number | undefined {
   const listed = new Set(
     String(media.payloads ?? '')
@@ -246,17 +278,21 @@ function isNullAddress(address: string): boolean {
 
 function audioMedia(
   port: number,
-  payloads: number[],
-  codec: G711Codec,
-  pt: number,
-  telephoneEvent: number | undefined,
+  chosen: { codec: G711Codec; payloadType: number },
+  extra: ExtraPayloads,
   direction: MediaDirection,
 ): MediaDescription {
-  const rtp: MediaDescription['rtp'] = [{ payload: pt, codec, rate: 8000 }]
+  const payloads = [chosen.payloadType]
+  const rtp: MediaDescription['rtp'] = [{ payload: chosen.payloadType, codec: chosen.codec, rate: 8000 }]
   const fmtp: MediaDescription['fmtp'] = []
-  if (telephoneEvent !== undefined) {
-    rtp.push({ payload: telephoneEvent, codec: 'telephone-event', rate: 8000 })
-    fmtp.push({ payload: telephoneEvent, config: '0-16' })
+  if (extra.telephoneEvent !== undefined) {
+    payloads.push(extra.telephoneEvent)
+    rtp.push({ payload: extra.telephoneEvent, codec: 'telephone-event', rate: 8000 })
+    fmtp.push({ payload: extra.telephoneEvent, config: '0-16' })
+  }
+  if (extra.comfortNoise !== undefined) {
+    payloads.push(extra.comfortNoise)
+    rtp.push({ payload: extra.comfortNoise, codec: 'CN', rate: 8000 })
   }
   return { type: 'audio', port, protocol: 'RTP/AVP', payloads: payloads.join(' '), rtp, fmtp, ptime: PTIME_MS, direction }
 }
