@@ -146,7 +146,9 @@ async function run(calls: number, srtp: boolean, cn: boolean): Promise<BenchRow>
   const driverCpu0 = pids.reduce((n, pid) => n + cpuMsOf(pid), 0)
   const t0 = performance.now()
   const profile =
-    PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, `sip-calls-${calls}-${DRIVER}${srtp ? '-srtp' : ''}${cn ? '-cn' : ''}.cpuprofile`)
+    PROFILE_DIR === undefined
+      ? undefined
+      : join(PROFILE_DIR, `sip-calls-${calls}-${DRIVER}${srtp ? '-srtp' : ''}${cn ? '-cn' : ''}.cpuprofile`)
   const load = await measureLoad(
     calls,
     SECONDS,
@@ -183,7 +185,8 @@ export async function bench(_: BenchOptions): Promise<BenchRow[]> {
   if (!SRTP_MODES.every((m) => m === 'off' || m === 'on')) throw new Error(`SIP_BENCH_SRTP must be off, on or off,on, got "${SRTP_MODES}"`)
   if (DRIVER === 'sipp' && SRTP_MODES.includes('on')) throw new Error('sipp has no SRTP: SIP_BENCH_SRTP=on needs SIP_BENCH_DRIVER=node')
   if (!CN_MODES.every((m) => m === 'off' || m === 'on')) throw new Error(`SIP_BENCH_CN must be off, on or off,on, got "${CN_MODES}"`)
-  if (DRIVER === 'sipp' && CN_MODES.includes('on')) throw new Error('the sipp scenario offers no CN: SIP_BENCH_CN=on needs SIP_BENCH_DRIVER=node')
+  if (DRIVER === 'sipp' && CN_MODES.includes('on'))
+    throw new Error('the sipp scenario offers no CN: SIP_BENCH_CN=on needs SIP_BENCH_DRIVER=node')
   const rows: BenchRow[] = []
   for (const n of COUNTS) for (const mode of SRTP_MODES) for (const cn of CN_MODES) rows.push(await run(n, mode === 'on', cn === 'on'))
   return rows

@@ -233,7 +233,13 @@ t.test('pause() holds the queued audio to the frame (silence meanwhile); resume(
 t.test('comfort noise: one CN packet when the audio stops, one a refresh later, the talkspurt after it marked', async (t) => {
   const clock = { now: 0 }
   const cn = { payloadType: 13, payload: Buffer.from([70]), refreshSlots: 50 }
-  const pacer = new RtpPacer({ now: () => clock.now, payloadType: 0, silence: Buffer.alloc(160, 0xff), comfortNoise: cn, initialTimestamp: 0 })
+  const pacer = new RtpPacer({
+    now: () => clock.now,
+    payloadType: 0,
+    silence: Buffer.alloc(160, 0xff),
+    comfortNoise: cn,
+    initialTimestamp: 0,
+  })
   for (const f of frames(3)) pacer.enqueue(f)
   // 3 frames of audio, then 117 idle slots (2.34 s).
   const first = run(pacer, clock, 2400)

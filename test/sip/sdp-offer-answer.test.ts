@@ -159,7 +159,10 @@ t.test('comfort noise (RFC 3389): taken when offered and allowed, static 13 or a
   const wide = answerOffer(offer({ media: 'm=audio 5004 RTP/AVP 0 101 118', extra: ['a=rtpmap:118 CN/16000'] }), withCn)
   t.equal(wide.ok && wide.audio.comfortNoisePayloadType, undefined, 'CN at another rate is not ours')
   const off = answerOffer(offer({ media: 'm=audio 5004 RTP/AVP 0 101 13' }), LOCAL)
-  t.ok(off.ok && off.audio.comfortNoisePayloadType === undefined && parse(off.answer).media[0]!.payloads === '0 101', 'switched off: not answered')
+  t.ok(
+    off.ok && off.audio.comfortNoisePayloadType === undefined && parse(off.answer).media[0]!.payloads === '0 101',
+    'switched off: not answered',
+  )
   const none = answerOffer(offer(), withCn)
   t.ok(none.ok && none.audio.comfortNoisePayloadType === undefined, 'not offered: steady silence')
 

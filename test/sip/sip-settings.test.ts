@@ -68,7 +68,10 @@ t.test('SIP_COMFORT_NOISE: on by default, 0/false/no turns it off, anything else
   t.equal(loadConfig({ SIP_PORT: '5060' }).sip?.comfortNoise, true)
   t.equal(loadConfig({ SIP_PORT: '5060', SIP_COMFORT_NOISE: '0' }).sip?.comfortNoise, false)
   t.equal(loadConfig({ SIP_PORT: '5060', SIP_COMFORT_NOISE: 'yes' }).sip?.comfortNoise, true)
-  t.throws(() => loadConfig({ SIP_PORT: '5060', SIP_COMFORT_NOISE: 'sometimes' }), /^SIP_COMFORT_NOISE: must be 1\/true\/yes or 0\/false\/no/)
+  t.throws(
+    () => loadConfig({ SIP_PORT: '5060', SIP_COMFORT_NOISE: 'sometimes' }),
+    /^SIP_COMFORT_NOISE: must be 1\/true\/yes or 0\/false\/no/,
+  )
 })
 
 const bad: [Record<string, string>, string, RegExp][] = [

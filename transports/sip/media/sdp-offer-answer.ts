@@ -249,7 +249,8 @@ function comfortNoisePayload(media: MediaDescription): number | undefined {
     if (!/^[0-9]{1,3}$/.test(token)) continue
     const pt = Number(token)
     const rtpmap = media.rtp.find((r) => r.payload === pt)
-    if (rtpmap === undefined ? pt === COMFORT_NOISE_PAYLOAD : rtpmap.codec.toUpperCase() === 'CN' && (rtpmap.rate ?? 8000) === 8000) return pt
+    if (rtpmap === undefined ? pt === COMFORT_NOISE_PAYLOAD : rtpmap.codec.toUpperCase() === 'CN' && (rtpmap.rate ?? 8000) === 8000)
+      return pt
   }
   return undefined
 }
