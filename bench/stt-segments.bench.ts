@@ -15,9 +15,14 @@
 // - "to request sent": from the start to the request's `finish` (its whole body handed to the socket; see
 //   RequestStamps); "answer to event": from the answer read to its end (STT) or its headers, which travel with the
 //   first audio chunk (TTS), to the consumer holding the event.
+// - the floor: the same request (a 2 s segment's form, built once) posted with a bare node:http keep-alive request
+//   and its answer read, no adapter around it. Its overhead is what the machine, loopback and Node's HTTP client
+//   cost at that moment; the adapter's rows less the floor is the gateway's own part.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import type { ClientRequest, IncomingMessage } from 'node:http'
+import { Agent, type ClientRequest, type IncomingMessage, request } from 'node:http'
 import { encodeMulaw } from '../pipeline/audio/g711-mulaw.js'
+import { wavHeader } from '../pipeline/audio/wav.js'
+import { multipartPieces } from '../pipeline/vendors/stt/openai-transcription-codec.js'
 import { sttOpenAiCompatibleOptionsSchema, ttsOpenAiCompatibleOptionsSchema } from '../pipeline/options/openai-compatible-options.js'
 import type { SttEvent } from '../pipeline/vendors/stt/stt-stream.js'
 import type { TtsEvent } from '../pipeline/vendors/tts/tts-stream.js'
@@ -100,7 +105,8 @@ function cpuNow(): number {
 
 function row(name: string, delayMs: number, turns: Turn[]): BenchRow {
   const over = turns.map((t) => t.total - t.server)
-  const p = (values: number[], q: number) => fmt(percentile(values, q))
+  // The floor has no request stamps of its own: those cells stay empty.
+  const p = (values: number[], q: number) => (values.every(Number.isNaN) ? '' : fmt(percentile(values, q)))
   return {
     case: name,
     turns: turns.length,
@@ -128,6 +134,28 @@ function row(name: string, delayMs: number, turns: Turn[]): BenchRow {
       50,
     ),
   }
+}
+
+/** The floor: one form posted with a bare keep-alive node:http request, its answer read to the end; total ms. */
+async function barePost(agent: Agent, url: string, body: Buffer, boundary: string): Promise<number> {
+  const t0 = performance.now()
+  await new Promise<void>((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(body.length) },
+      },
+      (res) => {
+        res.resume()
+        res.once('end', resolve)
+      },
+    )
+    req.once('error', reject)
+    req.end(body)
+  })
+  return performance.now() - t0
 }
 
 export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
@@ -171,6 +199,34 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
           measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN })),
         ),
       )
+    }
+    {
+      // The floor, beside the 2 s json row: the same server delay, a form of the same size.
+      await fake.script({ text: 'what are your opening hours on sundays', delayMs: 100 })
+      await fake.timings()
+      const pcm = Buffer.alloc(2 * 16_000 * 2, 1)
+      const boundary = 'voxgate-floor'
+      const body = Buffer.concat(
+        multipartPieces(
+          [
+            { name: 'file', filename: 'segment.wav', contentType: 'audio/wav', data: [wavHeader(pcm.length, 16_000), pcm] },
+            { name: 'model', value: 'whisper-1' },
+            { name: 'response_format', value: 'json' },
+          ],
+          boundary,
+        ),
+      )
+      const agent = new Agent({ keepAlive: true })
+      const measured: { total: number; cpu: number }[] = []
+      for (let i = 0; i < count + WARMUP; i++) {
+        const c0 = cpuNow()
+        const total = await barePost(agent, `${fake.baseUrl}/audio/transcriptions`, body, boundary)
+        if (i >= WARMUP) measured.push({ total, cpu: cpuNow() - c0 })
+      }
+      agent.destroy()
+      const server = (await fake.timings()).transcriptions.slice(WARMUP)
+      const turns = measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN, toSent: Number.NaN, toEvent: Number.NaN }))
+      rows.push(row('floor: bare POST of a 2 s form, json', 100, turns))
     }
     for (const [delayMs, format] of [
       [0, 'ulaw_8000'],
@@ -216,6 +272,7 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
       "overhead = total - server: the gateway's work both ways plus loopback transit and the upload of the body.\n" +
       "to request sent: start to the request's body written; answer to event: answer in (STT: last byte, TTS: first chunk) to the event.\n" +
       "cpu: this process's CPU time during the turn (the gateway's code; the least noisy figure here).\n" +
+      "floor: the same request from a bare node:http client, no adapter: what the machine and Node's HTTP client cost now.\n" +
       'Goal: overhead p99 under 5 ms. Wall-clock figures: noisy on a shared machine.',
   )
   return rows
