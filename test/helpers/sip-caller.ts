@@ -18,6 +18,9 @@ import { dtmfPackets } from '../../transports/sip/media/dtmf-sender.js'
 import { CallerSrtp } from './caller-srtp.js'
 import { Inbox } from './sip-wire.js'
 
+/** Most RTP packets one late timer tick sends to catch up with the wall clock. */
+const MAX_CATCH_UP_PACKETS = 5
+
 /** One RTP packet the phone received. */
 export interface HeardPacket {
   readonly at: number
@@ -255,24 +258,32 @@ export class SipCaller {
     )
   }
 
-  /** Sends mu-law audio as RTP, one 160-byte packet every 20 ms (after what is already being sent). */
+  /**
+   * Sends mu-law audio as RTP, one 160-byte packet per 20 ms of wall clock (after what is already being sent), as a
+   * phone's sampling clock does: a late timer sends the packets that fell due meanwhile (a few at a time), so a
+   * loaded process still says its audio in real time rather than stretching it by its timers' lateness.
+   */
   speak(ulaw: Buffer): Promise<void> {
     this.#speaking = this.#speaking.then(
       () =>
         new Promise<void>((resolve) => {
           let at = 0
           let marker = true
+          const start = performance.now()
           const timer = setInterval(() => {
+            // Due: the packets whose 20 ms have passed (a timer may fire a millisecond or two early).
+            const due = Math.floor((performance.now() - start + 2) / 20)
+            for (let burst = 0; burst < MAX_CATCH_UP_PACKETS && at < ulaw.length && at / 160 < due && !this.#closed; burst++) {
+              this.#rtpSend(0, ulaw.subarray(at, at + 160), marker)
+              marker = false
+              at += 160
+              this.#rtpTs += 160
+            }
             if (at >= ulaw.length || this.#closed) {
               clearInterval(timer)
               this.#timers.delete(timer)
               resolve()
-              return
             }
-            this.#rtpSend(0, ulaw.subarray(at, at + 160), marker)
-            marker = false
-            at += 160
-            this.#rtpTs += 160
           }, 20)
           this.#timers.set(timer, resolve)
         }),
