@@ -275,8 +275,19 @@ t.test('comfort noise: one CN packet when the audio stops, one a refresh later, 
     'the next talkspurt starts with the marker; CN again as soon as it ends',
   )
 
+  // A stall of 300 ms in the pause: its skipped slots count toward the refresh, which stays a second after the last CN.
+  const lastCn = talk.at(-1)!.at
+  run(pacer, clock, lastCn + 400)
+  clock.now += 300
+  const afterStall = run(pacer, clock, lastCn + 1100)
+  t.same(
+    afterStall.map((s) => s.at - lastCn),
+    [1000],
+    'the refresh a second after the last CN, the stall counted',
+  )
+
   pacer.setComfortNoise(undefined)
-  const steady = run(pacer, clock, 2560)
+  const steady = run(pacer, clock, clock.now + 100)
   t.ok(
     steady.length === 5 && steady.every((s) => s.packet.payloadType === 0 && s.packet.payload[0] === 0xff),
     'without comfort noise (a re-INVITE dropped CN): a silence frame in every slot',

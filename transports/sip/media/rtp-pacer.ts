@@ -197,6 +197,8 @@ export class RtpPacer {
       this.#timestamp = (this.#timestamp + missed * this.#samples) >>> 0
       this.stats.skipped += missed
       this.#talking = false
+      // Skipped slots are idle time too: the next comfort noise stays a second after the last, stall or not.
+      if (this.#sinceComfortNoise !== undefined) this.#sinceComfortNoise += missed
     }
     const packet = this.#slot()
     this.#timestamp = (this.#timestamp + this.#samples) >>> 0
