@@ -213,16 +213,17 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
     const { callSid, caller, human, other } = await callAndHuman(t)
     const statusUrl = human.params.statusCallback ?? ''
     const callbackPath = new URL(statusUrl).pathname
-    const lastCallback = () =>
-      lb
-        .accessLog()
-        .filter((l) => l.method === 'POST' && l.uri === callbackPath)
-        .at(-1)?.upstream
+    const callbacks = () => lb.accessLog().filter((l) => l.method === 'POST' && l.uri === callbackPath)
+    // The upstream of the next callback logged after `seen` (nginx logs a request once its answer is sent, so the
+    // line may come a moment after the poster got its answer: an earlier callback's line must not be taken for it).
+    const nextCallback = (seen: number) => eventually(async () => callbacks()[seen]?.upstream)
     await steer(other, 1)
+    const beforeRinging = callbacks().length
     await human.progress('ringing')
     t.equal(human.callbacks.at(-1)?.reply, 204, 'the ringing callback, posted through nginx, was answered')
-    t.equal(await eventually(async () => lastCallback()), hostOf(other), 'by way of a replica that does not run the session')
+    t.equal(await nextCallback(beforeRinging), hostOf(other), 'by way of a replica that does not run the session')
     await steer(other, 1)
+    const beforeForged = callbacks().length
     const forged = await postSignedForm({
       postTo: statusUrl,
       signedUrl: statusUrl,
@@ -230,7 +231,7 @@ t.test('a warm transfer whose leg lands on the other replica', { skip }, async (
       authToken: 'not-the-token',
     })
     t.equal(forged.status, 403, "a forged callback posted there is relayed and refused by the session's replica")
-    t.equal(await eventually(async () => lastCallback()), hostOf(other), 'it too reached the other replica first')
+    t.equal(await nextCallback(beforeForged), hostOf(other), 'it too reached the other replica first')
     await caller.hangup()
     t.equal(await human.done, 'canceled', 'the human leg was cancelled through the Calls API')
     const row = await endedRow(callSid)
