@@ -103,6 +103,7 @@ export class SipEndpoint {
     this.#drops = new SipDropCounter(options.log, options.metrics, options.now)
     this.#dialogs = new SipDialogTable<SipCall | SipOutboundCall>(options.maxCalls)
     this.#clients = new ClientTransactionTable(parts.timers)
+    const comfortNoise = options.comfortNoise ?? true
     const rtpPorts = new RtpPortPool({ host: options.host, min: options.rtpPorts?.min ?? 10_000, max: options.rtpPorts?.max ?? 20_000 })
     const dialogs = this.#dialogs
     this.#dialer = new SipDialer({
@@ -114,7 +115,7 @@ export class SipEndpoint {
       dialogs,
       rtpPorts,
       mediaTimeoutMs: options.mediaTimeoutMs,
-      comfortNoise: options.comfortNoise ?? true,
+      comfortNoise,
       onMediaTimeout: (callId) => {
         options.metrics?.mediaTimeout?.()
         options.log.info({ call_id: callId }, 'SIP call hung up: no RTP or RTCP from the callee (media timeout)')
@@ -147,7 +148,7 @@ export class SipEndpoint {
           onError: (error) => options.log.error({ err: error }, 'SIP call failed (opening its session, or in its media)'),
           onConnected: (call) => dialogs.confirm(call.inviteKey, call.callId, call.localTag, call),
           mediaTimeoutMs: options.mediaTimeoutMs,
-          comfortNoise: options.comfortNoise ?? true,
+          comfortNoise,
           onMediaTimeout: (call) => {
             options.metrics?.mediaTimeout?.()
             options.log.info({ call_id: call.callId }, 'SIP call hung up: no RTP or RTCP from the peer (media timeout)')

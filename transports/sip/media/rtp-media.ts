@@ -208,7 +208,6 @@ export class RtpMedia {
     if (moved && !audio.held) {
       this.#latch.moveTo({ address: audio.remoteAddress, port: audio.remotePort })
     }
-    if (audio.comfortNoisePayloadType !== this.#audio.comfortNoisePayloadType) this.#pacer.setComfortNoise(comfortNoiseOf(audio))
     if (audio.payloadType !== this.#audio.payloadType) {
       // Another codec: what was queued was encoded for the old one. Its chunks count as heard, so nothing waits.
       const paused = this.#pacer.paused
@@ -216,8 +215,12 @@ export class RtpMedia {
       if (paused) this.#pacer.pause()
       for (const w of this.#waiting) w.sent()
       this.#waiting = []
-    } else if (audio.telephoneEventPayloadType !== this.#audio.telephoneEventPayloadType) {
-      this.#pacer.setTelephoneEventPayloadType(audio.telephoneEventPayloadType)
+    } else {
+      // The same codec: the pacer keeps its place in the stream and takes what else changed.
+      if (audio.telephoneEventPayloadType !== this.#audio.telephoneEventPayloadType) {
+        this.#pacer.setTelephoneEventPayloadType(audio.telephoneEventPayloadType)
+      }
+      if (audio.comfortNoisePayloadType !== this.#audio.comfortNoisePayloadType) this.#pacer.setComfortNoise(comfortNoiseOf(audio))
     }
     if (audio.srtp === undefined) this.#srtp = undefined
     else if (this.#srtp?.uses(audio.srtp) !== true) this.#srtp = new SrtpSession(audio.srtp)

@@ -106,11 +106,9 @@ export function answerOffer(offerSdp: string, local: LocalMedia): AnswerResult {
   if (!security.ok) return refuse(security.reason, security.warning)
   const chosen = chooseCodec(audio, local.codecs ?? ['PCMU', 'PCMA'])
   if (chosen === null) return refuse('no common codec: PCMU or PCMA required', '305 voxgate "Incompatible media format"')
-  const telephoneEvent = telephoneEventPayload(audio.media)
-  const comfortNoise = local.comfortNoise === true ? comfortNoisePayload(audio.media) : undefined
+  const extra = extraPayloads(audio, local.comfortNoise)
 
   const direction = MIRROR[audio.direction]
-  const extra = { telephoneEvent, comfortNoise }
   const media = offer.media.map((m, i) =>
     i === audio.index ? secureMedia(audioMedia(local.port, chosen, extra, direction), security.keys) : rejectedMedia(m),
   )
@@ -160,11 +158,7 @@ export function readAnswer(
   if (chosen === null) return { ok: false, reason: 'the answer accepts none of the offered codecs' }
   const security = readSrtpAnswer(audio.media, local?.srtp)
   if (!security.ok) return security
-  const extra = {
-    telephoneEvent: telephoneEventPayload(audio.media),
-    comfortNoise: local?.comfortNoise === true ? comfortNoisePayload(audio.media) : undefined,
-  }
-  return { ok: true, audio: withSrtp(negotiatedAudio(audio, chosen, extra), security.keys) }
+  return { ok: true, audio: withSrtp(negotiatedAudio(audio, chosen, extraPayloads(audio, local?.comfortNoise)), security.keys) }
 }
 
 /** What was agreed for the remote audio stream, offered or answered. */
@@ -243,25 +237,23 @@ interface ExtraPayloads {
   readonly comfortNoise: number | undefined
 }
 
-/** The listed CN payload type: one whose rtpmap names CN at 8000 Hz, or the static 13 without an rtpmap. */
-function comfortNoisePayload(media: MediaDescription): number | undefined {
-  for (const token of String(media.payloads ?? '').split(' ')) {
-    if (!/^[0-9]{1,3}$/.test(token)) continue
-    const pt = Number(token)
-    const rtpmap = media.rtp.find((r) => r.payload === pt)
-    if (rtpmap === undefined ? pt === COMFORT_NOISE_PAYLOAD : rtpmap.codec.toUpperCase() === 'CN' && (rtpmap.rate ?? 8000) === 8000)
-      return pt
-  }
-  return undefined
+/** The remote stream's telephone-event payload type, and its comfort-noise one when we take CN (`comfortNoise`). */
+function extraPayloads(audio: RemoteAudio, comfortNoise: boolean | undefined): ExtraPayloads {
+  return { telephoneEvent: telephoneEventPayload(audio), comfortNoise: comfortNoise === true ? comfortNoisePayload(audio) : undefined }
 }
 
-function telephoneEventPayload(media: MediaDescription): number | undefined {
-  const listed = new Set(
-    String(media.payloads ?? '')
-      .split(' ')
-      .map(Number),
-  )
-  return media.rtp.find((r) => r.codec.toLowerCase() === 'telephone-event' && (r.rate ?? 8000) === 8000 && listed.has(r.payload))?.payload
+/** The listed CN payload type: one whose rtpmap names CN at 8000 Hz, or the static 13 without an rtpmap. */
+function comfortNoisePayload(audio: RemoteAudio): number | undefined {
+  return audio.payloads.find((pt) => {
+    const rtpmap = audio.media.rtp.find((r) => r.payload === pt)
+    return rtpmap === undefined ? pt === COMFORT_NOISE_PAYLOAD : rtpmap.codec.toUpperCase() === 'CN' && (rtpmap.rate ?? 8000) === 8000
+  })
+}
+
+function telephoneEventPayload(audio: RemoteAudio): number | undefined {
+  const listed = new Set(audio.payloads)
+  return audio.media.rtp.find((r) => r.codec.toLowerCase() === 'telephone-event' && (r.rate ?? 8000) === 8000 && listed.has(r.payload))
+    ?.payload
 }
 
 /**
