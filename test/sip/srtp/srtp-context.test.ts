@@ -154,3 +154,38 @@ t.test('a fresh SSRC starts its own ROC and window; the same key serves both', a
   t.type(rx.unprotectRtp(tx.protectRtp(packet(7, undefined, 1))), Buffer)
   t.type(rx.unprotectRtp(tx.protectRtp(packet(7, undefined, 2))), Buffer)
 })
+
+t.test('in place: the payload decrypted in the packet itself, the result a view of it; a dropped packet untouched', async (t) => {
+  const key = Buffer.alloc(16, 2)
+  const salt = Buffer.alloc(14, 3)
+  const tx = new SrtpContext('AES_CM_128_HMAC_SHA1_80', key, salt)
+  const rx = new SrtpContext('AES_CM_128_HMAC_SHA1_80', key, salt)
+  const plain = packet(40)
+  const wire = tx.protectRtp(plain)
+  const clear = rx.unprotectRtp(wire, true)
+  if (typeof clear === 'string') return t.fail(clear)
+  t.same(clear, plain)
+  t.equal(clear.buffer, wire.buffer, 'no copy: the same memory')
+  t.same(wire.subarray(0, plain.length), plain, 'the packet now holds the clear payload')
+  // A forged packet (its last payload octet flipped) is refused and left as it came.
+  const forged = tx.protectRtp(packet(41))
+  forged[forged.length - 11]! ^= 1
+  const before = Buffer.from(forged)
+  t.equal(rx.unprotectRtp(forged, true), 'unauthenticated')
+  t.same(forged, before)
+})
+
+t.test('a payload at any alignment in memory decrypts the same (the XOR goes a word at a time only when aligned)', async (t) => {
+  const key = Buffer.alloc(16, 5)
+  const salt = Buffer.alloc(14, 6)
+  const tx = new SrtpContext('AES_CM_128_HMAC_SHA1_80', key, salt)
+  const rx = new SrtpContext('AES_CM_128_HMAC_SHA1_80', key, salt)
+  for (let shift = 0; shift < 4; shift++) {
+    const plain = packet(200 + shift, Buffer.alloc(157 + shift, 0x55 + shift))
+    const wire = tx.protectRtp(plain)
+    // The packet copied `shift` octets into a larger buffer: its payload no longer starts on a 4-octet boundary.
+    const holder = Buffer.alloc(wire.length + shift)
+    wire.copy(holder, shift)
+    t.same(rx.unprotectRtp(holder.subarray(shift), shift % 2 === 0), plain, `offset ${shift}`)
+  }
+})

@@ -24,6 +24,17 @@ export function aesCm(key: KeyObject | Uint8Array, iv: Uint8Array, input: Uint8A
 
 /** Octets of one AES block. */
 const BLOCK = 16
+/** Whether an Int32Array's words hold their low octet first (x86, ARM as Node runs them). */
+const LITTLE_ENDIAN = new Uint8Array(new Int32Array([1]).buffer)[0] === 1
+
+/**
+ * Working memory shared by every key (a keystream is made synchronously, so never by two at once; shared, it stays in
+ * the CPU's cache): one IV and the same memory as words, and the counter blocks of the largest batch made.
+ */
+const iv = Buffer.alloc(BLOCK)
+const ivWords = new Int32Array(iv.buffer, iv.byteOffset, BLOCK / 4)
+let counters = Buffer.alloc(BLOCK * 16)
+let counterWords = new Int32Array(counters.buffer, counters.byteOffset, (BLOCK * 16) / 4)
 
 /** Packets in a row another SSRC sends before its keystream is made in batches. */
 const NEWCOMER_RUN = 4
@@ -43,9 +54,6 @@ const NEWCOMER_RUN = 4
 export class AesCmKeystream {
   readonly #ecb: Cipher
   readonly #ahead: number
-  readonly #iv = Buffer.alloc(BLOCK)
-  /** The counter blocks of the largest batch made. */
-  #counters = Buffer.alloc(BLOCK * 16)
   /** The batch: `#count` packets of SSRC `#ssrc` from index `#first`, `#blocks` keystream blocks each. */
   #batch: Buffer | undefined
   #ssrc = -1
@@ -89,7 +97,7 @@ export class AesCmKeystream {
     } else {
       stream = this.#keystream(salt, ssrc, index, blocks, 1)
     }
-    for (let i = 0; i < n; i++) output[at + i] = input[from + i]! ^ stream[offset + i]!
+    xorInto(input, from, stream, offset, n, output, at)
   }
 
   /**
@@ -108,20 +116,49 @@ export class AesCmKeystream {
   /** The keystream of `packets` packets from `index`, `blocks` blocks each, in one cipher call. */
   #keystream(salt: Uint8Array, ssrc: number, index: number, blocks: number, packets: number): Buffer {
     const size = packets * blocks * BLOCK
-    if (this.#counters.length < size) this.#counters = Buffer.alloc(size)
-    const counters = this.#counters
-    const iv = this.#iv
+    if (counters.length < size) {
+      counters = Buffer.alloc(size)
+      counterWords = new Int32Array(counters.buffer, counters.byteOffset, size >>> 2)
+    }
+    // Written a word at a time: the IV and the counters are this module's own, on 4-octet boundaries.
+    const words = counterWords
     for (let p = 0; p < packets; p++) {
       writeSrtpIv(iv, salt, ssrc, index + p)
-      const base = p * blocks * BLOCK
-      for (let b = 0; b < blocks; b++) {
-        const o = base + b * BLOCK
-        counters.set(iv, o)
-        // The IV's low 16 bits are zero (writeSrtpIv): the block number is the counter.
-        counters[o + 14] = b >>> 8
-        counters[o + 15] = b & 0xff
+      const w0 = ivWords[0]!
+      const w1 = ivWords[1]!
+      const w2 = ivWords[2]!
+      // The IV's low 16 bits are zero (writeSrtpIv): the block number is the counter, in octets 14 and 15.
+      const w3 = ivWords[3]!
+      let o = p * blocks * 4
+      for (let b = 0; b < blocks; b++, o += 4) {
+        words[o] = w0
+        words[o + 1] = w1
+        words[o + 2] = w2
+        words[o + 3] = w3 | (LITTLE_ENDIAN ? ((b & 0xff) << 24) | ((b >>> 8) << 16) : b)
       }
     }
     return this.#ecb.update(counters.subarray(0, size))
   }
+}
+
+/**
+ * `output[at..at + n)` = `input[from..)` XOR `stream[offset..)`. Four octets at a time when all three start on a
+ * 4-octet boundary (a datagram's buffer, a pool slice and the keystream do at an RTP payload): a 160-octet payload is
+ * then 40 XORs instead of 160. The order of octets within a word is the same in all three, so the host's byte order
+ * does not matter.
+ */
+function xorInto(input: Uint8Array, from: number, stream: Uint8Array, offset: number, n: number, output: Uint8Array, at: number): void {
+  const a = input.byteOffset + from
+  const k = stream.byteOffset + offset
+  const o = output.byteOffset + at
+  let done = 0
+  if (n >= 16 && ((a | k | o) & 3) === 0) {
+    const words = n >>> 2
+    const inWords = new Int32Array(input.buffer, a, words)
+    const streamWords = new Int32Array(stream.buffer, k, words)
+    const outWords = input.buffer === output.buffer && a === o ? inWords : new Int32Array(output.buffer, o, words)
+    for (let i = 0; i < words; i++) outWords[i] = inWords[i]! ^ streamWords[i]!
+    done = words << 2
+  }
+  for (let i = done; i < n; i++) output[at + i] = input[from + i]! ^ stream[offset + i]!
 }

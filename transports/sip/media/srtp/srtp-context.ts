@@ -7,13 +7,12 @@
  * (section 3.3.1), refuses replays through a sliding window (section 3.3.2) and only then decrypts. SRTCP
  * (section 3.4) carries its own 31-bit index and the E flag after the payload, with an 80-bit tag in both suites.
  *
- * The hot path (50 packets a second per call each way) allocates only the output packet and the keystream: each
- * session key keeps one AES-ECB cipher that makes the counter-mode keystream (srtp-aes-cm.ts) and one HMAC-SHA1
- * with its pads hashed once (hmac-sha1.ts), since Node can neither give a cipher a new IV nor reset an HMAC, and an
- * object of each per packet cost more than the crypto in it. Failures are returned as a reason, not thrown: a
- * peer controls them.
+ * The hot path (50 packets a second per call each way) allocates only the packet we send and the keystream (a
+ * received packet is decrypted in place): each session key keeps one AES-ECB cipher that makes the counter-mode
+ * keystream (srtp-aes-cm.ts) and one HMAC-SHA1 with its pads hashed once (hmac-sha1.ts), since Node can neither give
+ * a cipher a new IV nor reset an HMAC, and an object of each per packet cost more than the crypto in it. Tags are
+ * compared in constant time. Failures are returned as a reason, not thrown: a peer controls them.
  */
-import { timingSafeEqual } from 'node:crypto'
 import { HmacSha1 } from './hmac-sha1.js'
 import { AesCmKeystream } from './srtp-aes-cm.js'
 import { deriveSessionKeys } from './srtp-key-derivation.js'
@@ -42,6 +41,10 @@ const RTP_AHEAD = 16
 /** SSRCs a context keeps receive state for: a peer that changes SSRC (a restart, a transfer) gets a fresh one. */
 const MAX_STREAMS = 8
 
+/** A packet's ROC, and a computed tag to compare with the packet's: shared by every context (all synchronous). */
+const rocBytes = Buffer.alloc(4)
+const computedTag = Buffer.alloc(20)
+
 /** One direction's session keys, ready to use: the keystream's cipher, the salt and the HMAC. */
 interface SessionCrypto {
   readonly cipher: AesCmKeystream
@@ -65,9 +68,6 @@ export class SrtpContext {
   readonly #streams = new Map<number, StreamState>()
   /** SRTCP's replay windows, per sender SSRC (SRTCP has its own index, no ROC). */
   readonly #rtcpWindows = new Map<number, SrtpReplayWindow>()
-  readonly #rocBytes = Buffer.alloc(4)
-  /** A computed tag, to compare with the packet's. */
-  readonly #tag = Buffer.alloc(20)
   #rtcpIndex = 0
 
   /** `masterKey` is 16 octets and `masterSalt` 14: the two parts of an SDES `inline:` key. */
@@ -96,13 +96,17 @@ export class SrtpContext {
     const out = Buffer.allocUnsafe(packet.length + this.#tagBytes)
     packet.copy(out, 0, 0, headerBytes)
     this.#crypt(this.#rtp, ssrc, roc * 0x10000 + seq, packet, headerBytes, packet.length, out, headerBytes)
-    this.#rocBytes.writeUInt32BE(roc >>> 0, 0)
-    this.#rtp.auth.tag(out.subarray(0, packet.length), this.#rocBytes, out, packet.length, this.#tagBytes)
+    rocBytes.writeUInt32BE(roc >>> 0, 0)
+    this.#rtp.auth.tag(out, packet.length, rocBytes, out, packet.length, this.#tagBytes)
     return out
   }
 
-  /** An SRTP packet back to RTP, or why it was dropped (malformed, replayed, or its tag does not match). */
-  unprotectRtp(packet: Buffer): Buffer | SrtpDrop {
+  /**
+   * An SRTP packet back to RTP, or why it was dropped (malformed, replayed, or its tag does not match). `inPlace`:
+   * the payload is decrypted in `packet`'s own octets (a received datagram nobody else reads) and the result is a
+   * view of them, with no copy; a dropped packet is left as it came.
+   */
+  unprotectRtp(packet: Buffer, inPlace = false): Buffer | SrtpDrop {
     const end = packet.length - this.#tagBytes
     const headerBytes = rtpHeaderBytes(packet)
     if (headerBytes < 0 || headerBytes > end) return 'invalid'
@@ -116,11 +120,15 @@ export class SrtpContext {
     if (roc < 0) return 'replayed'
     const index = roc * 0x10000 + seq
     if (!s.window.accepts(index)) return 'replayed'
-    this.#rocBytes.writeUInt32BE(roc >>> 0, 0)
-    this.#rtp.auth.tag(packet.subarray(0, end), this.#rocBytes, this.#tag, 0)
-    if (!timingSafeEqual(this.#tag.subarray(0, this.#tagBytes), packet.subarray(end))) return 'unauthenticated'
-    const out = Buffer.allocUnsafe(end)
-    packet.copy(out, 0, 0, headerBytes)
+    rocBytes.writeUInt32BE(roc >>> 0, 0)
+    this.#rtp.auth.tag(packet, end, rocBytes, computedTag, 0)
+    if (!tagsEqual(computedTag, packet, end, this.#tagBytes)) return 'unauthenticated'
+    let out: Buffer
+    if (inPlace) out = packet.subarray(0, end)
+    else {
+      out = Buffer.allocUnsafe(end)
+      packet.copy(out, 0, 0, headerBytes)
+    }
     this.#crypt(this.#rtp, ssrc, index, packet, headerBytes, end, out, headerBytes)
     if (known === undefined) keep(this.#streams, ssrc, s)
     advance(s, roc, seq)
@@ -139,7 +147,7 @@ export class SrtpContext {
     this.#crypt(this.#rtcp, ssrc, index, packet, RTCP_CLEAR_BYTES, packet.length, out, RTCP_CLEAR_BYTES)
     out.writeUInt32BE((0x80000000 | index) >>> 0, packet.length)
     const authed = packet.length + RTCP_INDEX_BYTES
-    this.#rtcp.auth.tag(out.subarray(0, authed), undefined, out, authed, RTCP_TAG_BYTES)
+    this.#rtcp.auth.tag(out, authed, undefined, out, authed, RTCP_TAG_BYTES)
     return out
   }
 
@@ -153,8 +161,8 @@ export class SrtpContext {
     const ssrc = packet.readUInt32BE(4)
     const known = this.#rtcpWindows.get(ssrc)
     if (known !== undefined && !known.accepts(index)) return 'replayed'
-    this.#rtcp.auth.tag(packet.subarray(0, authed), undefined, this.#tag, 0)
-    if (!timingSafeEqual(this.#tag.subarray(0, RTCP_TAG_BYTES), packet.subarray(authed))) return 'unauthenticated'
+    this.#rtcp.auth.tag(packet, authed, undefined, computedTag, 0)
+    if (!tagsEqual(computedTag, packet, authed, RTCP_TAG_BYTES)) return 'unauthenticated'
     const out = Buffer.allocUnsafe(end)
     packet.copy(out, 0, 0, RTCP_CLEAR_BYTES)
     // E clear: the sender chose not to encrypt this one (section 3.4); it is still authenticated.
@@ -169,6 +177,16 @@ export class SrtpContext {
     if (to <= from) return
     keys.cipher.xor(keys.salt, ssrc, index, input, from, to, output, at)
   }
+}
+
+/**
+ * Whether the first `n` octets of `computed` equal `packet[at..at + n)`, in time that does not depend on where they
+ * differ (as `timingSafeEqual`, without two views and a native call a packet).
+ */
+function tagsEqual(computed: Uint8Array, packet: Uint8Array, at: number, n: number): boolean {
+  let diff = 0
+  for (let i = 0; i < n; i++) diff |= computed[i]! ^ packet[at + i]!
+  return diff === 0
 }
 
 /** Adds an SSRC's state, forgetting the oldest beyond {@link MAX_STREAMS}. */

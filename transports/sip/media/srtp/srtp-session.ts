@@ -30,9 +30,12 @@ export class SrtpSession {
     return this.#send.protectRtp(packet)
   }
 
-  /** The peer's SRTP packet as RTP, or why it was dropped. */
+  /**
+   * The peer's SRTP packet as RTP, or why it was dropped. The packet is decrypted where it is (a received datagram,
+   * read by no one else): the result shares its octets.
+   */
   unprotectRtp(packet: Buffer): Buffer | SrtpDrop {
-    return this.#receive.unprotectRtp(packet)
+    return this.#receive.unprotectRtp(packet, true)
   }
 
   /** Our RTCP compound packet as SRTCP. */
