@@ -14,10 +14,16 @@
 //   all in).
 // - "to request sent": from the start to the request's `finish` (its whole body handed to the socket; see
 //   RequestStamps); "answer to event": from the answer read to its end (STT) or its headers, which travel with the
-//   first audio chunk (TTS), to the consumer holding the event.
+//   first audio chunk (TTS), to the consumer holding the event. The gateway's own time is the two together: the
+//   overhead less loopback transit and the upload's wait for the server's process to read it.
 // - the floor: the same request (a 2 s segment's form, built once) posted with a bare node:http keep-alive request
 //   and its answer read, no adapter around it. Its overhead is what the machine, loopback and Node's HTTP client
 //   cost at that moment; the adapter's rows less the floor is the gateway's own part.
+// - machine pauses: an idle sentinel process (stall-sentinel.ts, as in carrier-calls) records the moments the whole
+//   machine stood still (this VM's host pauses it for 20 to 60 ms now and then; see stalls.ts). A turn's overhead
+//   "less machine pauses" has the part of the turn the sentinel sat through a stall of over 5 ms taken off (shorter
+//   ones can be the turn's own work keeping both cores busy): the turns a pause fell in are counted, and the raw
+//   p99 is printed beside it.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { Agent, type ClientRequest, type IncomingMessage, request } from 'node:http'
 import { encodeMulaw } from '../pipeline/audio/g711-mulaw.js'
@@ -29,6 +35,8 @@ import type { TtsEvent } from '../pipeline/vendors/tts/tts-stream.js'
 import { createSttStream, createTtsStream } from '../pipeline/vendors/open-vendor.js'
 import { startSpeechServerProcess } from '../test/fakes/openai-speech/speech-server-child.js'
 import { type BenchOptions, type BenchRow, fmt } from './bench-util.js'
+import { startSentinel } from './carrier-bench-setup.js'
+import { type Stall, sharedNow } from './stalls.js'
 
 /** Turns run before measuring, to warm the JIT and the connection pool. */
 const WARMUP = 3
@@ -95,6 +103,30 @@ interface Turn {
   toEvent: number
   /** CPU time of this process (the gateway's code and the bench's loop) during the turn. */
   cpu: number
+  /** When it started, on the clock processes share (stalls.ts's sharedNow), to match with the machine's pauses. */
+  at: number
+  /** Of `total`, the ms the machine stood still (the sentinel's stalls inside the turn); set once the case is done. */
+  paused?: number
+}
+
+/**
+ * A stall of the idle sentinel longer than this is the machine standing still. Shorter ones are also the two cores
+ * busy at once (this process and the fake), time that is the turn's own: they are not taken off.
+ */
+const MACHINE_PAUSE_MS = 5
+
+/**
+ * Of the `ms` from `at`, the time the sentinel saw the machine stand still: the overlap of its pauses with the
+ * stretch, less the 1 ms its timer waits anyway.
+ */
+function pausedWithin(at: number, ms: number, machine: readonly Stall[]): number {
+  let paused = 0
+  for (const s of machine) {
+    if (s.to - s.from <= MACHINE_PAUSE_MS) continue
+    const overlap = Math.min(s.to, at + ms) - Math.max(s.from, at)
+    if (overlap > 0) paused += Math.max(0, overlap - 1)
+  }
+  return paused
 }
 
 /** CPU time (user + system) of this process in ms. */
@@ -105,6 +137,7 @@ function cpuNow(): number {
 
 function row(name: string, delayMs: number, turns: Turn[]): BenchRow {
   const over = turns.map((t) => t.total - t.server)
+  const paused = turns.filter((t) => (t.paused ?? 0) > 0).length
   // The floor has no request stamps of its own: those cells stay empty.
   const p = (values: number[], q: number) => (values.every(Number.isNaN) ? '' : fmt(percentile(values, q)))
   return {
@@ -121,6 +154,15 @@ function row(name: string, delayMs: number, turns: Turn[]): BenchRow {
     ),
     'overhead p50 ms': p(over, 50),
     'overhead p99 ms': p(over, 99),
+    'overhead p99 ms, less machine pauses': p(
+      turns.map((t) => t.total - t.server - (t.paused ?? 0)),
+      99,
+    ),
+    'turns a machine pause fell in': paused,
+    "gateway's own p99 ms": p(
+      turns.map((t) => t.toSent + t.toEvent),
+      99,
+    ),
     'to request sent p99 ms': p(
       turns.map((t) => t.toSent),
       99,
@@ -162,6 +204,12 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
   const count = Math.max(20, repeats * 20)
   const rows: BenchRow[] = []
   const fake = await startSpeechServerProcess({ FAKE_MS_PER_CHAR: '20', FAKE_CHUNK_MS: '20', FAKE_CHUNK_INTERVAL_MS: '0' })
+  const sentinel = await startSentinel()
+  /** Each turn's share of the machine's pauses, from the sentinel's stalls since the case began. */
+  const notePauses = async (turns: readonly Turn[]) => {
+    const machine = await sentinel.since(turns[0]?.at ?? 0)
+    for (const t of turns) t.paused = pausedWithin(t.at, t.total, machine)
+  }
   const stamps = new RequestStamps()
   try {
     for (const [segmentMs, delayMs, words] of [
@@ -187,18 +235,21 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
         stream.finalize()
         await next(events, (e) => e.type === 'end_of_turn')
         const t1 = performance.now()
-        if (i >= WARMUP) measured.push({ total: t1 - t0, toSent: stamps.bodySent - t0, toEvent: t1 - stamps.end, cpu: cpuNow() - c0 })
+        if (i >= WARMUP)
+          measured.push({
+            total: t1 - t0,
+            toSent: stamps.bodySent - t0,
+            toEvent: t1 - stamps.end,
+            cpu: cpuNow() - c0,
+            at: performance.timeOrigin + t0,
+          })
       }
       await stream.close()
       const server = (await fake.timings()).transcriptions.slice(WARMUP)
       const name = `stt segment ${segmentMs / 1000} s, ${words ? 'verbose_json' : 'json'}`
-      rows.push(
-        row(
-          name,
-          delayMs,
-          measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN })),
-        ),
-      )
+      const turns = measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN }))
+      await notePauses(turns)
+      rows.push(row(name, delayMs, turns))
     }
     {
       // The floor, beside the 2 s json row: the same server delay, a form of the same size.
@@ -217,15 +268,17 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
         ),
       )
       const agent = new Agent({ keepAlive: true })
-      const measured: { total: number; cpu: number }[] = []
+      const measured: { total: number; cpu: number; at: number }[] = []
       for (let i = 0; i < count + WARMUP; i++) {
         const c0 = cpuNow()
+        const at = sharedNow()
         const total = await barePost(agent, `${fake.baseUrl}/audio/transcriptions`, body, boundary)
-        if (i >= WARMUP) measured.push({ total, cpu: cpuNow() - c0 })
+        if (i >= WARMUP) measured.push({ total, cpu: cpuNow() - c0, at })
       }
       agent.destroy()
       const server = (await fake.timings()).transcriptions.slice(WARMUP)
       const turns = measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN, toSent: Number.NaN, toEvent: Number.NaN }))
+      await notePauses(turns)
       rows.push(row('floor: bare POST of a 2 s form, json', 100, turns))
     }
     for (const [delayMs, format] of [
@@ -250,29 +303,35 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
         stream.flush(id)
         await next(events, (e) => e.type === 'audio' && e.contextId === id)
         const t1 = performance.now()
-        if (i >= WARMUP) measured.push({ total: t1 - t0, toSent: stamps.bodySent - t0, toEvent: t1 - stamps.headers, cpu: cpuNow() - c0 })
+        if (i >= WARMUP)
+          measured.push({
+            total: t1 - t0,
+            toSent: stamps.bodySent - t0,
+            toEvent: t1 - stamps.headers,
+            cpu: cpuNow() - c0,
+            at: performance.timeOrigin + t0,
+          })
         await next(events, (e) => e.type === 'done' && e.contextId === id)
       }
       await stream.close()
       const server = (await fake.timings()).speech.slice(WARMUP)
-      rows.push(
-        row(
-          `tts first audio byte, ${format}`,
-          delayMs,
-          measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN })),
-        ),
-      )
+      const turns = measured.map((m, i) => ({ ...m, server: server[i] ?? Number.NaN }))
+      await notePauses(turns)
+      rows.push(row(`tts first audio byte, ${format}`, delayMs, turns))
     }
   } finally {
     stamps.close()
     fake.kill()
+    await sentinel.report()
   }
   console.log(
     "server: the fake's own time, measured in its own process (body in to answer written; for TTS to first audio written).\n" +
       "overhead = total - server: the gateway's work both ways plus loopback transit and the upload of the body.\n" +
       "to request sent: start to the request's body written; answer to event: answer in (STT: last byte, TTS: first chunk) to the event.\n" +
+      "gateway's own: those two stretches of a turn together, the time its work was in this process (no transit, no server).\n" +
       "cpu: this process's CPU time during the turn (the gateway's code; the least noisy figure here).\n" +
       "floor: the same request from a bare node:http client, no adapter: what the machine and Node's HTTP client cost now.\n" +
+      'less machine pauses: each turn less the part an idle sentinel process stood still through for over 5 ms (the VM paused).\n' +
       'Goal: overhead p99 under 5 ms. Wall-clock figures: noisy on a shared machine.',
   )
   return rows
