@@ -129,6 +129,14 @@ function pausedWithin(at: number, ms: number, machine: readonly Stall[]): number
   return paused
 }
 
+/**
+ * A turn through an adapter, from its start `t0` to the event at `t1` (performance.now()), the request's body
+ * written at `sent` and its answer in at `answered`, with this process's CPU time since `cpu0`.
+ */
+function adapterTurn(t0: number, t1: number, sent: number, answered: number, cpu0: number): Omit<Turn, 'server'> {
+  return { total: t1 - t0, toSent: sent - t0, toEvent: t1 - answered, cpu: cpuNow() - cpu0, at: performance.timeOrigin + t0 }
+}
+
 /** CPU time (user + system) of this process in ms. */
 function cpuNow(): number {
   const u = process.cpuUsage()
@@ -235,14 +243,7 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
         stream.finalize()
         await next(events, (e) => e.type === 'end_of_turn')
         const t1 = performance.now()
-        if (i >= WARMUP)
-          measured.push({
-            total: t1 - t0,
-            toSent: stamps.bodySent - t0,
-            toEvent: t1 - stamps.end,
-            cpu: cpuNow() - c0,
-            at: performance.timeOrigin + t0,
-          })
+        if (i >= WARMUP) measured.push(adapterTurn(t0, t1, stamps.bodySent, stamps.end, c0))
       }
       await stream.close()
       const server = (await fake.timings()).transcriptions.slice(WARMUP)
@@ -303,14 +304,7 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
         stream.flush(id)
         await next(events, (e) => e.type === 'audio' && e.contextId === id)
         const t1 = performance.now()
-        if (i >= WARMUP)
-          measured.push({
-            total: t1 - t0,
-            toSent: stamps.bodySent - t0,
-            toEvent: t1 - stamps.headers,
-            cpu: cpuNow() - c0,
-            at: performance.timeOrigin + t0,
-          })
+        if (i >= WARMUP) measured.push(adapterTurn(t0, t1, stamps.bodySent, stamps.headers, c0))
         await next(events, (e) => e.type === 'done' && e.contextId === id)
       }
       await stream.close()
