@@ -36,7 +36,7 @@ import { createSttStream, createTtsStream } from '../pipeline/vendors/open-vendo
 import { startSpeechServerProcess } from '../test/fakes/openai-speech/speech-server-child.js'
 import { type BenchOptions, type BenchRow, fmt } from './bench-util.js'
 import { startSentinel } from './carrier-bench-setup.js'
-import { type Stall, sharedNow } from './stalls.js'
+import { type Stall, sharedNow, uncovered } from './stalls.js'
 
 /** Turns run before measuring, to warm the JIT and the connection pool. */
 const WARMUP = 3
@@ -116,17 +116,12 @@ interface Turn {
 const MACHINE_PAUSE_MS = 5
 
 /**
- * Of the `ms` from `at`, the time the sentinel saw the machine stand still: the overlap of its pauses with the
- * stretch, less the 1 ms its timer waits anyway.
+ * Of the `ms` from `at`, the time the sentinel saw the machine stand still: the part of the stretch its pauses cover,
+ * each pause counted from 1 ms after its last tick (the 1 ms its timer waits anyway).
  */
 function pausedWithin(at: number, ms: number, machine: readonly Stall[]): number {
-  let paused = 0
-  for (const s of machine) {
-    if (s.to - s.from <= MACHINE_PAUSE_MS) continue
-    const overlap = Math.min(s.to, at + ms) - Math.max(s.from, at)
-    if (overlap > 0) paused += Math.max(0, overlap - 1)
-  }
-  return paused
+  const pauses = machine.filter((s) => s.to - s.from > MACHINE_PAUSE_MS).map((s) => ({ from: s.from + 1, to: s.to }))
+  return ms - uncovered({ from: at, to: at + ms }, pauses)
 }
 
 /**
