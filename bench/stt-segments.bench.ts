@@ -121,7 +121,10 @@ const MACHINE_PAUSE_MS = 5
  */
 function pausedWithin(at: number, ms: number, machine: readonly Stall[]): number {
   const pauses = machine.filter((s) => s.to - s.from > MACHINE_PAUSE_MS).map((s) => ({ from: s.from + 1, to: s.to }))
-  return ms - uncovered({ from: at, to: at + ms }, pauses)
+  // The stretch's own length, not `ms`: at + ms - at may differ from ms in its last bit, and a turn no pause touched
+  // must come out at exactly 0.
+  const turn = { from: at, to: at + ms }
+  return turn.to - turn.from - uncovered(turn, pauses)
 }
 
 /**
