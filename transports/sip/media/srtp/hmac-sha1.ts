@@ -16,10 +16,9 @@ const INITIAL = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0]
 
 /**
  * Working memory shared by every key: a tag is computed synchronously, so no two ever use it at once, and memory
- * every packet touches stays in the CPU's cache (a gateway runs hundreds of keys, each used 50 times a second; state
- * of its own per key was a cache miss each time, measured in whole calls). The message schedule; the running state;
- * the message's last partial block, the suffix and the padding (grown to the longest suffix seen); the outer hash's
- * one block.
+ * every packet touches is more likely in the CPU's cache (a gateway runs hundreds of keys, each used 50 times a
+ * second). The message schedule; the running state; the message's last partial block, the suffix and the padding
+ * (grown to the longest suffix seen); the outer hash's one block.
  */
 const schedule = new Int32Array(80)
 const state = new Int32Array(5)
