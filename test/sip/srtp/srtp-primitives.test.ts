@@ -1,6 +1,6 @@
 /**
- * SRTP's per-packet primitives written for speed: the HMAC-SHA1 in plain JavaScript and the AES-CM keystream made
- * by one reused AES-ECB cipher, held to RFC 2202's HMAC-SHA1 vectors and to Node's own HMAC and AES-CTR on random
+ * SRTP's per-packet primitives written for speed: the HMAC-SHA1 (WebAssembly) and the AES-CM keystream made by one
+ * reused AES-ECB cipher, held to RFC 2202's HMAC-SHA1 vectors and to Node's own HMAC and AES-CTR on random
  * keys and messages of every length a packet can have.
  */
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto'
