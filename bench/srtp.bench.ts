@@ -17,8 +17,9 @@ export async function bench({ repeats }: BenchOptions): Promise<BenchRow[]> {
     const salt = Buffer.alloc(14, 2)
     const tx = new SrtpContext(suite, key, salt)
     let seq = 0
-    const plain = () =>
-      encodeRtp({ payloadType: 0, sequence: seq & 0xffff, timestamp: seq * 160, ssrc: 0x1234, payload: Buffer.alloc(160, 0xff) })
+    // The payload exists before the packet, as the pacer's frame does in the gateway: the packet is built around it.
+    const payload = Buffer.alloc(160, 0xff)
+    const plain = () => encodeRtp({ payloadType: 0, sequence: seq & 0xffff, timestamp: seq * 160, ssrc: 0x1234, payload })
     const protect = await throughput(1, () => tx.protectRtp(plain()), { repeats, minMs: 200 })
     // Unprotect needs a fresh packet each time (a replay would be refused): one batch, made beforehand, and a fresh
     // receiver each time through it (its set-up spread over the batch's packets). The gateway decrypts a datagram in
