@@ -56,16 +56,19 @@ t.test('a stream behind its slots runs at the next ticks until it caught up', as
     },
   }
   clock.add(stream)
-  await sleep(200)
+  await sleep(400)
   clock.remove({ run: (now) => now })
   t.equal(clock.size, 1, 'removing a stream that is not on the clock changes nothing')
   clock.remove(stream)
-  t.ok(runs.length >= 6, `it ran ${runs.length} times`)
-  // Medians: on a loaded machine one timer may come late.
-  const catchingUp = median(runs.slice(1, 4).map((at, i) => at - runs[i]!))
-  t.ok(catchingUp >= 9 && catchingUp <= 15, `catching up, the stream ran at each 10 ms tick (median gap ${catchingUp} ms)`)
-  const steady = median(runs.slice(5).map((at, i) => at - runs[i + 4]!))
-  t.ok(steady >= 19 && steady <= 21, `then every 20 ms (median gap ${steady} ms)`)
+  t.ok(runs.length >= 10, `it ran ${runs.length} times`)
+  // Judged by what the stream did, not by exact gaps: on a loaded machine a timer may come late (the stream then
+  // falls behind again and catches up again). A clock that waited a whole slot after each run would leave the stream
+  // 30 ms behind for ever; one that runs it at the next tick while it is behind lets it catch up.
+  const gaps = runs.slice(1).map((at, i) => at - runs[i]!)
+  t.ok(gaps.filter((g) => g < 18).length >= 2, `behind its slots, it ran sooner than a slot apart (gaps ${gaps.join(', ')} ms)`)
+  t.ok(slot! >= runs.at(-1)!, `it caught up: its next slot is not behind its last run (slot ${slot}, last run ${runs.at(-1)})`)
+  const steady = median(gaps.slice(-5))
+  t.ok(steady >= 19 && steady <= 21, `then every 20 ms (median of the last gaps ${steady} ms)`)
 })
 
 t.test('a stream that throws does not stop the others; a stream can remove itself', async (t) => {
