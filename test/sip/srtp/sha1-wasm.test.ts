@@ -28,3 +28,20 @@ t.test('a message as long as the module takes hashes as createHmac does; a longe
   t.throws(() => mac.tag(Buffer.alloc(SHA1_LAYOUT.maxMessage + 1), SHA1_LAYOUT.maxMessage + 1, undefined, out, 0), RangeError)
   t.ok(SHA1_LAYOUT.maxMessage >= 65_535, 'the longest UDP datagram fits')
 })
+
+t.test('a tag over the start of a longer buffer hashes only that start; an end past the buffer is refused', async (t) => {
+  const key = randomBytes(20)
+  const mac = new HmacSha1(key)
+  const buffer = randomBytes(200)
+  const roc = randomBytes(4)
+  const out = Buffer.alloc(30, 7)
+  mac.tag(buffer, 172, roc, out, 5, 10)
+  t.same(out.subarray(5, 15), createHmac('sha1', key).update(buffer.subarray(0, 172)).update(roc).digest().subarray(0, 10))
+  t.same(out.subarray(0, 5), Buffer.alloc(5, 7), 'nothing written before `at`')
+  t.same(out.subarray(15), Buffer.alloc(15, 7), 'nothing written past the length')
+  // The tag written into the message's own buffer, after the part it covers (SRTP's in-place protect).
+  const packet = Buffer.concat([buffer.subarray(0, 172), Buffer.alloc(10)])
+  mac.tag(packet, 172, roc, packet, 172, 10)
+  t.same(packet.subarray(172), out.subarray(5, 15))
+  t.throws(() => mac.tag(buffer, 201, undefined, out, 0), RangeError)
+})

@@ -46,6 +46,32 @@ t.test('AES_CM_128_HMAC_SHA1_80 protects and unprotects RTP byte for byte as lib
   t.same(receiver.unprotectRtp(SRTP), RTP_PLAIN)
 })
 
+t.test('sealing a packet where it lies (tag room after it) writes the same octets as protecting a copy', async (t) => {
+  const sender = new SrtpContext('AES_CM_128_HMAC_SHA1_80', MASTER_KEY, MASTER_SALT)
+  const room = Buffer.alloc(RTP_PLAIN.length + sender.rtpOverhead, 0xee)
+  RTP_PLAIN.copy(room)
+  t.equal(sender.protectRtpInPlace(room), room, 'the same buffer comes back')
+  t.same(room, SRTP)
+  t.same(RTP_PLAIN, hex('800f1234decafbadcafebabe abababababababababababababababab'), 'protectRtp left its input alone')
+  // A longer stream, with a payload not a multiple of four octets and an odd offset in a shared buffer: every
+  // packet equals what a second context makes of a copy, and unprotects back.
+  const a = new SrtpContext('AES_CM_128_HMAC_SHA1_32', MASTER_KEY, MASTER_SALT)
+  const b = new SrtpContext('AES_CM_128_HMAC_SHA1_32', MASTER_KEY, MASTER_SALT)
+  const rx = new SrtpContext('AES_CM_128_HMAC_SHA1_32', MASTER_KEY, MASTER_SALT)
+  const slab = Buffer.alloc(4096)
+  for (let seq = 0; seq < 40; seq++) {
+    const payload = Buffer.alloc(17 + seq * 5, seq)
+    const plain = encodeRtp({ payloadType: 0, sequence: seq, timestamp: seq * 160, ssrc: 0xcafebabe, payload })
+    const at = 1 + seq * 3
+    const inPlace = slab.subarray(at, at + plain.length + a.rtpOverhead)
+    plain.copy(inPlace)
+    a.protectRtpInPlace(inPlace)
+    t.same(inPlace, b.protectRtp(plain), `packet ${seq}`)
+    t.same(rx.unprotectRtp(Buffer.from(inPlace), true), plain, `packet ${seq} back`)
+  }
+  t.throws(() => a.protectRtpInPlace(Buffer.from(RTP_PLAIN.subarray(0, 14))), RangeError, 'no room for the header and tag')
+})
+
 t.test('SRTCP: the E flag and index follow the encrypted part, an 80-bit tag after them, as libsrtp writes', async (t) => {
   const sender = new SrtpContext('AES_CM_128_HMAC_SHA1_80', MASTER_KEY, MASTER_SALT)
   // RFC 3711 section 3.4: the first SRTCP index is 0; libsrtp's vector is its second packet (index 1).

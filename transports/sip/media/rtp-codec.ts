@@ -88,9 +88,12 @@ export interface RtpPacketOut {
   readonly payload: Uint8Array
 }
 
-/** Encodes a packet with the fixed header only; `ssrc` (the stream's own) in place of the packet's when given. */
-export function encodeRtp(packet: Omit<RtpPacketOut, 'ssrc'> & { readonly ssrc?: number }, ssrc = packet.ssrc ?? 0): Buffer {
-  const buf = Buffer.allocUnsafe(RTP_HEADER_BYTES + packet.payload.length)
+/**
+ * Encodes a packet with the fixed header only; `ssrc` (the stream's own) in place of the packet's when given.
+ * `tailroom`: octets left after the packet (unwritten), for SRTP's tag to be added where the packet lies.
+ */
+export function encodeRtp(packet: Omit<RtpPacketOut, 'ssrc'> & { readonly ssrc?: number }, ssrc = packet.ssrc ?? 0, tailroom = 0): Buffer {
+  const buf = Buffer.allocUnsafe(RTP_HEADER_BYTES + packet.payload.length + tailroom)
   buf[0] = 0x80
   buf[1] = (packet.marker === true ? 0x80 : 0) | (packet.payloadType & 0x7f)
   buf.writeUInt16BE(packet.sequence & 0xffff, 2)

@@ -246,8 +246,8 @@ export class RtpMedia {
     // take the process down).
     try {
       if (packet !== undefined) {
-        const plain = encodeRtp(packet, this.#ssrc)
-        const bytes = this.#srtp === undefined ? plain : this.#srtp.protectRtp(plain)
+        const srtp = this.#srtp
+        const bytes = srtp === undefined ? encodeRtp(packet, this.#ssrc) : srtp.sealRtp(encodeRtp(packet, this.#ssrc, srtp.rtpOverhead))
         const peer = this.#latch.peer
         this.#out.send(bytes, peer.port, peer.address)
         this.#rtcp.rtpSent(packet.timestamp, packet.payload.length)

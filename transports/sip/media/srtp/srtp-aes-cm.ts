@@ -56,6 +56,8 @@ export class AesCmKeystream {
   readonly #ahead: number
   /** The batch: `#count` packets of SSRC `#ssrc` from index `#first`, `#blocks` keystream blocks each. */
   #batch: Buffer | undefined
+  /** The batch as words (made once a batch, not once a packet), when it starts on a 4-octet boundary. */
+  #batchWords: Int32Array | undefined
   #ssrc = -1
   #first = 0
   #count = 0
@@ -81,14 +83,18 @@ export class AesCmKeystream {
     const blocks = Math.ceil(n / BLOCK)
     if (blocks > 0x10000) throw new RangeError('an SRTP packet is never longer than 2^16 AES blocks')
     let stream: Buffer
+    let streamWords: Int32Array | undefined
     let offset = 0
     if (ssrc === this.#ssrc && index >= this.#first && index < this.#first + this.#count && blocks <= this.#blocks) {
       stream = this.#batch!
+      streamWords = this.#batchWords
       offset = (index - this.#first) * this.#blocks * BLOCK
       this.#newcomerRun = 0
     } else if (this.#ahead > 1 && this.#batches(ssrc, index)) {
       stream = this.#keystream(salt, ssrc, index, blocks, this.#ahead)
+      streamWords = wordsOf(stream)
       this.#batch = stream
+      this.#batchWords = streamWords
       if (ssrc !== this.#ssrc) this.#newcomer = -1
       this.#ssrc = ssrc
       this.#first = index
@@ -97,7 +103,7 @@ export class AesCmKeystream {
     } else {
       stream = this.#keystream(salt, ssrc, index, blocks, 1)
     }
-    xorInto(input, from, stream, offset, n, output, at)
+    xorInto(input, from, stream, streamWords, offset, n, output, at)
   }
 
   /**
@@ -141,24 +147,42 @@ export class AesCmKeystream {
   }
 }
 
+/** `stream` as 32-bit words, when it starts on a 4-octet boundary (a cipher's output does). */
+function wordsOf(stream: Buffer): Int32Array | undefined {
+  return (stream.byteOffset & 3) === 0 ? new Int32Array(stream.buffer, stream.byteOffset, stream.length >>> 2) : undefined
+}
+
 /**
  * `output[at..at + n)` = `input[from..)` XOR `stream[offset..)`. Four octets at a time when all three start on a
  * 4-octet boundary (a datagram's buffer, a pool slice and the keystream do at an RTP payload): a 160-octet payload is
- * then 40 XORs instead of 160. The order of octets within a word is the same in all three, so the host's byte order
- * does not matter.
+ * then 40 XORs instead of 160. `streamWords`, when given, is `stream` as words (a batch's, made once). A word view
+ * of a packet costs a native call for its `buffer`, so when the packet is encrypted where it lies (`input` is
+ * `output`) one view serves both. The order of octets within a word is the same in all three, so the host's byte
+ * order does not matter.
  */
-function xorInto(input: Uint8Array, from: number, stream: Uint8Array, offset: number, n: number, output: Uint8Array, at: number): void {
-  const a = input.byteOffset + from
-  const k = stream.byteOffset + offset
-  const o = output.byteOffset + at
+function xorInto(
+  input: Uint8Array,
+  from: number,
+  stream: Buffer,
+  streamWords: Int32Array | undefined,
+  offset: number,
+  n: number,
+  output: Uint8Array,
+  at: number,
+): void {
   let done = 0
-  if (n >= 16 && ((a | k | o) & 3) === 0) {
-    const words = n >>> 2
-    const inWords = new Int32Array(input.buffer, a, words)
-    const streamWords = new Int32Array(stream.buffer, k, words)
-    const outWords = input.buffer === output.buffer && a === o ? inWords : new Int32Array(output.buffer, o, words)
-    for (let i = 0; i < words; i++) outWords[i] = inWords[i]! ^ streamWords[i]!
-    done = words << 2
+  if (n >= 16) {
+    const a = input.byteOffset + from
+    const o = output.byteOffset + at
+    const words = streamWords ?? wordsOf(stream)
+    if (words !== undefined && ((a | o | offset) & 3) === 0) {
+      const count = n >>> 2
+      const inWords = new Int32Array(input.buffer, a, count)
+      const outWords = input === output && from === at ? inWords : new Int32Array(output.buffer, o, count)
+      const k = offset >>> 2
+      for (let i = 0; i < count; i++) outWords[i] = inWords[i]! ^ words[k + i]!
+      done = count << 2
+    }
   }
   for (let i = done; i < n; i++) output[at + i] = input[from + i]! ^ stream[offset + i]!
 }

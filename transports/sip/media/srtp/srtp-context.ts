@@ -7,11 +7,11 @@
  * (section 3.3.1), refuses replays through a sliding window (section 3.3.2) and only then decrypts. SRTCP
  * (section 3.4) carries its own 31-bit index and the E flag after the payload, with an 80-bit tag in both suites.
  *
- * The hot path (50 packets a second per call each way) allocates only the packet we send and the keystream (a
- * received packet is decrypted in place): each session key keeps one AES-ECB cipher that makes the counter-mode
- * keystream (srtp-aes-cm.ts) and one HMAC-SHA1 with its pads hashed once (hmac-sha1.ts), since Node can neither give
- * a cipher a new IV nor reset an HMAC, and an object of each per packet cost more than the crypto in it. Tags are
- * compared in constant time. Failures are returned as a reason, not thrown: a peer controls them.
+ * The hot path (50 packets a second per call each way) allocates only the keystream: the packet we send is
+ * encrypted in the buffer it was encoded into, with room left for the tag, and a received one is decrypted in
+ * place. Each session key keeps one AES-ECB cipher that makes the counter-mode keystream (srtp-aes-cm.ts) and one
+ * HMAC-SHA1 with its pads hashed once (hmac-sha1.ts), since Node can neither give a cipher a new IV nor reset an
+ * HMAC, and an object of each per packet cost more than the crypto in it. Tags are compared in constant time. Failures are returned as a reason, not thrown: a peer controls them.
  */
 import { HmacSha1 } from './hmac-sha1.js'
 import { AesCmKeystream } from './srtp-aes-cm.js'
@@ -85,20 +85,29 @@ export class SrtpContext {
 
   /** An RTP packet as SRTP: the payload encrypted, the tag appended. The packet must be valid RTP (we wrote it). */
   protectRtp(packet: Buffer): Buffer {
-    const headerBytes = rtpHeaderBytes(packet)
+    const out = Buffer.allocUnsafe(packet.length + this.#tagBytes)
+    out.set(packet, 0)
+    return this.protectRtpInPlace(out)
+  }
+
+  /**
+   * {@link protectRtp} without a copy: `buffer` holds a valid RTP packet followed by {@link rtpOverhead} octets of
+   * room; the payload is encrypted where it lies and the tag written into the room. Returns `buffer`.
+   */
+  protectRtpInPlace(buffer: Buffer): Buffer {
+    const end = buffer.length - this.#tagBytes
+    const headerBytes = rtpHeaderBytes(buffer, end)
     if (headerBytes < 0) throw new RangeError('not an RTP packet')
-    const seq = packet.readUInt16BE(2)
-    const ssrc = packet.readUInt32BE(8)
+    const seq = buffer.readUInt16BE(2)
+    const ssrc = buffer.readUInt32BE(8)
     let s = this.#streams.get(ssrc)
     if (s === undefined) s = keep(this.#streams, ssrc, { roc: 0, seq, window: new SrtpReplayWindow() })
     const roc = estimateRoc(s, seq)
     advance(s, roc, seq)
-    const out = Buffer.allocUnsafe(packet.length + this.#tagBytes)
-    packet.copy(out, 0, 0, headerBytes)
-    this.#crypt(this.#rtp, ssrc, roc * 0x10000 + seq, packet, headerBytes, packet.length, out, headerBytes)
+    this.#crypt(this.#rtp, ssrc, roc * 0x10000 + seq, buffer, headerBytes, end, buffer, headerBytes)
     rocBytes.writeUInt32BE(roc >>> 0, 0)
-    this.#rtp.auth.tag(out, packet.length, rocBytes, out, packet.length, this.#tagBytes)
-    return out
+    this.#rtp.auth.tag(buffer, end, rocBytes, buffer, end, this.#tagBytes)
+    return buffer
   }
 
   /**
@@ -108,8 +117,8 @@ export class SrtpContext {
    */
   unprotectRtp(packet: Buffer, inPlace = false): Buffer | SrtpDrop {
     const end = packet.length - this.#tagBytes
-    const headerBytes = rtpHeaderBytes(packet)
-    if (headerBytes < 0 || headerBytes > end) return 'invalid'
+    const headerBytes = rtpHeaderBytes(packet, end)
+    if (headerBytes < 0) return 'invalid'
     const seq = packet.readUInt16BE(2)
     const ssrc = packet.readUInt32BE(8)
     const known = this.#streams.get(ssrc)
@@ -124,12 +133,14 @@ export class SrtpContext {
     this.#rtp.auth.tag(packet, end, rocBytes, computedTag, 0)
     if (!tagsEqual(computedTag, packet, end, this.#tagBytes)) return 'unauthenticated'
     let out: Buffer
-    if (inPlace) out = packet.subarray(0, end)
-    else {
+    if (inPlace) {
+      this.#crypt(this.#rtp, ssrc, index, packet, headerBytes, end, packet, headerBytes)
+      out = packet.subarray(0, end)
+    } else {
       out = Buffer.allocUnsafe(end)
       packet.copy(out, 0, 0, headerBytes)
+      this.#crypt(this.#rtp, ssrc, index, packet, headerBytes, end, out, headerBytes)
     }
-    this.#crypt(this.#rtp, ssrc, index, packet, headerBytes, end, out, headerBytes)
     if (known === undefined) keep(this.#streams, ssrc, s)
     advance(s, roc, seq)
     s.window.mark(index)
@@ -196,15 +207,15 @@ function keep<T>(map: Map<number, T>, ssrc: number, state: T): T {
   return state
 }
 
-/** The fixed header, CSRCs and extension of an RTP packet; -1 when it is not one. */
-function rtpHeaderBytes(packet: Buffer): number {
-  if (packet.length < 12 || packet[0]! >> 6 !== 2) return -1
+/** The fixed header, CSRCs and extension of the RTP packet in `packet[0..end)`; -1 when it is not one. */
+function rtpHeaderBytes(packet: Buffer, end: number): number {
+  if (end < 12 || packet[0]! >> 6 !== 2) return -1
   let n = 12 + 4 * (packet[0]! & 0x0f)
   if ((packet[0]! & 0x10) !== 0) {
-    if (packet.length < n + 4) return -1
+    if (end < n + 4) return -1
     n += 4 + 4 * packet.readUInt16BE(n + 2)
   }
-  return n <= packet.length ? n : -1
+  return n <= end ? n : -1
 }
 
 /** The ROC a sequence number belongs to, by RFC 3711 section 3.3.1 (Appendix A's rule); -1 before the first ROC. */

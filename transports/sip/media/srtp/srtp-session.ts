@@ -30,6 +30,16 @@ export class SrtpSession {
     return this.#send.protectRtp(packet)
   }
 
+  /** Octets SRTP adds to each of our RTP packets (the room {@link sealRtp} needs). */
+  get rtpOverhead(): number {
+    return this.#send.rtpOverhead
+  }
+
+  /** Our RTP packet, followed by {@link rtpOverhead} octets of room, made SRTP where it lies; returns `buffer`. */
+  sealRtp(buffer: Buffer): Buffer {
+    return this.#send.protectRtpInPlace(buffer)
+  }
+
   /**
    * The peer's SRTP packet as RTP, or why it was dropped. The packet is decrypted where it is (a received datagram,
    * read by no one else): the result shares its octets.
