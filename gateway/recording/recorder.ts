@@ -195,7 +195,12 @@ export class ChunkRecorder implements Recorder {
     if (to > t.end) this.#masks.push({ from, to })
   }
 
-  async finish(durationMs: number | undefined): Promise<RecordingOutcome> {
+  /**
+   * Flushes what is left and completes the recording at `durationMs`. `beforeComplete` runs once the recording's
+   * row and audio are stored and before it is marked completed, so whatever it stores (the metadata's spans) is
+   * there as soon as anyone can see the recording completed; it must not throw.
+   */
+  async finish(durationMs: number | undefined, beforeComplete?: () => Promise<void>): Promise<RecordingOutcome> {
     if (this.#finished) throw new Error('recording already finished')
     // A pause that lasts to the end covers everything placed after it began.
     const open = this.#pauses.at(-1)
@@ -211,6 +216,7 @@ export class ChunkRecorder implements Recorder {
     if (this.#error === undefined && durationMs === undefined) this.#error = 'the session end was not stored'
     if (this.#error === undefined && durationMs !== undefined) {
       try {
+        await beforeComplete?.()
         await sink.complete(this.#sample(durationMs))
         return { status: 'completed', durationMs }
       } catch (e) {

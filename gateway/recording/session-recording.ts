@@ -205,13 +205,14 @@ export class SessionRecording {
 
   /** Completes the recording at the session's stored duration (undefined: the end was not stored, it fails). */
   async finish(durationMs: number | undefined): Promise<RecordingOutcome> {
-    const outcome = await this.#recorder.finish(durationMs)
-    if (outcome.status === 'completed') {
-      // Before session.update tells the backend the file is ready: its metadata lists what was silenced.
-      const spans = { silenced: this.#silenced, paused: this.#paused, held: this.#held }
-      await setRecordingSpans(this.#db, this.#row.id, spans).catch((e: unknown) =>
+    // Stored before the recording is marked completed: whoever sees it completed (session.update, the metadata
+    // endpoint) finds what was silenced, paused and held already listed.
+    const storeSpans = () =>
+      setRecordingSpans(this.#db, this.#row.id, { silenced: this.#silenced, paused: this.#paused, held: this.#held }).catch((e: unknown) =>
         this.#log.error({ err: e }, 'recording privacy spans could not be stored'),
       )
+    const outcome = await this.#recorder.finish(durationMs, storeSpans)
+    if (outcome.status === 'completed') {
       this.#completed?.({
         sessionId: this.#row.id,
         organizationId: this.#row.organization_id,

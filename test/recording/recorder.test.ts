@@ -161,6 +161,32 @@ t.test('mono mixdown and byte ranges of the file', async (t) => {
   t.same(part, whole.subarray(40, 4100), 'a range is the same bytes as the whole file has there')
 })
 
+t.test('what is stored before completing is there when the recording is completed; not run when it fails', async (t) => {
+  const row = await sessionRow()
+  const base = databaseSink(db, row, 8000, 'u')
+  const order: string[] = []
+  const sink: RecordingSink = {
+    ...base,
+    complete: async (samples) => {
+      order.push('complete')
+      return base.complete(samples)
+    },
+  }
+  const r = recorder(sink)
+  for (let i = 1; i <= 5; i++) r.caller(tone(160, 9), i * 20)
+  const out = await r.finish(200, async () => {
+    const rec = await db.selectFrom('recordings').select('status').where('session_id', '=', row.id).executeTakeFirst()
+    order.push(`before complete: the row is ${rec?.status}`)
+  })
+  t.same(out, { status: 'completed', durationMs: 200 })
+  t.same(order, ['before complete: the row is in_progress', 'complete'])
+  const failing = recorder({ ...databaseSink(db, await sessionRow(), 8000, 'u'), append: async () => Promise.reject(new Error('disk full')) })
+  failing.caller(tone(160, 9), 20)
+  let ran = false
+  t.match(await failing.finish(200, async () => void (ran = true)), { status: 'failed' })
+  t.notOk(ran, 'a failed recording completes nothing')
+})
+
 t.test('a failing store fails the recording, not the caller of the recorder', async (t) => {
   const row = await sessionRow()
   const base = databaseSink(db, row, 8000, 'u')
