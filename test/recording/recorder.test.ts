@@ -180,10 +180,16 @@ t.test('what is stored before completing is there when the recording is complete
   })
   t.same(out, { status: 'completed', durationMs: 200 })
   t.same(order, ['before complete: the row is in_progress', 'complete'])
-  const failing = recorder({ ...databaseSink(db, await sessionRow(), 8000, 'u'), append: async () => Promise.reject(new Error('disk full')) })
+  const failing = recorder({
+    ...databaseSink(db, await sessionRow(), 8000, 'u'),
+    append: async () => Promise.reject(new Error('disk full')),
+  })
   failing.caller(tone(160, 9), 20)
   let ran = false
-  t.match(await failing.finish(200, async () => void (ran = true)), { status: 'failed' })
+  const markRan = async () => {
+    ran = true
+  }
+  t.match(await failing.finish(200, markRan), { status: 'failed' })
   t.notOk(ran, 'a failed recording completes nothing')
 })
 
