@@ -11,7 +11,8 @@
  * encrypted in the buffer it was encoded into, with room left for the tag, and a received one is decrypted in
  * place. Each session key keeps one AES-ECB cipher that makes the counter-mode keystream (srtp-aes-cm.ts) and one
  * HMAC-SHA1 with its pads hashed once (hmac-sha1.ts), since Node can neither give a cipher a new IV nor reset an
- * HMAC, and an object of each per packet cost more than the crypto in it. Tags are compared in constant time. Failures are returned as a reason, not thrown: a peer controls them.
+ * HMAC, and an object of each per packet cost more than the crypto in it. Tags are compared in constant time.
+ * Failures are returned as a reason, not thrown: a peer controls them.
  */
 import { HmacSha1 } from './hmac-sha1.js'
 import { AesCmKeystream } from './srtp-aes-cm.js'
